@@ -1,0 +1,36 @@
+/**
+ * Writes docs/reasons.md from the one reason registry (src/core/evaluate/reasons.ts).
+ * `npm run gen:docs`; test/unit/docs.test.ts fails when the file is stale.
+ */
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { REASONS, REASON_CODES } from "../src/core/evaluate/reasons.js";
+
+export function renderReasonsDoc(): string {
+  const rows = REASON_CODES.map((code) => {
+    const r = REASONS[code];
+    const verdict = "revoke" in r ? `${r.verdict} (svc_decision REVOKE)` : r.verdict;
+    return `| \`${code}\` | ${verdict} | ${r.means} | ${r.clears} | \`${r.requiredAction}\` |`;
+  });
+  return [
+    "# Reason codes",
+    "",
+    "Generated from `src/core/evaluate/reasons.ts` by `npm run gen:docs`; do not edit by hand.",
+    "",
+    "Each code is at once the `reasons[]` entry of a verdict, the reason of a resource's status",
+    "condition, and the `reason` label of `writ_verdicts_total`. A decision's verdict is the most",
+    "severe of its reasons (DENY over STEP_UP over ALLOW); `svc_decision` maps DENY to BLOCK, and a",
+    "REVOKE code makes it REVOKE. `required_action` is that of the first reason with the deciding",
+    "verdict.",
+    "",
+    "| code | verdict | means | what clears it | required_action |",
+    "|---|---|---|---|---|",
+    ...rows,
+    "",
+  ].join("\n");
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  writeFileSync(new URL("../docs/reasons.md", import.meta.url), renderReasonsDoc());
+  console.log("wrote docs/reasons.md");
+}
