@@ -68,6 +68,7 @@ export const REASONS = {
   // Conditions
   OUTSIDE_TIME_WINDOW: { verdict: "DENY", requiredAction: "NONE", means: "the action falls outside a time_window condition", clears: "act inside the window" },
   OUTSIDE_BUSINESS_HOURS: { verdict: "DENY", requiredAction: "NONE", means: "business_hours_only holds and it is not Monday to Friday 09:00-17:00 in the zone", clears: "act during business hours" },
+  CONDITION_INVALID: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a condition of the delegation is malformed or of an unknown type, so it cannot be evaluated", clears: "a grant whose conditions are well-formed" },
   RISK_SCORE_ABOVE_LIMIT: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "the risk score is above a max_risk_score condition", clears: "a lower risk score or the principal's confirmation" },
   RISK_SCORE_UNKNOWN: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "a max_risk_score condition holds but no risk score was supplied", clears: "supply a risk score" },
   MERCHANT_NOT_ALLOWED: { verdict: "DENY", requiredAction: "NONE", means: "the merchant is not on a merchant_allowlist condition", clears: "an allowed merchant" },

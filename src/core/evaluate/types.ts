@@ -143,6 +143,10 @@ export interface PreparedDelegation {
   /** First widening found (field and link), or undefined. */
   chainWidened?: string;
   reconfirmedAtMs?: number;
+  /** Key id of `principal.public_key`, when the delegation names the principal's key. */
+  principalKid?: HashString;
+  /** Problems found while preparing (each also fails closed: the delegation counts as expired). */
+  problems?: string[];
 }
 
 /** The engine's answer. */

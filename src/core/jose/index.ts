@@ -3,5 +3,5 @@ export { JoseError, type JoseErrorCode } from "./errors.js";
 export { ALLOWED_ALGS, algForJwk, keyId, parsePublicJwk, publicKeyObject, thumbprintInput } from "./jwk.js";
 export type { JwsAlg, PublicJwk, Ed25519PublicJwk, P256PublicJwk } from "./jwk.js";
 export { decodeSeed, generateSigner, privateJwk, signerFromJwk, signerFromSeed, type Signer } from "./keys.js";
-export { decodeJwsHeader, parseJwsObject, signJws, verifyJws } from "./jws.js";
+export { decodeJwsHeader, isCanonicalBase64url, parseJwsObject, signJws, verifyJws } from "./jws.js";
 export type { JwsHeader, JwsObject, Verified, VerifyOptions } from "./jws.js";

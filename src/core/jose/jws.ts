@@ -32,6 +32,15 @@ export interface JwsHeader {
 const FORBIDDEN_HEADERS = ["jwk", "jku", "x5c", "x5u", "x5t", "x5t#S256"];
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 
+/**
+ * True for base64url text that re-encodes to itself: no padding, no spare bits set in the last
+ * character. Without this, a signature string could change (and with it every hash covering
+ * the record) while still verifying.
+ */
+export function isCanonicalBase64url(text: string): boolean {
+  return B64URL_RE.test(text) && Buffer.from(text, "base64url").toString("base64url") === text;
+}
+
 /** Signs `payload` as a flattened JWS with `alg`, `kid` and (when given) `typ` protected. */
 export async function signJws(payload: Uint8Array | string, signer: Signer, typ?: string): Promise<JwsObject> {
   const bytes = typeof payload === "string" ? Buffer.from(payload, "utf8") : payload;
@@ -51,8 +60,8 @@ export function parseJwsObject(input: unknown): JwsObject {
     throw new JoseError("JWS_MALFORMED", "JWS object must have exactly protected, payload and signature");
   }
   for (const k of ["protected", "payload", "signature"] as const) {
-    if (typeof o[k] !== "string" || !B64URL_RE.test(o[k] as string)) {
-      throw new JoseError("JWS_MALFORMED", `JWS member ${k} must be a base64url string`);
+    if (typeof o[k] !== "string" || !isCanonicalBase64url(o[k] as string)) {
+      throw new JoseError("JWS_MALFORMED", `JWS member ${k} must be canonical base64url`);
     }
   }
   return { protected: o.protected as string, payload: o.payload as string, signature: o.signature as string };

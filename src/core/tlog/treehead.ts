@@ -7,7 +7,7 @@
  */
 import { canonicalBytes, hashBytes, hashFromBytes, isHashString, type HashString } from "../canonical/index.js";
 import { JoseError, signJws, verifyJws, type JwsObject, type PublicJwk, type Signer } from "../jose/index.js";
-import { parseDateTime } from "../agreement/time.js";
+import { parseInstant } from "../time/index.js";
 import { checkCount } from "./bits.js";
 import { invalid, malformed } from "./errors.js";
 import { isTreeHash } from "./hash.js";
@@ -42,7 +42,7 @@ export async function signTreeHead(signer: Signer, treeSize: number, root: Buffe
   if (signer.alg !== "EdDSA") throw new JoseError("JWK_UNSUPPORTED", "tree heads are signed with an Ed25519 key");
   checkCount(treeSize, "tree size");
   if (!isTreeHash(root)) throw malformed("tree root must be 32 bytes");
-  if (parseDateTime(at) === undefined) throw malformed("tree head time must be an RFC 3339 date-time");
+  if (parseInstant(at) === undefined) throw malformed("tree head time must be an RFC 3339 date-time");
   const unsigned = { algorithm: "EdDSA" as const, at, svc_tree_head: 1 as const, root: hashFromBytes(root), tree_size: treeSize };
   const signature = await signJws(treeHeadPayload(unsigned), signer, TREE_HEAD_TYP);
   return { ...unsigned, signature };
@@ -57,7 +57,7 @@ export function parseTreeHead(head: unknown): TreeHead {
   }
   if (h.algorithm !== "EdDSA") throw malformed("tree head algorithm must be EdDSA");
   if (h.svc_tree_head !== 1) throw malformed("tree head svc_tree_head must be 1");
-  if (parseDateTime(h.at) === undefined) throw malformed("tree head at must be an RFC 3339 date-time");
+  if (parseInstant(h.at) === undefined) throw malformed("tree head at must be an RFC 3339 date-time");
   if (!isHashString(h.root)) throw malformed("tree head root must be a sha256: hash");
   checkCount(h.tree_size, "tree head tree_size");
   if (typeof h.signature !== "object" || h.signature === null) throw malformed("tree head signature must be a JWS object");

@@ -39,5 +39,7 @@ function agreementTotalIn(s: EvalState, currency: string): bigint | undefined {
   const a = s.agreement;
   if (!a || a.ledger.state !== "ok") return undefined;
   const ledgerCurrency = a.agreement.parent_limits?.currency ?? a.agreement.mandates[0]?.currency;
-  return ledgerCurrency === currency ? a.totalSpentMinor : undefined;
+  // Without parent_limits, intents in other currencies are left out of the total: unknown.
+  const mixed = !a.agreement.parent_limits && a.agreement.mandates.some((m) => m.currency !== ledgerCurrency);
+  return ledgerCurrency === currency && !mixed ? a.totalSpentMinor : undefined;
 }

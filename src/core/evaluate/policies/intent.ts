@@ -3,7 +3,6 @@
  * the agent, the intent's window and breadth, verbs, ceilings and budgets, acknowledgements.
  */
 import { formatMinor } from "../../money/index.js";
-import { keyId } from "../../jose/index.js";
 import { amountIn, type EvalState, type Findings } from "../state.js";
 import type { PreparedMandate } from "../types.js";
 
@@ -25,8 +24,8 @@ export const intentSignature: IntentPolicy = (s, m, out) => {
     out.add("SIGNATURE_INVALID", `the signature on intent ${m.mandate.intent_id} does not verify over mandate ${m.hash}`);
     return;
   }
-  const key = s.delegation.delegation.principal.public_key;
-  if (key && m.principalKid !== keyId(key)) {
+  const want = s.delegation.principalKid;
+  if (want !== undefined && m.principalKid !== want) {
     out.add("PRINCIPAL_KEY_MISMATCH", `intent ${m.mandate.intent_id} is signed by ${m.principalKid ?? "an unknown key"}, not the delegation principal's key`);
   }
 };
@@ -70,6 +69,10 @@ export const intentAmount: IntentPolicy = (s, m, out) => {
     return;
   }
   const fmt = (v: bigint) => `${formatMinor(v, ccy)} ${ccy}`;
+  if (m.mandate.maximum_amount !== undefined && m.ceilingMinor === undefined) {
+    // Fail closed: a ceiling that cannot be read is not "no ceiling".
+    out.add("AMOUNT_ABOVE_INTENT_CEILING", `intent ${m.mandate.intent_id}'s ceiling ${String(m.mandate.maximum_amount)} is not usable in ${ccy}`);
+  }
   if (m.ceilingMinor !== undefined && amount > m.ceilingMinor) {
     out.add("AMOUNT_ABOVE_INTENT_CEILING", `${fmt(amount)} is above intent ${m.mandate.intent_id}'s ceiling ${fmt(m.ceilingMinor)}`);
   }

@@ -1,0 +1,26 @@
+/**
+ * The intent agreement record: mandates and their signatures, the event log, the spend
+ * ledger, acknowledgements, revocation, parent_limits, the status machine, amendments, and
+ * the preparation of all of it for the evaluator. Pure: no I/O, no clock.
+ */
+export * from "./types.js";
+export { AgreementError, type AgreementErrorCode } from "./errors.js";
+export { MANDATE_TYP, mandateHash, mandateSigningBytes, signMandate, verifyMandate } from "./mandate.js";
+export { buildEvent, verifyEventChain, type EventFields } from "./events.js";
+export {
+  appendLedgerEntry,
+  entryIntent,
+  ledgerSummary,
+  spentByIntent,
+  verifyLedger,
+  withLedgerEntry,
+  type LedgerEntryFields,
+  type LedgerState,
+} from "./ledger.js";
+export { ACK_TYP, ackStates, signAcknowledgement, verifyAcknowledgement, type AckFields } from "./acks.js";
+export { REVOCATION_TYP, signRevocation, verifyRevocation, type RevocationState } from "./revocation.js";
+export { parentLimitsProblem } from "./limits.js";
+export { nextStatus, statusFromEvents } from "./state.js";
+export { addMandate, amendMandate, type ChangeOptions, type MandateChanges } from "./amend.js";
+export { prepareAgreement, type PrepareOptions } from "./prepare.js";
+export { buildSignedAgreement, renderMandate, type NewAgreement } from "./build.js";

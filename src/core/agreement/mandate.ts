@@ -1,0 +1,64 @@
+/**
+ * Mandate hashing and signing.
+ *
+ * Promises: `mandateHash(m)` is SHA-256 of JCS(mandate without `signature`), so it covers
+ * `algorithm`, `rendering` and `principal.public_key`. The signature is a flattened JWS
+ * (protected `typ` `svc-mandate+jws`) by `principal.public_key` over exactly those canonical
+ * bytes. `verifyMandate` never throws: anything it cannot confirm is "invalid".
+ */
+import { canonicalBytes, hashWithout, type HashString } from "../canonical/index.js";
+import { decodeJwsHeader, parseJwsObject, parsePublicJwk, signJws, type Signer } from "../jose/index.js";
+import type { SignatureState } from "../evaluate/types.js";
+import { verifiesOver } from "./signature.js";
+import type { Mandate } from "./types.js";
+
+/** The protected-header `typ` of a mandate signature. */
+export const MANDATE_TYP = "svc-mandate+jws";
+
+function unsigned(m: Mandate): Omit<Mandate, "signature"> {
+  const { signature: _omit, ...rest } = m;
+  return rest;
+}
+
+/** The mandate hash: SHA-256 of the canonical mandate without `signature`. Throws only for values JSON cannot carry. */
+export function mandateHash(m: Mandate): HashString {
+  return hashWithout(m, "signature");
+}
+
+/** The exact bytes a mandate signature covers: JCS(mandate without `signature`). */
+export function mandateSigningBytes(m: Mandate): Buffer {
+  return canonicalBytes(unsigned(m));
+}
+
+/**
+ * Signs a mandate as its principal: sets `algorithm` and `principal.public_key` from the
+ * signer first (both are covered by the signature), then signs the canonical bytes. Returns a
+ * new mandate; the input is not changed.
+ */
+export async function signMandate(m: Mandate, signer: Signer): Promise<Mandate> {
+  const base: Mandate = {
+    ...unsigned(m),
+    algorithm: signer.alg,
+    principal: { ...m.principal, public_key: signer.publicJwk },
+  };
+  const signature = await signJws(mandateSigningBytes(base), signer, MANDATE_TYP);
+  return { ...base, signature };
+}
+
+/**
+ * Signature state of a mandate: "missing" without `signature`; "invalid" when the key is
+ * absent or unusable, `algorithm` is absent or differs from the header's `alg`, the JWS does
+ * not verify (or is not canonical base64url), or its payload is not exactly the canonical
+ * unsigned mandate; else "valid".
+ */
+export async function verifyMandate(m: Mandate): Promise<SignatureState> {
+  try {
+    if (m.signature === undefined) return "missing";
+    const key = parsePublicJwk(m.principal.public_key);
+    const header = decodeJwsHeader(parseJwsObject(m.signature));
+    if (m.algorithm === undefined || header.alg !== m.algorithm) return "invalid";
+    return (await verifiesOver(m.signature, key, MANDATE_TYP, mandateSigningBytes(m))) ? "valid" : "invalid";
+  } catch {
+    return "invalid";
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Delegation conditions: validation of their shape and evaluation at evaluation time.
+ *
+ * Time conditions are enforced at `ctx.now` (the evaluation time), not at the action's
+ * `proposed_at`, which the agent chooses. A `time_window` includes its start and excludes its
+ * end; a window whose end is before its start crosses midnight (22:00-06:00 allows 23:30 and
+ * 05:59). `business_hours_only` is Monday to Friday 09:00-17:00 in its zone. Everything fails
+ * closed: an unknown zone, an unknown condition type, a missing risk score or merchant all
+ * produce a finding. A condition of unknown type yields CONDITION_INVALID (the delegation
+ * is effectively suspended while a condition cannot be shown to hold).
+ */
+import type { Action, EvalContext } from "../evaluate/types.js";
+import type { Finding } from "../evaluate/reasons.js";
+import type { Condition, MerchantAllowlistCondition } from "./types.js";
+import { WEEKDAY_NAMES, formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay } from "./zone-clock.js";
+
+const BUSINESS_START = 9 * 60;
+const BUSINESS_END = 17 * 60;
+
+/** Why a condition is malformed, or undefined when it is valid. Accepts any input. */
+export function validateCondition(c: unknown): string | undefined {
+  if (typeof c !== "object" || c === null || Array.isArray(c)) return "a condition must be an object";
+  const o = c as Record<string, unknown>;
+  switch (o.type) {
+    case "time_window": {
+      const start = parseMinuteOfDay(o.start);
+      const end = parseMinuteOfDay(o.end);
+      if (start === undefined) return `time_window start ${JSON.stringify(o.start)} is not HH:MM between 00:00 and 23:59`;
+      if (end === undefined) return `time_window end ${JSON.stringify(o.end)} is not HH:MM between 00:00 and 23:59`;
+      if (start === end) return `time_window ${String(o.start)}-${String(o.end)} is empty (start equals end)`;
+      if (!isTimeZone(o.timezone)) return `time_window timezone ${JSON.stringify(o.timezone)} is not an IANA time zone`;
+      return undefined;
+    }
+    case "business_hours_only":
+      if (!isTimeZone(o.timezone)) return `business_hours_only timezone ${JSON.stringify(o.timezone)} is not an IANA time zone`;
+      return undefined;
+    case "max_risk_score":
+      if (typeof o.value !== "number" || !Number.isFinite(o.value) || o.value < 0 || o.value > 100) {
+        return `max_risk_score value ${JSON.stringify(o.value)} is not a number from 0 to 100`;
+      }
+      return undefined;
+    case "merchant_allowlist":
+      if (!Array.isArray(o.merchants) || o.merchants.length === 0) return "merchant_allowlist merchants must be a non-empty array";
+      if (!o.merchants.every((m) => typeof m === "string" && m.length > 0)) return "merchant_allowlist merchants must be non-empty strings";
+      return undefined;
+    case "principal_present":
+      return undefined;
+    default:
+      return `unknown condition type ${JSON.stringify(o.type)}`;
+  }
+}
+
+// Large allowlists are looked up through a set built once per condition object.
+const allowSets = new WeakMap<MerchantAllowlistCondition, ReadonlySet<unknown>>();
+
+function merchantAllowed(c: MerchantAllowlistCondition, merchant: string): boolean {
+  const list: unknown = c.merchants;
+  if (!Array.isArray(list)) return false;
+  if (list.length <= 8) return list.includes(merchant);
+  let set = allowSets.get(c);
+  if (!set) {
+    set = new Set<unknown>(list);
+    allowSets.set(c, set);
+  }
+  return set.has(merchant);
+}
+
+function timeWindowFinding(start: unknown, end: unknown, zone: string, now: number): Finding | undefined {
+  const s = parseMinuteOfDay(start);
+  const e = parseMinuteOfDay(end);
+  const local = s === undefined || e === undefined ? undefined : localTime(zone, now);
+  if (s === undefined || e === undefined || local === undefined) {
+    return { code: "OUTSIDE_TIME_WINDOW", message: `time_window ${String(start)}-${String(end)} in ${String(zone)} cannot be evaluated (invalid time or zone), so it does not hold` };
+  }
+  const m = local.minuteOfDay;
+  const inside = s < e ? m >= s && m < e : m >= s || m < e;
+  if (inside) return undefined;
+  return {
+    code: "OUTSIDE_TIME_WINDOW",
+    message: `${formatMinuteOfDay(m)} in ${zone} is outside ${String(start)}-${String(end)}`,
+  };
+}
+
+function businessHoursFinding(zone: string, now: number): Finding | undefined {
+  const local = localTime(zone, now);
+  if (local === undefined) {
+    return { code: "OUTSIDE_BUSINESS_HOURS", message: `business_hours_only in ${String(zone)} cannot be evaluated (invalid zone), so it does not hold` };
+  }
+  const m = local.minuteOfDay;
+  if (local.weekday >= 1 && local.weekday <= 5 && m >= BUSINESS_START && m < BUSINESS_END) return undefined;
+  return {
+    code: "OUTSIDE_BUSINESS_HOURS",
+    message: `${WEEKDAY_NAMES[local.weekday] ?? "?"} ${formatMinuteOfDay(m)} in ${zone} is outside business hours (Monday-Friday 09:00-17:00)`,
+  };
+}
+
+/**
+ * The finding of one condition at `ctx.now`, or undefined when it holds. With no action,
+ * a merchant_allowlist finds no merchant and fails.
+ */
+export function evaluateCondition(c: Condition, action: Action | undefined, ctx: EvalContext): Finding | undefined {
+  switch (c.type) {
+    case "time_window":
+      return timeWindowFinding(c.start, c.end, c.timezone, ctx.now);
+    case "business_hours_only":
+      return businessHoursFinding(c.timezone, ctx.now);
+    case "max_risk_score": {
+      const score = ctx.riskScore;
+      if (typeof c.value !== "number" || !Number.isFinite(c.value)) {
+        return { code: "RISK_SCORE_ABOVE_LIMIT", message: `max_risk_score value ${String(c.value)} is not a number, so no score can satisfy it` };
+      }
+      if (score === undefined || !Number.isFinite(score)) {
+        return { code: "RISK_SCORE_UNKNOWN", message: `max_risk_score ${c.value} holds but no risk score was supplied` };
+      }
+      if (score > c.value) return { code: "RISK_SCORE_ABOVE_LIMIT", message: `risk score ${score} is above the limit ${c.value}` };
+      return undefined;
+    }
+    case "merchant_allowlist": {
+      const merchant = action?.merchant;
+      if (typeof merchant !== "string" || merchant.length === 0) {
+        return { code: "MERCHANT_NOT_ALLOWED", message: "merchant_allowlist holds but the action names no merchant" };
+      }
+      if (merchantAllowed(c, merchant)) return undefined;
+      return { code: "MERCHANT_NOT_ALLOWED", message: `merchant ${JSON.stringify(merchant)} is not on the merchant allowlist` };
+    }
+    case "principal_present":
+      if (ctx.principalPresent === true) return undefined;
+      return { code: "PRINCIPAL_NOT_PRESENT", message: "principal_present holds and the principal is not known to be present" };
+    default: {
+      const type = (c as { type?: unknown }).type;
+      return { code: "CONDITION_INVALID", message: `condition of unknown type ${JSON.stringify(type)} cannot be evaluated` };
+    }
+  }
+}
+
+/**
+ * Every finding of the delegation's conditions for `action` at `ctx.now` (empty when all
+ * hold). Hot path: no Intl call once the zone's offset for the current 15 minutes is cached.
+ */
+export function evaluateConditions(conditions: readonly Condition[], action: Action | undefined, ctx: EvalContext): Finding[] {
+  const out: Finding[] = [];
+  for (let i = 0; i < conditions.length; i++) {
+    const c = conditions[i];
+    if (c === undefined || c === null || typeof c !== "object") {
+      out.push({ code: "CONDITION_INVALID", message: `condition ${i + 1} is not an object, so it cannot be evaluated` });
+      continue;
+    }
+    const f = evaluateCondition(c, action, ctx);
+    if (f) out.push(f);
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+/** Delegations: scopes, conditions, chains, approval, renewal, preparation and status. */
+export type * from "./types.js";
+export { DELEGATION_STATUSES } from "./types.js";
+export { DelegationError, type DelegationErrorCode } from "./errors.js";
+export { SCOPE_LIST_FIELDS, prepareScope, scopeWidenings, type ScopeListField } from "./scope.js";
+export { isTimeZone, localTime, zoneOffsetMs, type LocalTime } from "./zone-clock.js";
+export { evaluateCondition, evaluateConditions, validateCondition } from "./conditions.js";
+export { conditionNarrows, conditionWidenings, describeCondition } from "./condition-narrowing.js";
+export { evaluateChain, prepareChain, type PreparedChain } from "./chain.js";
+export { STANDING_LIFETIME_MS, evaluateApproval, preparedPrivilege, privilegeOf } from "./approval.js";
+export { renewDelegation, silentExtension, type RenewalInit } from "./renewal.js";
+export { prepareDelegation, type PreparedDelegationWithProblems } from "./prepare.js";
+export { effectiveStatus } from "./status.js";
