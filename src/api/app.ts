@@ -1,0 +1,113 @@
+/**
+ * The data-plane Fastify application: `buildApp(settings, deps)` wires the shared plugins
+ * (errors, request ids, db, keys, metrics, openapi, health) and then every route area.
+ *
+ * Extension point: a route area is a Fastify plugin `src/api/routes/<area>/index.ts` (default
+ * export) added to `ROUTE_AREAS` below. It reads what it needs from decorators
+ * (`app.settings`, `app.requireDb()`, `app.logSigner`, `app.metrics`, `app.clock`, ...), throws
+ * `ApiError`s for failures, and declares a JSON schema on each route (validation and
+ * /openapi.json come from it).
+ *
+ * Promise: building the app does no I/O (the pool connects lazily); every answer, including
+ * errors and unknown routes, is JSON; every response carries `x-request-id`.
+ */
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from "fastify";
+import type { Pool } from "pg";
+import type { Registry } from "prom-client";
+import { createPool } from "../store/pool.js";
+import { appendRevocationToLog, type RevocationLogAppender } from "../store/revocation-log.js";
+import { errorHandler, notFoundHandler } from "./errors.js";
+import dbPlugin from "./plugins/db.js";
+import healthPlugin from "./plugins/health.js";
+import keysPlugin from "./plugins/keys.js";
+import metricsPlugin from "./plugins/metrics.js";
+import openapiPlugin from "./plugins/openapi.js";
+import keysRoutes from "./routes/keys/index.js";
+import logRoutes from "./routes/log/index.js";
+import revocationRoutes from "./routes/revocations/index.js";
+import type { Settings } from "./settings.js";
+
+/** Route areas, registered in this order. Add a new area here. */
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes];
+
+/** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
+export interface AppDeps {
+  /** The pool to use; default: one created from `settings.databaseUrl` (closed with the app). */
+  pool?: Pool | null;
+  /** Whether the schema is migrated (default true); see `markSchemaReady`. */
+  schemaReady?: boolean;
+  /** A metrics registry (default: a new one with the default process metrics). */
+  metricsRegistry?: Registry;
+  /** Appends a stored revocation to the transparency log (default: the log store's). */
+  appendRevocationToLog?: RevocationLogAppender;
+  /** The clock (default `() => new Date()`). */
+  clock?: () => Date;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The process settings, loaded once. */
+    readonly settings: Settings;
+    /** The current time; routes never call `new Date()` themselves. */
+    clock(): Date;
+    /** Appends a stored revocation to the transparency log (see src/store/revocation-log.ts). */
+    readonly revocationLog: RevocationLogAppender;
+  }
+}
+
+/** Incoming request ids are honoured when they are short and plain; otherwise a UUID. */
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request body limit (bytes). */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
+export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
+  const app = Fastify({
+    logger: { level: settings.logLevel },
+    genReqId: (req) => {
+      const h = req.headers["x-request-id"];
+      return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : randomUUID();
+    },
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  // Global hooks are callback-style (no promise per request): they run on every request.
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    done();
+  });
+  // Graceful close: Node closes only the connections idle at that moment; a response finished
+  // while closing asks its client to hang up, so no keep-alive connection holds close() open.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (closing) reply.header("connection", "close");
+    done(null, payload);
+  });
+
+  const ownsPool = deps.pool === undefined;
+  const pool =
+    deps.pool !== undefined
+      ? deps.pool
+      : settings.databaseUrl
+        ? createPool(settings.databaseUrl, { onError: (err) => app.log.warn({ err }, "idle database connection failed") })
+        : null;
+  app.decorate("settings", settings);
+  app.decorate("clock", deps.clock ?? (() => new Date()));
+  app.decorate("revocationLog", deps.appendRevocationToLog ?? appendRevocationToLog);
+
+  void app.register(dbPlugin, { pool, ownsPool, schemaReady: deps.schemaReady ?? true });
+  void app.register(keysPlugin, { settings });
+  void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
+  void app.register(openapiPlugin);
+  void app.register(healthPlugin);
+  for (const area of ROUTE_AREAS) void app.register(area);
+  return app;
+}

@@ -1,0 +1,124 @@
+/**
+ * The one error registry of the HTTP API: a closed union of error codes, each with its HTTP
+ * status and default message (the spec's exact text where the spec quotes one).
+ *
+ * Promise: every error a route throws or Fastify raises is answered as `{error: string}` by
+ * `errorHandler`; nothing else ever reaches the client (no stack, no driver message). Route
+ * code throws `new ApiError(code)` or `new ApiError(code, message)`; it never sets statuses by
+ * hand. To add an error, add a code here.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { isDbUnavailable } from "../store/db-errors.js";
+
+/** Every API error code with its status and default message. */
+export const API_ERRORS = {
+  // 400
+  VALIDATION_FAILED: { status: 400, message: "request is not valid" },
+  MALFORMED_JSON: { status: 400, message: "request body is not valid JSON" },
+  EMPTY_JSON_BODY: { status: 400, message: "request body is empty but content-type is application/json" },
+  BODY_NOT_OBJECT: { status: 400, message: "request body must be a JSON object" },
+  LOG_APPEND_INVALID: { status: 400, message: "log append needs kind and a body object" },
+  LOG_KIND_REJECTED: { status: 400, message: "log entry kind is not accepted" },
+  LOG_SIZES_OUT_OF_ORDER: { status: 400, message: "consistency proof needs 1 <= first <= second" },
+  // 401
+  UNAUTHORIZED: { status: 401, message: "authorization required" },
+  PUSH_NOT_VERIFIED: { status: 401, message: "revocation push did not verify" },
+  APPEND_TOKEN_MISMATCH: { status: 401, message: "append token does not match" },
+  // 403
+  FORBIDDEN: { status: 403, message: "forbidden" },
+  DEMO_SEED_DISABLED: { status: 403, message: "demo seed is disabled" },
+  // 404
+  NOT_FOUND: { status: 404, message: "not found" },
+  ROUTE_NOT_FOUND: { status: 404, message: "route not found" },
+  LOG_ENTRY_NOT_FOUND: { status: 404, message: "log entry was not found" },
+  TREE_HEAD_NOT_FOUND: { status: 404, message: "the transparency log has no signed tree head" },
+  LOG_TREE_SIZE_NOT_FOUND: { status: 404, message: "tree size is beyond the latest signed tree head" },
+  // 405, 409, 413, 415, 429
+  METHOD_NOT_ALLOWED: { status: 405, message: "method not allowed" },
+  CONFLICT: { status: 409, message: "conflict" },
+  BODY_TOO_LARGE: { status: 413, message: "request body is too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: "unsupported content type: send application/json" },
+  RATE_LIMITED: { status: 429, message: "too many requests" },
+  // 5xx
+  INTERNAL: { status: 500, message: "internal error" },
+  KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },
+  UPSTREAM_FAILED: { status: 502, message: "upstream did not answer" },
+  FX_SOURCE_FAILED: { status: 502, message: "FX source did not answer" },
+  DATABASE_NOT_CONFIGURED: { status: 503, message: "DATABASE_URL is not set" },
+  DATABASE_UNAVAILABLE: { status: 503, message: "database unavailable" },
+  SETTING_NOT_SET: { status: 503, message: "a required setting is not set" },
+  SHUTTING_DOWN: { status: 503, message: "server is shutting down" },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** The closed union of API error codes. */
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** An error a route throws to answer `{error: message}` with the code's status. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  /** HTTP status of the code. */
+  readonly statusCode: number;
+  constructor(
+    readonly code: ApiErrorCode,
+    message?: string,
+  ) {
+    super(message ?? API_ERRORS[code].message);
+    this.statusCode = API_ERRORS[code].status;
+  }
+}
+
+/** JSON schema of every error body, for route `response` schemas (and /openapi.json). */
+export const ERROR_BODY_SCHEMA = {
+  type: "object",
+  required: ["error"],
+  properties: { error: { type: "string" } },
+} as const;
+
+/** The 503 `{error: "<NAME> is not set"}` for an unset setting. */
+export function settingNotSet(name: string): ApiError {
+  return new ApiError("SETTING_NOT_SET", `${name} is not set`);
+}
+
+/** Fastify's own error codes, mapped onto ours. */
+const FASTIFY_CODES: Readonly<Record<string, ApiErrorCode>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: "MALFORMED_JSON",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "EMPTY_JSON_BODY",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_BODY_TOO_LARGE: "BODY_TOO_LARGE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "VALIDATION_FAILED",
+};
+
+/** What the client receives for an error: status and `{error}` body. */
+export function toResponse(err: unknown): { status: number; error: string; logAsError: boolean } {
+  // Thrown ApiErrors are expected answers (a 503 for an unset setting is not a fault of the
+  // request being served); only INTERNAL is logged as an error.
+  if (err instanceof ApiError) return { status: err.statusCode, error: err.message, logAsError: err.code === "INTERNAL" };
+  const fe = err as Partial<FastifyError> & { validation?: unknown };
+  if (fe && typeof fe === "object" && fe.validation) {
+    // Fastify's validation message names the part and the field: "body/at must be string".
+    return { status: 400, error: typeof fe.message === "string" ? fe.message : API_ERRORS.VALIDATION_FAILED.message, logAsError: false };
+  }
+  const mapped = typeof fe?.code === "string" ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return { status: API_ERRORS[mapped].status, error: API_ERRORS[mapped].message, logAsError: false };
+  if (isDbUnavailable(err)) return { status: 503, error: API_ERRORS.DATABASE_UNAVAILABLE.message, logAsError: true };
+  // Other Fastify 4xx errors (bad URL, ...) carry safe, library-written messages; anything else
+  // is internal and its message never leaves the process.
+  const status = typeof fe?.statusCode === "number" ? fe.statusCode : 500;
+  if (status >= 400 && status < 500 && typeof fe?.code === "string" && fe.code.startsWith("FST_")) {
+    return { status, error: String(fe.message), logAsError: false };
+  }
+  return { status: 500, error: API_ERRORS.INTERNAL.message, logAsError: true };
+}
+
+/** The one error handler: logs server-side, answers `{error}`. */
+export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const r = toResponse(err);
+  if (r.logAsError) request.log.error({ err }, "request failed");
+  else request.log.debug({ err }, "request rejected");
+  void reply.code(r.status).type("application/json; charset=utf-8").send({ error: r.error });
+}
+
+/** The one not-found handler: 404 `{error: "route not found"}`. */
+export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): void {
+  void reply.code(404).type("application/json; charset=utf-8").send({ error: API_ERRORS.ROUTE_NOT_FOUND.message });
+}

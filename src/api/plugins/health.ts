@@ -1,0 +1,47 @@
+/**
+ * Liveness and readiness: `GET /healthz` is always 200 `{status: "ok"}` while the process
+ * serves; `GET /readyz` is 200 `{status: "ok", database}` when the database answers (or is not
+ * configured: `database: "not configured"`), and 503 `{error: "database unavailable"}` when it
+ * is configured but unreachable or not yet migrated.
+ */
+import fp from "fastify-plugin";
+import { API_ERRORS, ERROR_BODY_SCHEMA } from "../errors.js";
+
+const READY_TIMEOUT_MS = 2000;
+const statusSchema = {
+  type: "object",
+  properties: { status: { type: "string" }, database: { type: "string" } },
+} as const;
+
+async function pingWithin(ping: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([ping.then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.get(
+      "/healthz",
+      { schema: { tags: ["health"], summary: "Liveness", response: { 200: statusSchema } } },
+      async () => ({ status: "ok" }),
+    );
+    app.get(
+      "/readyz",
+      { schema: { tags: ["health"], summary: "Readiness", response: { 200: statusSchema, 503: ERROR_BODY_SCHEMA } } },
+      async (_request, reply) => {
+        const pool = app.pool;
+        if (pool === null) return { status: "ok", database: "not configured" };
+        if (app.schemaReady() && (await pingWithin(pool.query("SELECT 1"), READY_TIMEOUT_MS))) {
+          return { status: "ok", database: "ok" };
+        }
+        return reply.code(503).send({ error: API_ERRORS.DATABASE_UNAVAILABLE.message });
+      },
+    );
+  },
+  { name: "writ-health", dependencies: ["writ-db"] },
+);

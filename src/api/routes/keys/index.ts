@@ -1,0 +1,46 @@
+/**
+ * `GET /.well-known/svc-keys.json`: the log public key plus the records of SVC_PUBLISHED_KEYS,
+ * answered from the list the keys plugin computed at start-up (see src/api/plugins/keys.ts).
+ */
+import type { FastifyPluginAsync } from "fastify";
+import { ERROR_BODY_SCHEMA } from "../../errors.js";
+
+const jwkSchema = {
+  type: "object",
+  required: ["kty", "crv", "x", "kid"],
+  properties: {
+    kty: { type: "string" },
+    crv: { type: "string" },
+    x: { type: "string" },
+    y: { type: "string" },
+    kid: { type: "string", description: "sha256: + hex RFC 7638 thumbprint" },
+  },
+} as const;
+
+const keysRoutes: FastifyPluginAsync = async (app) => {
+  app.get(
+    "/.well-known/svc-keys.json",
+    {
+      schema: {
+        tags: ["keys"],
+        summary: "Log public key and published institution keys",
+        response: {
+          200: {
+            type: "object",
+            required: ["keys"],
+            properties: {
+              keys: {
+                type: "array",
+                items: { type: "object", required: ["public_key"], properties: { public_key: jwkSchema }, additionalProperties: true },
+              },
+            },
+          },
+          500: ERROR_BODY_SCHEMA,
+        },
+      },
+    },
+    async (_request, reply) => reply.code(app.keyList.status).send(app.keyList.body),
+  );
+};
+
+export default keysRoutes;

@@ -1,0 +1,121 @@
+/**
+ * Running the data plane as a process (`writ serve`).
+ *
+ * Promise: `startServer` listens at once (so /healthz answers while the database is still
+ * coming up), applies migrations in the background when DATABASE_URL is set (retrying with
+ * backoff while Postgres is unreachable; storage routes answer 503 until they are applied), and
+ * on SIGTERM or SIGINT shuts down gracefully: stop accepting, let in-flight requests finish
+ * (Fastify answers 503 to requests arriving meanwhile), close idle keep-alive connections, then
+ * close the pool. A second signal, or the shutdown timeout, exits at once with status 1.
+ */
+import type { FastifyInstance } from "fastify";
+import { migrate } from "../store/migrate.js";
+import { isDbUnavailable } from "../store/db-errors.js";
+import { buildApp, type AppDeps } from "./app.js";
+import { loadSettings, type Settings } from "./settings.js";
+
+/** A listening server. */
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** Resolves when start-up migrations are applied (at once without a database). */
+  readonly migrated: Promise<void>;
+  /** Graceful close (idempotent). */
+  close(): Promise<void>;
+  /** Resolves once the server has closed (after `close()` or a handled signal). */
+  readonly closed: Promise<void>;
+}
+
+/** Options of `startServer`. */
+export interface StartOptions {
+  deps?: AppDeps;
+  /** Apply migrations at start-up when the app owns a database (default true). */
+  migrate?: boolean;
+  /** Install SIGTERM/SIGINT handlers that close the server (default false). */
+  handleSignals?: boolean;
+  /** Longest graceful shutdown before a forced exit (default 10 s). */
+  shutdownTimeoutMs?: number;
+}
+
+// Unref'd: a pending retry never keeps a closed server's process alive.
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+
+async function migrateWithRetry(app: FastifyInstance, databaseUrl: string, isClosing: () => boolean): Promise<void> {
+  for (let attempt = 0; !isClosing(); attempt++) {
+    try {
+      const ran = await migrate(databaseUrl, { info: (msg) => app.log.debug(msg) });
+      if (ran.length > 0) app.log.info({ migrations: ran }, "migrations applied");
+      app.markSchemaReady();
+      return;
+    } catch (err) {
+      if (!isDbUnavailable(err)) {
+        app.log.error({ err }, "migrations failed");
+        throw err;
+      }
+      const wait = Math.min(10_000, 250 * 2 ** Math.min(attempt, 6));
+      app.log.warn({ err, retry_in_ms: wait }, "database unreachable; migrations will be retried");
+      await delay(wait);
+    }
+  }
+}
+
+/** Builds the app from `settings`, listens on settings.host:settings.port, migrates. */
+export async function startServer(settings: Settings, opts: StartOptions = {}): Promise<RunningServer> {
+  const runMigrations = (opts.migrate ?? true) && settings.databaseUrl !== null && opts.deps?.pool === undefined;
+  const app = buildApp(settings, { ...opts.deps, schemaReady: !runMigrations && (opts.deps?.schemaReady ?? true) });
+  for (const problem of settings.problems) app.log.warn({ problem }, "setting did not load");
+  const address = await app.listen({ host: settings.host, port: settings.port });
+  let closing: Promise<void> | null = null;
+  const migrated =
+    runMigrations && settings.databaseUrl
+      ? migrateWithRetry(app, settings.databaseUrl, () => closing !== null)
+      : Promise.resolve();
+  migrated.catch(() => {}); // reported in the log; readiness stays 503
+  let markClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+  const close = () => (closing ??= app.close().then(markClosed));
+
+  if (opts.handleSignals) {
+    const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (closing) {
+        app.log.warn({ signal }, "second signal: exiting now");
+        process.exit(1);
+      }
+      app.log.info({ signal }, "shutting down");
+      const force = setTimeout(() => {
+        app.log.error("graceful shutdown timed out: exiting");
+        process.exit(1);
+      }, timeoutMs);
+      force.unref();
+      close().then(
+        () => {
+          process.removeListener("SIGTERM", onSignal);
+          process.removeListener("SIGINT", onSignal);
+          app.log.info("server closed");
+        },
+        (err: unknown) => {
+          app.log.error({ err }, "shutdown failed");
+          process.exitCode = 1;
+        },
+      );
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  }
+  return { app, url: address, migrated, close, closed };
+}
+
+/** `writ serve`: settings from the environment, signals handled; resolves when closed. */
+export async function serveCommand(_args: string[]): Promise<number> {
+  const settings = loadSettings();
+  const server = await startServer(settings, { handleSignals: true });
+  let code = 0;
+  server.migrated.catch(() => {
+    code = 1;
+    void server.close();
+  });
+  await server.closed;
+  return code;
+}

@@ -1,0 +1,176 @@
+/**
+ * Settings of the data plane, read from the environment exactly once.
+ *
+ * Promise: `loadSettings(env)` never throws for a setting an endpoint reads. A setting that is
+ * set but does not load (a bad JWK, a bad seed, malformed JSON) is kept as `{status:"invalid",
+ * error}` so the endpoints that need it can answer as the spec says (503 when unset, 500 on the
+ * key list when a configured key fails to load). Only settings without which the process cannot
+ * run at all (PORT) throw a `SettingsError`. The result is frozen.
+ *
+ * `SVC_PUBLISHED_KEYS` format: a JSON array of key records, each an object with a member
+ * `public_key` holding a public JWK (Ed25519 or P-256, no private members) and optionally other
+ * members (for example `domain`, `org`, `use`) that are published unchanged. The published
+ * `public_key` holds only its public members plus `kid` (computed, `sha256:` RFC 7638
+ * thumbprint hex); a `kid` given in the setting must equal the computed one.
+ */
+import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
+
+/** A setting that may be absent, loaded, or present but unusable. */
+export type Loaded<T> =
+  | { readonly status: "unset" }
+  | { readonly status: "loaded"; readonly value: T }
+  | { readonly status: "invalid"; readonly error: string };
+
+/** One published key record: the public JWK with its computed kid, plus any extra members. */
+export interface PublishedKeyRecord {
+  readonly public_key: PublicJwk & { kid: string };
+  readonly [member: string]: unknown;
+}
+
+/** Pino log levels accepted in LOG_LEVEL. */
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** The typed, frozen settings of one process. */
+export interface Settings {
+  /** PORT, default 8080. */
+  readonly port: number;
+  /** HOST, default 127.0.0.1. */
+  readonly host: string;
+  /** DATABASE_URL, or null when unset. */
+  readonly databaseUrl: string | null;
+  /** SVC_PUSH_NOTIFIER_JWK: the notifier's public key for the revocation push webhook. */
+  readonly pushNotifierJwk: Loaded<PublicJwk>;
+  /** SVC_LOG_SIGNING_SEED: the log signing key (Ed25519 from a 32-byte seed). */
+  readonly logSigner: Loaded<Signer>;
+  /** SVC_APPEND_TOKEN: bearer value accepted by log append, or null. */
+  readonly appendToken: string | null;
+  /** SVC_PUBLISHED_KEYS: extra key records published in the key list. */
+  readonly publishedKeys: Loaded<readonly PublishedKeyRecord[]>;
+  /** BUR_ADMIN_TOKEN: admin bearer token, or null. */
+  readonly adminToken: string | null;
+  /** BUR_ALLOW_DEMO_SEED equals "1". */
+  readonly allowDemoSeed: boolean;
+  /** BUR_DEV_MAILBOX equals "1". */
+  readonly devMailbox: boolean;
+  /** LOG_LEVEL, default info. */
+  readonly logLevel: LogLevel;
+  /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
+  readonly logOrigin: string;
+  /** Human-readable problems found while loading (no secret values), for the start-up log. */
+  readonly problems: readonly string[];
+}
+
+/** Thrown only for settings without which the process cannot run (PORT, HOST). */
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+  constructor(
+    readonly code: "PORT_INVALID" | "HOST_INVALID",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Default checkpoint origin of the transparency log. */
+export const DEFAULT_LOG_ORIGIN = "writ.local/log";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | null {
+  const v = env[name];
+  if (v === undefined) return null;
+  const t = v.trim();
+  return t === "" ? null : t;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function loadJson<T>(raw: string | null, name: string, parse: (v: unknown) => T): Loaded<T> {
+  if (raw === null) return { status: "unset" };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { status: "invalid", error: `${name} is not valid JSON` };
+  }
+  try {
+    return { status: "loaded", value: parse(json) };
+  } catch (e) {
+    return { status: "invalid", error: `${name}: ${describe(e)}` };
+  }
+}
+
+/** Parses SVC_PUBLISHED_KEYS' JSON value (see the module comment). Throws on any bad record. */
+export function parsePublishedKeys(json: unknown): readonly PublishedKeyRecord[] {
+  if (!Array.isArray(json)) throw new TypeError("must be a JSON array of key records");
+  return Object.freeze(
+    json.map((rec: unknown, i) => {
+      if (typeof rec !== "object" || rec === null || Array.isArray(rec)) {
+        throw new TypeError(`record ${i} must be an object`);
+      }
+      const { public_key, ...rest } = rec as Record<string, unknown>;
+      const jwk = parsePublicJwk(public_key);
+      const kid = keyId(jwk);
+      const given = (public_key as Record<string, unknown>).kid;
+      if (given !== undefined && given !== kid) throw new TypeError(`record ${i}: kid does not match the key`);
+      return Object.freeze({ ...rest, public_key: Object.freeze({ ...jwk, kid }) });
+    }),
+  );
+}
+
+function loadPort(raw: string | null): number {
+  if (raw === null) return 8080;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
+    throw new SettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+  }
+  return Number(raw);
+}
+
+/** Reads every setting from `env` (default `process.env`) once. */
+export function loadSettings(env: Env = process.env): Settings {
+  const problems: string[] = [];
+  const host = text(env, "HOST") ?? "127.0.0.1";
+  if (/\s/.test(host)) throw new SettingsError("HOST_INVALID", "HOST must be a host name or address");
+
+  const pushNotifierJwk = loadJson(text(env, "SVC_PUSH_NOTIFIER_JWK"), "SVC_PUSH_NOTIFIER_JWK", parsePublicJwk);
+  const seed = text(env, "SVC_LOG_SIGNING_SEED");
+  let logSigner: Loaded<Signer> = { status: "unset" };
+  if (seed !== null) {
+    try {
+      logSigner = { status: "loaded", value: signerFromSeed(seed) };
+    } catch (e) {
+      logSigner = { status: "invalid", error: `SVC_LOG_SIGNING_SEED: ${describe(e)}` };
+    }
+  }
+  const publishedKeys = loadJson(text(env, "SVC_PUBLISHED_KEYS"), "SVC_PUBLISHED_KEYS", parsePublishedKeys);
+  for (const s of [pushNotifierJwk, logSigner, publishedKeys]) if (s.status === "invalid") problems.push(s.error);
+
+  const rawLevel = text(env, "LOG_LEVEL")?.toLowerCase() ?? "info";
+  let logLevel: LogLevel = "info";
+  if ((LOG_LEVELS as readonly string[]).includes(rawLevel)) logLevel = rawLevel as LogLevel;
+  else problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}; using info`);
+
+  return Object.freeze({
+    port: loadPort(text(env, "PORT")),
+    host,
+    databaseUrl: text(env, "DATABASE_URL"),
+    pushNotifierJwk: Object.freeze(pushNotifierJwk),
+    logSigner: Object.freeze(logSigner),
+    appendToken: text(env, "SVC_APPEND_TOKEN"),
+    publishedKeys: Object.freeze(publishedKeys),
+    adminToken: text(env, "BUR_ADMIN_TOKEN"),
+    allowDemoSeed: text(env, "BUR_ALLOW_DEMO_SEED") === "1",
+    devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
+    logLevel,
+    logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN,
+    problems: Object.freeze(problems),
+  });
+}
+
+/** The loaded value of a setting, or null when it is unset or invalid. */
+export function loadedOrNull<T>(s: Loaded<T>): T | null {
+  return s.status === "loaded" ? s.value : null;
+}

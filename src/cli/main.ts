@@ -1,0 +1,70 @@
+/**
+ * The `writ` command: `writ <verb> [args]`. Each verb's module is imported only when that verb
+ * runs, so a small verb never loads the server, Postgres or the Kubernetes client.
+ *
+ * Extension point: add a verb to `COMMANDS` with a one-line summary and a loader returning
+ * `(args) => Promise<exit status>`.
+ */
+
+/** A verb's implementation: gets the arguments after the verb, returns the exit status. */
+export type CommandRun = (args: string[]) => Promise<number>;
+
+interface Command {
+  summary: string;
+  load: () => Promise<CommandRun>;
+}
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: {
+    summary: "run the data plane (settings from the environment; migrates when DATABASE_URL is set)",
+    load: async () => (await import("../api/server.js")).serveCommand,
+  },
+  dev: {
+    summary: "embedded Postgres + data plane for local work (state in ./.writ)",
+    load: async () => (await import("../dev/index.js")).devCommand,
+  },
+  migrate: {
+    summary: "apply pending database migrations to DATABASE_URL and exit",
+    load: async () => migrateCommand,
+  },
+};
+
+async function migrateCommand(): Promise<number> {
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url) {
+    console.error("writ migrate: DATABASE_URL is not set");
+    return 2;
+  }
+  const { migrate } = await import("../store/migrate.js");
+  const ran = await migrate(url, { info: (msg) => console.log(msg) });
+  console.log(ran.length ? `writ migrate: applied ${ran.join(", ")}` : "writ migrate: up to date");
+  return 0;
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return ["usage: writ <command> [args]", "", "commands:", ...lines].join("\n");
+}
+
+/** Runs the CLI with `argv` (without node and script); returns the exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [verb, ...args] = argv;
+  if (verb === undefined || verb === "help" || verb === "--help" || verb === "-h") {
+    console.log(usage());
+    return verb === undefined ? 2 : 0;
+  }
+  const command = Object.hasOwn(COMMANDS, verb) ? COMMANDS[verb] : undefined;
+  if (!command) {
+    console.error(`writ: unknown command "${verb}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await (await command.load())(args);
+  } catch (e) {
+    console.error(`writ ${verb}: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

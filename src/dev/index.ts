@@ -1,0 +1,114 @@
+/**
+ * `writ dev`: a complete local data plane in one command.
+ *
+ * Starts an embedded Postgres with its data under `.writ/pg` in the current folder
+ * (initialised on first run, reused after; port WRIT_PG_PORT or a free one), generates on first
+ * run and keeps in `.writ/dev-settings.json` (mode 0600) the dev secrets (see dev-settings.ts),
+ * creates the database `writ`, applies migrations, serves on HOST:PORT (default
+ * 127.0.0.1:8080), and prints the URL and the secrets. On SIGINT (Ctrl-C) or SIGTERM it closes
+ * the server (in-flight requests finish) and then stops Postgres; a second signal exits at once.
+ *
+ * Defaults it adds unless the environment sets them: BUR_DEV_MAILBOX=1, BUR_ALLOW_DEMO_SEED=1.
+ * The generated secrets and DATABASE_URL always win over the environment.
+ *
+ * Note: Ctrl-C in a terminal signals the whole foreground process group, so Postgres (a child)
+ * receives it too and starts its own fast shutdown at the same moment; requests in flight at
+ * that instant may then fail. A SIGTERM sent to the writ process alone keeps the strict order.
+ */
+import { chmod, mkdir } from "node:fs/promises";
+import { userInfo } from "node:os";
+import { join, resolve } from "node:path";
+import { loadSettings } from "../api/settings.js";
+import { startServer } from "../api/server.js";
+import { migrate } from "../store/migrate.js";
+import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
+import { freePort } from "./free-port.js";
+import { startPostgres, type RunningPostgres } from "./postgres.js";
+
+/** The database `writ dev` serves from. */
+export const DEV_DATABASE = "writ";
+
+function pgPort(env: NodeJS.ProcessEnv): Promise<number> {
+  const raw = env.WRIT_PG_PORT?.trim();
+  if (!raw) return freePort();
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 65535) {
+    throw new Error("WRIT_PG_PORT must be a port number from 1 to 65535");
+  }
+  return Promise.resolve(Number(raw));
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolveSignal) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+      const again = () => {
+        console.error("writ dev: second signal, exiting now");
+        process.exit(1);
+      };
+      process.once("SIGINT", again);
+      process.once("SIGTERM", again);
+      resolveSignal(signal);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  });
+}
+
+/** Runs `writ dev` in folder `cwd` until a signal; returns the exit status. */
+export async function devCommand(_args: string[], cwd = process.cwd(), env = process.env): Promise<number> {
+  const root = resolve(cwd, ".writ");
+  await mkdir(root, { recursive: true });
+  // As root, Postgres runs as the `postgres` user, which must be able to enter .writ/.
+  if (userInfo().uid === 0) await chmod(root, 0o711);
+  const settingsFile = join(root, "dev-settings.json");
+  const { secrets, created } = await loadOrCreateDevSecrets(settingsFile);
+  const signal = waitForSignal();
+
+  let pg: RunningPostgres | null = null;
+  try {
+    pg = await startPostgres({
+      dataDir: join(root, "pg"),
+      port: await pgPort(env),
+      password: secrets.postgres_password,
+      onLog: env.LOG_LEVEL === "debug" || env.LOG_LEVEL === "trace" ? (l) => process.stderr.write(l) : undefined,
+    });
+    await pg.ensureDatabase(DEV_DATABASE);
+    const databaseUrl = pg.url(DEV_DATABASE);
+    const settings = loadSettings({
+      BUR_DEV_MAILBOX: "1",
+      BUR_ALLOW_DEMO_SEED: "1",
+      ...env,
+      ...devSecretsEnv(secrets),
+      DATABASE_URL: databaseUrl,
+    });
+    const applied = await migrate(databaseUrl);
+    const server = await startServer(settings, { migrate: false });
+    const kid = server.app.logSigner?.kid ?? "(none)";
+    console.log(
+      [
+        "",
+        `writ dev: serving ${server.url}  (${created ? "new workspace" : "reusing"} ${root})`,
+        `  DATABASE_URL=${databaseUrl}`,
+        `  migrations applied now: ${applied.length ? applied.join(", ") : "none (up to date)"}`,
+        `  SVC_APPEND_TOKEN=${secrets.append_token}`,
+        `  SVC_LOG_SIGNING_SEED=${secrets.log_signing_seed}   (log key kid ${kid})`,
+        `  BUR_ADMIN_TOKEN=${secrets.admin_token}`,
+        `  SVC_PUSH_NOTIFIER_JWK=${JSON.stringify(secrets.notifier.public_jwk)}`,
+        `  notifier private key: ${settingsFile} (notifier.private_jwk)`,
+        "  Ctrl-C stops the server, then Postgres.",
+        "",
+      ].join("\n"),
+    );
+    const got = await signal;
+    console.log(`writ dev: ${got}: closing the server`);
+    await server.close();
+    console.log("writ dev: stopping Postgres");
+    await pg.stop();
+    console.log("writ dev: stopped");
+    return 0;
+  } catch (e) {
+    await pg?.stop();
+    throw e;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Tells a "the database cannot be reached" failure from every other database error, so the
+ * API answers 503 `{error: "database unavailable"}` for the former and 500 for the rest.
+ *
+ * Classification: network error codes of node (ECONNREFUSED, ...), SQLSTATE class 08
+ * (connection exception), 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now) and
+ * 53300 (too many connections). node-postgres raises two failures without any code: the pool's
+ * connect timeout and a connection that ends mid-query; those are recognised by their exact
+ * library-written texts, the only place Writ looks at an error message.
+ */
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+]);
+const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const PG_LIBRARY_TEXTS = [
+  "timeout exceeded when trying to connect",
+  "Connection terminated unexpectedly",
+  "Connection terminated due to connection timeout",
+  "Client has encountered a connection error and is not queryable",
+];
+
+/** True when `err` means Postgres could not be reached (or dropped the connection). */
+export function isDbUnavailable(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof e.code === "string") {
+    if (NETWORK_CODES.has(e.code) || SQLSTATES.has(e.code) || /^08[0-9A-Z]{3}$/.test(e.code)) return true;
+  }
+  // node's AggregateError (e.g. ECONNREFUSED on both ::1 and 127.0.0.1) carries the causes.
+  if (Array.isArray(e.errors) && e.errors.some(isDbUnavailable)) return true;
+  return typeof e.message === "string" && PG_LIBRARY_TEXTS.includes(e.message);
+}

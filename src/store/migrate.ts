@@ -1,0 +1,57 @@
+/**
+ * Schema migrations: plain SQL files in `src/store/migrations/`, applied in order by
+ * node-pg-migrate 8's programmatic `runner`.
+ *
+ * File rules: `NNNN_name.sql` (a numeric prefix, gaps left for later files: 0010, 0020, ...),
+ * with a `-- Up Migration` section and an optional `-- Down Migration` section; each file runs in
+ * its own transaction and is recorded in the table `pgmigrations`. Only `.sql` files are loaded:
+ * node-pg-migrate loads any other file with a native `import()`, which cannot load TypeScript
+ * under vitest (no tsx loader there), so SQL is the one format that works under tsx, node and
+ * the tests alike. A file, once applied anywhere, is never edited: add a new one.
+ *
+ * Concurrency: two processes starting together serialise on a session-level Postgres advisory
+ * lock (`LOCK_IDS.migrations`); the second waits, then finds nothing left to run. (The
+ * runner's own lock is a try-lock that fails instead of waiting, so it is turned off.)
+ */
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { runner } from "node-pg-migrate";
+import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
+
+/** The folder holding the migration files. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** Name of the table that records applied migrations. */
+export const MIGRATIONS_TABLE = "pgmigrations";
+
+/** Where migration progress is reported (default: nowhere). */
+export interface MigrateLog {
+  info(msg: string): void;
+}
+
+/** Applies every pending migration to `databaseUrl`; returns the names applied, in order. */
+export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "writ-migrate" });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]);
+    const info = (msg: string) => log?.info(msg);
+    const ran = await runner({
+      dbClient: client,
+      dir: MIGRATIONS_DIR,
+      // Everything that is not a .sql file (a README, an editor backup) is ignored.
+      ignorePattern: "(?!.*\\.sql$).*",
+      migrationsTable: MIGRATIONS_TABLE,
+      direction: "up",
+      checkOrder: true,
+      noLock: true,
+      // node-pg-migrate reports "Can't determine timestamp" at error level for short numeric
+      // prefixes (it then orders them numerically, as wanted); real failures throw instead.
+      logger: { debug: () => {}, info, warn: info, error: () => {} },
+    });
+    return ran.map((m) => m.name);
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]).catch(() => {});
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * A fresh, migrated database per test file, on the run's one Postgres (see
+ * ./pg-global-setup.ts), so test files can run in parallel without seeing each other's rows.
+ *
+ * Usage:
+ *   const db = await createTestDatabase();      // in beforeAll
+ *   ... db.url, db.pool ...
+ *   await db.drop();                             // in afterAll
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { Pool } from "pg";
+import { inject } from "vitest";
+import { migrate } from "../../src/store/migrate.js";
+import { createPool } from "../../src/store/pool.js";
+
+/** One test database. */
+export interface TestDatabase {
+  readonly name: string;
+  /** Connection URL of this database. */
+  readonly url: string;
+  /** A pool on it, owned by the helper (ended by `drop`). */
+  readonly pool: Pool;
+  /** Ends the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** URL of database `name` on the server of `adminUrl`. */
+export function databaseUrl(adminUrl: string, name: string): string {
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: inject("pgAdminUrl") });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Creates a database with a unique name; migrated unless `migrate: false`. */
+export async function createTestDatabase(opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const name = `writ_t_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
+  const url = databaseUrl(inject("pgAdminUrl"), name);
+  if (opts.migrate ?? true) await migrate(url);
+  const pool = createPool(url, { max: 5 });
+  let dropped = false;
+  return {
+    name,
+    url,
+    pool,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await pool.end();
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`));
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { spawn } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signerFromJwk } from "../../src/core/jose/index.js";
+import { freePort } from "../../src/dev/free-port.js";
+import { makeRevocation, signPush } from "../helpers/revocation-push.js";
+
+const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
+let cwd: string;
+
+beforeAll(async () => {
+  cwd = await mkdtemp(join(tmpdir(), "writ-dev-test-"));
+  await chmod(cwd, 0o755); // as root, Postgres runs as "postgres" and must enter the folder
+});
+afterAll(async () => {
+  await rm(cwd, { recursive: true, force: true });
+});
+
+async function runDev() {
+  const port = await freePort();
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "warn" };
+  const child = spawn(process.execPath, [BIN, "dev"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await expect.poll(() => out.includes(`serving ${url}`), { timeout: 60_000, interval: 100 }).toBe(true);
+  return { url, output: () => out, stop: async () => (child.kill("SIGTERM"), exited) };
+}
+
+describe("writ dev", () => {
+  it("initialises .writ, serves with generated settings, stops cleanly, and reuses both on restart", async () => {
+    const first = await runDev();
+    const file = join(cwd, ".writ", "dev-settings.json");
+    let sequence: unknown;
+    try {
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      const secrets = JSON.parse(await readFile(file, "utf8"));
+      expect(first.output()).toContain(secrets.admin_token);
+      const notifier = signerFromJwk(secrets.notifier.private_jwk);
+      const r = await fetch(`${first.url}/v1/revocations/push`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(await signPush(await makeRevocation(), notifier)),
+      });
+      const body = (await r.json()) as { stored: boolean; sequence: number };
+      expect(body.stored).toBe(true);
+      sequence = body.sequence;
+      const keys = (await (await fetch(`${first.url}/.well-known/svc-keys.json`)).json()) as { keys: unknown[] };
+      expect(keys.keys).toHaveLength(1);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    expect(first.output()).toContain("stopped");
+
+    const second = await runDev();
+    try {
+      const list = (await (await fetch(`${second.url}/v1/revocations`)).json()) as { revocations: { sequence: number }[] };
+      expect(list.revocations.map((x) => x.sequence)).toEqual([sequence]);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
