@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".writ/", "coverage/", "charts/", "crds/", "dist/"] },
+  { ignores: ["node_modules/", ".writ/", ".scratch/", "coverage/", "charts/", "crds/", "dist/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,6 +16,6 @@ export default tseslint.config(
   },
   {
     files: ["bin/**/*.mjs", "eslint.config.js"],
-    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+    languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
 );
