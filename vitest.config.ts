@@ -14,7 +14,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/integration/**"],
+          exclude: [...configDefaults.exclude, "test/integration/**", "test/e2e/**"],
         },
       },
       {
@@ -23,6 +23,18 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/helpers/pg-global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // A real kube-apiserver + etcd (hack/envtest/provision.sh builds them once, ~7 min on a
+          // fresh machine, then cached outside the repository) and, where needed, Postgres.
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/helpers/pg-global-setup.ts"],
+          hookTimeout: 40 * 60_000,
+          testTimeout: 120_000,
         },
       },
     ],

@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { homedir, tmpdir } from "node:os";
@@ -98,14 +98,22 @@ export async function ensureEnvtest(): Promise<string> {
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Every process started here and not yet exited, killed if the test process exits first. */
+/** Processes started here and not yet exited, and temp folders not yet removed: cleaned up if the test process exits first. */
 const live = new Set<number>();
+const tempDirs = new Set<string>();
 process.once("exit", () => {
   for (const pid of live) {
     try {
       process.kill(pid, "SIGKILL");
     } catch {
       // already gone
+    }
+  }
+  for (const dir of tempDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // best effort: a killed process may still hold it for a moment
     }
   }
 });
@@ -209,6 +217,7 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
   const dir = await mkdtemp(join(tmpdir(), "writ-envtest-"));
+  tempDirs.add(dir);
   const home = join(dir, "home");
   await mkdir(home);
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home };
@@ -218,6 +227,7 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     await apiServer?.stop(stopTimeoutMs);
     await etcd?.stop(stopTimeoutMs);
     await rm(dir, { recursive: true, force: true });
+    tempDirs.delete(dir);
   };
 
   try {
