@@ -18,18 +18,28 @@ import type { Registry } from "prom-client";
 import { createPool } from "../store/pool.js";
 import { appendRevocationToLog, type RevocationLogAppender } from "../store/revocation-log.js";
 import { errorHandler, notFoundHandler } from "./errors.js";
+import authPlugin from "./plugins/auth.js";
 import dbPlugin from "./plugins/db.js";
 import healthPlugin from "./plugins/health.js";
 import keysPlugin from "./plugins/keys.js";
 import metricsPlugin from "./plugins/metrics.js";
 import openapiPlugin from "./plugins/openapi.js";
+import agentRoutes from "./routes/agents/index.js";
+import inquiryRoutes from "./routes/inquiries/index.js";
 import keysRoutes from "./routes/keys/index.js";
 import logRoutes from "./routes/log/index.js";
+import orgRoutes from "./routes/orgs/index.js";
+import portalRoutes from "./routes/portal/index.js";
+import reportRoutes from "./routes/reports/index.js";
 import revocationRoutes from "./routes/revocations/index.js";
+import subscriptionRoutes from "./routes/subscriptions/index.js";
+import fxRoutes from "./routes/fx/index.js";
+import demoRoutes from "./routes/demo/index.js";
 import type { Settings } from "./settings.js";
+import webhooksPlugin from "../webhooks/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {
@@ -108,6 +118,8 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
   void app.register(openapiPlugin);
   void app.register(healthPlugin);
+  void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope
+  void app.register(webhooksPlugin); // the webhook delivery worker: starts on ready, stops in preClose
   for (const area of ROUTE_AREAS) void app.register(area);
   return app;
 }

@@ -14,6 +14,10 @@
  * thumbprint hex); a `kid` given in the setting must equal the computed one.
  */
 import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
+import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
+import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
+import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
+import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -53,6 +57,14 @@ export interface Settings {
   readonly allowDemoSeed: boolean;
   /** BUR_DEV_MAILBOX equals "1". */
   readonly devMailbox: boolean;
+  /** BUR_REPORT_DAILY_CAP: reports one organization may file per UTC day, default 1000. */
+  readonly reportDailyCap: number;
+  /** BUR_WEBHOOK_*: webhook delivery (see src/webhooks/settings.ts, docs/webhooks.md). */
+  readonly webhooks: WebhookSettings;
+  /** BUR_PORTAL_URL, BUR_SMTP_URL, ...: portal sign-in (see src/api/routes/portal/settings.ts). */
+  readonly portal: PortalSettings;
+  /** SVC_FX_SOURCE_URL, SVC_FX_TIMEOUT_MS: the rate source (see src/fx/settings.ts, docs/fx.md). */
+  readonly fx: FxSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
@@ -129,6 +141,14 @@ function loadPort(raw: string | null): number {
   return Number(raw);
 }
 
+/** BUR_REPORT_DAILY_CAP: an integer from 1 to 1000000000; otherwise the default (and a problem). */
+function loadReportDailyCap(raw: string | null, problems: string[]): number {
+  if (raw === null) return DEFAULT_REPORT_DAILY_CAP;
+  if (/^\d{1,10}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 1_000_000_000) return Number(raw);
+  problems.push(`BUR_REPORT_DAILY_CAP must be an integer from 1 to 1000000000; using ${DEFAULT_REPORT_DAILY_CAP}`);
+  return DEFAULT_REPORT_DAILY_CAP;
+}
+
 /** Reads every setting from `env` (default `process.env`) once. */
 export function loadSettings(env: Env = process.env): Settings {
   const problems: string[] = [];
@@ -164,6 +184,10 @@ export function loadSettings(env: Env = process.env): Settings {
     adminToken: text(env, "BUR_ADMIN_TOKEN"),
     allowDemoSeed: text(env, "BUR_ALLOW_DEMO_SEED") === "1",
     devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
+    reportDailyCap: loadReportDailyCap(text(env, "BUR_REPORT_DAILY_CAP"), problems),
+    webhooks: loadWebhookSettings(env, problems),
+    portal: loadPortalSettings(env, problems),
+    fx: loadFxSettings(env, problems),
     logLevel,
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN,
     problems: Object.freeze(problems),

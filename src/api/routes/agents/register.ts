@@ -1,0 +1,117 @@
+/**
+ * `POST /v1/agents` (scope agents:write, agent operators): registers an agent with its public
+ * key, and appends a `registration` entry to the transparency log in the SAME transaction.
+ *
+ * Checks, in order: the credential (onRequest), the body schema (400), the log signing key
+ * (503 when unset), the public key (400 unless an Ed25519 or P-256 public JWK without `d`),
+ * then the agent id and the key fingerprint are each unused (409). Answer 201 `{agent_id,
+ * status, verification_level, fingerprint, score}`.
+ */
+import type { FastifyInstance } from "fastify";
+import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../../../core/jose/index.js";
+import { AGENT_ID_PATTERN, PRINCIPAL_ID_PATTERN, VERIFICATION_LEVELS, type VerificationLevel } from "../../../core/registry/index.js";
+import { insertAgent, registrationLogEntry } from "../../../store/agents.js";
+import { agentStanding } from "../../../store/agent-standing.js";
+import { appendLogEntries } from "../../../store/log.js";
+import { withTransaction } from "../../../store/pool.js";
+import { keyCredential } from "../../plugins/auth.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { logAppendOptions, logSignerOf } from "./registry-log.js";
+
+interface RegisterBody {
+  agent_id: string;
+  principal_id: string;
+  verification_level: VerificationLevel;
+  public_key: unknown;
+}
+
+function parseKey(input: unknown): PublicJwk {
+  try {
+    return parsePublicJwk(input);
+  } catch (e) {
+    if (e instanceof JoseError) throw new ApiError("PUBLIC_KEY_INVALID", `public_key: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Registers `POST /v1/agents` on `app`. */
+export function registerAgentRegistration(app: FastifyInstance): void {
+  app.post<{ Body: RegisterBody }>(
+    "/v1/agents",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "Register an agent (agent operators, scope agents:write)",
+        description:
+          "public_key is an Ed25519 (OKP) or P-256 (EC) public JWK; fingerprint is its sha256: RFC 7638 thumbprint. " +
+          "The registration is appended to the transparency log (kind registration; the principal_id is never logged).",
+        body: {
+          type: "object",
+          required: ["agent_id", "principal_id", "verification_level", "public_key"],
+          properties: {
+            agent_id: { type: "string", pattern: AGENT_ID_PATTERN },
+            principal_id: { type: "string", pattern: PRINCIPAL_ID_PATTERN, description: "Pseudonymous principal id (prn_...)" },
+            verification_level: { type: "string", enum: [...VERIFICATION_LEVELS] },
+            public_key: { type: "object", description: "Public JWK (Ed25519 or P-256), no private members" },
+          },
+        },
+        response: {
+          201: {
+            type: "object",
+            required: ["agent_id", "status", "verification_level", "fingerprint", "score"],
+            properties: {
+              agent_id: { type: "string" },
+              status: { type: "string" },
+              verification_level: { type: "string" },
+              fingerprint: { type: "string" },
+              score: { type: "integer" },
+            },
+          },
+          400: ERROR_BODY_SCHEMA,
+          401: ERROR_BODY_SCHEMA,
+          403: ERROR_BODY_SCHEMA,
+          409: ERROR_BODY_SCHEMA,
+          500: ERROR_BODY_SCHEMA,
+          503: ERROR_BODY_SCHEMA,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: app.requireScope("agents:write"),
+    },
+    async (request, reply) => {
+      const credential = keyCredential(request);
+      if (credential.org_type !== "agent_operator") throw new ApiError("FORBIDDEN", "only agent_operator organizations register agents");
+      const signer = logSignerOf(app);
+      const publicKey = parseKey(request.body.public_key);
+      const fingerprint = keyId(publicKey);
+      const now = app.clock();
+      const { agent, score } = await withTransaction(app.requireDb(), async (client) => {
+        const out = await insertAgent(
+          client,
+          {
+            agent_id: request.body.agent_id,
+            org_id: credential.org_id,
+            principal_id: request.body.principal_id,
+            verification_level: request.body.verification_level,
+            public_key: publicKey,
+            fingerprint,
+          },
+          now,
+        );
+        if (!out.ok) throw new ApiError(out.conflict === "agent_id" ? "AGENT_ID_TAKEN" : "AGENT_KEY_TAKEN");
+        await appendLogEntries(client, [registrationLogEntry(out.agent)], signer, logAppendOptions(app, now));
+        const standing = await agentStanding(client, out.agent, now);
+        return { agent: out.agent, score: standing.trust_score.score };
+      });
+      request.log.info({ agent_id: agent.agent_id, org_id: agent.org_id }, "agent registered");
+      return reply.code(201).send({
+        agent_id: agent.agent_id,
+        status: agent.status,
+        verification_level: agent.verification_level,
+        fingerprint: agent.fingerprint,
+        score,
+      });
+    },
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * `POST /v1/inquiries` (scope inquiries:write): a purpose-coded inquiry about an agent.
+ *
+ * Answer 200: `{inquiry_id, purpose_code, at, agent: {agent_id, status, verification_level},
+ * trust_score: {score, cold_start, reasons: [{code, points}]}, identity: {fingerprint,
+ * registered_at, operator_org_id}, verification: {level}, active_authorizations, revocations,
+ * incidents}`, plus `recent_evidence_hashes` (the 10 newest evidence hashes of all reports on
+ * the agent) when the asking organization has itself filed a report on the agent. Never an
+ * e-mail address or a principal_id. Every answered inquiry is recorded (who, why, when).
+ *
+ * Refusals: purpose_code missing (`purpose_code is required`) or unknown 400; unknown agent 404.
+ */
+import type { FastifyPluginAsync } from "fastify";
+import { AGENT_ID_PATTERN, PURPOSE_CODES, RECENT_EVIDENCE_LIMIT, type PurposeCode } from "../../../core/registry/index.js";
+import { getAgent } from "../../../store/agents.js";
+import { agentStanding } from "../../../store/agent-standing.js";
+import { recordInquiry } from "../../../store/inquiries.js";
+import { isContributor, recentEvidenceHashes } from "../../../store/reports.js";
+import { keyCredential } from "../../plugins/auth.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+
+const inquiryAnswerSchema = {
+  type: "object",
+  required: [
+    "inquiry_id",
+    "purpose_code",
+    "at",
+    "agent",
+    "trust_score",
+    "identity",
+    "verification",
+    "active_authorizations",
+    "revocations",
+    "incidents",
+  ],
+  properties: {
+    inquiry_id: { type: "string", pattern: "^inq_[0-9a-f]{24}$" },
+    purpose_code: { type: "string", enum: [...PURPOSE_CODES] },
+    at: { type: "string", format: "date-time" },
+    agent: {
+      type: "object",
+      required: ["agent_id", "status", "verification_level"],
+      properties: { agent_id: { type: "string" }, status: { type: "string" }, verification_level: { type: "string" } },
+    },
+    trust_score: {
+      type: "object",
+      required: ["score", "cold_start", "reasons"],
+      properties: {
+        score: { type: "integer", minimum: 0, maximum: 1000 },
+        cold_start: { type: "boolean" },
+        reasons: {
+          type: "array",
+          items: { type: "object", required: ["code", "points"], properties: { code: { type: "string" }, points: { type: "integer" } } },
+        },
+      },
+    },
+    identity: {
+      type: "object",
+      required: ["fingerprint", "registered_at", "operator_org_id"],
+      properties: { fingerprint: { type: "string" }, registered_at: { type: "string", format: "date-time" }, operator_org_id: { type: "string" } },
+    },
+    verification: { type: "object", required: ["level"], properties: { level: { type: "string" } } },
+    active_authorizations: { type: "integer", minimum: 0 },
+    revocations: { type: "integer", minimum: 0 },
+    incidents: { type: "integer", minimum: 0 },
+    recent_evidence_hashes: {
+      type: "array",
+      items: { type: "string" },
+      description: `Only for contributors (organizations that filed a report on the agent): the ${RECENT_EVIDENCE_LIMIT} newest evidence hashes`,
+    },
+  },
+} as const;
+
+const inquiryRoutes: FastifyPluginAsync = async (app) => {
+  app.post<{ Body: { agent_id: string; purpose_code: PurposeCode } }>(
+    "/v1/inquiries",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "Purpose-coded inquiry about an agent (scope inquiries:write)",
+        body: {
+          type: "object",
+          required: ["agent_id", "purpose_code"],
+          properties: { agent_id: { type: "string", pattern: AGENT_ID_PATTERN }, purpose_code: { type: "string", enum: [...PURPOSE_CODES] } },
+        },
+        response: {
+          200: inquiryAnswerSchema,
+          400: ERROR_BODY_SCHEMA,
+          401: ERROR_BODY_SCHEMA,
+          403: ERROR_BODY_SCHEMA,
+          404: ERROR_BODY_SCHEMA,
+          503: ERROR_BODY_SCHEMA,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: app.requireScope("inquiries:write"),
+    },
+    async (request) => {
+      const credential = keyCredential(request);
+      const pool = app.requireDb();
+      const now = app.clock();
+      const agent = await getAgent(pool, request.body.agent_id);
+      if (!agent) throw new ApiError("AGENT_NOT_FOUND");
+      const [standing, contributor] = await Promise.all([agentStanding(pool, agent, now), isContributor(pool, credential.org_id, agent.agent_id)]);
+      const evidence = contributor ? await recentEvidenceHashes(pool, agent.agent_id, RECENT_EVIDENCE_LIMIT) : undefined;
+      const inquiry = await recordInquiry(
+        pool,
+        { org_id: credential.org_id, key_id: credential.key_id, agent_id: agent.agent_id, purpose_code: request.body.purpose_code },
+        now,
+      );
+      return {
+        inquiry_id: inquiry.inquiry_id,
+        purpose_code: request.body.purpose_code,
+        at: inquiry.created_at,
+        agent: { agent_id: agent.agent_id, status: agent.status, verification_level: agent.verification_level },
+        trust_score: standing.trust_score,
+        identity: { fingerprint: agent.fingerprint, registered_at: agent.registered_at.toISOString(), operator_org_id: agent.org_id },
+        verification: { level: agent.verification_level },
+        active_authorizations: standing.active_authorizations,
+        revocations: standing.revocations,
+        incidents: standing.incidents,
+        ...(evidence !== undefined ? { recent_evidence_hashes: evidence } : {}),
+      };
+    },
+  );
+};
+
+export default inquiryRoutes;

@@ -1,0 +1,66 @@
+/**
+ * Organizations and their API keys:
+ * - `POST /v1/orgs` (admin token): creates an active organization, 201 `{org_id, name,
+ *   org_type, status}` (no key: the admin then issues the first one);
+ * - the key routes of ./keys.ts.
+ *
+ * Refusals: no bearer 401, another credential 403, BUR_ADMIN_TOKEN unset 503, an unknown
+ * org_type or a missing name 400 (docs/registry.md).
+ */
+import type { FastifyPluginAsync } from "fastify";
+import { MAX_NAME_LENGTH, ORG_TYPES, type OrgType } from "../../../core/registry/index.js";
+import { createOrg } from "../../../store/orgs.js";
+import { ERROR_BODY_SCHEMA } from "../../errors.js";
+import { registerKeyRoutes } from "./keys.js";
+import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
+
+/** An organization as answered. */
+export const orgSchema = {
+  type: "object",
+  required: ["org_id", "name", "org_type", "status"],
+  properties: {
+    org_id: { type: "string", pattern: "^org_[0-9a-f]{24}$" },
+    name: { type: "string" },
+    org_type: { type: "string", enum: [...ORG_TYPES] },
+    status: { type: "string", enum: ["active"] },
+  },
+} as const;
+
+const orgRoutes: FastifyPluginAsync = async (app) => {
+  app.post<{ Body: { name: string; org_type: OrgType } }>(
+    "/v1/orgs",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "Create a participant organization (admin)",
+        description: "Authorization: Bearer <BUR_ADMIN_TOKEN>. The organization is active; issue its first key with POST /v1/orgs/{org_id}/keys.",
+        body: {
+          type: "object",
+          required: ["name", "org_type"],
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: NO_NUL_PATTERN },
+            org_type: { type: "string", enum: [...ORG_TYPES] },
+          },
+        },
+        response: {
+          201: orgSchema,
+          400: ERROR_BODY_SCHEMA,
+          401: ERROR_BODY_SCHEMA,
+          403: ERROR_BODY_SCHEMA,
+          503: ERROR_BODY_SCHEMA,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: app.requireAdmin,
+    },
+    async (request, reply) => {
+      const org = await createOrg(app.requireDb(), request.body, app.clock());
+      request.log.info({ org_id: org.org_id, org_type: org.org_type }, "organization created");
+      return reply.code(201).send({ org_id: org.org_id, name: org.name, org_type: org.org_type, status: org.status });
+    },
+  );
+
+  registerKeyRoutes(app);
+};
+
+export default orgRoutes;

@@ -1,0 +1,161 @@
+/**
+ * API keys of one organization:
+ * - `POST /v1/orgs/{org_id}/keys` `{name, scopes?}` -> 201 `{key_id, prefix, scopes, token}`,
+ *   the token shown this once (`Cache-Control: no-store`);
+ * - `GET /v1/orgs/{org_id}/keys` -> `{keys: [{key_id, prefix, name, scopes, created_at,
+ *   revoked_at}]}` (never a token);
+ * - `DELETE /v1/orgs/{org_id}/keys/{key_id}` -> the key, revoked (idempotent).
+ *
+ * Who: the admin token for any organization; an organization key holding `keys:write` for its
+ * own organization only. Another organization's key gets 404 `organization was not found`,
+ * exactly as if the organization did not exist. A key may grant only scopes it holds itself
+ * (403 otherwise); the admin may grant any scope the organization type may hold.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, type Scope } from "../../../core/registry/index.js";
+import { issueKey, listKeys, revokeKey } from "../../../store/keys.js";
+import { getOrg, type Org } from "../../../store/orgs.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
+
+interface OrgParams {
+  org_id: string;
+}
+
+const scopesSchema = { type: "array", items: { type: "string", enum: [...SCOPES] } } as const;
+
+const keyRecordSchema = {
+  type: "object",
+  required: ["key_id", "prefix", "name", "scopes", "created_at", "revoked_at"],
+  properties: {
+    key_id: { type: "string" },
+    prefix: { type: "string" },
+    name: { type: "string" },
+    scopes: scopesSchema,
+    created_at: { type: "string", format: "date-time" },
+    revoked_at: { type: "string", format: "date-time", nullable: true },
+  },
+} as const;
+
+const errors = {
+  400: ERROR_BODY_SCHEMA,
+  401: ERROR_BODY_SCHEMA,
+  403: ERROR_BODY_SCHEMA,
+  404: ERROR_BODY_SCHEMA,
+  503: ERROR_BODY_SCHEMA,
+} as const;
+
+const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
+
+/**
+ * The onRequest hook of the key routes: the admin, or a key of the organization in the path
+ * holding keys:write (another organization's key: 404, whatever its scopes).
+ */
+function requireKeyManager(app: FastifyInstance) {
+  return async (request: FastifyRequest) => {
+    const credential = await app.authenticate(request);
+    if (credential.kind === "key") {
+      const orgId = (request.params as Partial<OrgParams>).org_id;
+      if (credential.org_id !== orgId) throw new ApiError("ORG_NOT_FOUND");
+      if (!credential.scopes.includes("keys:write")) throw new ApiError("SCOPE_MISSING", "API key lacks the scope keys:write");
+    }
+    request.credential = credential;
+  };
+}
+
+async function orgOf(app: FastifyInstance, orgId: string): Promise<Org> {
+  const org = await getOrg(app.requireDb(), orgId);
+  if (!org) throw new ApiError("ORG_NOT_FOUND");
+  return org;
+}
+
+/** Registers the key routes on `app`. */
+export function registerKeyRoutes(app: FastifyInstance): void {
+  const onRequest = requireKeyManager(app);
+
+  app.post<{ Params: OrgParams; Body: { name: string; scopes?: string[] } }>(
+    "/v1/orgs/:org_id/keys",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "Issue an API key (the token is returned once)",
+        description:
+          "Authorization: the admin token, or a key of this organization with keys:write. Without scopes the key gets the " +
+          "organization type's default scopes. A key may grant only scopes it holds.",
+        params: orgParams,
+        body: {
+          type: "object",
+          required: ["name"],
+          properties: { name: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: NO_NUL_PATTERN }, scopes: { type: "array", items: { type: "string" } } },
+        },
+        response: {
+          201: {
+            type: "object",
+            required: ["key_id", "prefix", "scopes", "token"],
+            properties: { key_id: { type: "string" }, prefix: { type: "string" }, scopes: scopesSchema, token: { type: "string" } },
+          },
+          ...errors,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest,
+    },
+    async (request, reply) => {
+      const org = await orgOf(app, request.params.org_id);
+      let scopes: Scope[];
+      try {
+        scopes = resolveScopes(org.org_type, request.body.scopes);
+      } catch (e) {
+        if (e instanceof RegistryError) throw new ApiError("SCOPES_REJECTED", e.message);
+        throw e;
+      }
+      const credential = request.credential;
+      if (credential?.kind === "key") {
+        const lacking = missingScopes(credential.scopes, scopes);
+        if (lacking.length > 0) throw new ApiError("SCOPE_NOT_HELD", `a key cannot grant a scope it does not hold: ${lacking.join(", ")}`);
+      }
+      const key = await issueKey(app.requireDb(), { org_id: org.org_id, name: request.body.name, scopes }, app.clock());
+      request.log.info({ org_id: org.org_id, key_id: key.key_id, scopes }, "API key issued");
+      return reply.code(201).header("cache-control", "no-store").send(key);
+    },
+  );
+
+  app.get<{ Params: OrgParams }>(
+    "/v1/orgs/:org_id/keys",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "List an organization's API keys (never the tokens)",
+        params: orgParams,
+        response: { 200: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: keyRecordSchema } } }, ...errors },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest,
+    },
+    async (request) => {
+      const org = await orgOf(app, request.params.org_id);
+      return { keys: await listKeys(app.requireDb(), org.org_id) };
+    },
+  );
+
+  app.delete<{ Params: OrgParams & { key_id: string } }>(
+    "/v1/orgs/:org_id/keys/:key_id",
+    {
+      schema: {
+        tags: ["registry"],
+        summary: "Revoke an API key (refused from the next request on)",
+        params: { type: "object", required: ["org_id", "key_id"], properties: { org_id: { type: "string" }, key_id: { type: "string" } } },
+        response: { 200: keyRecordSchema, ...errors },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest,
+    },
+    async (request) => {
+      const org = await orgOf(app, request.params.org_id);
+      const key = await revokeKey(app.requireDb(), org.org_id, request.params.key_id, app.clock());
+      if (!key) throw new ApiError("KEY_NOT_FOUND");
+      request.log.info({ org_id: org.org_id, key_id: key.key_id }, "API key revoked");
+      return key;
+    },
+  );
+}

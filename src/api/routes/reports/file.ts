@@ -1,0 +1,92 @@
+/**
+ * Filing a report with all its effects in ONE transaction (so they all happen or none does):
+ * lock the agent, read its standing, store the report under the daily cap, log a fraud
+ * incident, compare the score before and after, and enqueue the alert for every active
+ * subscription on the agent.
+ *
+ * Incident log entry (kind `incident`): `{report_id, agent_id, kind: "fraud_incident", at,
+ * evidence_commitment}` where `evidence_commitment = hashOf({evidence_hash, report_id})`: it
+ * binds the evidence without publishing the hash (evidence hashes go to contributors only),
+ * and anyone who holds the evidence hash can check it. The reporter is not logged.
+ *
+ * Alert (src/core/registry/reports.ts `alertForReport`): `{event_id, type: incident |
+ * score_drop, agent_id, at, details: {report_id, kind, previous_score, score}}`.
+ */
+import type { FastifyInstance } from "fastify";
+import { hashOf } from "../../../core/canonical/index.js";
+import type { Signer } from "../../../core/jose/index.js";
+import { alertForReport, type ReportKind } from "../../../core/registry/index.js";
+import { getAgent } from "../../../store/agents.js";
+import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
+import { appendLogEntries, type LogAppendInput } from "../../../store/log.js";
+import { withTransaction } from "../../../store/pool.js";
+import { fileReport, reportCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
+import { alertSubscribers, newEventId } from "../../../store/subscriptions.js";
+import { ApiError } from "../../errors.js";
+import { logAppendOptions } from "../agents/registry-log.js";
+
+/** What the route passes: the report, the log signer (needed for a fraud incident), the time. */
+export interface FileRequest {
+  input: ReportInput;
+  signer: Signer | null;
+  now: Date;
+}
+
+/** What was done. */
+export interface FileResult {
+  report_id: string;
+  kind: ReportKind;
+  /** The alert raised, if any. */
+  alert: "incident" | "score_drop" | null;
+  /** How many subscriptions were alerted. */
+  alerted: number;
+}
+
+/** The transparency log entry of a fraud incident (see the module comment). */
+export function incidentLogEntry(report: StoredReport): LogAppendInput {
+  return {
+    kind: "incident",
+    body: {
+      report_id: report.report_id,
+      agent_id: report.agent_id,
+      kind: report.kind,
+      at: report.created_at,
+      evidence_commitment: hashOf({ evidence_hash: report.evidence_hash, report_id: report.report_id }),
+    },
+  };
+}
+
+/** Files the report with its effects; throws the 404/409/429 ApiErrors. */
+export async function fileReportWithEffects(app: FastifyInstance, req: FileRequest): Promise<FileResult> {
+  const { input, now } = req;
+  return withTransaction(app.requireDb(), async (client) => {
+    const agent = await getAgent(client, input.agent_id, { forUpdate: true });
+    if (!agent) throw new ApiError("AGENT_NOT_FOUND");
+    const counts = await reportCounts(client, agent.agent_id);
+    const facts = await agreementFacts(client, agent.agent_id);
+    const before = standingFrom(agent, counts, facts, now);
+
+    const filed = await fileReport(client, input, app.settings.reportDailyCap, now);
+    if (!filed.ok) throw new ApiError(filed.refused === "duplicate" ? "REPORT_DUPLICATE" : "REPORT_CAP_REACHED");
+    const report = filed.report;
+
+    const after = standingFrom(agent, { ...counts, [report.kind]: (counts[report.kind] ?? 0) + 1 }, facts, now);
+    if (report.kind === "fraud_incident") {
+      if (req.signer === null) throw new ApiError("INTERNAL");
+      await appendLogEntries(client, [incidentLogEntry(report)], req.signer, logAppendOptions(app, now));
+    }
+
+    const alert = alertForReport(report.kind, before.trust_score.score, after.trust_score.score);
+    let alerted = 0;
+    if (alert !== null) {
+      alerted = await alertSubscribers(client, agent.agent_id, {
+        event_id: newEventId(),
+        type: alert,
+        agent_id: agent.agent_id,
+        at: now.toISOString(),
+        details: { report_id: report.report_id, kind: report.kind, previous_score: before.trust_score.score, score: after.trust_score.score },
+      });
+    }
+    return { report_id: report.report_id, kind: report.kind, alert, alerted };
+  });
+}

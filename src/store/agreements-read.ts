@@ -1,0 +1,168 @@
+/**
+ * Reads of stored agreements for the verify path, the registry and tests.
+ *
+ * Promises: `loadActiveForAgent` answers in ONE statement (one snapshot) with each live
+ * candidate's revision, ledger state and spend totals, and, when asked, the records; a
+ * candidate is an agreement of the agent that is active or accepted and not revoked, whose
+ * delegation (when it has one) is not revoked. `loadAgreementWithLedger` re-assembles the full
+ * IntentAgreement in one statement; since the database is the system of record, its
+ * `ledger_as_of` is the time of the read.
+ */
+import type { AgreementStatus, IntentAgreement, LedgerEntry } from "../core/agreement/index.js";
+import type { HashString } from "../core/canonical/index.js";
+import type { Delegation } from "../core/delegation/index.js";
+import type { AgreementRecord } from "./agreements.js";
+import type { Queryable } from "./pool.js";
+
+/** Most candidates `loadActiveForAgent` returns by default. */
+export const MAX_CANDIDATES = 50;
+
+/** The delegation side of a candidate. */
+export interface CandidateDelegation {
+  delegationId: string;
+  generation: number;
+  /** Present when records were asked for. */
+  record?: Delegation;
+  /** Scope currency of the delegation. */
+  currency: string | null;
+  /**
+   * Spent under the delegation across all its agreements, in minor units of its scope
+   * currency; undefined when some of that spend is in another currency (it cannot be added
+   * without a rate).
+   */
+  spentMinor: bigint | undefined;
+}
+
+/** One candidate agreement for a verify. */
+export interface ActiveAgreementRow {
+  agreementId: string;
+  revision: number;
+  status: AgreementStatus;
+  agentId: string;
+  orgId: string | null;
+  ledgerSequence: number;
+  ledgerHead: HashString | undefined;
+  /** Spent per intent, minor units of each intent's currency. */
+  spent: Map<string, bigint>;
+  /** Present when records were asked for. */
+  record?: AgreementRecord;
+  delegation?: CandidateDelegation;
+}
+
+interface Row {
+  agreement_id: string;
+  revision: string;
+  status: AgreementStatus;
+  agent_id: string;
+  org_id: string | null;
+  ledger_sequence: number;
+  ledger_head: HashString | null;
+  spent: Record<string, string>;
+  record?: AgreementRecord;
+  delegation_id: string | null;
+  generation: string | null;
+  delegation_record?: Delegation | null;
+  delegation_currency: string | null;
+  delegation_spent: string | null;
+  delegation_mixed: boolean | null;
+}
+
+function candidateSql(records: boolean): string {
+  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head,
+      ${records ? "a.record, d.record AS delegation_record," : ""}
+      (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
+      d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
+      ds.spent::text AS delegation_spent, ds.mixed AS delegation_mixed
+    FROM agreements a
+    LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+    LEFT JOIN LATERAL (
+      SELECT coalesce(sum(s.spent_minor) FILTER (WHERE s.currency = d.record->'scope'->>'currency'), 0) AS spent,
+             coalesce(bool_or(s.currency IS DISTINCT FROM d.record->'scope'->>'currency' AND s.spent_minor > 0), false) AS mixed
+      FROM agreements a2 JOIN agreement_spend s ON s.agreement_id = a2.agreement_id
+      WHERE d.delegation_id IS NOT NULL AND a2.delegation_id = d.delegation_id
+    ) ds ON true
+    WHERE a.agent_id = $1 AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
+      AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
+    ORDER BY a.agreement_id
+    LIMIT $2`;
+}
+
+function toCandidate(r: Row): ActiveAgreementRow {
+  const out: ActiveAgreementRow = {
+    agreementId: r.agreement_id,
+    revision: Number(r.revision),
+    status: r.status,
+    agentId: r.agent_id,
+    orgId: r.org_id,
+    ledgerSequence: r.ledger_sequence,
+    ledgerHead: r.ledger_head ?? undefined,
+    spent: new Map(Object.entries(r.spent).map(([k, v]) => [k, BigInt(v)])),
+  };
+  if (r.record !== undefined) out.record = r.record;
+  if (r.delegation_id !== null) {
+    const d: CandidateDelegation = {
+      delegationId: r.delegation_id,
+      generation: Number(r.generation),
+      currency: r.delegation_currency,
+      spentMinor: r.delegation_mixed || r.delegation_spent === null ? undefined : BigInt(r.delegation_spent),
+    };
+    if (r.delegation_record) d.record = r.delegation_record;
+    out.delegation = d;
+  }
+  return out;
+}
+
+/**
+ * The live candidate agreements of `agentId` (see the module comment), ordered by id, at most
+ * `limit` (default MAX_CANDIDATES). With `records: false` the (large) records are left out:
+ * the verify path then fetches only those its cache misses.
+ */
+export async function loadActiveForAgent(
+  q: Queryable,
+  agentId: string,
+  opts: { records?: boolean; limit?: number } = {},
+): Promise<ActiveAgreementRow[]> {
+  const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit ?? MAX_CANDIDATES)));
+  const { rows } = await q.query<Row>(candidateSql(opts.records ?? true), [agentId, limit]);
+  return rows.map(toCandidate);
+}
+
+/** Records (and revisions) of the agreements `ids` that are stored. */
+export async function loadAgreementRecords(q: Queryable, ids: readonly string[]): Promise<{ agreementId: string; revision: number; record: AgreementRecord }[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ agreement_id: string; revision: string; record: AgreementRecord }>(
+    "SELECT agreement_id, revision::text AS revision, record FROM agreements WHERE agreement_id = ANY($1::text[])",
+    [ids],
+  );
+  return rows.map((r) => ({ agreementId: r.agreement_id, revision: Number(r.revision), record: r.record }));
+}
+
+/**
+ * The full agreement `id` with its ledger re-assembled from `ledger_entries`, or undefined.
+ * `ledger_as_of` is `opts.asOf` or the database's time of the read.
+ */
+export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { asOf?: string } = {}): Promise<IntentAgreement | undefined> {
+  const { rows } = await q.query<{ record: AgreementRecord; ledger_sequence: number; ledger_head: HashString | null; ledger: LedgerEntry[]; read_at: Date }>(
+    `SELECT a.record, a.ledger_sequence, a.ledger_head, statement_timestamp() AS read_at,
+       (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agreement_id = a.agreement_id) AS ledger
+     FROM agreements a WHERE a.agreement_id = $1`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    ...r.record,
+    ledger: r.ledger,
+    ledger_sequence: r.ledger_sequence,
+    ...(r.ledger_head !== null ? { ledger_head: r.ledger_head } : {}),
+    ledger_as_of: opts.asOf ?? r.read_at.toISOString(),
+  };
+}
+
+/** Every revoked agreement id: revoked here, or named by a pushed principal revocation. */
+export async function listRevokedAgreementIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ agreement_id: string }>(
+    "SELECT agreement_id FROM agreements WHERE revoked_at IS NOT NULL UNION SELECT agreement_id FROM revocations",
+  );
+  return rows.map((r) => r.agreement_id);
+}

@@ -1,0 +1,224 @@
+/**
+ * Stored intent agreements (table `agreements`, migrations/0060_agreements.sql): upsert and
+ * revocation. Reads are in ./agreements-read.ts.
+ *
+ * Promises:
+ * - The record is stored schema-checked and WITHOUT its ledger fields (`ledger`,
+ *   `ledger_sequence`, `ledger_head`, `ledger_as_of`): the ledger lives in `ledger_entries` and
+ *   the row's `ledger_sequence`/`ledger_head`. `revision` increases only when the stored record
+ *   or its columns change, never on a ledger append, so it is the key of prepared records.
+ * - A ledger that arrives WITH a record (a manifest, an import) never rewrites history: it must
+ *   verify (`verifyLedger`), and its first min(stored, given) entries must be the stored ones
+ *   (compared by the entry hash at that sequence, which commits to everything before it).
+ *   A longer ledger extends the stored one (the new entries are inserted and the per-intent
+ *   totals recomputed with the core's rule); a shorter or equal one adds nothing. Anything else
+ *   is LEDGER_CONFLICT.
+ * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
+ *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
+ *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
+ *
+ * Run every function inside a transaction (`withTransaction`): the row lock taken here must
+ * hold until the ledger and the totals are written.
+ */
+import type { AgreementRevocation, IntentAgreement, LedgerEntry } from "../core/agreement/index.js";
+import { verifyLedger } from "../core/agreement/index.js";
+import { canonicalJson, type HashString } from "../core/canonical/index.js";
+import { validate } from "../core/schemas/index.js";
+import { insertLedgerRows, ledgerHashAt, ledgerRow, writeSpendTotals } from "./ledger.js";
+import type { Queryable } from "./pool.js";
+import { RecordStoreError } from "./record-errors.js";
+import { announceRevoked } from "./revocation-announce.js";
+
+/** An agreement as stored: the record without its ledger fields. */
+export type AgreementRecord = Omit<IntentAgreement, "ledger" | "ledger_sequence" | "ledger_head" | "ledger_as_of">;
+
+/** Options of `upsertAgreement`. Undefined keeps the stored value (null for a new row). */
+export interface UpsertAgreementOptions {
+  delegationId?: string | null;
+  orgId?: string | null;
+  /** The agent; default: the first mandate's agent. */
+  agentId?: string;
+  /** Time of a revocation this upsert causes (default: now). */
+  at?: Date;
+}
+
+/** What `upsertAgreement` did. */
+export interface UpsertAgreementResult {
+  agreementId: string;
+  revision: number;
+  created: boolean;
+  /** The record or its columns changed (revision increased). */
+  changed: boolean;
+  ledgerSequence: number;
+  /** Entries added from the record's ledger. */
+  ledgerAppended: number;
+  /** The stored agreement is revoked (now or before). */
+  revoked: boolean;
+}
+
+/** Who revoked, why and when; optionally the principal's signed revocation to keep in the record. */
+export interface AgreementRevocationActs {
+  reason: string;
+  by: string;
+  at: Date;
+  revocation?: AgreementRevocation;
+}
+
+interface StoredRow {
+  revision: string;
+  record: unknown;
+  revoked_at: Date | null;
+  ledger_sequence: number;
+  ledger_head: HashString | null;
+  delegation_id: string | null;
+  org_id: string | null;
+  agent_id: string;
+}
+
+/** Splits an agreement into the stored record and its ledger. */
+export function splitAgreement(a: IntentAgreement): { record: AgreementRecord; ledger: LedgerEntry[] } {
+  const { ledger, ledger_sequence: _s, ledger_head: _h, ledger_as_of: _a, ...record } = a;
+  return { record, ledger: ledger ?? [] };
+}
+
+function checked(agreement: IntentAgreement): IntentAgreement {
+  const r = validate<IntentAgreement>("intent-agreement", structuredClone(agreement));
+  if (!r.ok) throw new RecordStoreError("RECORD_INVALID", `agreement is not valid: ${r.errors.join("; ")}`);
+  return r.value;
+}
+
+async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined> {
+  const { rows } = await q.query<StoredRow>(
+    `SELECT revision::text AS revision, record, revoked_at, ledger_sequence, ledger_head, delegation_id, org_id, agent_id
+     FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
+    [id],
+  );
+  return rows[0];
+}
+
+function foreignKey(e: unknown, delegationId: string | null): never {
+  if ((e as { code?: unknown }).code === "23503") throw new RecordStoreError("DELEGATION_NOT_FOUND", `delegation ${String(delegationId)} is not stored`);
+  throw e;
+}
+
+/** Stores or updates `agreement` and extends its ledger (see the module comment). */
+export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, opts: UpsertAgreementOptions = {}): Promise<UpsertAgreementResult> {
+  const full = checked(agreement);
+  const { record, ledger } = splitAgreement(full);
+  if (ledger.length > 0) {
+    const state = verifyLedger(full);
+    if (state.state !== "ok") throw new RecordStoreError("LEDGER_INVALID", `the agreement's ledger does not verify: ${state.state === "broken" ? state.problem : "unknown"}`);
+  }
+  const id = record.agreement_id;
+  const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
+  let stored = await lockRow(q, id);
+  const selfRevokes = record.status === "revoked" && stored?.revoked_at == null;
+  const delegationId = opts.delegationId !== undefined ? opts.delegationId : (stored?.delegation_id ?? null);
+  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
+  const revokedAt = opts.at ?? new Date();
+  const reason = record.revocation?.reason ?? "the record's status is revoked";
+  if (stored?.revoked_at != null) {
+    record.status = "revoked";
+    const kept = (stored.record as AgreementRecord).revocation;
+    if (record.revocation === undefined && kept !== undefined) record.revocation = kept;
+  }
+
+  let created = false;
+  let changed = false;
+  let revision: number;
+  if (!stored) {
+    const values = [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null];
+    const ins = await q
+      .query<{ revision: string }>(
+        `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, revoked_at, revoked_reason, revoked_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END)
+         ON CONFLICT (agreement_id) DO NOTHING RETURNING revision::text AS revision`,
+        values,
+      )
+      .catch((e: unknown) => foreignKey(e, delegationId));
+    if (ins.rows[0]) {
+      created = changed = true;
+      revision = Number(ins.rows[0].revision);
+      stored = { revision: ins.rows[0].revision, record, revoked_at: null, ledger_sequence: 0, ledger_head: null, delegation_id: delegationId, org_id: orgId, agent_id: agentId };
+    } else {
+      // Inserted concurrently: update it like any stored row.
+      return upsertAgreement(q, agreement, opts);
+    }
+  } else {
+    revision = Number(stored.revision);
+    changed =
+      canonicalJson(stored.record) !== canonicalJson(record) ||
+      stored.delegation_id !== delegationId ||
+      stored.org_id !== orgId ||
+      stored.agent_id !== agentId;
+    if (changed) {
+      const upd = await q
+        .query<{ revision: string }>(
+          `UPDATE agreements SET delegation_id = $2, agent_id = $3, org_id = $4, status = $5, record = $6,
+             revoked_at = coalesce(revoked_at, $7), revoked_reason = coalesce(revoked_reason, $8),
+             revoked_by = coalesce(revoked_by, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END),
+             revision = revision + 1, updated_at = now()
+           WHERE agreement_id = $1 RETURNING revision::text AS revision`,
+          [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
+        )
+        .catch((e: unknown) => foreignKey(e, delegationId));
+      revision = Number(upd.rows[0]?.revision ?? revision + 1);
+    }
+  }
+  const appended = await extendLedger(q, full, stored, ledger);
+  if (selfRevokes) await announceRevoked(q, "agreement", [id]);
+  return {
+    agreementId: id,
+    revision,
+    created,
+    changed,
+    ledgerSequence: Math.max(stored.ledger_sequence, ledger.length),
+    ledgerAppended: appended,
+    revoked: selfRevokes || stored.revoked_at != null,
+  };
+}
+
+/** Appends the part of `ledger` beyond the stored one (see the module comment); returns the count. */
+async function extendLedger(q: Queryable, full: IntentAgreement, stored: StoredRow, ledger: readonly LedgerEntry[]): Promise<number> {
+  const id = full.agreement_id;
+  const have = stored.ledger_sequence;
+  const common = Math.min(have, ledger.length);
+  if (common > 0) {
+    const storedHash = common === have ? stored.ledger_head : await ledgerHashAt(q, id, common);
+    if (storedHash !== ledger[common - 1]?.entry_hash) {
+      throw new RecordStoreError("LEDGER_CONFLICT", `the agreement's ledger differs from the stored one at or before sequence ${common}; history is never rewritten`);
+    }
+  }
+  if (ledger.length <= have) return 0;
+  const fresh = ledger.slice(have);
+  await insertLedgerRows(q, id, fresh.map((e) => ledgerRow(e, full.mandates)));
+  const head = ledger[ledger.length - 1]?.entry_hash ?? null;
+  await q.query("UPDATE agreements SET ledger_sequence = $2, ledger_head = $3, updated_at = now() WHERE agreement_id = $1", [id, ledger.length, head]);
+  await writeSpendTotals(q, full);
+  return fresh.length;
+}
+
+/**
+ * Revokes agreement `id` (status `revoked`, the acts recorded, `revision` bumped, the signed
+ * revocation kept in the record when given) and announces it with NOTIFY. `found` is false for
+ * an unknown id; `ids` is empty when it was already revoked.
+ */
+export async function revokeAgreement(q: Queryable, id: string, acts: AgreementRevocationActs): Promise<{ ids: string[]; found: boolean }> {
+  const { rows } = await q.query<{ agreement_id: string; newly: boolean }>(
+    `WITH upd AS (
+       UPDATE agreements SET status = 'revoked', revoked_at = $2, revoked_reason = $3, revoked_by = $4,
+         record = jsonb_set(record, '{status}', '"revoked"') || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('revocation', $5::jsonb) END,
+         revision = revision + 1, updated_at = now()
+       WHERE agreement_id = $1 AND revoked_at IS NULL
+       RETURNING agreement_id
+     )
+     SELECT agreement_id, true AS newly FROM upd
+     UNION ALL SELECT agreement_id, false FROM agreements WHERE agreement_id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+    [id, acts.at, acts.reason, acts.by, acts.revocation === undefined ? null : JSON.stringify(acts.revocation)],
+  );
+  const row = rows[0];
+  if (!row) return { ids: [], found: false };
+  if (!row.newly) return { ids: [], found: true };
+  await announceRevoked(q, "agreement", [id]);
+  return { ids: [id], found: true };
+}

@@ -1,0 +1,246 @@
+/**
+ * Stored delegations (table `delegations`, migrations/0060_agreements.sql) and their
+ * revocation.
+ *
+ * Promises:
+ * - `upsertDelegation` stores the record (schema-checked) without its `intent_agreement`,
+ *   which it stores through `upsertAgreement`, bound to the delegation. `generation` increases
+ *   only when something stored changes, so re-applying the same record keeps caches warm.
+ * - Revocation is final and reaches everything below: `revokeDelegation` marks the id and every
+ *   stored delegation whose chain names it or whose parent is revoked, records every id in
+ *   `delegation_revocations` (also an id known only as a link of a stored chain) and announces
+ *   them on `writ_revocations`, all in the caller's transaction. A delegation stored later
+ *   under a revoked link, or re-applied after its own revocation, is stored revoked.
+ * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
+ *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
+ *
+ * The store does not check `revocable`: whether a principal may revoke is decided at the edge.
+ * Every function runs its statements on the given client: call it inside a transaction
+ * (`withTransaction`).
+ */
+import type { Delegation } from "../core/delegation/index.js";
+import { canonicalJson } from "../core/canonical/index.js";
+import { validate } from "../core/schemas/index.js";
+import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
+import { WRIT_LOCK_NAMESPACE } from "./locks.js";
+import type { Queryable } from "./pool.js";
+import { RecordStoreError } from "./record-errors.js";
+import { announceRevoked } from "./revocation-announce.js";
+
+/**
+ * Advisory lock id of the delegation tree (in the `WRIT_LOCK_NAMESPACE` class), between
+ * `revocations` (10) and `transparencyLog` (20) in the lock order. To be moved into LOCK_IDS.
+ */
+export const DELEGATION_TREE_LOCK_ID = 15;
+
+/** Who revoked, why and when. */
+export interface RevocationActs {
+  reason: string;
+  /** Who revoked: "principal", "policy", "service", "controller", an operator id... */
+  by: string;
+  at: Date;
+}
+
+/** Options of `upsertDelegation`. */
+export interface UpsertDelegationOptions {
+  /** The tenant. Undefined keeps the stored value (null for a new row). */
+  orgId?: string | null;
+  /** Time of a revocation this upsert causes (default: now). */
+  at?: Date;
+}
+
+/** What `upsertDelegation` did. */
+export interface UpsertDelegationResult {
+  delegationId: string;
+  generation: number;
+  created: boolean;
+  changed: boolean;
+  /** The stored delegation is revoked (now or before). */
+  revoked: boolean;
+  /** The outcome for the embedded `intent_agreement`, when the record carried one. */
+  agreement?: UpsertAgreementResult;
+}
+
+/** The outcome of a revocation: ids newly revoked, and whether the id was known at all. */
+export interface RevokeResult {
+  /** Ids revoked by this call (empty when everything was already revoked). */
+  ids: string[];
+  /** False when the id is neither stored, nor a link of a stored chain, nor revoked before. */
+  found: boolean;
+}
+
+interface StoredRow {
+  generation: string;
+  record: unknown;
+  org_id: string | null;
+  revoked_at: Date | null;
+}
+
+const lockShared = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock_shared($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
+const lockExclusive = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
+
+/** Stores or updates `delegation` (see the module comment). Throws RecordStoreError RECORD_INVALID. */
+export async function upsertDelegation(q: Queryable, delegation: Delegation, opts: UpsertDelegationOptions = {}): Promise<UpsertDelegationResult> {
+  const checked = validate<Delegation>("delegation", structuredClone(delegation));
+  if (!checked.ok) throw new RecordStoreError("RECORD_INVALID", `delegation is not valid: ${checked.errors.join("; ")}`);
+  const { intent_agreement: embedded, ...record } = checked.value;
+  const id = record.delegation_id;
+  const chainIds = record.delegation_chain.map((l) => l.delegation_id);
+  const parent = chainIds[chainIds.length - 1] ?? null;
+
+  // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
+  await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  const { rows } = await q.query<StoredRow>(
+    "SELECT generation::text AS generation, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
+    [id],
+  );
+  const stored = rows[0];
+  const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
+    "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE delegation_id = ANY($1::text[]) ORDER BY revoked_at LIMIT 1",
+    [[id, ...chainIds]],
+  );
+  const prior = ancestors.rows[0];
+  const storedRevoked = stored?.revoked_at != null;
+  const revoke: RevocationActs | undefined = storedRevoked
+    ? undefined
+    : prior
+      ? { reason: prior.delegation_id === id ? "revoked before" : `link ${prior.delegation_id} above it is revoked`, by: prior.revoked_by, at: prior.revoked_at }
+      : record.status === "revoked"
+        ? { reason: "the record's status is revoked", by: "record", at: opts.at ?? new Date() }
+        : undefined;
+  // The row is written live; a revocation below marks it (and everything under it) in one place.
+  if (storedRevoked) record.status = "revoked";
+  else if (record.status === "revoked") record.status = "active";
+  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
+  const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds];
+
+  let created = false;
+  let changed = false;
+  let generation: number;
+  if (!stored) {
+    const ins = await q.query<{ generation: string }>(
+      `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING generation::text AS generation`,
+      values,
+    );
+    created = changed = true;
+    generation = Number(ins.rows[0]?.generation ?? 1);
+  } else {
+    changed = canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId;
+    generation = Number(stored.generation);
+    if (changed) {
+      const upd = await q.query<{ generation: string }>(
+        `UPDATE delegations SET org_id = $2, agent_id = $3, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
+           chain_ids = $8, generation = generation + 1, updated_at = now()
+         WHERE delegation_id = $1 RETURNING generation::text AS generation`,
+        values,
+      );
+      generation = Number(upd.rows[0]?.generation ?? generation + 1);
+    }
+  }
+  let revoked = storedRevoked;
+  if (revoke) {
+    await markRevoked(q, id, revoke);
+    revoked = true;
+    generation += 1;
+    changed = true;
+  }
+  const out: UpsertDelegationResult = { delegationId: id, generation, created, changed, revoked };
+  if (embedded) out.agreement = await upsertAgreement(q, embedded, { delegationId: id, orgId, agentId: record.agent.agent_id });
+  return out;
+}
+
+/**
+ * Revokes delegation `id` and everything below it (see the module comment) and announces the
+ * newly revoked ids with NOTIFY `{kind: "delegation", ids}` when the transaction commits.
+ */
+export async function revokeDelegation(q: Queryable, id: string, acts: RevocationActs): Promise<RevokeResult> {
+  await lockExclusive(q);
+  return markRevoked(q, id, acts);
+}
+
+/**
+ * The revocation itself. The caller holds the tree lock: exclusively for a new revocation;
+ * shared suffices for marking a row under an already committed one.
+ */
+async function markRevoked(q: Queryable, id: string, acts: RevocationActs): Promise<RevokeResult> {
+  const { rows } = await q.query<{ found: boolean; marked: string[]; recorded: string[] }>(
+    `WITH RECURSIVE sub(delegation_id) AS (
+       SELECT delegation_id FROM delegations WHERE delegation_id = $1 OR chain_ids @> ARRAY[$1::text]
+       UNION
+       SELECT d.delegation_id FROM delegations d JOIN sub ON d.parent_delegation_id = sub.delegation_id
+     ),
+     upd AS (
+       UPDATE delegations d SET status = 'revoked', revoked_at = $2, revoked_reason = $3, revoked_by = $4,
+         record = jsonb_set(d.record, '{status}', '"revoked"'), generation = d.generation + 1, updated_at = now()
+       FROM sub WHERE d.delegation_id = sub.delegation_id AND d.revoked_at IS NULL
+       RETURNING d.delegation_id
+     ),
+     seed AS (
+       SELECT EXISTS (SELECT 1 FROM sub) OR EXISTS (SELECT 1 FROM delegation_revocations WHERE delegation_id = $1) AS found
+     ),
+     rec AS (
+       INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id)
+       SELECT x.id, $2, $3, $4, $1 FROM (SELECT $1::text AS id FROM seed WHERE found UNION SELECT delegation_id FROM upd) x
+       ON CONFLICT (delegation_id) DO NOTHING
+       RETURNING delegation_id
+     )
+     SELECT (SELECT found FROM seed) AS found,
+            coalesce((SELECT array_agg(delegation_id) FROM upd), '{}') AS marked,
+            coalesce((SELECT array_agg(delegation_id) FROM rec), '{}') AS recorded`,
+    [id, acts.at, acts.reason, acts.by],
+  );
+  const row = rows[0];
+  const ids = [...new Set([...(row?.recorded ?? []), ...(row?.marked ?? [])])].sort();
+  if (ids.length > 0) await announceRevoked(q, "delegation", ids);
+  return { ids, found: row?.found ?? false };
+}
+
+/** A stored delegation with its bookkeeping columns. */
+export interface StoredDelegation {
+  delegationId: string;
+  generation: number;
+  orgId: string | null;
+  agentId: string;
+  status: Delegation["status"];
+  revokedAt: Date | null;
+  revokedReason: string | null;
+  revokedBy: string | null;
+  parentDelegationId: string | null;
+  /** The Delegation without `intent_agreement`. */
+  record: Delegation;
+}
+
+/** The stored delegation `id`, or undefined. */
+export async function loadDelegation(q: Queryable, id: string): Promise<StoredDelegation | undefined> {
+  const { rows } = await q.query<{
+    delegation_id: string; generation: string; org_id: string | null; agent_id: string; status: Delegation["status"];
+    revoked_at: Date | null; revoked_reason: string | null; revoked_by: string | null; parent_delegation_id: string | null; record: Delegation;
+  }>(
+    `SELECT delegation_id, generation::text AS generation, org_id, agent_id, status, revoked_at, revoked_reason, revoked_by,
+            parent_delegation_id, record FROM delegations WHERE delegation_id = $1`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    delegationId: r.delegation_id, generation: Number(r.generation), orgId: r.org_id, agentId: r.agent_id, status: r.status,
+    revokedAt: r.revoked_at, revokedReason: r.revoked_reason, revokedBy: r.revoked_by, parentDelegationId: r.parent_delegation_id, record: r.record,
+  };
+}
+
+/** Records (and generations) of the delegations `ids` that are stored; the verify cache loads misses with it. */
+export async function loadDelegationRecords(q: Queryable, ids: readonly string[]): Promise<{ delegationId: string; generation: number; record: Delegation }[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ delegation_id: string; generation: string; record: Delegation }>(
+    "SELECT delegation_id, generation::text AS generation, record FROM delegations WHERE delegation_id = ANY($1::text[])",
+    [ids],
+  );
+  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), record: r.record }));
+}
+
+/** Every revoked delegation id (the durable list the revocation index loads). */
+export async function listRevokedDelegationIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ delegation_id: string }>("SELECT delegation_id FROM delegation_revocations");
+  return rows.map((r) => r.delegation_id);
+}

@@ -1,0 +1,103 @@
+/**
+ * Rows of the spend ledger (`ledger_entries`) and the per-intent totals (`agreement_spend`)
+ * of migrations/0060_agreements.sql.
+ *
+ * Promise: an entry is stored exactly as hashed (`entry` jsonb; JCS re-hashes it to its
+ * `entry_hash`), with copies of the fields queries need: its resolved intent, currency and
+ * amount in minor units. Entries are only ever inserted, never updated or deleted. Callers
+ * hold the agreement row lock (`FOR NO KEY UPDATE`) while they insert, so sequences stay
+ * gapless and each entry names the previous head.
+ */
+import type { HashString } from "../core/canonical/index.js";
+import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, type Mandate } from "../core/agreement/index.js";
+import { toMinor } from "../core/money/index.js";
+import type { Queryable } from "./pool.js";
+import { RecordStoreError } from "./record-errors.js";
+
+/** The columns of one `ledger_entries` row, as computed from an entry. */
+export interface LedgerRow {
+  sequence: number;
+  entry: LedgerEntry;
+  action_id: string;
+  outcome: LedgerEntry["outcome"];
+  intent_id: string;
+  currency: string;
+  /** Decimal text of the amount in minor units; null when the entry carries no amount. */
+  amount_minor: string | null;
+  entry_hash: HashString;
+  prev_entry_hash: HashString | null;
+}
+
+/** The row of `entry`, its intent resolved against `mandates`. Throws LEDGER_INVALID when it names none. */
+export function ledgerRow(entry: LedgerEntry, mandates: readonly Mandate[]): LedgerRow {
+  const intent = entryIntent(entry, mandates);
+  if (intent === undefined) throw new RecordStoreError("LEDGER_INVALID", `ledger entry ${entry.sequence} names no intent`);
+  return {
+    sequence: entry.sequence,
+    entry,
+    action_id: entry.action_id,
+    outcome: entry.outcome,
+    intent_id: intent,
+    currency: entry.currency,
+    amount_minor: entry.amount === undefined ? null : toMinor(entry.amount, entry.currency).toString(),
+    entry_hash: entry.entry_hash,
+    prev_entry_hash: entry.prev_entry_hash ?? null,
+  };
+}
+
+/**
+ * Inserts rows of `agreementId` in one statement. A second entry for the same (action,
+ * outcome) raises LEDGER_CONFLICT. The caller updates the head and the totals.
+ */
+export async function insertLedgerRows(q: Queryable, agreementId: string, rows: readonly LedgerRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  try {
+    await q.query(
+      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
+       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash
+       FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
+                                               currency text, amount_minor text, entry_hash text, prev_entry_hash text)`,
+      [agreementId, JSON.stringify(rows)],
+    );
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "23505") {
+      throw new RecordStoreError("LEDGER_CONFLICT", "the ledger records an (action, outcome) pair twice or reuses a sequence");
+    }
+    throw e;
+  }
+}
+
+/** The stored `entry_hash` at `sequence` of `agreementId`, or undefined. */
+export async function ledgerHashAt(q: Queryable, agreementId: string, sequence: number): Promise<HashString | undefined> {
+  const { rows } = await q.query<{ entry_hash: HashString }>(
+    "SELECT entry_hash FROM ledger_entries WHERE agreement_id = $1 AND sequence = $2",
+    [agreementId, sequence],
+  );
+  return rows[0]?.entry_hash;
+}
+
+/**
+ * Rewrites the per-intent totals of `agreement` from its full ledger with the core's rule
+ * (`spentByIntent`). Used after a ledger arrives with a record; the spend path maintains the
+ * totals incrementally instead.
+ */
+export async function writeSpendTotals(q: Queryable, agreement: IntentAgreement): Promise<void> {
+  const spent = spentByIntent(agreement);
+  const rows = agreement.mandates.map((m) => ({ intent_id: m.intent_id, currency: m.currency, spent_minor: (spent.get(m.intent_id) ?? 0n).toString() }));
+  await q.query(
+    `INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor)
+     SELECT $1, r.intent_id, r.currency, r.spent_minor::bigint
+     FROM jsonb_to_recordset($2::jsonb) AS r(intent_id text, currency text, spent_minor text)
+     ON CONFLICT (agreement_id, intent_id) DO UPDATE SET currency = EXCLUDED.currency, spent_minor = EXCLUDED.spent_minor`,
+    [agreement.agreement_id, JSON.stringify(rows)],
+  );
+}
+
+/** Spent per intent of `agreementId` (minor units of each intent's currency). */
+export async function spendTotals(q: Queryable, agreementId: string): Promise<Map<string, bigint>> {
+  const { rows } = await q.query<{ intent_id: string; spent_minor: string }>(
+    "SELECT intent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1",
+    [agreementId],
+  );
+  return new Map(rows.map((r) => [r.intent_id, BigInt(r.spent_minor)]));
+}
