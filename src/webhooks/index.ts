@@ -1,0 +1,17 @@
+/**
+ * Signed subscriber webhooks with a durable outbox: the public surface.
+ *
+ * - `enqueueAlert(client, target, alert)`: call INSIDE the transaction that records the change
+ *   (revocation, incident, score drop), once per subscription; the alert is sent iff it commits.
+ * - `startDeliveryWorker(pool, signer, opts)`: sends due alerts (the app starts one, see plugin.ts).
+ * - `verifyAlert(body, publicJwk)`: for receivers and tests.
+ * Wire format and delivery rules: docs/webhooks.md.
+ */
+export { ALERT_TYP, ALERT_TYPES, alertPayload, signAlert, verifyAlert } from "./alert.js";
+export type { Alert, AlertPayload, SignedAlert } from "./alert.js";
+export { DEFAULT_RETRY_POLICY, baseDelay, nextRetryDelay, type RetryPolicy } from "./backoff.js";
+export { ATTEMPT_HEADER, EVENT_ID_HEADER } from "./deliver.js";
+export { WebhookError, type WebhookErrorCode } from "./errors.js";
+export { DELIVERIES_METRIC } from "./metrics.js";
+export { enqueueAlert, WEBHOOKS_CHANNEL, type AlertTarget } from "./outbox.js";
+export { startDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions, type WorkerLog } from "./worker.js";

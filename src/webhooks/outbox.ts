@@ -1,0 +1,125 @@
+/**
+ * The webhook outbox table (`webhook_outbox`, migration 0040): enqueue, claim, finish.
+ *
+ * Promise: `enqueueAlert` writes in the CALLER's transaction (the alert exists iff the change
+ * committed) at most one row per (subscription_id, event_id), and NOTIFYs `writ_webhooks` on
+ * commit so a worker wakes at once. `claimDue` takes due rows with `FOR UPDATE SKIP LOCKED`
+ * (any number of workers, in any number of processes, never claim the same row together) and
+ * leases them: it counts the attempt and moves `next_attempt_at` past the lease, so a worker
+ * that dies mid-delivery only delays the row until the lease ends. `finish*` act only while the
+ * claim is still the current one (fenced by the attempt number). All times are the database's.
+ */
+import type { Pool } from "pg";
+import { WebhookError } from "./errors.js";
+import { alertPayload, type Alert, type AlertPayload } from "./alert.js";
+import type { Queryable } from "../store/pool.js";
+
+/** The NOTIFY channel that wakes delivery workers (payload empty). */
+export const WEBHOOKS_CHANNEL = "writ_webhooks";
+
+/** Where an alert goes: a subscription and the URL stored with it now. */
+export interface AlertTarget {
+  subscription_id: string;
+  webhook_url: string;
+}
+
+/** Longest webhook URL accepted (characters). */
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * Enqueues `alert` for `target` in the caller's transaction. Enqueuing the same event for the
+ * same subscription again changes nothing. Throws WebhookError ALERT_INVALID for a malformed
+ * alert or URL (the caller's transaction then fails unless it catches).
+ */
+export async function enqueueAlert(client: Queryable, target: AlertTarget, alert: Alert): Promise<void> {
+  const url = typeof target?.webhook_url === "string" ? target.webhook_url : "";
+  let parsed: URL | null = null;
+  try {
+    parsed = url.length <= MAX_URL_LENGTH ? new URL(url) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) {
+    throw new WebhookError("ALERT_INVALID", "webhook_url must be an http or https URL");
+  }
+  const payload = alertPayload(target.subscription_id, alert);
+  const { rowCount } = await client.query(
+    `INSERT INTO webhook_outbox (subscription_id, webhook_url, event_id, payload)
+     VALUES ($1, $2, $3, $4::jsonb)
+     ON CONFLICT (subscription_id, event_id) DO NOTHING`,
+    [payload.subscription_id, url, payload.event_id, JSON.stringify(payload)],
+  );
+  if (rowCount === 1) await client.query("SELECT pg_notify($1, '')", [WEBHOOKS_CHANNEL]);
+}
+
+/** A claimed row: one attempt to make now. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookUrl: string;
+  eventId: string;
+  payload: AlertPayload;
+  /** The number of this attempt (1 for the first). */
+  attempt: number;
+}
+
+/** Claims up to `limit` due rows, leasing each for `leaseMs`. */
+export async function claimDue(pool: Pool, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return [];
+  const { rows } = await pool.query<{ id: string; webhook_url: string; event_id: string; payload: AlertPayload; attempts: number }>(
+    `WITH due AS (
+       SELECT id FROM webhook_outbox
+        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
+        ORDER BY next_attempt_at
+        LIMIT $1::int
+        FOR UPDATE SKIP LOCKED)
+     UPDATE webhook_outbox o
+        SET attempts = o.attempts + 1, next_attempt_at = now() + $2::double precision * interval '1 millisecond'
+       FROM due WHERE o.id = due.id
+     RETURNING o.id::text AS id, o.webhook_url, o.event_id, o.payload, o.attempts`,
+    [limit, leaseMs],
+  );
+  return rows.map((r) => ({ id: r.id, webhookUrl: r.webhook_url, eventId: r.event_id, payload: r.payload, attempt: r.attempts }));
+}
+
+/** Records a successful attempt. Returns false when the claim was no longer current. */
+export async function finishDelivered(db: Queryable, d: ClaimedDelivery): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE webhook_outbox SET delivered_at = now(), next_attempt_at = NULL, last_error = NULL
+      WHERE id = $1 AND attempts = $2 AND next_attempt_at IS NOT NULL`,
+    [d.id, d.attempt],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Records a failed attempt: retry after `retryInMs`, or fail for good when it is null.
+ * Returns false when the claim was no longer current.
+ */
+export async function finishFailed(db: Queryable, d: ClaimedDelivery, error: string, retryInMs: number | null): Promise<boolean> {
+  const { rowCount } =
+    retryInMs === null
+      ? await db.query(
+          `UPDATE webhook_outbox SET failed_at = now(), next_attempt_at = NULL, last_error = $3
+            WHERE id = $1 AND attempts = $2 AND next_attempt_at IS NOT NULL`,
+          [d.id, d.attempt, error],
+        )
+      : await db.query(
+          `UPDATE webhook_outbox SET next_attempt_at = now() + $3::double precision * interval '1 millisecond', last_error = $4
+            WHERE id = $1 AND attempts = $2 AND next_attempt_at IS NOT NULL`,
+          [d.id, d.attempt, retryInMs, error],
+        );
+  return rowCount === 1;
+}
+
+/**
+ * Gives a claimed row back without counting the attempt (an attempt interrupted by shutdown):
+ * due now, for the next worker. Returns false when the claim was no longer current.
+ */
+export async function releaseClaim(db: Queryable, d: ClaimedDelivery): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE webhook_outbox SET attempts = attempts - 1, next_attempt_at = now(), last_error = 'delivery interrupted by shutdown'
+      WHERE id = $1 AND attempts = $2 AND next_attempt_at IS NOT NULL`,
+    [d.id, d.attempt],
+  );
+  return rowCount === 1;
+}

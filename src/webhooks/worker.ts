@@ -1,0 +1,202 @@
+/**
+ * The delivery worker: sends due outbox rows to subscribers, signed with the log key.
+ *
+ * Promise:
+ * - At-least-once: a row is retried until a 2xx answer or `maxAttempts` attempts (then it is
+ *   marked failed and never retried). A receiver may see an event more than once (after a lost
+ *   answer, a crash or a lease expiry) and deduplicates by `event_id`.
+ * - It never slows the API: it runs beside request handling, holds no database connection while
+ *   a request is out (rows are leased, then the connection is returned), keeps at most
+ *   `concurrency` requests in flight, and every request ends within `timeoutMs`.
+ * - Several workers (in one process or many) share the table safely (`FOR UPDATE SKIP LOCKED`).
+ * - New rows go out promptly (LISTEN `writ_webhooks`), due retries when their time comes (a local
+ *   timer), and anything else within `pollIntervalMs` (the poll is the durable path).
+ * - `stop()` aborts requests in flight, gives their rows back (due now, the interrupted attempt
+ *   not counted), stops listening and resolves when nothing of the worker runs any more.
+ */
+import type { Pool, ClientConfig } from "pg";
+import type { Registry } from "prom-client";
+import type { Signer } from "../core/jose/index.js";
+import { signAlert } from "./alert.js";
+import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backoff.js";
+import { deliverOnce } from "./deliver.js";
+import { deliveriesCounter } from "./metrics.js";
+import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "./outbox.js";
+import { listenForWakeups, type Wakeup } from "./wakeup.js";
+
+/** Where the worker reports (a pino/Fastify logger fits). */
+export interface WorkerLog {
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/** Options of `startDeliveryWorker` (every member optional). */
+export interface DeliveryWorkerOptions {
+  /** Per-request time limit (default 5000 ms). */
+  timeoutMs?: number;
+  /** Retry schedule (default 1 s doubling to 10 min, 12 attempts). */
+  retry?: Partial<RetryPolicy>;
+  /** Largest number of requests in flight (default 8). */
+  concurrency?: number;
+  /** Largest number of rows claimed per query (default 10). */
+  batchSize?: number;
+  /** Poll interval (default 1000 ms). */
+  pollIntervalMs?: number;
+  /** Connection to LISTEN on (default: the pool's settings); false: poll only. */
+  listen?: ClientConfig | false;
+  /** Registry for `writ_webhook_deliveries_total` (default: a private counter). */
+  registry?: Registry;
+  log?: WorkerLog;
+  /** The worker does nothing while this returns false (e.g. before migrations ran). */
+  isReady?: () => boolean;
+  /** Source of jitter, [0, 1) (default Math.random). */
+  random?: () => number;
+}
+
+/** A running worker. */
+export interface DeliveryWorker {
+  /** Stops the worker (idempotent); see the module comment. */
+  stop(): Promise<void>;
+}
+
+const SILENT: WorkerLog = { warn: () => {}, debug: () => {} };
+/** Slack added to local retry timers so the row is due in the database's clock too. */
+const TIMER_SLACK_MS = 15;
+
+function positive(v: number | undefined, fallback: number): number {
+  return v !== undefined && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** Starts a delivery worker on `pool`, signing with `signer` (the log key). */
+export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
+  const timeoutMs = positive(opts.timeoutMs, 5000);
+  const policy: RetryPolicy = {
+    minMs: positive(opts.retry?.minMs, DEFAULT_RETRY_POLICY.minMs),
+    maxMs: positive(opts.retry?.maxMs, DEFAULT_RETRY_POLICY.maxMs),
+    maxAttempts: positive(opts.retry?.maxAttempts, DEFAULT_RETRY_POLICY.maxAttempts),
+  };
+  const concurrency = Math.floor(positive(opts.concurrency, 8));
+  const batchSize = Math.floor(positive(opts.batchSize, 10));
+  // A claimed row is not due again before the attempt must have ended.
+  const leaseMs = 2 * timeoutMs + 10_000;
+  const log = opts.log ?? SILENT;
+  const counter = deliveriesCounter(opts.registry);
+  const shutdown = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let ticking: Promise<void> | null = null;
+  let again = false;
+  let pollFailing = false;
+  let timer: NodeJS.Timeout | null = null;
+  let timerAt = Infinity;
+
+  const wakeIn = (ms: number) => {
+    const at = Date.now() + ms;
+    if (stopped || at >= timerAt) return;
+    if (timer) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(() => {
+      timer = null;
+      timerAt = Infinity;
+      tick();
+    }, ms);
+    timer.unref();
+  };
+
+  const finish = async (d: ClaimedDelivery, body: string) => {
+    const r = await deliverOnce({ url: d.webhookUrl, body, eventId: d.eventId, attempt: d.attempt, timeoutMs, signal: shutdown.signal });
+    if (r.ok) {
+      await finishDelivered(pool, d);
+      counter.inc({ result: "delivered" });
+      log.debug({ event_id: d.eventId, attempt: d.attempt, status: r.status }, "webhook delivered");
+      return;
+    }
+    if (r.aborted) {
+      await releaseClaim(pool, d);
+      return;
+    }
+    const retryIn = nextRetryDelay(d.attempt, policy, opts.random);
+    await finishFailed(pool, d, r.error, retryIn);
+    counter.inc({ result: retryIn === null ? "failed" : "retry" });
+    if (retryIn === null) log.warn({ event_id: d.eventId, attempts: d.attempt, error: r.error }, "webhook delivery failed for good");
+    else {
+      log.debug({ event_id: d.eventId, attempt: d.attempt, error: r.error, retry_in_ms: retryIn }, "webhook delivery failed");
+      wakeIn(retryIn + TIMER_SLACK_MS);
+    }
+  };
+
+  const start = (d: ClaimedDelivery) => {
+    const p = (async () => {
+      if (stopped) return releaseClaim(pool, d).then(() => {});
+      const body = JSON.stringify(await signAlert(d.payload, signer));
+      await finish(d, body);
+    })()
+      .catch((err: unknown) => log.warn({ err, event_id: d.eventId }, "webhook delivery bookkeeping failed; the lease will expire"))
+      .finally(() => {
+        inFlight.delete(p);
+        tick();
+      });
+    inFlight.add(p);
+  };
+
+  const claimLoop = async () => {
+    do {
+      again = false;
+      if (opts.isReady && !opts.isReady()) return;
+      const want = Math.min(concurrency - inFlight.size, batchSize);
+      if (want <= 0) return;
+      const claimed = await claimDue(pool, want, leaseMs);
+      for (const d of claimed) start(d);
+      if (claimed.length === want) again = true;
+    } while (again && !stopped);
+  };
+
+  function tick(): void {
+    if (stopped) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = claimLoop()
+      .then(
+        () => {
+          pollFailing = false;
+        },
+        (err: unknown) => {
+          // Warn once per outage; the poll retries every interval.
+          if (pollFailing) log.debug({ err }, "webhook outbox poll failed again");
+          else log.warn({ err }, "webhook outbox poll failed; retrying every poll interval");
+          pollFailing = true;
+        },
+      )
+      .finally(() => {
+        ticking = null;
+        // A wake-up that came while this round was finishing gets its own round.
+        if (again) tick();
+      });
+  }
+
+  const poll = setInterval(tick, positive(opts.pollIntervalMs, 1000));
+  poll.unref();
+  const listen = opts.listen === false ? null : (opts.listen ?? (pool as Pool & { options?: ClientConfig }).options ?? null);
+  const wakeup: Wakeup | null = listen
+    ? listenForWakeups({ connection: listen, onWake: tick, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
+    : null;
+  tick();
+
+  let stopping: Promise<void> | null = null;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        clearInterval(poll);
+        if (timer) clearTimeout(timer);
+        shutdown.abort();
+        await ticking;
+        await Promise.allSettled([...inFlight]);
+        await wakeup?.stop();
+      })();
+      return stopping;
+    },
+  };
+}
