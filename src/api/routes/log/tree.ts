@@ -52,9 +52,11 @@ export function registerTreeRoutes(app: FastifyInstance): void {
       schema: {
         tags: ["log"],
         summary: "The latest tree head as a C2SP checkpoint (signed note)",
-        produces: ["text/plain"],
         response: {
-          200: { type: "string", description: "c2sp.org/tlog-checkpoint, Ed25519 signed note under the log origin" },
+          200: {
+            description: "c2sp.org/tlog-checkpoint, Ed25519 signed note under the log origin",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
           404: errorSchema,
           503: errorSchema,
         },

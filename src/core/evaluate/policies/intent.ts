@@ -48,8 +48,8 @@ export const intentWindow: IntentPolicy = (s, m, out) => {
 /** An intent with no expiry or no per-transaction ceiling is over-broad: the principal confirms. */
 export const intentBreadth: IntentPolicy = (_s, m, out) => {
   const missing: string[] = [];
-  if (m.mandate.expires_at === undefined) missing.push("an expiry");
-  if (m.mandate.maximum_amount === undefined) missing.push("a per-transaction ceiling");
+  if (m.mandate.expires_at === undefined) missing.push("expiry");
+  if (m.mandate.maximum_amount === undefined) missing.push("per-transaction ceiling");
   if (missing.length > 0) out.add("OVER_BROAD_INTENT", `intent ${m.mandate.intent_id} has no ${missing.join(" and no ")}`);
 };
 

@@ -1,0 +1,59 @@
+/**
+ * Settings of the rate lookup, read once with the other settings:
+ *
+ * - `SVC_FX_SOURCE_URL` (the spec's `{fx_source_url}`): base URL of a Frankfurter-compatible
+ *   source, http or https, without query or fragment (for example
+ *   `https://api.frankfurter.dev/v1`). Unset: every lookup that needs the source answers 502.
+ *   Set but unusable: the same, plus a start-up problem.
+ * - `SVC_FX_TIMEOUT_MS`: how long one source request may take, headers and body, integer
+ *   1..60000, default 2000. Anything else: the default, plus a start-up problem.
+ */
+
+/** The loaded rate settings. */
+export interface FxSettings {
+  /** Base URL without trailing slashes, or null when unset or unusable. */
+  readonly sourceUrl: string | null;
+  /** Source request timeout in milliseconds. */
+  readonly timeoutMs: number;
+}
+
+/** Default of SVC_FX_TIMEOUT_MS. */
+export const DEFAULT_FX_TIMEOUT_MS = 2000;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function trimmed(env: Env, name: string): string | null {
+  const v = env[name]?.trim();
+  return v === undefined || v === "" ? null : v;
+}
+
+function sourceUrl(raw: string | null, problems: string[]): string | null {
+  if (raw === null) return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    problems.push("SVC_FX_SOURCE_URL is not a URL; rate lookups will answer 502");
+    return null;
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search !== "" || u.hash !== "" || u.username !== "" || u.password !== "") {
+    problems.push("SVC_FX_SOURCE_URL must be an http(s) URL without query, fragment or credentials; rate lookups will answer 502");
+    return null;
+  }
+  return u.toString().replace(/\/+$/, "");
+}
+
+function timeoutMs(raw: string | null, problems: string[]): number {
+  if (raw === null) return DEFAULT_FX_TIMEOUT_MS;
+  if (/^\d{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 60_000) return Number(raw);
+  problems.push(`SVC_FX_TIMEOUT_MS must be an integer from 1 to 60000; using ${DEFAULT_FX_TIMEOUT_MS}`);
+  return DEFAULT_FX_TIMEOUT_MS;
+}
+
+/** Reads SVC_FX_SOURCE_URL and SVC_FX_TIMEOUT_MS from `env`; problems go to `problems`. */
+export function loadFxSettings(env: Env, problems: string[]): FxSettings {
+  return Object.freeze({
+    sourceUrl: sourceUrl(trimmed(env, "SVC_FX_SOURCE_URL"), problems),
+    timeoutMs: timeoutMs(trimmed(env, "SVC_FX_TIMEOUT_MS"), problems),
+  });
+}
