@@ -27,7 +27,7 @@ import { validate } from "../core/schemas/index.js";
 import { insertLedgerRows, ledgerHashAt, ledgerRow, writeSpendTotals } from "./ledger.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
-import { announceRevoked } from "./revocation-announce.js";
+import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
 
 /** An agreement as stored: the record without its ledger fields. */
 export type AgreementRecord = Omit<IntentAgreement, "ledger" | "ledger_sequence" | "ledger_head" | "ledger_as_of">;
@@ -110,6 +110,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     if (state.state !== "ok") throw new RecordStoreError("LEDGER_INVALID", `the agreement's ledger does not verify: ${state.state === "broken" ? state.problem : "unknown"}`);
   }
   const id = record.agreement_id;
+  if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
   let stored = await lockRow(q, id);
   const selfRevokes = record.status === "revoked" && stored?.revoked_at == null;

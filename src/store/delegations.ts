@@ -22,16 +22,16 @@ import type { Delegation } from "../core/delegation/index.js";
 import { canonicalJson } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
 import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
-import { WRIT_LOCK_NAMESPACE } from "./locks.js";
+import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
-import { announceRevoked } from "./revocation-announce.js";
+import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
 
 /**
  * Advisory lock id of the delegation tree (in the `WRIT_LOCK_NAMESPACE` class), between
  * `revocations` (10) and `transparencyLog` (20) in the lock order. To be moved into LOCK_IDS.
  */
-export const DELEGATION_TREE_LOCK_ID = 15;
+export const DELEGATION_TREE_LOCK_ID = LOCK_IDS.delegationTree;
 
 /** Who revoked, why and when. */
 export interface RevocationActs {
@@ -86,6 +86,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const { intent_agreement: embedded, ...record } = checked.value;
   const id = record.delegation_id;
   const chainIds = record.delegation_chain.map((l) => l.delegation_id);
+  if ([id, ...chainIds].some((x) => x.length < 1 || x.length > MAX_ID_LENGTH)) {
+    throw new RecordStoreError("RECORD_INVALID", `delegation ids (its own and its chain's) must be 1 to ${MAX_ID_LENGTH} characters`);
+  }
   const parent = chainIds[chainIds.length - 1] ?? null;
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
@@ -96,7 +99,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   );
   const stored = rows[0];
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
-    "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE delegation_id = ANY($1::text[]) ORDER BY revoked_at LIMIT 1",
+    "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE delegation_id = ANY($1::text[]) ORDER BY revoked_at, (delegation_id = root_id) DESC, delegation_id LIMIT 1",
     [[id, ...chainIds]],
   );
   const prior = ancestors.rows[0];

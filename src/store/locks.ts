@@ -15,6 +15,8 @@ export const LOCK_IDS = {
   migrations: 1,
   /** Held (transaction-level) while a revocation is sequenced, logged and announced. */
   revocations: 10,
+  /** Shared by delegation upserts, exclusive for revocations, so a subtree cannot grow while it is revoked. */
+  delegationTree: 15,
   /** Reserved for the transparency log's append path (taken after `revocations`). */
   transparencyLog: 20,
 } as const;

@@ -1,0 +1,101 @@
+/**
+ * Later outcomes of an allowed action (authorized, settled, failed), appended to the
+ * agreement's ledger under the same row lock as spends. The moves are those of
+ * ./outcome-rules.ts; a `failed` entry releases the amount from the intent's total in the same
+ * transaction. The new entry repeats the action's amount, currency and intent, and carries
+ * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
+ */
+import type { Pool, PoolClient } from "pg";
+import type { LedgerEntry, LedgerOutcome } from "../core/agreement/index.js";
+import type { HashString } from "../core/canonical/index.js";
+import { RecordStoreError } from "../store/record-errors.js";
+import { nextLedgerEntry } from "./ledger-next.js";
+import { outcomeStep, type LaterOutcome } from "./outcome-rules.js";
+
+/** A later outcome to record. */
+export interface OutcomeRequest {
+  agreementId: string;
+  actionId: string;
+  outcome: LaterOutcome;
+  /** RFC 3339 time of the entry. */
+  at: string;
+}
+
+/** The outcome of `recordOutcome`. */
+export type OutcomeResult =
+  | { recorded: true; replayed: boolean; entry: LedgerEntry }
+  | { recorded: false; code: "AGREEMENT_NOT_FOUND" | "ACTION_NOT_RECORDED" }
+  | { recorded: false; code: "OUTCOME_NOT_ALLOWED"; current: LedgerOutcome };
+
+interface EntryRow {
+  outcome: LedgerOutcome;
+  entry: LedgerEntry;
+  intent_id: string;
+  amount_minor: string | null;
+}
+
+async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
+  const lock = await client.query<{ ledger_sequence: number; ledger_head: HashString | null }>(
+    "SELECT ledger_sequence, ledger_head FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
+    [req.agreementId],
+  );
+  const head = lock.rows[0];
+  if (!head) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
+  const { rows } = await client.query<EntryRow>(
+    "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
+    [req.agreementId, req.actionId],
+  );
+  const step = outcomeStep(rows.map((r) => r.outcome), req.outcome);
+  if (step.kind === "refused") return step.code === "OUTCOME_NOT_ALLOWED" ? { recorded: false, code: step.code, current: step.current } : { recorded: false, code: step.code };
+  if (step.kind === "replay") return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry };
+
+  const last = rows[rows.length - 1] as EntryRow;
+  // The amount in force is the latest one an entry of the action carried (the core's rule).
+  const carrying = [...rows].reverse().find((r) => r.amount_minor !== null);
+  const amount = carrying?.entry.amount;
+  const entry = nextLedgerEntry(
+    { sequence: head.ledger_sequence, head: head.ledger_head ?? undefined },
+    {
+      action_id: req.actionId,
+      at: req.at,
+      currency: last.entry.currency,
+      outcome: req.outcome,
+      ...(amount !== undefined ? { amount } : {}),
+      intent_id: last.intent_id,
+      idempotency_key: req.actionId,
+    },
+  );
+  await client.query(
+    `WITH ins AS (
+       INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
+       VALUES ($1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
+       RETURNING sequence
+     ),
+     head AS (UPDATE agreements SET ledger_sequence = $2::int, ledger_head = $9::text, updated_at = now() WHERE agreement_id = $1::text AND EXISTS (SELECT 1 FROM ins))
+     UPDATE agreement_spend SET spent_minor = spent_minor - $8::bigint
+     WHERE $5::text = 'failed' AND $8::bigint IS NOT NULL AND agreement_id = $1::text AND intent_id = $6::text AND EXISTS (SELECT 1 FROM ins)`,
+    [req.agreementId, entry.sequence, JSON.stringify(entry), req.actionId, req.outcome, last.intent_id, last.entry.currency,
+      carrying?.amount_minor ?? null, entry.entry_hash, entry.prev_entry_hash ?? null],
+  );
+  return { recorded: true, replayed: false, entry };
+}
+
+/** Records a later outcome of an allowed action (see the module comment). Throws SPEND_INVALID for a malformed request. */
+export async function recordOutcome(pool: Pool, req: OutcomeRequest): Promise<OutcomeResult> {
+  if (!["authorized", "settled", "failed"].includes(req.outcome)) throw new RecordStoreError("SPEND_INVALID", "outcome must be authorized, settled or failed");
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const out = await run(client, req);
+    await client.query("COMMIT");
+    return out;
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}

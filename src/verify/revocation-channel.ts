@@ -1,0 +1,138 @@
+/**
+ * A LISTEN connection on `writ_revocations` that emits every revocation the channel carries:
+ * announcements of revoked delegations and agreements (src/store/revocation-announce.ts) and
+ * the revocation feed's notices (src/store/notify.ts), both as `RevocationAnnouncement`s.
+ *
+ * Promise (as RevocationListener's): it listens on a dedicated connection (never a pool
+ * client), reconnects after any loss with capped exponential backoff and jitter, emits
+ * `connected` after every (re)connection (NOTIFY is not durable: the consumer re-reads the
+ * tables then) and never throws from a background callback.
+ *
+ * (RevocationListener of src/store/notify.ts emits only feed notices; this one emits both.)
+ */
+import { EventEmitter } from "node:events";
+import pg from "pg";
+import type { Client, ClientConfig } from "pg";
+import { REVOCATIONS_CHANNEL } from "../store/notify.js";
+import { parseRevocationPayload, type RevocationAnnouncement } from "../store/revocation-announce.js";
+
+/** Events of a revocation source (this channel, or a fake in tests). */
+export interface RevocationSourceEvents {
+  /** Ids were revoked. */
+  revoked: [RevocationAnnouncement];
+  /** LISTEN is active; `reconnect` is true after a loss. */
+  connected: [{ reconnect: boolean }];
+  /** The connection was lost or could not be made; a retry follows after `retryInMs`. */
+  disconnected: [{ error: Error; retryInMs: number }];
+}
+
+/** What the revocation index consumes. */
+export interface RevocationSource extends EventEmitter<RevocationSourceEvents> {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Options of a RevocationChannel. */
+export interface RevocationChannelOptions {
+  connection: string | ClientConfig;
+  /** First retry delay (default 100 ms), doubled per failure up to `maxBackoffMs` (default 2000 ms). */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** application_name of the connection (default "writ-revocation-index"). */
+  applicationName?: string;
+}
+
+/** The LISTEN connection (see the module comment). */
+export class RevocationChannel extends EventEmitter<RevocationSourceEvents> implements RevocationSource {
+  private client: Client | null = null;
+  private stopped = false;
+  private everConnected = false;
+  private failures = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private firstConnect: Promise<void> | null = null;
+  private resolveFirst: (() => void) | null = null;
+  private pid: number | undefined;
+
+  constructor(private readonly opts: RevocationChannelOptions) {
+    super();
+  }
+
+  /** Backend process id of the current connection (undefined while disconnected). */
+  get backendPid(): number | undefined {
+    return this.client ? this.pid : undefined;
+  }
+
+  /** Starts listening; resolves at the first active LISTEN (or on stop). Failures retry in the background. */
+  start(): Promise<void> {
+    if (!this.firstConnect) {
+      this.firstConnect = new Promise((resolve) => (this.resolveFirst = resolve));
+      void this.connect();
+    }
+    return this.firstConnect;
+  }
+
+  /** Stops listening and closes the connection; nothing is emitted afterwards. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const c = this.client;
+    this.client = null;
+    if (c) await c.end().catch(() => {});
+    this.resolveFirst?.();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const config = typeof this.opts.connection === "string" ? { connectionString: this.opts.connection } : this.opts.connection;
+    const client = new pg.Client({ ...config, keepAlive: true, application_name: this.opts.applicationName ?? "writ-revocation-index" });
+    let lost = false;
+    const onLost = (err: Error) => {
+      if (lost) return;
+      lost = true;
+      if (this.client === client) this.client = null;
+      client.removeAllListeners("notification");
+      void client.end().catch(() => {});
+      this.retry(err);
+    };
+    client.on("error", onLost);
+    client.on("end", () => onLost(new Error("revocation channel connection ended")));
+    client.on("notification", (msg) => {
+      if (msg.channel !== REVOCATIONS_CHANNEL || this.stopped) return;
+      const a = parseRevocationPayload(msg.payload);
+      if (a) this.emit("revoked", a);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${REVOCATIONS_CHANNEL}`);
+      const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      this.pid = rows[0]?.pid;
+    } catch (e) {
+      onLost(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    if (this.stopped || lost) {
+      if (!lost) await client.end().catch(() => {});
+      return;
+    }
+    this.client = client;
+    this.failures = 0;
+    const reconnect = this.everConnected;
+    this.everConnected = true;
+    this.emit("connected", { reconnect });
+    this.resolveFirst?.();
+  }
+
+  private retry(error: Error): void {
+    if (this.stopped) return;
+    const min = this.opts.minBackoffMs ?? 100;
+    const base = Math.min(this.opts.maxBackoffMs ?? 2000, min * 2 ** Math.min(this.failures, 20));
+    this.failures += 1;
+    const retryInMs = Math.round(base / 2 + Math.random() * (base / 2));
+    this.emit("disconnected", { error, retryInMs });
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.connect();
+    }, retryInMs);
+  }
+}

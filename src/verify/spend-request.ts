@@ -1,0 +1,62 @@
+/**
+ * The spend an ALLOW records, built from what was evaluated: the decision's intent and amount
+ * (minor units of the intent's currency), and the cumulative limits to re-check inside the
+ * lock: the intent's slice, the agreement's parent cumulative maximum and the delegation's
+ * cumulative maximum with the action's amount in the delegation's currency (converted with the
+ * same rate the evaluation used, rounded up, as the core does). Pure.
+ */
+import type { Action, Decision, EvalContext } from "../core/evaluate/index.js";
+import { convertMinor, toMinor } from "../core/money/index.js";
+import { RecordStoreError } from "../store/record-errors.js";
+import type { VerifyCandidate } from "./candidates.js";
+import type { AllowedSpend, SpendLimits } from "./spend.js";
+
+/** Options of `allowedSpendFor`. */
+export interface AllowedSpendOptions {
+  /** RFC 3339 time of the ledger entry. */
+  at: string;
+  /** The rates the evaluation used (`EvalContext.rate`). */
+  rate?: EvalContext["rate"];
+  /** The verify answer to store with the spend. */
+  decision?: AllowedSpend["decision"];
+}
+
+function amountIn(action: Action, currency: string, rate: EvalContext["rate"]): bigint | undefined {
+  const own = toMinor(action.amount, action.currency);
+  if (currency === action.currency) return own;
+  const r = rate?.(action.currency, currency);
+  return r ? convertMinor(own, action.currency, currency, r) : undefined;
+}
+
+/**
+ * The spend to record for `decision` (an ALLOW) on `candidate`. Throws SPEND_INVALID when the
+ * decision is not an ALLOW with an intent and an amount, or when an amount cannot be expressed
+ * in a budget's currency (an evaluation that allowed it had the rate, so this is a caller bug).
+ */
+export function allowedSpendFor(candidate: VerifyCandidate, action: Action, decision: Decision, opts: AllowedSpendOptions): AllowedSpend {
+  if (decision.verdict !== "ALLOW" || decision.intent_id === undefined || decision.amount_minor === undefined) {
+    throw new RecordStoreError("SPEND_INVALID", "only an ALLOW with an intent and an amount records a spend");
+  }
+  const mandate = candidate.agreement.mandates.find((m) => m.mandate.intent_id === decision.intent_id);
+  if (!mandate) throw new RecordStoreError("SPEND_INVALID", `intent ${decision.intent_id} is not among the candidate's mandates`);
+  const limits: SpendLimits = {};
+  if (mandate.sliceMinor !== undefined) limits.sliceMinor = mandate.sliceMinor;
+  if (candidate.agreement.parentCumulativeMinor !== undefined) limits.parentCumulativeMinor = candidate.agreement.parentCumulativeMinor;
+  const d = candidate.delegation;
+  if (d && d.scope.cumulativeMinor !== undefined) {
+    const currency = d.scope.scope.currency;
+    const amountMinor = currency === mandate.mandate.currency ? decision.amount_minor : amountIn(action, currency, opts.rate);
+    if (amountMinor === undefined) throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
+    limits.delegation = { delegationId: d.delegation.delegation_id, cumulativeMinor: d.scope.cumulativeMinor, currency, amountMinor };
+  }
+  return {
+    agreementId: candidate.agreementId,
+    intentId: decision.intent_id,
+    actionId: action.action_id,
+    amountMinor: decision.amount_minor,
+    currency: mandate.mandate.currency,
+    at: opts.at,
+    limits,
+    ...(opts.decision ? { decision: opts.decision } : {}),
+  };
+}

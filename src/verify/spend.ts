@@ -1,0 +1,212 @@
+/**
+ * The spend transaction of a verified ALLOW: record the action in the agreement's
+ * hash-chained ledger, exactly once, without ever exceeding a cumulative budget.
+ *
+ * Promises of `recordAllowedSpend`:
+ * - ONE short transaction: [lock the delegation row, only when a delegation budget applies],
+ *   lock the agreement row (`FOR NO KEY UPDATE`, which also returns the ledger head), then ONE
+ *   statement that re-reads the totals (a snapshot taken after the lock, so every committed
+ *   spend is in it), re-checks every budget, and inserts the entry, moves the head and adds to
+ *   the intent's total, all or nothing. BEGIN + 2 (or 3) statements + COMMIT.
+ * - Budgets are compared in integer minor units (bigint): the intent's cumulative slice
+ *   against its total, the parent cumulative maximum against the agreement's total in the
+ *   entry's currency, the delegation's cumulative maximum against the spend of all the
+ *   delegation's agreements in its scope currency (spend in another currency under the
+ *   delegation cannot be added without a rate: refused, fail closed).
+ * - Idempotent on `actionId`: an action already recorded as allowed returns its entry
+ *   (`replayed: true`) and spends nothing, whatever the budgets and revocations say now. A
+ *   caller compares `entry.amount`/`intent_id` with its request (or relies on the verify
+ *   decision's request hash) to detect a reused action id.
+ * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
+ *   revoked (also not named by a pushed revocation), the intent is live, and the delegation is
+ *   not revoked. Each refusal is a reason code of the evaluation union, which the caller
+ *   turns into a DENY.
+ * - The entry: `{action_id, at, currency, outcome: "allowed", amount, intent_id,
+ *   idempotency_key: action_id}` chained by `nextLedgerEntry` (the core's rule).
+ * - The revision of the agreement is NOT bumped (the ledger is versioned by its sequence), so
+ *   prepared records stay cached.
+ *
+ * Lock order of every writer of these tables (so none deadlocks another): the delegation-tree
+ * advisory lock, then delegation rows, then agreement rows. Row locks are FOR NO KEY UPDATE,
+ * which does not conflict with the KEY SHARE locks of foreign-key checks.
+ */
+import type { Pool, PoolClient } from "pg";
+import type { LedgerEntry } from "../core/agreement/index.js";
+import type { HashString } from "../core/canonical/index.js";
+import type { ReasonCode } from "../core/evaluate/index.js";
+import { formatMinor, minorToNumber, toMinor, isCurrency } from "../core/money/index.js";
+import { RecordStoreError } from "../store/record-errors.js";
+import { nextLedgerEntry } from "./ledger-next.js";
+import { SPEND_SQL } from "./spend-sql.js";
+
+/** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
+export interface SpendLimits {
+  /** The intent's cumulative slice, in the intent's currency. */
+  sliceMinor?: bigint;
+  /** The agreement's parent cumulative maximum, in the entry's currency. */
+  parentCumulativeMinor?: bigint;
+  /** The delegation's cumulative maximum; its row is locked first. */
+  delegation?: {
+    delegationId: string;
+    cumulativeMinor: bigint;
+    /** The delegation scope's currency. */
+    currency: string;
+    /** The action's amount in that currency (default `amountMinor`, which must then be in it). */
+    amountMinor?: bigint;
+  };
+}
+
+/** One allowed action to record. */
+export interface AllowedSpend {
+  agreementId: string;
+  intentId: string;
+  actionId: string;
+  /** Amount in minor units of `currency`, which must be the intent's currency. */
+  amountMinor: bigint;
+  currency: string;
+  /** RFC 3339 time of the entry. */
+  at: string;
+  limits?: SpendLimits;
+  /** The verify answer, stored in `verify_decisions` in the same transaction when the spend is recorded. */
+  decision?: { agentId: string; requestHash: HashString; body: Record<string, unknown> };
+}
+
+/** Reasons `recordAllowedSpend` refuses for. */
+export type SpendRefusal = Extract<
+  ReasonCode,
+  "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "AGREEMENT_REVOKED" | "DELEGATION_REVOKED" | "NO_ACTIVE_AGREEMENT" | "INTENT_NOT_FOUND"
+>;
+
+/** The outcome of `recordAllowedSpend`. */
+export type SpendResult =
+  | {
+      recorded: true;
+      /** True when the action was recorded before: nothing was spent now. */
+      replayed: boolean;
+      entry: LedgerEntry;
+      /** The intent's total after this spend (only when not replayed). */
+      intentSpentMinor?: bigint;
+    }
+  | { recorded: false; reason: SpendRefusal; message: string };
+
+/** Options of `recordAllowedSpend`. */
+export interface SpendOptions {
+  /** Receives the transaction's duration in seconds (the `writ_ledger_append_seconds` histogram). */
+  observe?: (seconds: number) => void;
+}
+
+interface LockRow {
+  ledger_sequence: number;
+  ledger_head: HashString | null;
+  status: string;
+  revoked: boolean;
+  delegation_id: string | null;
+  intent_currency: string | null;
+}
+
+interface SpendRow {
+  outcome: "ok" | "replay" | SpendRefusal;
+  intent_spent: string;
+  total_spent: string;
+  delegation_spent: string;
+  delegation_mixed: boolean;
+  existing: LedgerEntry | null;
+}
+
+function checkInput(s: AllowedSpend): void {
+  const bad = (why: string) => new RecordStoreError("SPEND_INVALID", why);
+  for (const [k, v] of [["agreementId", s.agreementId], ["intentId", s.intentId], ["actionId", s.actionId]] as const) {
+    if (typeof v !== "string" || v.length === 0 || v.length > 256) throw bad(`${k} must be 1 to 256 characters`);
+  }
+  if (!isCurrency(s.currency)) throw bad("currency must be an ISO 4217 code");
+  if (typeof s.amountMinor !== "bigint" || s.amountMinor < 0n) throw bad("amountMinor must be a bigint at or above 0");
+  const d = s.limits?.delegation;
+  if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
+}
+
+/** The amount as the JSON number the entry carries; refused when a number cannot carry it exactly. */
+function entryAmount(minor: bigint, currency: string): number {
+  const n = minorToNumber(minor, currency);
+  if (toMinor(n, currency) !== minor) throw new RecordStoreError("SPEND_INVALID", `amount ${formatMinor(minor, currency)} ${currency} cannot be carried exactly by a JSON number`);
+  return n;
+}
+
+function refusalMessage(reason: SpendRefusal, s: AllowedSpend, r: SpendRow | undefined): string {
+  const fmt = (v: string | bigint | undefined, ccy: string) => `${formatMinor(BigInt(v ?? 0), ccy)} ${ccy}`;
+  switch (reason) {
+    case "CUMULATIVE_BUDGET_EXCEEDED":
+      return `${fmt(s.amountMinor, s.currency)} on top of ${fmt(r?.intent_spent, s.currency)} spent under intent ${s.intentId} (${fmt(r?.total_spent, s.currency)} under the agreement) exceeds a cumulative budget`;
+    case "DELEGATION_BUDGET_EXCEEDED": {
+      const d = s.limits?.delegation;
+      const ccy = d?.currency ?? s.currency;
+      if (r?.delegation_mixed) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
+      return `${fmt(d?.amountMinor ?? s.amountMinor, ccy)} on top of ${fmt(r?.delegation_spent, ccy)} spent under delegation ${d?.delegationId ?? ""} exceeds its cumulative maximum ${fmt(d?.cumulativeMinor, ccy)}`;
+    }
+    case "AGREEMENT_REVOKED":
+      return `agreement ${s.agreementId} is revoked`;
+    case "DELEGATION_REVOKED":
+      return `the delegation of agreement ${s.agreementId} is revoked`;
+    case "NO_ACTIVE_AGREEMENT":
+      return `agreement ${s.agreementId} is not stored as active or accepted`;
+    case "INTENT_NOT_FOUND":
+      return `intent ${s.intentId} is not a live intent of agreement ${s.agreementId}`;
+  }
+}
+
+async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
+  const d = s.limits?.delegation;
+  if (d) await client.query({ name: "writ_spend_lock_delegation", text: "SELECT 1 FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE", values: [d.delegationId] });
+  const lock = await client.query<LockRow>({
+    name: "writ_spend_lock_agreement",
+    text: `SELECT ledger_sequence, ledger_head, status, revoked_at IS NOT NULL AS revoked, delegation_id,
+       (SELECT m->>'currency' FROM jsonb_array_elements(record->'mandates') m WHERE m->>'intent_id' = $2 LIMIT 1) AS intent_currency
+     FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
+    values: [s.agreementId, s.intentId],
+  });
+  const row = lock.rows[0];
+  if (!row) return { recorded: false, reason: "NO_ACTIVE_AGREEMENT", message: refusalMessage("NO_ACTIVE_AGREEMENT", s, undefined) };
+  if (d && row.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
+  let blocked: SpendRefusal | null = null;
+  if (row.revoked) blocked = "AGREEMENT_REVOKED";
+  else if (row.status !== "active" && row.status !== "accepted") blocked = "NO_ACTIVE_AGREEMENT";
+  else if (row.intent_currency === null) blocked = "INTENT_NOT_FOUND";
+  else if (row.intent_currency !== s.currency) throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${row.intent_currency}, the spend in ${s.currency}`);
+
+  const entry = nextLedgerEntry(
+    { sequence: row.ledger_sequence, head: row.ledger_head ?? undefined },
+    { action_id: s.actionId, at: s.at, currency: s.currency, outcome: "allowed", amount: entryAmount(s.amountMinor, s.currency), intent_id: s.intentId, idempotency_key: s.actionId },
+  );
+  const res = await client.query<SpendRow>({ name: "writ_spend_record", text: SPEND_SQL, values: [
+    s.agreementId, s.intentId, s.currency, s.actionId, s.amountMinor.toString(), entry.sequence, JSON.stringify(entry), entry.entry_hash,
+    entry.prev_entry_hash ?? null, blocked, s.limits?.sliceMinor?.toString() ?? null, s.limits?.parentCumulativeMinor?.toString() ?? null,
+    row.delegation_id, d?.cumulativeMinor.toString() ?? null, d?.currency ?? null, (d?.amountMinor ?? s.amountMinor).toString(),
+    s.decision?.agentId ?? null, s.decision?.requestHash ?? null, s.decision ? JSON.stringify(s.decision.body) : null,
+  ] });
+  const r = res.rows[0] as SpendRow;
+  if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
+  if (r.outcome === "ok") return { recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor };
+  const reason = r.outcome as SpendRefusal;
+  return { recorded: false, reason, message: refusalMessage(reason, s, r) };
+}
+
+/** Records one allowed spend (see the module comment). Throws RecordStoreError SPEND_INVALID for a malformed request. */
+export async function recordAllowedSpend(pool: Pool, spend: AllowedSpend, opts: SpendOptions = {}): Promise<SpendResult> {
+  checkInput(spend);
+  const started = process.hrtime.bigint();
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    const out = await run(client, spend);
+    await client.query("COMMIT");
+    return out;
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw e;
+  } finally {
+    client.release(broken);
+    opts.observe?.(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+}
