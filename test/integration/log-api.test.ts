@@ -19,7 +19,7 @@ import {
   type LogEntry,
   type TreeHead,
 } from "../../src/core/tlog/index.js";
-import { appendToLog } from "../../src/store/log.js";
+import { appendLogEntries, appendToLog } from "../../src/store/log.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { appendRevocationToLog } from "../../src/store/revocation-log.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
@@ -354,6 +354,26 @@ describe("POST /v1/log/entries and the reads", () => {
     }
     const { rows } = await db.pool.query<{ n: string }>("SELECT count(*) AS n FROM log_heads WHERE tree_size > $1", [before]);
     expect(Number(rows[0]?.n)).toBe(heads.size);
+  });
+
+  it("an append in a caller's transaction that rolls back leaves no trace", async () => {
+    const head = (await get<TreeHead>("/v1/log/head")).body;
+    const signer = signerFromSeed(SEED);
+    await expect(
+      withTransaction(db.pool, async (c) => {
+        const out = await appendLogEntries(c, [{ kind: "incident", body: { doomed: true } }], signer);
+        expect(out.entries[0]?.sequence).toBe(head.tree_size + 1);
+        throw new Error("caller gives up");
+      }),
+    ).rejects.toThrow("caller gives up");
+    expect((await get<TreeHead>("/v1/log/head")).body).toEqual(head);
+    const r = await append({ kind: "incident", body: { after: "rollback" } });
+    expect(r.body.entry.sequence).toBe(head.tree_size + 1);
+    const last = await get<{ entry: LogEntry }>(`/v1/log/entries/${head.tree_size}`);
+    expect(r.body.entry.prev_entry_hash).toBe(last.body.entry.entry_hash);
+    const c = await get<{ proof: string[] }>(`/v1/log/consistency?first=${head.tree_size}&second=${r.body.tree_head.tree_size}`);
+    const next = r.body.tree_head;
+    expect(() => verifyConsistency(head.tree_size, next.tree_size, c.body.proof.map(buf), buf(head.root), buf(next.root))).not.toThrow();
   });
 
   it("appendToLog refuses an empty append and writes nothing", async () => {

@@ -90,6 +90,8 @@ export const REASONS = {
   // The service's own REVOKE decisions
   RISK_REVOKE_THRESHOLD: { verdict: "DENY", requiredAction: "REVOKE_DELEGATION", revoke: true, means: "the risk score reached the revoke threshold (default 90)", clears: "nothing: the delegation is revoked; a new grant is needed" },
   DENIED_ATTEMPT_BURST: { verdict: "DENY", requiredAction: "REVOKE_DELEGATION", revoke: true, means: "the agent had too many denied attempts in the burst window (default 5 in 60 s)", clears: "nothing: the delegation is revoked; a new grant is needed" },
+  // Declarations (controller)
+  SPEC_INVALID: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource does not validate against its schema, so it is not stored", clears: "a corrected manifest" },
   // Infrastructure (fail closed)
   REVOCATION_STATE_STALE: { verdict: "STEP_UP", requiredAction: "RETRY_LATER", means: "the revocation watch has been down longer than its bound, so revocation state may be stale", clears: "the watch reconnects" },
 } as const satisfies Record<string, ReasonInfo>;

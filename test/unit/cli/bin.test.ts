@@ -1,0 +1,31 @@
+/** The `writ` executable as a child process: help and exit statuses through bin/writ.mjs. */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const bin = fileURLToPath(new URL("../../../bin/writ.mjs", import.meta.url));
+const writ = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+
+describe("bin/writ.mjs", () => {
+  it("--help lists every command and exits 0", () => {
+    const r = writ("--help");
+    expect(r.status).toBe(0);
+    for (const c of ["serve", "dev", "migrate", "keys", "agreement", "delegation", "log", "verify", "inquire"]) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
+  });
+
+  it("a verb's --help exits 0; bad usage exits 2; a refused secret flag exits 2", () => {
+    const help = writ("log", "verify", "--help");
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("usage: writ log verify");
+    expect(writ("log", "verify").status).toBe(2);
+    const secret = writ("inquire", "--token", "t0psecret");
+    expect(secret.status).toBe(2);
+    expect(secret.stderr).toContain("--token is refused");
+  });
+
+  it("a failed check exits 1", () => {
+    const r = writ("log", "verify", "--bundle", "/nonexistent/bundle.json");
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("no such file");
+  });
+});
