@@ -4,7 +4,7 @@
  * Deterministic: the same schemas always give the same bytes. Used by `main.ts` (writes them)
  * and by the staleness test (compares them with the files on disk).
  */
-import { stringify } from "yaml";
+import { toKubeYaml } from "../../src/manifests/yaml.js";
 import { WRIT_GROUP, writCrds } from "../../src/core/crd/index.js";
 
 /** Folders (relative to the repository root) that receive every CRD file. */
@@ -29,7 +29,7 @@ export interface GeneratedFile {
 export function renderCrdFiles(): GeneratedFile[] {
   const out: GeneratedFile[] = [];
   for (const crd of writCrds()) {
-    const content = HEADER + stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false });
+    const content = HEADER + toKubeYaml(crd);
     const name = `${WRIT_GROUP}_${crd.spec.names.plural}.yaml`;
     for (const dir of CRD_DIRS) out.push({ path: `${dir}/${name}`, content });
   }

@@ -2,7 +2,7 @@
  * The sample manifests rendered as YAML files, in memory (used by `main.ts`, which writes them,
  * and by the staleness test, which compares them with `config/samples/`).
  */
-import { Document, isScalar, visit } from "yaml";
+import { toKubeYaml } from "../../src/manifests/yaml.js";
 import { buildSamples, SAMPLE_AT } from "./manifests.js";
 
 /** Folder (relative to the repository root) of the committed samples. */
@@ -14,18 +14,6 @@ export interface SampleFile {
   content: string;
 }
 
-/** RFC 3339 times look like YAML 1.1 timestamps to some parsers: always quote them. */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T/;
-
-function toYaml(value: unknown): string {
-  const doc = new Document(value, { aliasDuplicateObjects: false });
-  visit(doc, {
-    Scalar(_key, node) {
-      if (isScalar(node) && typeof node.value === "string" && TIMESTAMP.test(node.value)) node.type = "QUOTE_DOUBLE";
-    },
-  });
-  return doc.toString({ lineWidth: 0 });
-}
 
 /** Every sample file dated from `at` (default: the committed samples' SAMPLE_AT). */
 export async function renderSamples(at: string = SAMPLE_AT): Promise<SampleFile[]> {
@@ -39,7 +27,7 @@ export async function renderSamples(at: string = SAMPLE_AT): Promise<SampleFile[
       "# Keys and signatures come from PUBLIC SAMPLE seeds (hack/samples/keys.ts): anyone can sign with",
       "# them. Never use them for anything real. Times are fixed, so these grants lapse; re-date a copy with",
       "#   npx tsx hack/samples/main.ts --at 2030-01-01T09:00:00Z --out /tmp/samples",
-      toYaml(s.manifest),
+      toKubeYaml(s.manifest),
     ].join("\n"),
   }));
 }

@@ -3,8 +3,11 @@
  * runs, so a small verb never loads the server, Postgres or the Kubernetes client.
  *
  * Extension point: add a verb to `COMMANDS` with a one-line summary and a loader returning
- * `(args) => Promise<exit status>`.
+ * `(args) => Promise<exit status>`. The operator verbs (keys, agreement, delegation, log,
+ * verify, inquire) are `run(argv, io)` functions (see ./verb.ts and ./group.ts) given the real
+ * process as their `CliIo`; usage and exit statuses are documented in docs/cli.md.
  */
+import type { CliIo } from "./io.js";
 
 /** A verb's implementation: gets the arguments after the verb, returns the exit status. */
 export type CommandRun = (args: string[]) => Promise<number>;
@@ -12,6 +15,14 @@ export type CommandRun = (args: string[]) => Promise<number>;
 interface Command {
   summary: string;
   load: () => Promise<CommandRun>;
+}
+
+/** Adapts a `run(argv, io)` verb or group to a command running on the real process. */
+function withProcessIo(load: () => Promise<{ run(argv: string[], io: CliIo): Promise<number> }>): () => Promise<CommandRun> {
+  return async () => {
+    const [verb, { processIo }] = await Promise.all([load(), import("./io.js")]);
+    return (args) => verb.run(args, processIo());
+  };
 }
 
 const COMMANDS: Readonly<Record<string, Command>> = {
@@ -26,6 +37,30 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   migrate: {
     summary: "apply pending database migrations to DATABASE_URL and exit",
     load: async () => migrateCommand,
+  },
+  keys: {
+    summary: "generate signing keys as JWK files",
+    load: withProcessIo(async () => (await import("./keys/index.js")).keysGroup),
+  },
+  agreement: {
+    summary: "sign, acknowledge, amend and revoke IntentAgreement manifests",
+    load: withProcessIo(async () => (await import("./agreement/index.js")).agreementGroup),
+  },
+  delegation: {
+    summary: "derive a narrower sub-delegation manifest (refuses widening)",
+    load: withProcessIo(async () => (await import("./delegation/index.js")).delegationGroup),
+  },
+  log: {
+    summary: "verify log entries (live or offline bundles), save bundles, monitor tree heads",
+    load: withProcessIo(async () => (await import("./log/index.js")).logGroup),
+  },
+  verify: {
+    summary: "ask the server whether an agent may make a payment (POST /v1/verify)",
+    load: withProcessIo(async () => (await import("./verbs/verify.js")).verifyVerb),
+  },
+  inquire: {
+    summary: "purpose-coded inquiry about an agent (POST /v1/inquiries)",
+    load: withProcessIo(async () => (await import("./verbs/inquire.js")).inquireVerb),
   },
 };
 
@@ -44,7 +79,7 @@ async function migrateCommand(): Promise<number> {
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return ["usage: writ <command> [args]", "", "commands:", ...lines].join("\n");
+  return ["usage: writ <command> [args]", "", "commands:", ...lines, "", "Run writ <command> --help for its flags and an example."].join("\n");
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit status. */

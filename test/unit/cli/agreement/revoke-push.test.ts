@@ -62,7 +62,7 @@ describe("writ agreement revoke --push", () => {
       "--push", base, "--notifier-key-file", notifier.privateFile, "--at", "2026-03-01T12:00:00Z",
     ]);
     expect(r.code).toBe(0);
-    expect(r.err).toContain("pushed: stored as sha256:abc, log sequence 7");
+    expect(r.err).toContain("pushed: stored as sha256:abc (revocation feed sequence 7;");
     const push = received.at(-1);
     expect(push?.url).toBe("/v1/revocations/push");
     const { signature, ...rest } = push?.body ?? {};

@@ -1,5 +1,5 @@
 /** `writ keys generate`: file modes, the printed kid, overwrite protection, algorithms. */
-import { mkdtempSync, readFileSync, statSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, lstatSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,6 +47,18 @@ describe("writ keys generate", () => {
     expect(forced.code).toBe(0);
     expect(mode(`${prefix}.private.jwk.json`)).toBe(0o600);
     expect(readFileSync(`${prefix}.public.jwk.json`, "utf8")).not.toBe("old");
+  });
+
+  it("--force replaces a symlink at the key path instead of writing through it", async () => {
+    const d = dir();
+    const target = join(d, "elsewhere.txt");
+    writeFileSync(target, "do not touch");
+    symlinkSync(target, join(d, "k.private.jwk.json"));
+    const r = await runVerb(keysGroup, ["generate", "--out", join(d, "k"), "--force"]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(target, "utf8")).toBe("do not touch");
+    expect(lstatSync(join(d, "k.private.jwk.json")).isSymbolicLink()).toBe(false);
+    expect(mode(join(d, "k.private.jwk.json"))).toBe(0o600);
   });
 
   it("bad usage exits 2: no --out, an unknown --alg", async () => {

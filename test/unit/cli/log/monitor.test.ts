@@ -5,7 +5,7 @@
  * rolled-back head and a changed key each end the monitor with exit 1 and a clear message.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -31,7 +31,7 @@ let other: FakeLog;
 const dir = tempDir("writ-monitor-");
 let requests: string[] = [];
 
-function send(res: import("node:http").ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }

@@ -13,7 +13,7 @@ import { startStandIn, type StandIn } from "./stand-in.js";
 
 const KEY = "bur_test_0123456789abcdef";
 let s: StandIn;
-const env = { WRIT_API_KEY: KEY };
+const env: Record<string, string> = { WRIT_API_KEY: KEY };
 
 beforeAll(async () => {
   s = await startStandIn();
@@ -22,7 +22,7 @@ afterAll(async () => {
   await s.close();
 });
 
-function verify(argv: string[], over = { env }) {
+function verify(argv: string[], over: { env: Record<string, string> } = { env }) {
   return runVerb(verifyVerb, ["--server", s.url, ...argv], over);
 }
 
@@ -59,6 +59,15 @@ describe("writ verify", () => {
     const action = (s.received.at(-1)?.body as { action: Record<string, unknown> }).action;
     expect(action.action_id).toMatch(/^act_[0-9a-f-]{36}$/);
     expect(action).not.toHaveProperty("merchant");
+  });
+
+  it("sends agreement_id, risk_score and principal_present when given", async () => {
+    s.answer = { status: 200, body: decision("ALLOW", "ALLOW", []) };
+    const r = await verify(["--agent", "a", "--amount", "1", "--currency", "EUR", "--agreement", "agr_2", "--risk-score", "12.5", "--principal-present"]);
+    expect(r.code).toBe(0);
+    expect(s.received.at(-1)?.body).toMatchObject({ agreement_id: "agr_2", risk_score: 12.5, principal_present: true });
+    const bad = await verify(["--agent", "a", "--amount", "1", "--currency", "EUR", "--risk-score", "101"]);
+    expect(bad.code).toBe(2);
   });
 
   it("prints the whole answer with --output json", async () => {
