@@ -35,11 +35,15 @@ import revocationRoutes from "./routes/revocations/index.js";
 import subscriptionRoutes from "./routes/subscriptions/index.js";
 import fxRoutes from "./routes/fx/index.js";
 import demoRoutes from "./routes/demo/index.js";
+import verifyRoutes from "./routes/verify/index.js";
+import delegationRoutes from "./routes/delegations/index.js";
+import adminRoutes from "./routes/admin/index.js";
+import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, adminRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {
@@ -120,6 +124,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   void app.register(healthPlugin);
   void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope
   void app.register(webhooksPlugin); // the webhook delivery worker: starts on ready, stops in preClose
+  void app.register(verifyRuntimePlugin); // the revocation index and record cache: start on ready, stop in preClose
   for (const area of ROUTE_AREAS) void app.register(area);
   return app;
 }

@@ -64,6 +64,14 @@ export const API_ERRORS = {
   AGENT_RETIRED: { status: 409, message: "agent is retired and cannot change status" },
   REPORT_DUPLICATE: { status: 409, message: "report duplicates one already filed" },
   REPORT_CAP_REACHED: { status: 429, message: "organization reached its daily report cap" },
+  // Verify, outcomes and delegation revocation (docs/verify.md)
+  VERIFY_ACTION_REUSED: { status: 409, message: "action_id was already used by a different request" },
+  AGREEMENT_NOT_FOUND: { status: 404, message: "agreement was not found" },
+  ACTION_NOT_RECORDED: { status: 404, message: "action is not recorded as allowed in the agreement's ledger" },
+  OUTCOME_NOT_ALLOWED: { status: 409, message: "outcome cannot follow the action's current outcome" },
+  DELEGATION_NOT_FOUND: { status: 404, message: "delegation was not found" },
+  DELEGATION_NOT_REVOCABLE: { status: 409, message: "delegation is not revocable" },
+  DELEGATION_REVOCATION_INVALID: { status: 401, message: "delegation revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
   KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },

@@ -18,6 +18,7 @@ import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
+import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -65,6 +66,8 @@ export interface Settings {
   readonly portal: PortalSettings;
   /** SVC_FX_SOURCE_URL, SVC_FX_TIMEOUT_MS: the rate source (see src/fx/settings.ts, docs/fx.md). */
   readonly fx: FxSettings;
+  /** WRIT_ACK_DOMAIN_*: how acknowledgement domains' key lists are fetched (src/verify/settings.ts, docs/verify.md). */
+  readonly verify: VerifySettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
@@ -188,6 +191,7 @@ export function loadSettings(env: Env = process.env): Settings {
     webhooks: loadWebhookSettings(env, problems),
     portal: loadPortalSettings(env, problems),
     fx: loadFxSettings(env, problems),
+    verify: loadVerifySettings(env, problems),
     logLevel,
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN,
     problems: Object.freeze(problems),

@@ -9,6 +9,8 @@
  * the server (in-flight requests finish) and then stops Postgres; a second signal exits at once.
  *
  * Defaults it adds unless the environment sets them: BUR_DEV_MAILBOX=1, BUR_ALLOW_DEMO_SEED=1.
+ * With the latter it seeds the public demo data at start (./demo-seed.ts) and prints a curl
+ * for a verify that answers ALLOW.
  * The generated secrets and DATABASE_URL always win over the environment.
  *
  * Note: Ctrl-C in a terminal signals the whole foreground process group, so Postgres (a child)
@@ -21,6 +23,7 @@ import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
 import { startServer } from "../api/server.js";
 import { migrate } from "../store/migrate.js";
+import { seedDevDemo } from "./demo-seed.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
 import { freePort } from "./free-port.js";
 import { startPostgres, type RunningPostgres } from "./postgres.js";
@@ -85,6 +88,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
     const applied = await migrate(databaseUrl);
     const server = await startServer(settings, { migrate: false });
     const kid = server.app.logSigner?.kid ?? "(none)";
+    const demo = await seedDevDemo(server.app, server.url, new Date());
     console.log(
       [
         "",
@@ -96,6 +100,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
         `  BUR_ADMIN_TOKEN=${secrets.admin_token}`,
         `  SVC_PUSH_NOTIFIER_JWK=${JSON.stringify(secrets.notifier.public_jwk)}`,
         `  notifier private key: ${settingsFile} (notifier.private_jwk)`,
+        ...demo,
         "  Ctrl-C stops the server, then Postgres.",
         "",
       ].join("\n"),

@@ -73,10 +73,19 @@ function toRecord(r: Row): ApiKeyRecord {
   };
 }
 
-/** Issues a key of organization `org_id` holding `scopes` (already resolved), at `now`. */
-export async function issueKey(q: Queryable, input: { org_id: string; name: string; scopes: readonly Scope[] }, now: Date): Promise<IssuedKey> {
+/**
+ * Issues a key of organization `org_id` holding `scopes` (already resolved), at `now`.
+ * `opts.tokenBytes` (32 bytes) makes the token deterministic: only for the PUBLIC demo keys
+ * (`POST /v1/admin/seed-demo`); every other key is random.
+ */
+export async function issueKey(
+  q: Queryable,
+  input: { org_id: string; name: string; scopes: readonly Scope[] },
+  now: Date,
+  opts: { tokenBytes?: Uint8Array } = {},
+): Promise<IssuedKey> {
   const keyId = formatId("key", randomBytes(ID_RANDOM_BYTES));
-  const token = formatKeyToken(randomBytes(TOKEN_RANDOM_BYTES));
+  const token = formatKeyToken(opts.tokenBytes ?? randomBytes(TOKEN_RANDOM_BYTES));
   const prefix = tokenPrefix(token);
   await q.query(
     `INSERT INTO api_keys (key_id, org_id, name, prefix, token_hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,

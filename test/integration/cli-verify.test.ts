@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyVerb } from "../../src/cli/verbs/verify.js";
 import { runVerb } from "../unit/cli/capture.js";
-import { mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "./verify-world.js";
+import { mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 let agreementId = "";

@@ -88,7 +88,9 @@ describe("POST /v1/orgs/{org_id}/keys", () => {
   });
 
   it("issues explicit scopes inside what the type may hold, and 400 otherwise", async () => {
-    expect((await w.issueKey(wallet, { scopes: ["verify", "registry:read"] })).scopes).toEqual(["registry:read", "verify"]);
+    expect((await w.issueKey(wallet, { scopes: ["reports:write", "registry:read"] })).scopes).toEqual(["registry:read", "reports:write"]);
+    const verifyForWallet = await w.call("POST", `/v1/orgs/${wallet}/keys`, w.admin, { name: "x", scopes: ["verify"] });
+    expect(verifyForWallet.status).toBe(400);
     const notAllowed = await w.call("POST", `/v1/orgs/${wallet}/keys`, w.admin, { name: "x", scopes: ["agents:write"] });
     expect(notAllowed).toMatchObject({ status: 400, body: { error: "scope agents:write is not allowed for a wallet organization" } });
     const unknown = await w.call("POST", `/v1/orgs/${wallet}/keys`, w.admin, { name: "x", scopes: ["root"] });

@@ -5,8 +5,8 @@
  * Rules (docs/registry.md, "Scopes"):
  * - agent operators may hold keys:write, agents:write, verify, registry:read (all by default);
  * - wallets, bank issuers, processors/PSPs and merchants may hold keys:write, registry:read,
- *   inquiries:write, reports:write, subscriptions:write (all by default) and, on explicit
- *   request only, verify (they are the parties that check a payment);
+ *   inquiries:write, reports:write, subscriptions:write (all by default). They do not hold
+ *   verify: verify checks an agent's action for its own operator (docs/verify.md);
  * - an explicit list must be non-empty, name only known scopes and stay inside what the type
  *   may hold. The result is deduplicated and in SCOPES order.
  */
@@ -42,7 +42,7 @@ export function defaultScopes(orgType: OrgType): Scope[] {
 
 /** Every scope a key of `orgType` may hold. */
 export function allowedScopes(orgType: OrgType): Scope[] {
-  return orgType === "agent_operator" ? inOrder(OPERATOR_DEFAULT) : inOrder([...PAYMENT_SIDE_DEFAULT, "verify"]);
+  return orgType === "agent_operator" ? inOrder(OPERATOR_DEFAULT) : inOrder(PAYMENT_SIDE_DEFAULT);
 }
 
 /** `scopes` deduplicated, in SCOPES order. */

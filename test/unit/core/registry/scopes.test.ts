@@ -35,7 +35,8 @@ describe("scopes", () => {
   it("gives every payment-side type keys:write, registry:read, inquiries:write, reports:write, subscriptions:write by default", () => {
     for (const t of ["wallet", "bank_issuer", "processor_psp", "merchant"] as const) {
       expect(defaultScopes(t)).toEqual(["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write"]);
-      expect(allowedScopes(t)).toEqual([...defaultScopes(t).slice(0, 2), "verify", ...defaultScopes(t).slice(2)]);
+      expect(allowedScopes(t)).toEqual(defaultScopes(t));
+      expect(() => resolveScopes(t, ["verify"])).toThrow();
     }
   });
 
@@ -52,7 +53,6 @@ describe("scopes", () => {
 
   it("resolves an explicit list to a deduplicated subset in SCOPES order", () => {
     expect(resolveScopes("wallet", ["reports:write", "registry:read", "reports:write"])).toEqual(["registry:read", "reports:write"]);
-    expect(resolveScopes("wallet", ["verify"])).toEqual(["verify"]);
   });
 
   it("refuses an empty list, an unknown scope, and a scope the type may not hold", () => {

@@ -1,0 +1,78 @@
+/**
+ * The verify path's per-process state, started and stopped with the app: the revocation index
+ * (a LISTEN connection on `writ_revocations` plus the revoked ids loaded from the tables), the
+ * cache of prepared records, the acknowledgement-domain key directory, and the verify metrics.
+ *
+ * Promises:
+ * - Decorates `app.verifyRuntime` (null when the app has no database). Building does no I/O.
+ * - On ready, the index starts: when the schema is ready the app waits (up to 3 s) for its
+ *   first load, otherwise (`writ serve` migrating in the background) it loads in the
+ *   background. Until its first load, and while its connection has been down longer than its
+ *   bound, the index is stale and verify steps up (REVOCATION_STATE_STALE).
+ * - The index listens on its own connection (DATABASE_URL, or the pool's connection settings)
+ *   and is stopped in `preClose`, before the pool ends.
+ */
+import fp from "fastify-plugin";
+import type { ClientConfig } from "pg";
+import { AckDomainDirectory } from "../../verify/ack-domains.js";
+import { RecordCache } from "../../verify/cache.js";
+import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
+import { RevocationChannel } from "../../verify/revocation-channel.js";
+import { RevocationIndex } from "../../verify/revocation-index.js";
+
+/** The verify path's state. */
+export interface VerifyRuntime {
+  readonly index: RevocationIndex;
+  readonly cache: RecordCache;
+  readonly ackDomains: AckDomainDirectory;
+  readonly metrics: VerifyMetrics;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The verify path's state, or null without a database. */
+    readonly verifyRuntime: VerifyRuntime | null;
+  }
+}
+
+/** Longest wait for the index's first load at start-up (ms). */
+export const FIRST_LOAD_WAIT_MS = 3000;
+
+export default fp(
+  async (app) => {
+    const pool = app.pool;
+    let runtime: VerifyRuntime | null = null;
+    let index: RevocationIndex | null = null;
+    if (pool) {
+      const connection: string | ClientConfig = app.settings.databaseUrl ?? { ...(pool as unknown as { options: ClientConfig }).options };
+      index = new RevocationIndex({ db: pool, source: new RevocationChannel({ connection }) });
+      const idx = index;
+      idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
+      runtime = {
+        index: idx,
+        cache: new RecordCache(),
+        ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
+        metrics: verifyMetrics(app.metrics.registry, () => idx.stale()),
+      };
+    } else {
+      verifyMetrics(app.metrics.registry, () => false);
+    }
+    app.decorate("verifyRuntime", runtime);
+
+    app.addHook("onReady", async () => {
+      if (!index) return;
+      const started = index.start();
+      started.catch((err: unknown) => app.log.error({ err }, "revocation index failed to start"));
+      if (!app.schemaReady()) return;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_LOAD_WAIT_MS)));
+      await Promise.race([started.catch(() => {}), timeout]);
+      clearTimeout(timer);
+      if (index.stale()) app.log.warn("revocation index not loaded yet: verify steps up until it is");
+    });
+    app.addHook("preClose", async () => {
+      await index?.stop();
+    });
+  },
+  { name: "writ-verify-runtime", dependencies: ["writ-db", "writ-metrics"] },
+);

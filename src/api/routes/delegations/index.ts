@@ -1,0 +1,131 @@
+/**
+ * `DELETE /svc/delegations/{id}`: revokes a delegation and everything below it in any chain
+ * (its bound agreements are invalidated with it), appends ONE `revocation` log entry, alerts
+ * the subscribers of every affected agent, all in one transaction, and announces the revoked
+ * ids on `writ_revocations`, so verify on every data-plane process refuses at once
+ * (src/verify/revoke.ts, docs/verify.md).
+ *
+ * Who may revoke (checked before the body is read when a bearer is sent):
+ * - the admin token: the service operator (`by: "service"`), any delegation, also an id known
+ *   only as a link of a stored chain;
+ * - an organization key with scope `agents:write` of the delegation's organization (or, for a
+ *   delegation stored without one, the operator of its agent): policy acting for the principal
+ *   (`by: "policy"`); any other organization gets 404, as for an unknown id;
+ * - no bearer: the principal, with a body `{revocation: <JWS>}` signed by the delegation's
+ *   `principal.public_key` (src/verify/signed-revocation.ts; `by: "principal"`); 401 when it
+ *   does not verify.
+ * An optional `reason` (at most 500 characters) is recorded for bearer callers.
+ *
+ * Answers 200 `{revoked: true, delegation_id, revoked_ids, agreement_ids, log_sequence}`; a
+ * repeat `{revoked: false, delegation_id, revoked_ids: [], agreement_ids: [], log_sequence:
+ * null}`; 404 `delegation was not found`; 409 `delegation is not revocable` (`revocable:
+ * false`); 503 without the log signing key.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { getAgentForVerify } from "../../../store/agents.js";
+import { loadDelegation } from "../../../store/delegations.js";
+import { withTransaction } from "../../../store/pool.js";
+import { revokeDelegationLogged, type RevokedBy } from "../../../verify/revoke.js";
+import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/signed-revocation.js";
+import { ownsRecord } from "../../../verify/verify-reads.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { bearerToken } from "../../plugins/auth.js";
+import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+
+interface Params {
+  id: string;
+}
+
+interface Body {
+  revocation?: unknown;
+  reason?: string;
+}
+
+const delegationRoutes: FastifyPluginAsync = async (app) => {
+  /** Authenticates a bearer when one is sent (an organization key needs agents:write). */
+  const bearerIfAny = async (request: FastifyRequest): Promise<void> => {
+    if (bearerToken(request.headers.authorization) === null) return;
+    const credential = await app.authenticate(request);
+    if (credential.kind === "key" && !credential.scopes.includes("agents:write")) throw new ApiError("SCOPE_MISSING", "API key lacks the scope agents:write");
+    request.credential = credential;
+  };
+
+  app.delete<{ Params: Params; Body: Body | undefined }>(
+    "/svc/delegations/:id",
+    {
+      schema: {
+        tags: ["verify"],
+        summary: "Revoke a delegation and everything below it (admin, the delegation's organization with agents:write, or the principal's signed revocation)",
+        params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 256 } } },
+        body: {
+          type: ["object", "null"],
+          properties: {
+            revocation: { type: "object", description: "Flattened JWS (typ svc-delegation-revocation+jws) by the principal's key; only without a bearer" },
+            reason: { type: "string", maxLength: MAX_REASON_LENGTH, pattern: "^[^\\u0000]*$" },
+          },
+        },
+        response: {
+          200: {
+            type: "object",
+            required: ["revoked", "delegation_id", "revoked_ids", "agreement_ids", "log_sequence"],
+            properties: {
+              revoked: { type: "boolean" },
+              delegation_id: { type: "string" },
+              revoked_ids: { type: "array", items: { type: "string" } },
+              agreement_ids: { type: "array", items: { type: "string" } },
+              log_sequence: { type: ["integer", "null"] },
+            },
+          },
+          400: ERROR_BODY_SCHEMA,
+          401: ERROR_BODY_SCHEMA,
+          403: ERROR_BODY_SCHEMA,
+          404: ERROR_BODY_SCHEMA,
+          409: ERROR_BODY_SCHEMA,
+          500: ERROR_BODY_SCHEMA,
+          503: ERROR_BODY_SCHEMA,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: bearerIfAny,
+    },
+    async (request) => {
+      const pool = app.requireDb();
+      const id = request.params.id;
+      const body = request.body ?? {};
+      const credential = request.credential;
+      const stored = await loadDelegation(pool, id);
+      let by: RevokedBy;
+      let reason: string;
+      if (credential?.kind === "admin") {
+        by = "service";
+        reason = body.reason ?? "revoked by the service operator";
+      } else if (credential?.kind === "key") {
+        const operator = stored ? await getAgentForVerify(pool, stored.agentId) : undefined;
+        if (!stored || !ownsRecord(credential.org_id, stored.orgId, operator?.org_id ?? null)) throw new ApiError("DELEGATION_NOT_FOUND");
+        by = "policy";
+        reason = body.reason ?? `revoked by policy acting for the principal (organization ${credential.org_id})`;
+      } else {
+        if (body.revocation === undefined) throw new ApiError("BEARER_REQUIRED");
+        if (!stored) throw new ApiError("DELEGATION_NOT_FOUND");
+        const v = await verifyDelegationRevocation(body.revocation, id, stored.record.principal?.public_key);
+        if (!v.ok) throw new ApiError("DELEGATION_REVOCATION_INVALID", `delegation revocation did not verify: ${v.problem}`);
+        by = "principal";
+        reason = v.payload.reason === "" ? "revoked by the principal" : v.payload.reason;
+      }
+      const repeat = { revoked: false, delegation_id: id, revoked_ids: [], agreement_ids: [], log_sequence: null };
+      if (stored?.revokedAt) return repeat;
+      if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
+      const signer = logSignerOf(app);
+      const now = app.clock();
+      const r = await withTransaction(pool, (client) => revokeDelegationLogged(client, { id, reason, by, at: now, signer, logOptions: logAppendOptions(app, now) }));
+      if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
+      for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
+      request.log.info({ delegation_id: id, by, revoked_ids: r.ids }, "delegation revoked");
+      if (r.ids.length === 0) return repeat;
+      return { revoked: true, delegation_id: id, revoked_ids: r.ids, agreement_ids: r.agreementIds, log_sequence: r.logSequence };
+    },
+  );
+};
+
+export default delegationRoutes;

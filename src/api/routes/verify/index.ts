@@ -1,0 +1,100 @@
+/**
+ * `POST /v1/verify` (an organization key with scope `verify`, of the agent's operator): checks
+ * one payment action against the agent's active stored agreement and records an ALLOW in the
+ * ledger (src/verify/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
+ * svc_decision, reasons, messages, required_action, agent_id, agreement_id, action_id,
+ * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency),
+ * 401/403 credentials, 403 another operator's agent, 404 unknown agent, 409 a reused
+ * action_id, 503 storage unset or unreachable.
+ *
+ * Also registers `POST /v1/verify/outcomes` (./outcomes.ts).
+ */
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import { isCurrency } from "../../../core/money/index.js";
+import { fxSourceFor, rateFor } from "../../../fx/index.js";
+import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/decide.js";
+import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/request.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { keyCredential } from "../../plugins/auth.js";
+import type { VerifyRuntime } from "../../plugins/verify-runtime.js";
+import { logAppendOptions } from "../agents/registry-log.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registerOutcomes } from "./outcomes.js";
+
+const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED"> = {
+  AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
+  AGENT_NOT_OWNED: "AGENT_NOT_OWNED",
+  ACTION_REUSED: "VERIFY_ACTION_REUSED",
+};
+
+/** The verify runtime of an app with a database (503 without one). */
+export function verifyRuntimeOf(app: FastifyInstance): VerifyRuntime {
+  app.requireDb();
+  if (!app.verifyRuntime) throw new ApiError("DATABASE_NOT_CONFIGURED");
+  return app.verifyRuntime;
+}
+
+const errors = {
+  400: ERROR_BODY_SCHEMA,
+  401: ERROR_BODY_SCHEMA,
+  403: ERROR_BODY_SCHEMA,
+  404: ERROR_BODY_SCHEMA,
+  409: ERROR_BODY_SCHEMA,
+  500: ERROR_BODY_SCHEMA,
+  503: ERROR_BODY_SCHEMA,
+} as const;
+
+const verifyRoutes: FastifyPluginAsync = async (app) => {
+  app.post<{ Body: VerifyRequest }>(
+    "/v1/verify",
+    {
+      schema: {
+        tags: ["verify"],
+        summary: "Check a payment action against the agent's active stored agreement (scope verify, the agent's operator)",
+        description:
+          "ALLOW records the spend in the agreement's hash-chained ledger (ledger_entry); DENY maps to svc_decision BLOCK; " +
+          "a REVOKE decision also revokes the delegation. Idempotent on (agent_id, action.action_id): a retry gets the stored answer; " +
+          "the same action_id with a different request is a 409. See docs/verify.md.",
+        body: VERIFY_BODY_SCHEMA,
+        response: { 200: VERIFY_RESPONSE_SCHEMA, ...errors },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: app.requireScope("verify"),
+    },
+    async (request) => {
+      const rt = verifyRuntimeOf(app);
+      const started = process.hrtime.bigint();
+      try {
+        const credential = keyCredential(request);
+        const body = request.body;
+        if (!isCurrency(body.action.currency)) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} is not a known currency`);
+        const pool = app.requireDb();
+        const now = app.clock();
+        const source = fxSourceFor(app.settings.fx);
+        const deps: VerifyDeps = {
+          pool,
+          index: rt.index,
+          cache: rt.cache,
+          ackDomains: rt.ackDomains,
+          metrics: rt.metrics,
+          rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),
+          now,
+          logSigner: app.logSigner,
+          logOptions: logAppendOptions(app, now),
+        };
+        const answer = await verifyAction(deps, credential.org_id, body);
+        request.log.debug({ agent_id: answer.agent_id, action_id: answer.action_id, verdict: answer.verdict, reasons: answer.reasons }, "verify decided");
+        return answer;
+      } catch (e) {
+        if (e instanceof VerifyError) throw new ApiError(ERROR_CODES[e.code], e.message);
+        throw e;
+      } finally {
+        rt.metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      }
+    },
+  );
+
+  registerOutcomes(app);
+};
+
+export default verifyRoutes;

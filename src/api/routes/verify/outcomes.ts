@@ -1,0 +1,91 @@
+/**
+ * `POST /v1/verify/outcomes` (scope `verify`, the organization the agreement belongs to):
+ * records a later outcome of an allowed action in the agreement's ledger
+ * (src/verify/outcome.ts): `allowed -> authorized -> settled`, `allowed | authorized ->
+ * failed`; `failed` releases the amount from the budgets. A payment provider records outcomes
+ * with a key of the operator's organization that holds only `verify` (docs/verify.md).
+ *
+ * Answers 200 `{agreement_id, action_id, outcome, replayed, entry}` (`replayed` true when the
+ * action already had that outcome: nothing appended); 404 `agreement was not found` (unknown,
+ * or another organization's), 404 `action is not recorded as allowed in the agreement's
+ * ledger`, 409 `outcome <x> cannot follow <y>`.
+ */
+import type { FastifyInstance } from "fastify";
+import type { LaterOutcome } from "../../../verify/outcome-rules.js";
+import { recordOutcome } from "../../../verify/outcome.js";
+import { agreementOwner, ownsRecord } from "../../../verify/verify-reads.js";
+import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { keyCredential } from "../../plugins/auth.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+
+interface OutcomeBody {
+  agreement_id: string;
+  action_id: string;
+  outcome: LaterOutcome;
+}
+
+const id = { type: "string", minLength: 1, maxLength: 256, pattern: "^[^\\u0000]*$" } as const;
+
+const entrySchema = {
+  type: "object",
+  properties: {
+    action_id: { type: "string" },
+    at: { type: "string" },
+    currency: { type: "string" },
+    outcome: { type: "string" },
+    sequence: { type: "integer" },
+    entry_hash: { type: "string" },
+    amount: { type: "number" },
+    idempotency_key: { type: "string" },
+    intent_id: { type: "string" },
+    prev_entry_hash: { type: "string" },
+  },
+} as const;
+
+/** Registers `POST /v1/verify/outcomes` on `app`. */
+export function registerOutcomes(app: FastifyInstance): void {
+  app.post<{ Body: OutcomeBody }>(
+    "/v1/verify/outcomes",
+    {
+      schema: {
+        tags: ["verify"],
+        summary: "Record a later outcome (authorized, settled, failed) of an allowed action (scope verify)",
+        body: {
+          type: "object",
+          required: ["agreement_id", "action_id", "outcome"],
+          properties: { agreement_id: id, action_id: id, outcome: { type: "string", enum: ["authorized", "settled", "failed"] } },
+        },
+        response: {
+          200: {
+            type: "object",
+            required: ["agreement_id", "action_id", "outcome", "replayed", "entry"],
+            properties: { agreement_id: { type: "string" }, action_id: { type: "string" }, outcome: { type: "string" }, replayed: { type: "boolean" }, entry: entrySchema },
+          },
+          400: ERROR_BODY_SCHEMA,
+          401: ERROR_BODY_SCHEMA,
+          403: ERROR_BODY_SCHEMA,
+          404: ERROR_BODY_SCHEMA,
+          409: ERROR_BODY_SCHEMA,
+          503: ERROR_BODY_SCHEMA,
+        },
+      },
+      schemaErrorFormatter: registrySchemaErrors,
+      onRequest: app.requireScope("verify"),
+    },
+    async (request) => {
+      const credential = keyCredential(request);
+      const pool = app.requireDb();
+      const { agreement_id: agreementId, action_id: actionId, outcome } = request.body;
+      const owner = await agreementOwner(pool, agreementId);
+      if (!owner || !ownsRecord(credential.org_id, owner.orgId, owner.operatorOrgId)) throw new ApiError("AGREEMENT_NOT_FOUND");
+      const r = await recordOutcome(pool, { agreementId, actionId, outcome, at: app.clock().toISOString() });
+      if (!r.recorded) {
+        if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);
+        if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
+        throw new ApiError("ACTION_NOT_RECORDED", `action ${actionId} is not recorded as allowed in the ledger of agreement ${agreementId}`);
+      }
+      request.log.info({ agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed }, "outcome recorded");
+      return { agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, entry: r.entry };
+    },
+  );
+}

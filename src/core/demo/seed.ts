@@ -1,0 +1,78 @@
+/**
+ * What `POST /v1/admin/seed-demo` (and `writ dev`) puts into a live registry, built purely:
+ * three PUBLIC demo organizations with deterministic PUBLIC API keys, the demo agent (the
+ * public demo agent key), and a demo delegation binding a demo agreement signed by the public
+ * demo principal key (docs/demo.md, "Seeded demo data").
+ *
+ * The key tokens are `bur_` + base64url(SHA-256(label)): anyone can re-derive them, and
+ * re-seeding gives the same tokens. They are public by design: a registry seeded with them
+ * must never hold anything but demo data.
+ *
+ * The grant runs for exactly seven days from the seeding (the longest standard grant, which
+ * needs no human approval): per payment at most 50 USD, in all at most 500 USD.
+ */
+import type { IntentAgreement } from "../agreement/types.js";
+import { sha256 } from "../canonical/index.js";
+import type { Delegation } from "../delegation/types.js";
+import { formatKeyToken, type OrgType } from "../registry/index.js";
+import { formatInstant } from "../time/index.js";
+import { buildDemoAgreement, demoDelegation } from "./build.js";
+import type { DemoIntent } from "./request.js";
+
+/** One seeded organization: who it is and the label its public key token derives from. */
+export interface DemoSeedOrg {
+  role: "operator" | "wallet" | "merchant";
+  name: string;
+  org_type: OrgType;
+  keyLabel: string;
+}
+
+/** The seeded organizations, in seeding order. */
+export const DEMO_SEED_ORGS: readonly DemoSeedOrg[] = [
+  { role: "operator", name: "Writ public demo operator", org_type: "agent_operator", keyLabel: "writ demo operator key" },
+  { role: "wallet", name: "Writ public demo wallet", org_type: "wallet", keyLabel: "writ demo wallet key" },
+  { role: "merchant", name: "Writ public demo merchant", org_type: "merchant", keyLabel: "writ demo merchant key" },
+];
+
+/** The pseudonymous principal id the demo agent is registered with. */
+export const DEMO_SEED_PRINCIPAL_ID = "prn_demo";
+/** Lifetime of the seeded grant: seven days. */
+export const DEMO_SEED_LIFETIME_MS = 7 * 24 * 3600_000;
+/** Per-payment ceiling and total budget of the seeded grant (USD). */
+export const DEMO_SEED_LIMITS = { currency: "USD", maximum_amount: 50, cumulative_maximum: 500 } as const;
+
+/** The 32 bytes a demo key token is made of: SHA-256 of its label. */
+export function demoKeyBytes(label: string): Buffer {
+  return sha256(label);
+}
+
+/** The public demo key token of `label`. */
+export function demoKeyToken(label: string): string {
+  return formatKeyToken(demoKeyBytes(label));
+}
+
+/** The seeded intent at `nowMs`. */
+export function seededDemoIntent(nowMs: number): DemoIntent {
+  return {
+    maximum_amount: DEMO_SEED_LIMITS.maximum_amount,
+    currency: DEMO_SEED_LIMITS.currency,
+    purpose: "public demo purchases",
+    natural_language: "Buy small things for the public demo.",
+    include_expiry: true,
+    time_limit: formatInstant(nowMs + DEMO_SEED_LIFETIME_MS),
+  };
+}
+
+/** The seeded delegation, carrying the seeded agreement as its `intent_agreement`. */
+export async function seededDemoDelegation(nowMs: number): Promise<Delegation & { intent_agreement: IntentAgreement }> {
+  const intent = seededDemoIntent(nowMs);
+  const agreement = await buildDemoAgreement(intent, nowMs);
+  const base = demoDelegation(intent, nowMs);
+  return {
+    ...base,
+    expires_at: formatInstant(nowMs + DEMO_SEED_LIFETIME_MS),
+    purpose: "public demo purchases (seeded)",
+    scope: { ...base.scope, maximum_amount: DEMO_SEED_LIMITS.maximum_amount, cumulative_maximum: DEMO_SEED_LIMITS.cumulative_maximum },
+    intent_agreement: agreement,
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * `writ dev`'s demo data: at start it seeds the public demo organizations, keys, agent and
+ * agreement with the same function as `POST /v1/admin/seed-demo` (idempotent: a restart finds
+ * them present), and returns the lines to print, including a ready-to-paste curl for
+ * `POST /v1/verify` that answers ALLOW while the seven-day demo grant lasts.
+ */
+import type { FastifyInstance } from "fastify";
+import { DEMO_DELEGATION_ID } from "../core/demo/index.js";
+import { parseInstant } from "../core/time/index.js";
+import { loadDelegation } from "../store/delegations.js";
+import { seedDemo } from "../api/routes/admin/seed-demo.js";
+import { logAppendOptions } from "../api/routes/agents/registry-log.js";
+
+/** Seeds the demo data of a running dev server at `url`; the lines to print. */
+export async function seedDevDemo(app: FastifyInstance, url: string, now: Date): Promise<string[]> {
+  if (!app.settings.allowDemoSeed) return ["  demo data: not seeded (BUR_ALLOW_DEMO_SEED is not 1)"];
+  if (!app.pool || !app.logSigner) return ["  demo data: not seeded (no database or no log signing key)"];
+  const out = await seedDemo(app.pool, { now, signer: app.logSigner, logOptions: logAppendOptions(app, now) });
+  const grant = await loadDelegation(app.pool, DEMO_DELEGATION_ID);
+  const expiresAt = parseInstant(grant?.record.expires_at);
+  const body = {
+    agent_id: out.agent_id,
+    agreement_id: out.agreement_id,
+    action: { action_id: `act_dev_${now.getTime()}`, action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: now.toISOString(), merchant: "Corner Market" },
+  };
+  const lines = [
+    `  demo data: ${out.already_present ? "already present" : "seeded now"} (PUBLIC demo keys, see docs/demo.md)`,
+    `  demo operator key: ${out.operator_key}   wallet: ${out.wallet_key}   merchant: ${out.merchant_key}`,
+  ];
+  if (grant?.revokedAt) lines.push("  note: the demo delegation is revoked; verify answers DENY. Remove .writ/pg to start afresh.");
+  else if (expiresAt === undefined || expiresAt <= now.getTime()) {
+    lines.push(`  note: the demo grant expired at ${grant?.record.expires_at ?? "?"}; verify answers DENY. Remove .writ/pg to start afresh.`);
+  }
+  lines.push(
+    "  a verify that answers ALLOW (the same action_id again returns the same answer):",
+    `  curl -s ${url}/v1/verify -H 'authorization: Bearer ${out.operator_key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`,
+  );
+  return lines;
+}

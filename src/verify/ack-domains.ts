@@ -1,0 +1,205 @@
+/**
+ * Acknowledgements that name a `domain` count only if their key is published there.
+ *
+ * An acknowledgement may carry `domain`: the domain that publishes the institution's key at
+ * `/.well-known/svc-keys.json` (the spec's format: `{keys: [{public_key: <JWK>, ...}]}`). The
+ * core verifies the acknowledgement's signature with its own `public_key`; who may act for the
+ * role is checked here: an ack with a domain whose key (by RFC 7638 thumbprint, never by a
+ * claimed `kid`) is not in that domain's list counts as absent, so the role falls back to
+ * "outdated" or "missing" (ACKNOWLEDGEMENT_MISSING, a STEP_UP). Acks without `domain` are not
+ * affected.
+ *
+ * Promises:
+ * - Fetched as `<scheme>://<domain>[:<port>]/.well-known/svc-keys.json` (WRIT_ACK_DOMAIN_*),
+ *   GET, no redirects followed, at most 64 KiB read, bounded by the timeout. Only a plain DNS
+ *   name or IPv4 address is fetched (no user info, port, path or IPv6 literal in `domain`).
+ * - Fail closed: a failed, slow, oversized or malformed answer publishes nothing.
+ * - Cached per domain: an answer for 5 minutes, a failure for 30 seconds; concurrent lookups
+ *   of one domain share one request. The re-computed ack states are cached per agreement
+ *   revision and outcome, so a hot agreement costs one map lookup.
+ */
+import { mandateHash, ackStates, type Acknowledgement } from "../core/agreement/index.js";
+import type { HashString } from "../core/canonical/index.js";
+import type { PreparedAgreement, PreparedMandate } from "../core/evaluate/index.js";
+import { keyId, parsePublicJwk } from "../core/jose/index.js";
+import type { VerifySettings } from "./settings.js";
+
+/** Largest key list read (bytes). */
+export const MAX_KEY_LIST_BYTES = 64 * 1024;
+/** How long a fetched key list is trusted (ms). */
+export const KEY_LIST_TTL_MS = 5 * 60_000;
+/** How long a failed fetch is remembered (ms). */
+export const KEY_LIST_FAILURE_TTL_MS = 30_000;
+const MAX_DOMAINS = 1000;
+const MAX_STATES = 1000;
+
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const DOMAIN_RE = new RegExp(`^${LABEL}(?:\\.${LABEL})*\\.?$`);
+
+/** True for a plain DNS name (or dotted IPv4 address) at most 253 characters long. */
+export function isFetchableDomain(domain: unknown): domain is string {
+  return typeof domain === "string" && domain.length <= 253 && DOMAIN_RE.test(domain);
+}
+
+/** Fetches key lists; tests replace it. */
+export type KeyListFetch = (url: string, timeoutMs: number) => Promise<unknown>;
+
+async function readLimited(res: Response): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_KEY_LIST_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new Error("key list is too large");
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The default fetch: GET, no redirects, bounded size and time; the parsed JSON. */
+export const fetchKeyList: KeyListFetch = async (url, timeoutMs) => {
+  const res = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => {});
+    throw new Error(`key list answered ${res.status}`);
+  }
+  return JSON.parse(await readLimited(res)) as unknown;
+};
+
+/** The key ids (`sha256:` thumbprints) a key list publishes; unusable records are skipped. */
+export function publishedKeyIds(list: unknown): Set<HashString> {
+  const out = new Set<HashString>();
+  const keys = (list as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys)) return out;
+  for (const rec of keys) {
+    try {
+      out.add(keyId(parsePublicJwk((rec as { public_key?: unknown }).public_key)));
+    } catch {
+      // a record that is not a usable public key publishes nothing
+    }
+  }
+  return out;
+}
+
+interface Entry {
+  ids: Promise<ReadonlySet<HashString>>;
+  expiresAt: number;
+}
+
+/** Options of an AckDomainDirectory. */
+export interface AckDomainOptions {
+  settings: VerifySettings;
+  fetch?: KeyListFetch;
+  /** Clock, epoch ms (default Date.now). */
+  clock?: () => number;
+}
+
+/** The domains' published keys, cached (see the module comment). */
+export class AckDomainDirectory {
+  private readonly domains = new Map<string, Entry>();
+  private readonly states = new Map<string, PreparedMandate["acks"][]>();
+  private readonly fetcher: KeyListFetch;
+  private readonly clock: () => number;
+
+  constructor(private readonly opts: AckDomainOptions) {
+    this.fetcher = opts.fetch ?? fetchKeyList;
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  /** The URL of `domain`'s key list. */
+  urlFor(domain: string): string {
+    const { ackDomainScheme, ackDomainPort } = this.opts.settings;
+    const host = domain.replace(/\.$/, "").toLowerCase();
+    return `${ackDomainScheme}://${host}${ackDomainPort !== null ? `:${ackDomainPort}` : ""}/.well-known/svc-keys.json`;
+  }
+
+  /** The key ids `domain` publishes (empty when it cannot be fetched). Never throws. */
+  publishedKeys(domain: string): Promise<ReadonlySet<HashString>> {
+    if (!isFetchableDomain(domain)) return Promise.resolve(new Set());
+    const key = domain.replace(/\.$/, "").toLowerCase();
+    const now = this.clock();
+    const hit = this.domains.get(key);
+    if (hit && hit.expiresAt > now) return hit.ids;
+    const entry: Entry = { ids: Promise.resolve(new Set()), expiresAt: now + KEY_LIST_TTL_MS };
+    entry.ids = this.fetcher(this.urlFor(key), this.opts.settings.ackDomainTimeoutMs).then(
+      (list) => publishedKeyIds(list),
+      () => {
+        entry.expiresAt = this.clock() + KEY_LIST_FAILURE_TTL_MS;
+        return new Set<HashString>();
+      },
+    );
+    this.domains.delete(key);
+    this.domains.set(key, entry);
+    while (this.domains.size > MAX_DOMAINS) {
+      const oldest = this.domains.keys().next();
+      if (oldest.done) break;
+      this.domains.delete(oldest.value);
+    }
+    return entry.ids;
+  }
+
+  /**
+   * `prepared` with the acknowledgement states re-computed without the acks whose domain does
+   * not publish their key; `prepared` itself when no ack names a domain or all are published.
+   * `revision` keys the cache of re-computed states.
+   */
+  async apply(prepared: PreparedAgreement, revision: number): Promise<PreparedAgreement> {
+    const acks = prepared.agreement.acknowledgements;
+    if (!Array.isArray(acks) || !acks.some((a) => typeof a?.domain === "string")) return prepared;
+    const kept: Acknowledgement[] = [];
+    const dropped: number[] = [];
+    for (const [i, ack] of acks.entries()) {
+      if (typeof ack?.domain !== "string") {
+        kept.push(ack);
+        continue;
+      }
+      const published = await this.publishedKeys(ack.domain);
+      let kid: HashString | undefined;
+      try {
+        kid = keyId(parsePublicJwk(ack.public_key));
+      } catch {
+        kid = undefined;
+      }
+      if (kid !== undefined && published.has(kid)) kept.push(ack);
+      else dropped.push(i);
+    }
+    if (dropped.length === 0) return prepared;
+    const id = prepared.agreement.agreement_id;
+    const cacheKey = `${id}\u0000${revision}\u0000${dropped.join(",")}`;
+    let states = this.states.get(cacheKey);
+    if (!states) {
+      states = await Promise.all(prepared.mandates.map((m) => recompute(m, prepared, kept)));
+      this.states.set(cacheKey, states);
+      while (this.states.size > MAX_STATES) {
+        const oldest = this.states.keys().next();
+        if (oldest.done) break;
+        this.states.delete(oldest.value);
+      }
+    }
+    const fresh = states;
+    return { ...prepared, mandates: prepared.mandates.map((m, i) => ({ ...m, acks: fresh[i] ?? m.acks })) };
+  }
+}
+
+async function recompute(m: PreparedMandate, prepared: PreparedAgreement, kept: readonly Acknowledgement[]): Promise<PreparedMandate["acks"]> {
+  if (m.acks.length === 0) return m.acks;
+  const history: HashString[] = [];
+  for (const h of prepared.agreement.mandate_history ?? []) {
+    try {
+      if (h.intent_id === m.mandate.intent_id) history.push(mandateHash(h));
+    } catch {
+      // an unhashable earlier version matches nothing
+    }
+  }
+  try {
+    return await ackStates(m.mandate, m.hash, kept, history, prepared.agreement.agreement_id);
+  } catch {
+    return m.acks.map((a) => ({ role: a.role, state: "missing" as const }));
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * `POST /v1/verify` without HTTP: checks one payment action of an agent against its active
+ * stored agreement, records an ALLOW in the ledger, and answers (docs/verify.md).
+ *
+ * Order: the revocation index (stale: STEP_UP REVOCATION_STATE_STALE, not stored); the agent
+ * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); a stored decision for
+ * (agent, action_id) (the same request gets it again, another request ACTION_REUSED); the
+ * agent's status (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
+ * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
+ * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
+ * `evaluate`; then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
+ *
+ * Promises:
+ * - Never an ALLOW unless its ledger entry committed: a spend refusal becomes a DENY with its
+ *   reason, and an ALLOW carries `ledger_entry` {sequence, entry_hash}.
+ * - One answer per (agent, action_id): every decision except a stale-index STEP_UP is stored
+ *   (an ALLOW in the spend's own transaction); a retry with the same request hash gets the
+ *   stored answer and spends nothing; a different request with that action_id is refused. If
+ *   a concurrent request with that action_id stored its answer first, a spend just recorded
+ *   for this one is released (outcome `failed`) and the stored answer is returned.
+ */
+import type { Pool } from "pg";
+import type { HashString } from "../core/canonical/index.js";
+import { prepareDelegation } from "../core/delegation/index.js";
+import {
+  DEFAULT_POLICY, REASONS, decisionFor, evaluate,
+  type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
+} from "../core/evaluate/index.js";
+import type { Signer } from "../core/jose/index.js";
+import { getAgentForVerify } from "../store/agents.js";
+import type { LogAppendOptions } from "../store/log.js";
+import { RecordStoreError } from "../store/record-errors.js";
+import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+import type { AckDomainDirectory } from "./ack-domains.js";
+import type { RecordCache } from "./cache.js";
+import { loadCandidates, type VerifyCandidate } from "./candidates.js";
+import { implicitDelegation } from "./implicit-delegation.js";
+import type { VerifyMetrics } from "./metrics.js";
+import { recordOutcome } from "./outcome.js";
+import { ratesFor, type RateLookup } from "./rates.js";
+import { requestHash, toAction, type VerifyRequest, type VerifyResponse } from "./request.js";
+import type { RevocationIndex } from "./revocation-index.js";
+import { revokeByPolicy } from "./revoke.js";
+import { selectCandidate } from "./select.js";
+import { allowedSpendFor } from "./spend-request.js";
+import { recordAllowedSpend } from "./spend.js";
+import { allowedEntryOf, BURST_EXEMPT, countRecentDenials, revokedCause } from "./verify-reads.js";
+
+/** Why a verify is answered with an HTTP error instead of a decision. */
+export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED";
+
+/** A verify that gets no decision (the route maps the code to 404, 403, 409). */
+export class VerifyError extends Error {
+  override readonly name = "VerifyError";
+  constructor(readonly code: VerifyErrorCode, message: string) {
+    super(message);
+  }
+}
+
+/** What a verify runs with. */
+export interface VerifyDeps {
+  pool: Pool;
+  index: Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked">;
+  cache: RecordCache;
+  ackDomains: AckDomainDirectory;
+  metrics: VerifyMetrics;
+  /** Units of `to` per one `from` on a day. */
+  rate: RateLookup;
+  now: Date;
+  /** Signs the log entry of a REVOKE; null: revoked and alerted, not logged. */
+  logSigner: Signer | null;
+  logOptions: LogAppendOptions;
+  policy?: EvalPolicy;
+}
+
+type Base = Pick<VerifyResponse, "agent_id" | "action_id" | "agreement_id">;
+
+/** The answer for a single reason found outside the engine. */
+function refusal(code: ReasonCode, message: string, base: Base): VerifyResponse {
+  const info = REASONS[code];
+  return {
+    verdict: info.verdict,
+    svc_decision: decisionFor(info.verdict, "revoke" in info),
+    reasons: [code],
+    messages: [{ code, message }],
+    required_action: info.requiredAction,
+    ...base,
+  };
+}
+
+function baseOf(b: VerifyResponse): Base {
+  return { agent_id: b.agent_id, action_id: b.action_id, agreement_id: b.agreement_id };
+}
+
+function answer(d: Decision, base: Base): VerifyResponse {
+  const out: VerifyResponse = { verdict: d.verdict, svc_decision: d.svc_decision, reasons: d.reasons, messages: d.messages, required_action: d.required_action, ...base };
+  if (d.intent_id !== undefined) out.intent_id = d.intent_id;
+  return out;
+}
+
+class Run {
+  constructor(
+    private readonly deps: VerifyDeps,
+    private readonly agentId: string,
+    private readonly actionId: string,
+    private readonly hash: HashString,
+  ) {}
+
+  /** The stored answer to a retry (with its ledger entry), or ACTION_REUSED. */
+  async replay(stored: StoredVerifyDecision): Promise<VerifyResponse> {
+    if (stored.requestHash !== this.hash) {
+      throw new VerifyError("ACTION_REUSED", `action_id ${this.actionId} was already used by a different request of agent ${this.agentId}`);
+    }
+    const { [BURST_EXEMPT]: _exempt, ...body } = stored.decision as unknown as VerifyResponse & { [BURST_EXEMPT]?: true };
+    if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
+      const entry = await allowedEntryOf(this.deps.pool, body.agreement_id, this.actionId);
+      if (entry) return { ...body, ledger_entry: entry };
+    }
+    return body;
+  }
+
+  /**
+   * Stores a decision that is not an ALLOW (unless another answer won) and answers it.
+   * `burstExempt` marks a refusal of the spend transaction, which DENIED_ATTEMPT_BURST does
+   * not count (see ./verify-reads.ts).
+   */
+  async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
+    if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
+    const decision = { ...body, ...(burstExempt ? { [BURST_EXEMPT]: true } : {}) };
+    const saved = await saveVerifyDecision(this.deps.pool, { agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
+    return saved.stored ? this.counted(body) : this.replay(saved.decision);
+  }
+
+  counted(body: VerifyResponse): VerifyResponse {
+    this.deps.metrics.countDecision(body.verdict, body.reasons);
+    return body;
+  }
+
+  /** Carries out a REVOKE decision, then answers it. */
+  async revoke(c: VerifyCandidate, d: Decision, body: VerifyResponse): Promise<VerifyResponse> {
+    const reason = d.messages.filter((m) => "revoke" in REASONS[m.code]).map((m) => `${m.code}: ${m.message}`).join("; ");
+    const out = await revokeByPolicy(this.deps.pool, {
+      agentId: this.agentId, candidate: c, reason, at: this.deps.now, signer: this.deps.logSigner, logOptions: this.deps.logOptions,
+      decision: { actionId: this.actionId, requestHash: this.hash, body: { ...body } },
+    });
+    for (const id of out.revocation?.ids ?? []) {
+      if (c.delegation) this.deps.index.markDelegationRevoked(id);
+      else this.deps.index.markAgreementRevoked(id);
+    }
+    return out.saved.stored ? this.counted(body) : this.replay(out.saved.decision);
+  }
+
+  /** Records an ALLOW's spend: the ALLOW with its ledger entry, or the DENY the spend refused with. */
+  async spend(c: VerifyCandidate, req: VerifyRequest, d: Decision, body: VerifyResponse, rate: EvalContext["rate"]): Promise<VerifyResponse> {
+    const { pool } = this.deps;
+    const action = toAction(req);
+    const at = this.deps.now.toISOString();
+    const decision = { agentId: this.agentId, requestHash: this.hash, body: { ...body } };
+    const spend = allowedSpendFor(c, action, d, { at, ...(rate ? { rate } : {}), decision });
+    let r;
+    try {
+      r = await recordAllowedSpend(pool, spend, { observe: (s) => this.deps.metrics.ledgerAppend.observe(s) });
+    } catch (e) {
+      if (e instanceof RecordStoreError && e.code === "SPEND_INVALID") return this.settle(refusal("AMOUNT_INVALID", e.message, baseOf(body)), true);
+      throw e;
+    }
+    if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
+    const ledgerEntry = { sequence: r.entry.sequence, entry_hash: r.entry.entry_hash };
+    const stored = await findVerifyDecision(pool, this.agentId, this.actionId);
+    if (r.replayed) {
+      // Recorded before: the stored answer, or (a ledger imported with the record) this one.
+      if (stored) return this.replay(stored);
+      const saved = await saveVerifyDecision(pool, { agentId: this.agentId, actionId: this.actionId, agreementId: c.agreementId, requestHash: this.hash, decision: { ...body } });
+      return saved.stored ? this.counted({ ...body, ledger_entry: ledgerEntry }) : this.replay(saved.decision);
+    }
+    if (!stored || (stored.requestHash === this.hash && stored.decision.verdict === "ALLOW" && stored.agreementId === c.agreementId)) {
+      if (!stored) await saveVerifyDecision(pool, { agentId: this.agentId, actionId: this.actionId, agreementId: c.agreementId, requestHash: this.hash, decision: { ...body } });
+      return this.counted({ ...body, ledger_entry: ledgerEntry });
+    }
+    // A concurrent request with this action_id stored another answer first: release this spend.
+    await recordOutcome(pool, { agreementId: c.agreementId, actionId: this.actionId, outcome: "failed", at });
+    return this.replay(stored);
+  }
+}
+
+/** Answers one verify of organization `orgId` (see the module comment). Throws VerifyError. */
+export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyRequest): Promise<VerifyResponse> {
+  const action = toAction(req);
+  const base: Base = { agent_id: req.agent_id, action_id: action.action_id, agreement_id: null };
+  const run = new Run(deps, req.agent_id, action.action_id, requestHash(req));
+  if (deps.index.stale()) {
+    return run.counted(refusal("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; retry later", base));
+  }
+  // The stored decision is read alongside, but only answered once the agent is the caller's.
+  const [agent, stored] = await Promise.all([getAgentForVerify(deps.pool, req.agent_id), findVerifyDecision(deps.pool, req.agent_id, action.action_id)]);
+  if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
+  if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
+  if (stored) return run.replay(stored);
+  if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
+
+  const nowMs = deps.now.getTime();
+  const [candidates, recentDenials] = await Promise.all([
+    loadCandidates(deps.pool, deps.cache, agent.agent_id, { now: nowMs }),
+    countRecentDenials(deps.pool, agent.agent_id),
+  ]);
+  const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });
+  if (sel.kind === "none") {
+    const cause = await revokedCause(deps.pool, agent.agent_id, orgId, req.agreement_id);
+    if (cause) {
+      const message = cause.reason === "DELEGATION_REVOKED" ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked` : `agreement ${cause.agreementId} is revoked`;
+      return run.settle(refusal(cause.reason, message, { ...base, agreement_id: cause.agreementId }));
+    }
+    const message = req.agreement_id !== undefined ? `agreement ${req.agreement_id} is not an active stored agreement of agent ${agent.agent_id}` : `agent ${agent.agent_id} has no active stored agreement`;
+    return run.settle(refusal("NO_ACTIVE_AGREEMENT", message, { ...base, agreement_id: req.agreement_id ?? null }));
+  }
+  if (sel.kind === "ambiguous") {
+    return run.settle(refusal("AGREEMENT_NOT_SELECTED", `agent ${agent.agent_id} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, base));
+  }
+  if (sel.kind === "intent-not-found") {
+    return run.settle(refusal("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${agent.agent_id} (${sel.agreementIds.join(", ")})`, base));
+  }
+
+  const c = sel.candidate;
+  const agreement = await deps.ackDomains.apply(c.agreement, c.revision);
+  const delegation = c.delegation ?? prepareDelegation(implicitDelegation(c.agreement.agreement, agent.agent_id));
+  const rate = await ratesFor(agreement, delegation, action, deps.rate);
+  const ctx: EvalContext = {
+    now: nowMs,
+    policy: deps.policy ?? DEFAULT_POLICY,
+    revocations: deps.index,
+    revocationStateStale: deps.index.stale(),
+    recentDenials,
+    ...(rate ? { rate } : {}),
+    ...(req.risk_score !== undefined ? { riskScore: req.risk_score } : {}),
+    ...(req.principal_present !== undefined ? { principalPresent: req.principal_present } : {}),
+    ...(req.ledger_sequence !== undefined ? { ledgerSequence: req.ledger_sequence } : {}),
+    ...(c.delegationSpentMinor !== undefined ? { delegationSpentMinor: c.delegationSpentMinor } : {}),
+  };
+  const d = evaluate(delegation, agreement, action, ctx);
+  const body = answer(d, { ...base, agreement_id: c.agreementId });
+  if (d.svc_decision === "REVOKE") return run.revoke(c, d, body);
+  if (d.verdict === "ALLOW") return run.spend(c, req, d, body, rate);
+  return run.settle(body);
+}

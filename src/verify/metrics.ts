@@ -1,0 +1,71 @@
+/**
+ * Metrics of the verify path, on the app's registry:
+ *
+ * - `writ_verdicts_total{verdict, reason}`: one count per reason code of every decision made
+ *   (a stored decision returned to a retry is not counted again); an ALLOW without reasons
+ *   counts once with reason `NONE`.
+ * - `writ_verify_duration_seconds`: time of every `POST /v1/verify` handled (errors included).
+ * - `writ_ledger_append_seconds`: time of every spend transaction (`recordAllowedSpend`).
+ * - `writ_revocation_index_stale`: 1 while the process's revocation index is stale (verify
+ *   then steps up with REVOCATION_STATE_STALE), else 0; read at scrape time.
+ *
+ * Promise: creating them twice on one registry reuses the registered metrics.
+ */
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { Verdict } from "../core/evaluate/index.js";
+
+/** The verify metrics. */
+export interface VerifyMetrics {
+  readonly verdicts: Counter<"verdict" | "reason">;
+  readonly duration: Histogram;
+  readonly ledgerAppend: Histogram;
+  readonly stale: Gauge;
+  /** Counts one decision. */
+  countDecision(verdict: Verdict, reasons: readonly string[]): void;
+}
+
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/** The verify metrics on `registry`; `isStale` is read when the gauge is scraped. */
+export function verifyMetrics(registry: Registry, isStale: () => boolean): VerifyMetrics {
+  const verdicts = reuse(registry, "writ_verdicts_total", () => new Counter({
+    name: "writ_verdicts_total",
+    help: "Verify decisions by verdict and reason code (NONE for an ALLOW without reasons).",
+    labelNames: ["verdict", "reason"] as const,
+    registers: [registry],
+  }));
+  const duration = reuse(registry, "writ_verify_duration_seconds", () => new Histogram({
+    name: "writ_verify_duration_seconds",
+    help: "Duration of POST /v1/verify, seconds.",
+    buckets: BUCKETS,
+    registers: [registry],
+  }));
+  const ledgerAppend = reuse(registry, "writ_ledger_append_seconds", () => new Histogram({
+    name: "writ_ledger_append_seconds",
+    help: "Duration of the spend transaction that records an ALLOW in the ledger, seconds.",
+    buckets: BUCKETS,
+    registers: [registry],
+  }));
+  const stale = reuse(registry, "writ_revocation_index_stale", () => new Gauge({
+    name: "writ_revocation_index_stale",
+    help: "1 while the revocation index may be stale (verify fails closed), else 0.",
+    registers: [registry],
+    collect() {
+      this.set(isStale() ? 1 : 0);
+    },
+  }));
+  return {
+    verdicts,
+    duration,
+    ledgerAppend,
+    stale,
+    countDecision(verdict, reasons) {
+      if (reasons.length === 0) verdicts.inc({ verdict, reason: "NONE" });
+      for (const reason of reasons) verdicts.inc({ verdict, reason });
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The request and answer of `POST /v1/verify` (docs/verify.md): the JSON schema that
+ * validates the body (and documents it in /openapi.json), the action the engine evaluates,
+ * and the request hash that makes a reused `action_id` detectable.
+ *
+ * Promise: `requestHash` is the `sha256:` hash of the RFC 8785 canonical JSON of exactly the
+ * members this module knows (unknown members are ignored), after schema validation, so the
+ * same request always has the same hash and any change of a known member changes it.
+ */
+import { hashOf, type HashString } from "../core/canonical/index.js";
+import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../core/evaluate/index.js";
+import { REASON_CODES } from "../core/evaluate/index.js";
+import { AGENT_ID_PATTERN } from "../core/registry/index.js";
+
+/** Longest id accepted in a verify request (an action, agreement or intent id). */
+export const MAX_VERIFY_ID_LENGTH = 256;
+/** Longest merchant, item or category. */
+export const MAX_VERIFY_TEXT_LENGTH = 200;
+/** Largest amount accepted (major units); larger is a 400. */
+export const MAX_VERIFY_AMOUNT = 1e12;
+
+/** The action as sent. Amount in major units. */
+export interface VerifyAction {
+  action_id: string;
+  action_type: string;
+  amount: number;
+  currency: string;
+  proposed_at: string;
+  merchant?: string;
+  item?: string;
+  category?: string;
+  intent_id?: string;
+}
+
+/** A validated verify request. */
+export interface VerifyRequest {
+  agent_id: string;
+  action: VerifyAction;
+  agreement_id?: string;
+  risk_score?: number;
+  principal_present?: boolean;
+  ledger_sequence?: number;
+}
+
+/** The answer (also what is stored per action, without `ledger_entry`). */
+export interface VerifyResponse {
+  verdict: Verdict;
+  svc_decision: SvcDecision;
+  reasons: ReasonCode[];
+  messages: Finding[];
+  required_action: RequiredAction;
+  agent_id: string;
+  agreement_id: string | null;
+  action_id: string;
+  intent_id?: string;
+  /** On ALLOW: the spend's ledger entry. */
+  ledger_entry?: { sequence: number; entry_hash: HashString };
+}
+
+const NO_NUL = "^[^\\u0000]*$";
+const id = { type: "string", minLength: 1, maxLength: MAX_VERIFY_ID_LENGTH, pattern: NO_NUL } as const;
+const text = { type: "string", maxLength: MAX_VERIFY_TEXT_LENGTH, pattern: NO_NUL } as const;
+
+/** JSON schema of the request body. */
+export const VERIFY_BODY_SCHEMA = {
+  type: "object",
+  required: ["agent_id", "action"],
+  properties: {
+    agent_id: { type: "string", pattern: AGENT_ID_PATTERN },
+    action: {
+      type: "object",
+      required: ["action_id", "action_type", "amount", "currency", "proposed_at"],
+      properties: {
+        action_id: { ...id, description: "The action's id: the same id is the same action (idempotency key)" },
+        action_type: { type: "string", minLength: 1, maxLength: 64, pattern: NO_NUL, description: "purchase, refund, ..." },
+        amount: { type: "number", minimum: 0, maximum: MAX_VERIFY_AMOUNT, description: "Major units of currency" },
+        currency: { type: "string", pattern: "^[A-Z]{3}$" },
+        proposed_at: { type: "string", format: "date-time" },
+        merchant: text,
+        item: text,
+        category: text,
+        intent_id: { ...id, description: "The intent the action is for; also selects the agreement among several" },
+      },
+    },
+    agreement_id: { ...id, description: "Selects one of the agent's active agreements" },
+    risk_score: { type: "number", minimum: 0, maximum: 100, description: "Risk score 0-100 from the caller's risk engine" },
+    principal_present: { type: "boolean", description: "The principal is present (for principal_present conditions)" },
+    ledger_sequence: { type: "integer", minimum: 0, maximum: 2147483647, description: "The ledger sequence the caller has seen; higher than stored is LEDGER_TRUNCATED" },
+  },
+} as const;
+
+const finding = { type: "object", required: ["code", "message"], properties: { code: { type: "string" }, message: { type: "string" } } } as const;
+
+/** JSON schema of the answer. */
+export const VERIFY_RESPONSE_SCHEMA = {
+  type: "object",
+  required: ["verdict", "svc_decision", "reasons", "messages", "required_action", "agent_id", "agreement_id", "action_id"],
+  properties: {
+    verdict: { type: "string", enum: ["ALLOW", "DENY", "STEP_UP"] },
+    svc_decision: { type: "string", enum: ["ALLOW", "BLOCK", "STEP_UP", "REVOKE"] },
+    reasons: { type: "array", items: { type: "string", enum: REASON_CODES } },
+    messages: { type: "array", items: finding },
+    required_action: { type: "string" },
+    agent_id: { type: "string" },
+    agreement_id: { type: ["string", "null"] },
+    action_id: { type: "string" },
+    intent_id: { type: "string" },
+    ledger_entry: { type: "object", required: ["sequence", "entry_hash"], properties: { sequence: { type: "integer" }, entry_hash: { type: "string" } } },
+  },
+} as const;
+
+/** The known members of `req` only (what is hashed). */
+function known(req: VerifyRequest): VerifyRequest {
+  const a = req.action;
+  const action: VerifyAction = { action_id: a.action_id, action_type: a.action_type, amount: a.amount, currency: a.currency, proposed_at: a.proposed_at };
+  for (const k of ["merchant", "item", "category", "intent_id"] as const) if (a[k] !== undefined) action[k] = a[k];
+  const out: VerifyRequest = { agent_id: req.agent_id, action };
+  if (req.agreement_id !== undefined) out.agreement_id = req.agreement_id;
+  if (req.risk_score !== undefined) out.risk_score = req.risk_score;
+  if (req.principal_present !== undefined) out.principal_present = req.principal_present;
+  if (req.ledger_sequence !== undefined) out.ledger_sequence = req.ledger_sequence;
+  return out;
+}
+
+/** The request hash (see the module comment). */
+export function requestHash(req: VerifyRequest): HashString {
+  return hashOf(known(req));
+}
+
+/** The action the engine evaluates: the request's action, acted by the request's agent. */
+export function toAction(req: VerifyRequest): Action {
+  return { ...known(req).action, agent_id: req.agent_id };
+}

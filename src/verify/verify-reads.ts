@@ -1,0 +1,82 @@
+/**
+ * The small reads of the verify routes beyond the candidates: the agent's recent denials (for
+ * the DENIED_ATTEMPT_BURST policy), why an agent has no live agreement when a revocation is the
+ * cause, the ledger entry of a recorded ALLOW (for retries), and whose an agreement is (for
+ * outcomes). One statement each.
+ */
+import type { HashString } from "../core/canonical/index.js";
+import type { Queryable } from "../store/pool.js";
+
+/** The burst window of denied attempts, seconds (the engine's DENIED_ATTEMPT_BURST, docs/evaluation.md). */
+export const DENIAL_WINDOW_SECONDS = 60;
+
+/**
+ * Member of a stored decision (never answered) marking a refusal of the spend transaction: a
+ * race lost under the ledger lock against concurrent spends, which the agent could not see when
+ * it was evaluated. Such DENYs do not count as denied attempts.
+ */
+export const BURST_EXEMPT = "burst_exempt";
+
+/**
+ * DENY decisions stored for `agentId` within the last `windowSeconds` (database clock), except
+ * the BURST_EXEMPT ones. Reads only the agent's rows (the primary key's prefix).
+ */
+export async function countRecentDenials(q: Queryable, agentId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM verify_decisions
+     WHERE agent_id = $1 AND created_at > now() - make_interval(secs => $2) AND decision->>'verdict' = 'DENY' AND decision->'${BURST_EXEMPT}' IS NULL`,
+    [agentId, windowSeconds],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** A revoked record that explains why an agent has no live agreement. */
+export interface RevokedCause {
+  agreementId: string;
+  reason: "DELEGATION_REVOKED" | "AGREEMENT_REVOKED";
+  delegationId: string | null;
+}
+
+/**
+ * The agent's most recently changed agreement (of the tenant `orgId`, or without one; only
+ * `agreementId` when given) that is revoked or whose delegation is revoked, or undefined.
+ * A revoked delegation takes precedence over the agreement's own revocation.
+ */
+export async function revokedCause(q: Queryable, agentId: string, orgId: string, agreementId?: string): Promise<RevokedCause | undefined> {
+  const { rows } = await q.query<{ agreement_id: string; delegation_id: string | null; delegation_revoked: boolean }>(
+    `SELECT a.agreement_id, a.delegation_id, coalesce(d.revoked_at IS NOT NULL, false) AS delegation_revoked
+     FROM agreements a LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+     WHERE a.agent_id = $1 AND (a.org_id IS NULL OR a.org_id = $2) AND ($3::text IS NULL OR a.agreement_id = $3)
+       AND (d.revoked_at IS NOT NULL OR a.revoked_at IS NOT NULL OR EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id))
+     ORDER BY greatest(a.updated_at, coalesce(d.updated_at, a.updated_at)) DESC, a.agreement_id
+     LIMIT 1`,
+    [agentId, orgId, agreementId ?? null],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return { agreementId: r.agreement_id, reason: r.delegation_revoked ? "DELEGATION_REVOKED" : "AGREEMENT_REVOKED", delegationId: r.delegation_id };
+}
+
+/** Sequence and hash of the `allowed` entry of `actionId` in `agreementId`'s ledger, or undefined. */
+export async function allowedEntryOf(q: Queryable, agreementId: string, actionId: string): Promise<{ sequence: number; entry_hash: HashString } | undefined> {
+  const { rows } = await q.query<{ sequence: number; entry_hash: HashString }>(
+    "SELECT sequence, entry_hash FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 AND outcome = 'allowed'",
+    [agreementId, actionId],
+  );
+  return rows[0];
+}
+
+/** Whose agreement `agreementId` is: its tenant and its agent's operator (null when unknown), or undefined. */
+export async function agreementOwner(q: Queryable, agreementId: string): Promise<{ orgId: string | null; operatorOrgId: string | null } | undefined> {
+  const { rows } = await q.query<{ org_id: string | null; operator_org_id: string | null }>(
+    `SELECT a.org_id, g.org_id AS operator_org_id FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id WHERE a.agreement_id = $1`,
+    [agreementId],
+  );
+  const r = rows[0];
+  return r ? { orgId: r.org_id, operatorOrgId: r.operator_org_id } : undefined;
+}
+
+/** True when organization `orgId` acts for a record of tenant `recordOrgId` whose agent it operates (`operatorOrgId`). */
+export function ownsRecord(orgId: string, recordOrgId: string | null, operatorOrgId: string | null): boolean {
+  return recordOrgId === orgId || (recordOrgId === null && operatorOrgId === orgId);
+}

@@ -1,0 +1,116 @@
+/**
+ * Shared set-up of the verify integration tests (verify*.test.ts, delegation-revoke*.test.ts):
+ * a registry world with an operator organization (key with `verify` and `agents:write`), a
+ * registered agent, and helpers that store signed delegations and agreements through the
+ * store's repository functions, then call the API over real HTTP.
+ */
+import { randomBytes } from "node:crypto";
+import { buildSignedAgreement, type IntentAgreement, type Mandate, type ParentLimits } from "../../src/core/agreement/index.js";
+import type { Delegation, Scope } from "../../src/core/delegation/index.js";
+import type { Signer } from "../../src/core/jose/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { upsertDelegation } from "../../src/store/delegations.js";
+import { withTransaction } from "../../src/store/pool.js";
+import type { AppDeps } from "../../src/api/app.js";
+import { PRINCIPAL, principalKey } from "../fixtures/records.js";
+import { startRegistryWorld, type Answer, type RegistryWorld } from "./registry-client.js";
+
+export const HOUR = 3600_000;
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A verify test world. */
+export interface VerifyWorld extends RegistryWorld {
+  operatorOrg: string;
+  /** Operator key (default scopes: keys:write, agents:write, registry:read, verify). */
+  operatorKey: string;
+  agentId: string;
+  verify(body: unknown, token?: string | null): Promise<Answer>;
+}
+
+/** A registry world plus an operator, its key and one registered agent. */
+export async function startVerifyWorld(env: Record<string, string> = {}, deps: Omit<AppDeps, "pool"> = {}): Promise<VerifyWorld> {
+  const world = await startRegistryWorld(env, deps);
+  const operatorOrg = await world.createOrg("agent_operator");
+  const { token } = await world.issueKey(operatorOrg);
+  const { agent_id } = await world.registerAgent(token);
+  return {
+    ...world,
+    operatorOrg,
+    operatorKey: token,
+    agentId: agent_id,
+    verify: (body, t) => world.call("POST", "/v1/verify", t === undefined ? token : t, body),
+  };
+}
+
+/** A fresh id with `prefix`. */
+export function uid(prefix: string): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}`;
+}
+
+/** An unsigned mandate for `agentId` (USD, ceiling 100, expiring in a day). */
+export function mandate(agentId: string, intentId: string, over: Partial<Mandate> = {}): Mandate {
+  return {
+    intent_id: intentId,
+    principal: { ...PRINCIPAL },
+    agent: { agent_id: agentId },
+    currency: "USD",
+    maximum_amount: 100,
+    expires_at: iso(Date.now() + 24 * HOUR),
+    ...over,
+  };
+}
+
+/** Options of `storeAgreement`. */
+export interface StoreOptions {
+  agreementId?: string;
+  mandates: Mandate[];
+  parentLimits?: ParentLimits;
+  /** Store under a delegation (default) or bare (`false`). */
+  delegation?: false | { id?: string; scope?: Partial<Scope>; over?: Partial<Delegation> };
+  orgId?: string | null;
+  signer?: Signer;
+  /** Time of signing (default an hour ago). */
+  at?: number;
+  /** Changes the signed agreement before it is stored (e.g. adds acknowledgements). */
+  transform?: (a: IntentAgreement) => IntentAgreement | Promise<IntentAgreement>;
+}
+
+/** Signs and stores an agreement (bound to a new delegation unless `delegation: false`). */
+export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{ agreement: IntentAgreement; agreementId: string; delegationId: string | null }> {
+  const at = o.at ?? Date.now() - HOUR;
+  const agreementId = o.agreementId ?? uid("agr");
+  const signed = await buildSignedAgreement(
+    { agreement_id: agreementId, mandates: o.mandates, ...(o.parentLimits ? { parent_limits: o.parentLimits } : {}), at: iso(at) },
+    o.signer ?? principalKey,
+  );
+  const agreement = o.transform ? await o.transform(signed) : signed;
+  const orgId = o.orgId === undefined ? w.operatorOrg : o.orgId;
+  if (o.delegation === false) {
+    await withTransaction(w.db.pool, (c) => upsertAgreement(c, agreement, { orgId, agentId: o.mandates[0]?.agent.agent_id ?? w.agentId }));
+    return { agreement, agreementId, delegationId: null };
+  }
+  const d = o.delegation ?? {};
+  const delegationId = d.id ?? uid("del");
+  const delegation: Delegation = {
+    delegation_id: delegationId,
+    principal: { ...PRINCIPAL, public_key: (o.signer ?? principalKey).publicJwk },
+    agent: { agent_id: o.mandates[0]?.agent.agent_id ?? w.agentId },
+    granted_at: iso(at),
+    expires_at: iso(Date.now() + 24 * HOUR),
+    purpose: "test purchases",
+    scope: { currency: "USD", ...d.scope },
+    conditions: [],
+    revocable: true,
+    delegation_chain: [],
+    status: "active",
+    ...d.over,
+    intent_agreement: agreement,
+  };
+  await withTransaction(w.db.pool, (c) => upsertDelegation(c, delegation, { orgId }));
+  return { agreement, agreementId, delegationId };
+}
+
+/** A purchase action (10 USD, now) with a fresh id. */
+export function action(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { action_id: uid("act"), action_type: "purchase", amount: 10, currency: "USD", proposed_at: iso(Date.now()), ...over };
+}

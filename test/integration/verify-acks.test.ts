@@ -1,0 +1,80 @@
+/**
+ * Acknowledgements that name a `domain` count only when that domain publishes their key at
+ * `/.well-known/svc-keys.json`: a local key server (http on 127.0.0.1, WRIT_ACK_DOMAIN_SCHEME
+ * and WRIT_ACK_DOMAIN_PORT) stands in for the merchant's domain.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mandateHash, signAcknowledgement, type IntentAgreement } from "../../src/core/agreement/index.js";
+import type { Signer } from "../../src/core/jose/index.js";
+import { merchantKey, otherKey } from "../fixtures/records.js";
+import { action, iso, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+
+let keyServer: Server;
+let requests = 0;
+let w: VerifyWorld;
+
+beforeAll(async () => {
+  keyServer = createServer((req, res) => {
+    requests += 1;
+    if (req.url !== "/.well-known/svc-keys.json") {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ keys: [{ public_key: merchantKey.publicJwk, domain: "127.0.0.1" }] }));
+  });
+  await new Promise<void>((resolve) => keyServer.listen(0, "127.0.0.1", resolve));
+  const { port } = keyServer.address() as AddressInfo;
+  w = await startVerifyWorld({ WRIT_ACK_DOMAIN_SCHEME: "http", WRIT_ACK_DOMAIN_PORT: String(port), WRIT_ACK_DOMAIN_TIMEOUT_MS: "1000" });
+});
+afterAll(async () => {
+  await w?.close();
+  await new Promise((resolve) => keyServer?.close(resolve));
+});
+
+/** An agreement whose intent requires a merchant acknowledgement, acknowledged by `signer` (at `domain`). */
+async function acknowledged(signer: Signer, domain: string | undefined): Promise<string> {
+  const { agent_id } = await w.registerAgent(w.operatorKey);
+  await storeAgreement(w, {
+    mandates: [mandate(agent_id, "i1", { required_acknowledgements: ["merchant"] })],
+    transform: async (a: IntentAgreement) => {
+      const m = a.mandates[0];
+      if (!m) throw new Error("no mandate");
+      const ack = await signAcknowledgement(
+        { agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: "merchant", id: "m-1", at: iso(Date.now() - 1000), ...(domain ? { domain } : {}) },
+        signer,
+      );
+      return { ...a, acknowledgements: [ack] };
+    },
+  });
+  return agent_id;
+}
+
+describe("acknowledgement domains", () => {
+  it("an ack whose key the domain publishes counts", async () => {
+    const agent = await acknowledged(merchantKey, "127.0.0.1");
+    expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "ALLOW" });
+  });
+
+  it("an ack whose key the domain does not publish counts as missing", async () => {
+    const agent = await acknowledged(otherKey, "127.0.0.1");
+    const r = await w.verify({ agent_id: agent, action: action() });
+    expect(r.body).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"], required_action: "COLLECT_ACKNOWLEDGEMENT" });
+  });
+
+  it("a domain that cannot be reached publishes nothing (fail closed)", async () => {
+    const agent = await acknowledged(merchantKey, "127.0.0.2");
+    expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"] });
+  });
+
+  it("an ack without a domain is not checked against any key list; key lists are cached", async () => {
+    const agent = await acknowledged(otherKey, undefined);
+    const before = requests;
+    expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "ALLOW" });
+    const cached = await acknowledged(merchantKey, "127.0.0.1");
+    expect((await w.verify({ agent_id: cached, action: action() })).body.verdict).toBe("ALLOW");
+    expect(requests).toBe(before);
+  });
+});
