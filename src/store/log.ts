@@ -30,7 +30,7 @@ import {
   type TreeHead,
 } from "../core/tlog/index.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
-import type { Queryable } from "./pool.js";
+import { withTransaction, type Queryable } from "./pool.js";
 
 /** One entry to append: the spec's `{kind, body}`. */
 export interface LogAppendInput {
@@ -166,19 +166,5 @@ export async function appendToLog(
   opts: LogAppendOptions = {},
 ): Promise<LogAppendResult> {
   if (inputs.length === 0) throw new LogEntryError("an append needs at least one entry");
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    const out = await append(client, inputs, signer, opts, true);
-    await client.query("COMMIT");
-    return out;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw e;
-  } finally {
-    // A client whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.
-    client.release(broken);
-  }
+  return withTransaction(pool, (client) => append(client, inputs, signer, opts, true), { selfBegin: true });
 }

@@ -1,9 +1,11 @@
 /**
  * The Postgres connection pool of a process and the small query interface store modules take.
  *
- * Promise: a pool from `createPool` never crashes the process when an idle connection dies
- * (the error is logged and the connection discarded), and a query waiting for a connection
- * fails after `connectionTimeoutMillis` instead of hanging, so the API can answer 503.
+ * Promise: a pool from `createPool` never crashes the process when a connection dies, idle
+ * (the error is reported to `onError` and the connection discarded) or checked out (the
+ * holder's next query fails; the connection is discarded on release), and a query waiting for
+ * a connection fails after `connectionTimeoutMillis` instead of hanging, so the API can
+ * answer 503.
  */
 import pg from "pg";
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
@@ -35,15 +37,25 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): Pool {
     application_name: opts.applicationName ?? "writ",
   });
   pool.on("error", (err) => opts.onError?.(err));
+  // A checked-out client that loses its connection between two queries (Postgres shutting
+  // down, a network cut) emits "error" with no query to fail, and pg-pool only listens while
+  // the client is idle: without a listener of its own that event would crash the process. The
+  // failure still reaches the holder (its next query fails, not queryable) and the pool
+  // discards the client on release.
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
 
-/** Runs `fn` in one transaction on a client of `pool`: COMMIT on success, ROLLBACK on throw. */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in one transaction on a client of `pool`: COMMIT on success, ROLLBACK on throw.
+ * With `selfBegin`, `fn` sends BEGIN itself (to pipeline it with its first statement and save a
+ * round trip); the commit, rollback and client release stay here.
+ */
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, opts: { selfBegin?: boolean } = {}): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query("BEGIN");
+    if (!opts.selfBegin) await client.query("BEGIN");
     const out = await fn(client);
     await client.query("COMMIT");
     return out;

@@ -5,6 +5,7 @@
  * transaction. The new entry repeats the action's amount, currency and intent, and carries
  * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
  */
+import { withTransaction } from "../store/pool.js";
 import type { Pool, PoolClient } from "pg";
 import type { LedgerEntry, LedgerOutcome } from "../core/agreement/index.js";
 import type { HashString } from "../core/canonical/index.js";
@@ -83,19 +84,5 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
 /** Records a later outcome of an allowed action (see the module comment). Throws SPEND_INVALID for a malformed request. */
 export async function recordOutcome(pool: Pool, req: OutcomeRequest): Promise<OutcomeResult> {
   if (!["authorized", "settled", "failed"].includes(req.outcome)) throw new RecordStoreError("SPEND_INVALID", "outcome must be authorized, settled or failed");
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query("BEGIN");
-    const out = await run(client, req);
-    await client.query("COMMIT");
-    return out;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw e;
-  } finally {
-    client.release(broken);
-  }
+  return withTransaction(pool, (client) => run(client, req));
 }

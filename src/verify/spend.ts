@@ -30,6 +30,7 @@
  * advisory lock, then delegation rows, then agreement rows. Row locks are FOR NO KEY UPDATE,
  * which does not conflict with the KEY SHARE locks of foreign-key checks.
  */
+import { withTransaction } from "../store/pool.js";
 import type { Pool, PoolClient } from "pg";
 import type { LedgerEntry } from "../core/agreement/index.js";
 import type { HashString } from "../core/canonical/index.js";
@@ -86,6 +87,11 @@ export type SpendResult =
       entry: LedgerEntry;
       /** The intent's total after this spend (only when not replayed). */
       intentSpentMinor?: bigint;
+      /**
+       * True when the spend's `decision` was stored in this transaction (so no other answer for
+       * the action exists); false when none was given, another was stored first, or replayed.
+       */
+      decisionStored?: boolean;
     }
   | { recorded: false; reason: SpendRefusal; message: string };
 
@@ -111,6 +117,7 @@ interface SpendRow {
   delegation_spent: string;
   delegation_mixed: boolean;
   existing: LedgerEntry | null;
+  decision_stored: boolean;
 }
 
 function checkInput(s: AllowedSpend): void {
@@ -184,7 +191,7 @@ async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
   ] });
   const r = res.rows[0] as SpendRow;
   if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
-  if (r.outcome === "ok") return { recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor };
+  if (r.outcome === "ok") return { recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor, decisionStored: r.decision_stored };
   const reason = r.outcome as SpendRefusal;
   return { recorded: false, reason, message: refusalMessage(reason, s, r) };
 }
@@ -193,20 +200,9 @@ async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
 export async function recordAllowedSpend(pool: Pool, spend: AllowedSpend, opts: SpendOptions = {}): Promise<SpendResult> {
   checkInput(spend);
   const started = process.hrtime.bigint();
-  const client = await pool.connect();
-  let broken = false;
   try {
-    await client.query("BEGIN");
-    const out = await run(client, spend);
-    await client.query("COMMIT");
-    return out;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw e;
+    return await withTransaction(pool, (client) => run(client, spend));
   } finally {
-    client.release(broken);
     opts.observe?.(Number(process.hrtime.bigint() - started) / 1e9);
   }
 }

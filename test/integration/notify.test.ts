@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { hashOf } from "../../src/core/canonical/index.js";
-import { notifyRevocation, RevocationListener, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
+import { notifyRevocation, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
+import type { RevocationAnnouncement } from "../../src/store/revocation-announce.js";
+import { RevocationChannel } from "../../src/verify/revocation-channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -16,11 +18,16 @@ function notice(sequence: number): RevocationNotice {
   return { sequence, revocation_id: hashOf({ sequence }), agreement_id: `agr_${sequence}`, mandate_hash: hashOf({ m: sequence }), at: "2026-01-01T00:00:00Z" };
 }
 
-describe("RevocationListener", () => {
+/** What the channel makes of a revocation-feed notice: the agreement it revokes. */
+function announced(sequence: number): RevocationAnnouncement {
+  return { kind: "agreement", ids: [`agr_${sequence}`] };
+}
+
+describe("RevocationChannel (revocation-feed notices)", () => {
   it("emits notices sent with notifyRevocation once their transaction commits", async () => {
-    const listener = new RevocationListener({ connection: db.url });
-    const got: RevocationNotice[] = [];
-    listener.on("revocation", (n) => got.push(n));
+    const listener = new RevocationChannel({ connection: db.url });
+    const got: RevocationAnnouncement[] = [];
+    listener.on("revoked", (n) => got.push(n));
     await listener.start();
     try {
       const c = await db.pool.connect();
@@ -36,55 +43,55 @@ describe("RevocationListener", () => {
       } finally {
         c.release();
       }
-      await expect.poll(() => got).toEqual([notice(1)]);
+      await expect.poll(() => got).toEqual([announced(1)]);
       await new Promise((r) => setTimeout(r, 100));
-      expect(got).toEqual([notice(1)]); // the rolled-back one never arrives
+      expect(got).toEqual([announced(1)]); // the rolled-back one never arrives
     } finally {
       await listener.stop();
     }
   });
 
   it("ignores malformed payloads on the channel", async () => {
-    const listener = new RevocationListener({ connection: db.url });
-    const got: RevocationNotice[] = [];
-    listener.on("revocation", (n) => got.push(n));
+    const listener = new RevocationChannel({ connection: db.url });
+    const got: RevocationAnnouncement[] = [];
+    listener.on("revoked", (n) => got.push(n));
     await listener.start();
     try {
       await db.pool.query("SELECT pg_notify($1, $2)", [REVOCATIONS_CHANNEL, "not json"]);
       await db.pool.query("SELECT pg_notify($1, $2)", [REVOCATIONS_CHANNEL, JSON.stringify({ sequence: "1" })]);
       await notifyRevocation(db.pool, notice(2));
-      await expect.poll(() => got).toEqual([notice(2)]);
+      await expect.poll(() => got).toEqual([announced(2)]);
     } finally {
       await listener.stop();
     }
   });
 
   it("reconnects with backoff after its connection is killed, and says so", async () => {
-    const listener = new RevocationListener({ connection: db.url, minBackoffMs: 20, maxBackoffMs: 200 });
-    const got: RevocationNotice[] = [];
+    const listener = new RevocationChannel({ connection: db.url, minBackoffMs: 20, maxBackoffMs: 200 });
+    const got: RevocationAnnouncement[] = [];
     const connected: boolean[] = [];
     let disconnects = 0;
-    listener.on("revocation", (n) => got.push(n));
+    listener.on("revoked", (n) => got.push(n));
     listener.on("connected", (e) => connected.push(e.reconnect));
     listener.on("disconnected", () => disconnects++);
     await listener.start();
     try {
       expect(connected).toEqual([false]);
       await db.pool.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'writ-revocation-listener' AND datname = $1",
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'writ-revocation-index' AND datname = $1",
         [db.name],
       );
       await expect.poll(() => connected, { timeout: 10_000 }).toEqual([false, true]);
       expect(disconnects).toBeGreaterThanOrEqual(1);
       await notifyRevocation(db.pool, notice(3));
-      await expect.poll(() => got).toEqual([notice(3)]);
+      await expect.poll(() => got).toEqual([announced(3)]);
     } finally {
       await listener.stop();
     }
   });
 
   it("keeps retrying while the database is unreachable and stops cleanly", async () => {
-    const listener = new RevocationListener({ connection: "postgres://x:y@127.0.0.1:1/none", minBackoffMs: 10, maxBackoffMs: 40 });
+    const listener = new RevocationChannel({ connection: "postgres://x:y@127.0.0.1:1/none", minBackoffMs: 10, maxBackoffMs: 40 });
     const delays: number[] = [];
     listener.on("disconnected", (e) => delays.push(e.retryInMs));
     const started = listener.start();
@@ -95,17 +102,17 @@ describe("RevocationListener", () => {
     const n = delays.length;
     await new Promise((r) => setTimeout(r, 150));
     expect(delays.length).toBe(n);
-    expect(listener.listening).toBe(false);
+    expect(listener.backendPid).toBeUndefined();
   });
 
   it("does not hold a pool client (uses a dedicated connection)", async () => {
-    const listener = new RevocationListener({ connection: db.url });
+    const listener = new RevocationChannel({ connection: db.url });
     await listener.start();
     try {
       const c = new pg.Client({ connectionString: db.url });
       await c.connect();
       const { rows } = await c.query<{ n: string }>(
-        "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'writ-revocation-listener' AND datname = $1",
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'writ-revocation-index' AND datname = $1",
         [db.name],
       );
       await c.end();

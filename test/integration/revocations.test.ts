@@ -4,7 +4,8 @@ import { hashOf } from "../../src/core/canonical/index.js";
 import { generateSigner, signerFromSeed, type Signer } from "../../src/core/jose/index.js";
 import type { AgreementRevocation } from "../../src/core/agreement/types.js";
 import type { RevocationLogAppender } from "../../src/store/revocation-log.js";
-import { RevocationListener, type RevocationNotice } from "../../src/store/notify.js";
+import pg from "pg";
+import { parseRevocationNotice, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeRevocation, signPush } from "../helpers/revocation-push.js";
@@ -185,10 +186,15 @@ describe("POST /v1/revocations/push", () => {
   });
 
   it("NOTIFYs writ_revocations in the storing transaction", async () => {
-    const listener = new RevocationListener({ connection: db.url });
+    // A plain LISTEN session: the test reads the wire payload itself.
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
     const got: RevocationNotice[] = [];
-    listener.on("revocation", (n) => got.push(n));
-    await listener.start();
+    listener.on("notification", (m) => {
+      const n = m.channel === REVOCATIONS_CHANNEL ? parseRevocationNotice(m.payload) : undefined;
+      if (n) got.push(n);
+    });
+    await listener.query(`LISTEN ${REVOCATIONS_CHANNEL}`);
     try {
       const rev = await makeRevocation();
       const r = await push(await signPush(rev, notifier));
@@ -204,7 +210,7 @@ describe("POST /v1/revocations/push", () => {
       await new Promise((res) => setTimeout(res, 200));
       expect(got).toHaveLength(1);
     } finally {
-      await listener.stop();
+      await listener.end();
     }
   });
 
