@@ -34,6 +34,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "embedded Postgres + data plane for local work (state in ./.writ)",
     load: async () => (await import("../dev/index.js")).devCommand,
   },
+  controller: {
+    summary: "run the Kubernetes operator (KUBECONFIG or in-cluster, DATABASE_URL; leader-elected)",
+    load: async () => (await import("../controller/command.js")).controllerCommand,
+  },
   migrate: {
     summary: "apply pending database migrations to DATABASE_URL and exit",
     load: async () => migrateCommand,

@@ -173,6 +173,11 @@ describe("the Helm chart", () => {
         expect(await can("writ-controller", "delete", `${kind}.writ.dev`, "team-b")).toBe("no");
         expect(await can("writ-controller", "create", `${kind}.writ.dev`, "team-b")).toBe("no");
       }
+      // It reads the writ.dev/org-id label of a namespace (get), and nothing more about namespaces.
+      expect(await can("writ-controller", "get", "namespaces", "team-b")).toBe("yes");
+      expect(await can("writ-controller", "list", "namespaces", "team-b")).toBe("no");
+      expect(await can("writ-controller", "update", "namespaces", "team-b")).toBe("no");
+      expect(await can("writ-data-plane", "get", "namespaces", "team-b")).toBe("no");
       expect(await can("writ-controller", "create", "events", "team-b")).toBe("yes");
       expect(await can("writ-controller", "create", "leases.coordination.k8s.io", NS)).toBe("yes");
       expect(await can("writ-controller", "update", "leases.coordination.k8s.io/writ-controller", NS)).toBe("yes");

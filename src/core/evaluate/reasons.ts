@@ -92,6 +92,7 @@ export const REASONS = {
   DENIED_ATTEMPT_BURST: { verdict: "DENY", requiredAction: "REVOKE_DELEGATION", revoke: true, means: "the agent had too many denied attempts in the burst window (default 5 in 60 s)", clears: "nothing: the delegation is revoked; a new grant is needed" },
   // Declarations (controller)
   SPEC_INVALID: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource does not validate against its schema, so it is not stored", clears: "a corrected manifest" },
+  NAMESPACE_NOT_BOUND: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource's namespace is not bound to the registry organization it needs (no valid writ.dev/org-id label, an unknown or inactive organization, an agent or record of another organization), so it is not stored", clears: "label the namespace with its active organization's org_id and declare only that organization's agents and records" },
   // Infrastructure (fail closed)
   REVOCATION_STATE_STALE: { verdict: "STEP_UP", requiredAction: "RETRY_LATER", means: "the revocation watch has been down longer than its bound, so revocation state may be stale", clears: "the watch reconnects" },
 } as const satisfies Record<string, ReasonInfo>;

@@ -1,0 +1,194 @@
+/**
+ * The IntentAgreement reconciler: declared agreement -> Postgres (`upsertAgreement`, the API's
+ * store function) + the transparency log -> `.status`.
+ *
+ * Order: the spec is checked (`checkAgreementSpec`: schema, signatures, hash chains, limits);
+ * the namespace must be bound to an active organization; `spec.agreement_id` must be the id this
+ * resource stored before; `spec.delegationRef.name` must name a Delegation in the namespace whose
+ * record is stored for the same organization (until it is, the agreement is Pending:
+ * `DelegationNotReady`, and it is queued again when that Delegation is stored); the mandates must
+ * fit that delegation (principal key, agent, bound intents). Then, in ONE transaction, the
+ * agreement is upserted bound to the delegation's `delegation_id` and, when every mandate is
+ * signed, its mandate hashes are logged once (`ensureAgreementLogged`).
+ *
+ * Conditions: Valid, Signed, Bound, Stored, Logged, Ready. Phase: Pending, Invalid, or the
+ * effective status (revoked when the store, a pushed principal revocation or a verified carried
+ * revocation says so; expired once every mandate has). Without SVC_LOG_SIGNING_SEED a signed
+ * agreement is stored but not logged (`Ready=False`, reason `LogNotConfigured`). Deletion
+ * (finalizer) revokes the stored agreement when it belongs to the namespace's organization.
+ */
+import { prepareDelegation } from "../../core/delegation/index.js";
+import type { PreparedAgreement } from "../../core/evaluate/types.js";
+import { revokeAgreement, upsertAgreement } from "../../store/agreements.js";
+import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
+import { withTransaction } from "../../store/pool.js";
+import { RecordStoreError } from "../../store/record-errors.js";
+import { splitKey } from "../../sources/kubernetes/objects.js";
+import type { DesiredCondition } from "../conditions.js";
+import { writRef, type WritResource } from "../kinds.js";
+import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
+import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import type { ReconcileResult } from "../runner.js";
+import { summary, type Refusal } from "../spec-errors.js";
+import { agreementRow, type AgreementRow } from "../store-reads.js";
+import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
+import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
+import { conditionOf, delegationIdOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
+
+/** The resource reference of IntentAgreements. */
+export const AGREEMENTS = writRef("intentagreements");
+const KIND = "IntentAgreement";
+/** Retry of an agreement whose Delegation is not stored yet (it is also queued when the Delegation is). */
+const PENDING_RETRY_MS = 15_000;
+
+const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
+
+/** The effective agreement status and the next instant it may change by itself. */
+function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined, now: number): { status: string; nextChangeMs?: number } {
+  if (row?.revokedAt || row?.pushedRevocation || p.revocation === "valid" || p.agreement.status === "revoked") return { status: "revoked" };
+  const expiries = p.mandates.map((m) => m.expiresAtMs);
+  const allExpired = expiries.length > 0 && expiries.every((e) => e !== undefined && e <= now);
+  if (p.agreement.status === "expired" || allExpired) return { status: "expired" };
+  const future = [...expiries, ...p.mandates.map((m) => m.notBeforeMs)].filter((t): t is number => t !== undefined && Number.isFinite(t) && t > now);
+  return future.length > 0 ? { status: p.agreement.status, nextChangeMs: Math.min(...future) } : { status: p.agreement.status };
+}
+
+/** Reconciles the IntentAgreement `key` (`namespace/name`). */
+export async function reconcileAgreement(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
+  const { namespace = "", name } = splitKey(key);
+  const obj = ctx.caches.agreements.get(namespace, name);
+  if (!obj) return {};
+  if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  const now = ctx.clock.now();
+  const check = await checkAgreementSpec(obj.spec, now);
+  const refusals: Refusal[] = [...check.refusals];
+  const binding = await ctx.bindings.resolve(namespace);
+  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  const { record, prepared } = check;
+  let pending: string | undefined;
+  let delegation: StoredDelegation | undefined;
+  let row: AgreementRow | undefined;
+  if (record && prepared) {
+    const declaredId = storedRecordId(obj);
+    if (declaredId !== undefined && declaredId !== record.agreement_id) {
+      refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `spec.agreement_id is immutable: this resource declared ${declaredId}; a new agreement is a new resource` });
+    }
+    if (binding.ok) {
+      const refName = check.delegationName ?? "";
+      const target = ctx.caches.delegations.get(namespace, refName);
+      const targetId = target ? delegationIdOf(target) : undefined;
+      if (!target || !targetId) pending = `spec.delegationRef.name: no Delegation ${refName} in namespace ${namespace}`;
+      else {
+        delegation = await loadDelegation(ctx.pool, targetId);
+        if (!delegation) pending = `the Delegation ${refName} (${targetId}) is not stored yet`;
+        else if (delegation.orgId !== binding.orgId) {
+          refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegationRef: delegation ${targetId} is stored for another organization` });
+          delegation = undefined;
+        } else refusals.push(...bindingRefusals(prepared, prepareDelegation(delegation.record)));
+      }
+      row = await agreementRow(ctx.pool, record.agreement_id);
+      if (row && row.orgId !== binding.orgId) {
+        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agreement_id: ${record.agreement_id} is stored for another organization` });
+        row = undefined;
+      }
+    }
+  }
+
+  const signed = prepared !== undefined && fullySigned(prepared);
+  let logSequence: number | undefined;
+  let stored = false;
+  if (record && prepared && binding.ok && delegation && refusals.length === 0 && pending === undefined) {
+    await ensureFinalizer(ctx.client, AGREEMENTS, obj, record.agreement_id);
+    const known = typeof obj.status?.logSequence === "number" ? obj.status.logSequence : undefined;
+    const bound = delegation;
+    try {
+      const appended = await withTransaction(ctx.pool, async (c) => {
+        await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at: new Date(now) });
+        if (!signed || !ctx.logSigner) return false;
+        const body = agreementLogBody(record.agreement_id, bound.delegationId, prepared.mandates.map((m) => m.hash));
+        const logged = await ensureAgreementLogged(c, body, ctx.logSigner, {
+          now: new Date(now),
+          ...(known !== undefined ? { knownSequence: known } : {}),
+          ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}),
+        });
+        logSequence = logged.sequence;
+        return logged.appended;
+      });
+      stored = true;
+      if (appended) ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
+    } catch (err) {
+      if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
+      refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+    }
+    if (stored) row = await agreementRow(ctx.pool, record.agreement_id);
+  }
+
+  const refused = refusals.length > 0;
+  const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
+  const declared = record?.status;
+  const noLog = signed && !ctx.logSigner;
+  let ready: DesiredCondition;
+  if (refused) ready = { type: "Ready", status: "False", reason: refusals[0]?.code ?? "SPEC_INVALID", message: summary(refusals) };
+  else if (pending !== undefined) ready = { type: "Ready", status: "False", reason: "DelegationNotReady", message: pending };
+  else if (!stored || !eff) ready = { type: "Ready", status: "False", reason: "NotStored", message: "not stored" };
+  else if (noLog) ready = { type: "Ready", status: "False", reason: "LogNotConfigured", message: "stored, but SVC_LOG_SIGNING_SEED is unset, so its mandate hashes are not logged" };
+  else if (delegation?.revokedAt) ready = { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `the bound delegation ${delegation.delegationId} is revoked` };
+  else if (eff.status === "revoked" && declared !== "revoked") {
+    ready = { type: "Ready", status: "False", reason: "AGREEMENT_REVOKED", message: `agreement ${record?.agreement_id ?? ""} is revoked${row?.revokedReason ? `: ${row.revokedReason}` : ""}` };
+  } else if (eff.status === "expired" && declared !== "expired") {
+    ready = { type: "Ready", status: "False", reason: "INTENT_EXPIRED", message: "every mandate of the agreement has expired; a renewal is a new agreement" };
+  } else ready = { type: "Ready", status: "True", reason: "Reconciled", message: `stored as agreement ${record?.agreement_id ?? ""}; effective status ${eff.status}` };
+
+  const conditions: DesiredCondition[] = [
+    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and fits its delegation" }),
+    prepared
+      ? conditionOf("Signed", refusals, { reason: "Verified", message: "every signature present verifies; event and ledger chains are intact" })
+      : { type: "Signed", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
+    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
+    stored
+      ? { type: "Stored", status: "True", reason: "Stored", message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}` }
+      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"), message: `generation ${obj.metadata.generation ?? 0} is not stored` },
+    logSequence !== undefined
+      ? { type: "Logged", status: "True", reason: "Logged", message: `transparency log entry ${logSequence} records the current mandate hashes` }
+      : !signed
+        ? { type: "Logged", status: "False", reason: "AwaitingSignatures", message: "mandate hashes are logged once every mandate is signed" }
+        : { type: "Logged", status: "False", reason: noLog ? "LogNotConfigured" : "NotStored", message: noLog ? "SVC_LOG_SIGNING_SEED is unset" : "logged once stored" },
+    ready,
+  ];
+  await report(ctx, AGREEMENTS, KIND, obj, {
+    phase: refused ? "Invalid" : pending !== undefined || !eff || !stored ? "Pending" : phaseOf(eff.status),
+    effectiveStatus: stored ? eff?.status : undefined,
+    mandateHashes: prepared?.mandates.map((m) => m.hash),
+    ledgerSequence: row?.ledgerSequence,
+    ledgerHead: row?.ledgerHead ?? undefined,
+    logSequence: logSequence ?? (typeof obj.status?.logSequence === "number" && !stored ? obj.status.logSequence : undefined),
+  }, conditions);
+
+  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
+  if (pending !== undefined) return { requeueAfterMs: PENDING_RETRY_MS };
+  if (ready.status === "True" && eff?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(eff.nextChangeMs, now) };
+  return {};
+}
+
+/** Deletion: revoke the stored agreement (same organization only), then let the resource go. */
+async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
+  if (!hasFinalizer(obj)) return {};
+  const namespace = obj.metadata.namespace ?? "";
+  const id = storedRecordId(obj);
+  if (id !== undefined) {
+    const row = await agreementRow(ctx.pool, id);
+    const org = await ctx.bindings.labelledOrg(namespace);
+    if (row && org !== undefined && row.orgId === org) {
+      if (!row.revokedAt) {
+        await withTransaction(ctx.pool, (c) =>
+          revokeAgreement(c, id, { reason: `the IntentAgreement ${namespace}/${obj.metadata.name} was deleted`, by: "controller", at: new Date(ctx.clock.now()) }),
+        );
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: agreement ${id} revoked; its history is kept`);
+      }
+    } else if (row) {
+      ctx.events.record(obj, KIND, "Warning", "NAMESPACE_NOT_BOUND", `deleted: agreement ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);
+    }
+  }
+  await removeFinalizer(ctx.client, AGREEMENTS, obj);
+  return {};
+}

@@ -1,0 +1,117 @@
+/**
+ * What the controller checks of a delegation, and what its status says. Pure (no I/O).
+ *
+ * `checkDelegationSpec`: the spec mapped to its record (`delegationFromSpec`) and validated with
+ * the JSON Schema (SPEC_INVALID naming the spec path and rule); then prepared
+ * (`prepareDelegation`): malformed conditions (CONDITION_INVALID), a record that fails closed
+ * (times that do not parse or end before they start, an unusable scope: SPEC_INVALID), the
+ * chain's continuity (CHAIN_BROKEN) and narrowing (CHAIN_SCOPE_WIDENED, naming the link and the
+ * field), and an embedded `intent_agreement`'s integrity and binding.
+ *
+ * `delegationView`: the effective status (`effectiveStatus` at `now` with the stored
+ * revocations), the effective expiry (the earliest of the grant's and every chain link's), and
+ * when to look again (the next expiry or the next minute a time condition can change).
+ */
+import { prepareAgreement } from "../../core/agreement/index.js";
+import { delegationFromSpec } from "../../core/crd/index.js";
+import {
+  effectiveStatus,
+  evaluateChain,
+  evaluateCondition,
+  prepareDelegation,
+  validateCondition,
+  type Delegation,
+  type DelegationStatus,
+  type PreparedDelegationWithProblems,
+} from "../../core/delegation/index.js";
+import type { Finding } from "../../core/evaluate/reasons.js";
+import { DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/types.js";
+import { validate } from "../../core/schemas/index.js";
+import { schemaRefusal, type Refusal } from "../spec-errors.js";
+import { bindingRefusals, integrityRefusals } from "./agreement-checks.js";
+
+/** The outcome of `checkDelegationSpec`. */
+export interface DelegationCheck {
+  record?: Delegation;
+  prepared?: PreparedDelegationWithProblems;
+  refusals: Refusal[];
+}
+
+/** Validates and prepares a Delegation's spec at `now` (epoch ms); see the module comment. */
+export async function checkDelegationSpec(spec: unknown, now: number): Promise<DelegationCheck> {
+  const v = validate<Delegation>("delegation", delegationFromSpec(spec));
+  if (!v.ok) return { refusals: [schemaRefusal(v.errors)] };
+  const record = v.value;
+  const prepared = prepareDelegation(record);
+  const refusals: Refusal[] = [];
+  record.conditions.forEach((c, i) => {
+    const why = validateCondition(c);
+    if (why !== undefined) refusals.push({ condition: "Valid", code: "CONDITION_INVALID", message: `spec.conditions[${i}]: ${why}` });
+  });
+  if (prepared.expiresAtMs === 0 && (prepared.problems ?? []).length > 0) {
+    refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `the grant cannot bound authority: ${prepared.problems.join("; ")}` });
+  }
+  if (prepared.chainBroken !== undefined) refusals.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${prepared.chainBroken}` });
+  if (prepared.chainWidened !== undefined) {
+    refusals.push({ condition: "ChainValid", code: "CHAIN_SCOPE_WIDENED", message: `spec.delegation_chain: ${prepared.chainWidened}` });
+  }
+  if (record.intent_agreement !== undefined) {
+    const pa = await prepareAgreement(record.intent_agreement, { now });
+    refusals.push(...integrityRefusals(pa, "spec.intent_agreement"), ...bindingRefusals(pa, prepared, "spec.intent_agreement"));
+  }
+  return { record, prepared, refusals };
+}
+
+/** What the status reports of a stored delegation. */
+export interface DelegationView {
+  effective: DelegationStatus;
+  /** Effective lapse time, epoch ms: the earliest of the grant's and every chain link's expiry. */
+  expiresAtMs: number;
+  /** Chain findings at `now` (CHAIN_LINK_REVOKED, CHAIN_LINK_EXPIRED), first first. */
+  chainFindings: Finding[];
+  /** When the effective status may change next (expiry, a time condition), epoch ms; undefined: never by itself. */
+  nextChangeMs?: number;
+}
+
+const TIME_CONDITIONS: ReadonlySet<string> = new Set(["time_window", "business_hours_only"]);
+const MINUTE = 60_000;
+/** How far ahead a time condition's next change is searched (minute steps). */
+const CONDITION_HORIZON_MS = 24 * 3600_000;
+
+function context(now: number, revoked: ReadonlySet<string>): EvalContext {
+  return {
+    now,
+    policy: DEFAULT_POLICY,
+    revocations: { isDelegationRevoked: (id) => revoked.has(id), isAgreementRevoked: () => false },
+  };
+}
+
+/** The next minute at which a time condition's verdict differs from now's, within a day. */
+function nextConditionChange(p: PreparedDelegation, now: number): number | undefined {
+  const timed = p.conditions.filter((c) => typeof c === "object" && c !== null && TIME_CONDITIONS.has(c.type));
+  if (timed.length === 0) return undefined;
+  const failing = (t: number) => timed.map((c) => evaluateCondition(c, undefined, context(t, new Set())) !== undefined).join();
+  const start = failing(now);
+  for (let t = Math.floor(now / MINUTE) * MINUTE + MINUTE; t <= now + CONDITION_HORIZON_MS; t += MINUTE) {
+    if (failing(t) !== start) return t;
+  }
+  return now + CONDITION_HORIZON_MS;
+}
+
+/**
+ * The effective view of `record` (as stored: its status is `revoked` once revoked) at `now`, with
+ * `revoked` the ids among it and its chain that the store lists as revoked.
+ */
+export function delegationView(record: Delegation, now: number, revoked: ReadonlySet<string>): DelegationView {
+  const p = prepareDelegation(record);
+  const ctx = context(now, revoked);
+  const effective = effectiveStatus(p, ctx);
+  const expiresAtMs = Math.min(p.expiresAtMs, ...p.chain.map((l) => l.expiresAtMs));
+  const chainFindings = evaluateChain(p, ctx).filter((f) => f.code === "CHAIN_LINK_REVOKED" || f.code === "CHAIN_LINK_EXPIRED");
+  const view: DelegationView = { effective, expiresAtMs, chainFindings };
+  if (effective === "active" || effective === "suspended") {
+    const candidates = [expiresAtMs > now ? expiresAtMs : undefined, nextConditionChange(p, now)].filter((x): x is number => x !== undefined);
+    if (candidates.length > 0) view.nextChangeMs = Math.min(...candidates);
+  }
+  return view;
+}

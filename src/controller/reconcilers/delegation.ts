@@ -1,0 +1,203 @@
+/**
+ * The Delegation reconciler: declared grant -> Postgres (`upsertDelegation`, the API's store
+ * function) -> `.status`.
+ *
+ * Order: the spec is checked (`checkDelegationSpec`); the namespace must be bound to an active
+ * organization and the agent registered to it; `spec.delegation_id` must be the id this resource
+ * stored before (annotation `writ.dev/record-id`: a new grant is a new resource); a record stored
+ * under that id must belong to the same organization, and an update must not silently extend it
+ * (`silentExtension`: renewal is a new grant). Any refusal leaves Postgres untouched (a record
+ * stored earlier stays in force) and is reported as `Ready=False` with its reason code.
+ * Otherwise the finalizer is added and the record upserted (with its embedded agreement, whose
+ * mandate hashes are logged once). `spec.state: revoked` revokes (the store revokes everything
+ * below); the Delegations and IntentAgreements below are then queued so their status follows.
+ *
+ * Conditions: Valid, ChainValid, Bound, Stored, Ready. Phase: Invalid when refused, else the
+ * effective status. Requeued at the effective expiry and when a time condition can change; a
+ * resource refused for its binding every 30 s. Deletion (finalizer `writ.dev/revoke`) revokes the
+ * stored record when it belongs to the namespace's organization; rows are never deleted.
+ */
+import { silentExtension } from "../../core/delegation/index.js";
+import type { Delegation } from "../../core/delegation/index.js";
+import { loadDelegation, revokeDelegation, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
+import { withTransaction } from "../../store/pool.js";
+import { RecordStoreError } from "../../store/record-errors.js";
+import { mandateHash } from "../../core/agreement/index.js";
+import { splitKey } from "../../sources/kubernetes/objects.js";
+import type { DesiredCondition } from "../conditions.js";
+import { writRef, type WritResource } from "../kinds.js";
+import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
+import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import type { ReconcileResult } from "../runner.js";
+import { summary, type Refusal } from "../spec-errors.js";
+import { revokedDelegationIds } from "../store-reads.js";
+import { fullySigned } from "./agreement-checks.js";
+import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
+import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
+import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
+import { prepareAgreement } from "../../core/agreement/index.js";
+
+/** The resource reference of Delegations. */
+export const DELEGATIONS = writRef("delegations");
+const KIND = "Delegation";
+
+const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
+
+/** Stores the record (and logs an embedded signed agreement) in one transaction. */
+async function store(ctx: ReconcileContext, record: Delegation, orgId: string, now: number): Promise<UpsertDelegationResult> {
+  return withTransaction(ctx.pool, async (c) => {
+    const r = await upsertDelegation(c, record, { orgId, at: new Date(now) });
+    const embedded = record.intent_agreement;
+    if (embedded && ctx.logSigner && fullySigned(await prepareAgreement(embedded, { now }))) {
+      const body = agreementLogBody(embedded.agreement_id, record.delegation_id, embedded.mandates.map((m) => mandateHash(m)));
+      await ensureAgreementLogged(c, body, ctx.logSigner, { now: new Date(now), ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}) });
+    }
+    return r;
+  });
+}
+
+/** Ready and the requeue from the stored state (no refusals). */
+function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationView, revoked: ReadonlySet<string>): DesiredCondition {
+  const declared = record.status;
+  const ok = (message: string): DesiredCondition => ({ type: "Ready", status: "True", reason: "Reconciled", message });
+  if (stored.revokedAt && declared !== "revoked") {
+    const link = record.delegation_chain.find((l) => revoked.has(l.delegation_id));
+    return link
+      ? { type: "Ready", status: "False", reason: "CHAIN_LINK_REVOKED", message: `link ${link.delegation_id} above this grant is revoked, which revokes it (${stored.revokedReason ?? "revoked"})` }
+      : { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}: ${stored.revokedReason ?? "no reason given"}` };
+  }
+  if (view.effective === "expired" && declared !== "expired") {
+    const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_EXPIRED");
+    return link
+      ? { type: "Ready", status: "False", reason: "CHAIN_LINK_EXPIRED", message: link.message }
+      : { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `delegation ${stored.delegationId} expired at ${record.expires_at}; a renewal is a new grant` };
+  }
+  return ok(`stored as delegation ${stored.delegationId}; effective status ${view.effective}`);
+}
+
+/** Reconciles the Delegation `key` (`namespace/name`). */
+export async function reconcileDelegation(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
+  const { namespace = "", name } = splitKey(key);
+  const obj = ctx.caches.delegations.get(namespace, name);
+  if (!obj) return {};
+  if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  const now = ctx.clock.now();
+  const check = await checkDelegationSpec(obj.spec, now);
+  const refusals: Refusal[] = [...check.refusals];
+  const binding = await ctx.bindings.resolve(namespace);
+  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  const record = check.record;
+  let stored: StoredDelegation | undefined;
+  if (record) {
+    const declaredId = storedRecordId(obj);
+    if (declaredId !== undefined && declaredId !== record.delegation_id) {
+      refusals.push({
+        condition: "Valid",
+        code: "SPEC_INVALID",
+        message: `spec.delegation_id is immutable: this resource declared ${declaredId}; a new grant (${record.delegation_id}) is a new resource`,
+      });
+    }
+    if (binding.ok) {
+      if ((await ctx.bindings.agentOrg(record.agent.agent_id)) !== binding.orgId) {
+        refusals.push({
+          condition: "Bound",
+          code: "NAMESPACE_NOT_BOUND",
+          message: `spec.agent.agent_id: agent ${record.agent.agent_id} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to`,
+        });
+      }
+      stored = await loadDelegation(ctx.pool, record.delegation_id);
+      if (stored && stored.orgId !== binding.orgId) {
+        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegation_id: ${record.delegation_id} is stored for another organization` });
+        stored = undefined;
+      } else if (stored && !stored.revokedAt) {
+        const why = silentExtension(stored.record, record);
+        if (why !== undefined) refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `refused as a silent extension: ${why}` });
+      }
+    }
+  }
+
+  const wasRevoked = stored?.revokedAt != null;
+  let upserted: UpsertDelegationResult | undefined;
+  if (record && binding.ok && refusals.length === 0) {
+    await ensureFinalizer(ctx.client, DELEGATIONS, obj, record.delegation_id);
+    try {
+      upserted = await store(ctx, record, binding.orgId, now);
+    } catch (err) {
+      if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
+      refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+    }
+    if (upserted?.revoked) stored = await loadDelegation(ctx.pool, record.delegation_id);
+    else if (upserted) {
+      // Stored live as given (the store keeps the record without its embedded agreement).
+      const { intent_agreement: _embedded, ...kept } = record;
+      stored = {
+        delegationId: record.delegation_id, generation: upserted.generation, orgId: binding.orgId, agentId: record.agent.agent_id, status: record.status,
+        revokedAt: null, revokedReason: null, revokedBy: null, parentDelegationId: record.delegation_chain.at(-1)?.delegation_id ?? null, record: kept,
+      };
+    }
+  }
+
+  const revoked = stored?.revokedAt && record ? await revokedDelegationIds(ctx.pool, [stored.delegationId, ...record.delegation_chain.map((l) => l.delegation_id)]) : new Set<string>();
+  const view = stored ? delegationView(stored.record, now, revoked) : undefined;
+  const refused = refusals.length > 0;
+  const chainDepth = record?.delegation_chain.length;
+  const conditions: DesiredCondition[] = [
+    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates; its times, scope and conditions are well-formed" }),
+    record
+      ? conditionOf("ChainValid", refusals, {
+          reason: "ChainIntact",
+          message: chainDepth ? `${chainDepth} link(s) connect the principal to the agent, each only narrowing` : "a direct grant from the principal",
+        })
+      : { type: "ChainValid", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
+    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
+    refused || !stored
+      ? {
+          type: "Stored",
+          status: "False",
+          reason: refusals[0]?.code ?? "NotStored",
+          message: `generation ${obj.metadata.generation ?? 0} is not stored${stored ? "; the record stored before stays in force" : ""}`,
+        }
+      : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
+    refused || !stored || !record || !view
+      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      : readyOf(record, stored, view, revoked),
+  ];
+  await report(ctx, DELEGATIONS, KIND, obj, {
+    phase: refused ? "Invalid" : view ? phaseOf(view.effective) : "Pending",
+    effectiveStatus: view?.effective,
+    expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
+    chainDepth,
+    revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
+  }, conditions);
+
+  if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, name);
+  if (stored?.revokedAt && !wasRevoked) enqueueBelow(ctx, stored.delegationId);
+  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
+  if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
+  return {};
+}
+
+/** Deletion: revoke the stored record (same organization only), then let the resource go. */
+async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
+  if (!hasFinalizer(obj)) return {};
+  const namespace = obj.metadata.namespace ?? "";
+  const id = storedRecordId(obj);
+  if (id !== undefined) {
+    const stored = await loadDelegation(ctx.pool, id);
+    const org = await ctx.bindings.labelledOrg(namespace);
+    if (stored && org !== undefined && stored.orgId === org) {
+      if (!stored.revokedAt) {
+        const r = await withTransaction(ctx.pool, (c) =>
+          revokeDelegation(c, id, { reason: `the Delegation ${namespace}/${obj.metadata.name} was deleted`, by: "controller", at: new Date(ctx.clock.now()) }),
+        );
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: delegation ${id} revoked with everything below it (${r.ids.length} record(s)); its history is kept`);
+        enqueueBelow(ctx, id);
+        enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
+      }
+    } else if (stored) {
+      ctx.events.record(obj, KIND, "Warning", "NAMESPACE_NOT_BOUND", `deleted: delegation ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);
+    }
+  }
+  await removeFinalizer(ctx.client, DELEGATIONS, obj);
+  return {};
+}

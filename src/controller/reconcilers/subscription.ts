@@ -1,0 +1,110 @@
+/**
+ * The Subscription reconciler: a declared subscription -> the registry's `subscriptions` table
+ * (`createSubscription`, the API's store function) for the organization the namespace is bound
+ * to -> `status.subscriptionId`.
+ *
+ * The spec must be `{agentId, webhookUrl}` with a URL that parses (WHATWG) as https, or http on
+ * localhost (SPEC_INVALID); the agent must be registered (AGENT_NOT_ACTIVE otherwise; any
+ * organization's agent may be followed). `createSubscription` is idempotent per (organization,
+ * agent, URL), so a re-reconcile finds the same subscription. When the spec changes, the
+ * subscription it had (annotation `writ.dev/record-id`) is deactivated unless another resource
+ * still uses it. Deletion (finalizer) deactivates it the same way; rows are never deleted.
+ *
+ * Conditions: Valid, Bound, Stored, Ready. Phase: Invalid, Pending or Ready.
+ */
+import { getAgent } from "../../store/agents.js";
+import { withTransaction } from "../../store/pool.js";
+import { createSubscription, deactivateSubscription } from "../../store/subscriptions.js";
+import { splitKey } from "../../sources/kubernetes/objects.js";
+import { WEBHOOK_URL_PATTERN } from "../../core/crd/index.js";
+import type { DesiredCondition } from "../conditions.js";
+import { writRef, type WritResource } from "../kinds.js";
+import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
+import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import type { ReconcileResult } from "../runner.js";
+import { summary, type Refusal } from "../spec-errors.js";
+import { conditionOf, report, type ReconcileContext } from "./context.js";
+
+/** The resource reference of Subscriptions. */
+export const SUBSCRIPTIONS = writRef("subscriptions");
+const KIND = "Subscription";
+const URL_RE = new RegExp(WEBHOOK_URL_PATTERN);
+
+/** The checked spec, or the refusals (pure). */
+export function checkSubscriptionSpec(spec: unknown): { agentId?: string; webhookUrl?: string; refusals: Refusal[] } {
+  const s = (typeof spec === "object" && spec !== null ? spec : {}) as { agentId?: unknown; webhookUrl?: unknown };
+  const refusals: Refusal[] = [];
+  const bad = (message: string) => refusals.push({ condition: "Valid", code: "SPEC_INVALID", message });
+  if (typeof s.agentId !== "string" || s.agentId === "") bad("spec.agentId: must be a non-empty string");
+  if (typeof s.webhookUrl !== "string" || !URL_RE.test(s.webhookUrl)) bad("spec.webhookUrl: must be https, or http on localhost, without credentials or fragment");
+  else {
+    try {
+      new URL(s.webhookUrl);
+    } catch {
+      bad("spec.webhookUrl: is not a URL (WHATWG)");
+    }
+  }
+  return refusals.length > 0 ? { refusals } : { agentId: s.agentId as string, webhookUrl: s.webhookUrl as string, refusals };
+}
+
+/** True when a resource other than `self` (not being deleted) still uses subscription `id`. */
+function usedElsewhere(ctx: ReconcileContext, self: WritResource, id: string): boolean {
+  return ctx.caches.subscriptions
+    .list()
+    .some((o) => o.metadata.uid !== self.metadata.uid && !o.metadata.deletionTimestamp && (storedRecordId(o) === id || o.status?.subscriptionId === id));
+}
+
+/** Reconciles the Subscription `key` (`namespace/name`). */
+export async function reconcileSubscription(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
+  const { namespace = "", name } = splitKey(key);
+  const obj = ctx.caches.subscriptions.get(namespace, name);
+  if (!obj) return {};
+  if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  const now = ctx.clock.now();
+  const spec = checkSubscriptionSpec(obj.spec);
+  const refusals = [...spec.refusals];
+  const binding = await ctx.bindings.resolve(namespace);
+  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  if (spec.agentId !== undefined && !(await getAgent(ctx.pool, spec.agentId))) {
+    refusals.push({ condition: "Valid", code: "AGENT_NOT_ACTIVE", message: `spec.agentId: agent ${spec.agentId} is not registered` });
+  }
+  let subscriptionId: string | undefined;
+  if (binding.ok && refusals.length === 0 && spec.agentId !== undefined && spec.webhookUrl !== undefined) {
+    const current = await ensureFinalizer(ctx.client, SUBSCRIPTIONS, obj);
+    const input = { org_id: binding.orgId, agent_id: spec.agentId, webhook_url: spec.webhookUrl };
+    const { subscription } = await withTransaction(ctx.pool, (c) => createSubscription(c, input, new Date(now)));
+    subscriptionId = subscription.subscription_id;
+    const previous = storedRecordId(obj);
+    await ensureFinalizer(ctx.client, SUBSCRIPTIONS, current, subscriptionId);
+    if (previous !== undefined && previous !== subscriptionId && !usedElsewhere(ctx, obj, previous)) {
+      await deactivateSubscription(ctx.pool, binding.orgId, previous);
+    }
+  }
+  const refused = refusals.length > 0;
+  const conditions: DesiredCondition[] = [
+    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and the agent is registered" }),
+    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
+    subscriptionId
+      ? { type: "Stored", status: "True", reason: "Stored", message: `registry subscription ${subscriptionId}` }
+      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? "NotStored", message: `generation ${obj.metadata.generation ?? 0} is not stored` },
+    refused || !subscriptionId
+      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      : { type: "Ready", status: "True", reason: "Reconciled", message: `alerts about ${spec.agentId ?? ""} go to ${spec.webhookUrl ?? ""}` },
+  ];
+  await report(ctx, SUBSCRIPTIONS, KIND, obj, { phase: refused ? "Invalid" : subscriptionId ? "Ready" : "Pending", subscriptionId }, conditions);
+  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND" || r.code === "AGENT_NOT_ACTIVE")) return { requeueAfterMs: UNBOUND_RETRY_MS };
+  return {};
+}
+
+/** Deletion: deactivate the subscription (unless another resource uses it), then let the resource go. */
+async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
+  if (!hasFinalizer(obj)) return {};
+  const id = storedRecordId(obj);
+  const org = await ctx.bindings.labelledOrg(obj.metadata.namespace ?? "");
+  if (id !== undefined && org !== undefined && !usedElsewhere(ctx, obj, id)) {
+    const gone = await deactivateSubscription(ctx.pool, org, id);
+    if (gone) ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: registry subscription ${id} deactivated`);
+  }
+  await removeFinalizer(ctx.client, SUBSCRIPTIONS, obj);
+  return {};
+}

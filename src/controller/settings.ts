@@ -1,0 +1,113 @@
+/**
+ * Settings of `writ controller`, read once from the environment. The Helm chart sets HOST, PORT,
+ * POD_NAME, POD_NAMESPACE, WRIT_WATCH_NAMESPACES, WRIT_LEADER_ELECTION_LEASE and
+ * WRIT_LEADER_ELECTION_NAMESPACE; the kubeconfig comes from KUBECONFIG (or ~/.kube/config, or the
+ * in-cluster service account). A setting without which the controller cannot work throws a
+ * `ControllerSettingsError` naming it; a malformed optional one falls back to its default and is
+ * listed in `problems`.
+ */
+import { signerFromSeed, type Signer } from "../core/jose/index.js";
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "./queue/rate-limiter.js";
+import { LOG_LEVELS, type LogLevel } from "./log.js";
+
+/** Everything `writ controller` is configured with. */
+export interface ControllerSettings {
+  /** DATABASE_URL (required). */
+  databaseUrl: string;
+  /** SVC_LOG_SIGNING_SEED: signs transparency log heads; unset: agreements are stored but not logged. */
+  logSigner: Signer | undefined;
+  /** WRIT_LOG_ORIGIN: checkpoint origin of log heads (default writ.local/log). */
+  logOrigin: string;
+  /** HOST of the health/metrics server (default 127.0.0.1; the chart sets 0.0.0.0). */
+  host: string;
+  /** PORT of the health/metrics server (default 8081). */
+  port: number;
+  /** WRIT_WATCH_NAMESPACES: comma-separated; empty: every namespace. */
+  watchNamespaces: string[];
+  /** WRIT_LEADER_ELECTION_LEASE: the Lease name; unset: no leader election (one replica). */
+  leaseName: string | undefined;
+  /** WRIT_LEADER_ELECTION_NAMESPACE (default POD_NAMESPACE, else "default"). */
+  leaseNamespace: string;
+  /** POD_NAME: the base of this replica's identity (default the host name). */
+  podName: string | undefined;
+  /** WRIT_CONTROLLER_WORKERS: workers per kind (default 4, 1 to 64). */
+  workers: number;
+  /** WRIT_CONTROLLER_RESYNC_SECONDS: informer resync period (default 600; 0: never). */
+  resyncMs: number;
+  /** WRIT_WATCH_SILENCE_SECONDS: restart a watch silent this long (default 150). */
+  silenceMs: number;
+  /** WRIT_CONTROLLER_QPS / WRIT_CONTROLLER_BURST: the retry token bucket (default 10 / 100). */
+  rateLimits: RateLimitSettings;
+  /** LOG_LEVEL (default info). */
+  logLevel: LogLevel;
+  problems: string[];
+}
+
+/** A required setting is missing or unusable. */
+export class ControllerSettingsError extends Error {
+  override readonly name = "ControllerSettingsError";
+  constructor(
+    readonly code: "DATABASE_URL_UNSET" | "PORT_INVALID" | "SEED_INVALID",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v ? v : undefined;
+}
+
+function int(env: Env, name: string, dflt: number, min: number, max: number, problems: string[]): number {
+  const raw = text(env, name);
+  if (raw === undefined) return dflt;
+  if (/^\d{1,9}$/.test(raw) && Number(raw) >= min && Number(raw) <= max) return Number(raw);
+  problems.push(`${name} must be an integer from ${min} to ${max}; using ${dflt}`);
+  return dflt;
+}
+
+/** Reads the settings from `env` (default `process.env`). */
+export function loadControllerSettings(env: Env = process.env): ControllerSettings {
+  const problems: string[] = [];
+  const databaseUrl = text(env, "DATABASE_URL");
+  if (!databaseUrl) throw new ControllerSettingsError("DATABASE_URL_UNSET", "DATABASE_URL is not set: the controller stores what it reconciles in Postgres");
+  const portText = text(env, "PORT") ?? "8081";
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new ControllerSettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+  const seed = text(env, "SVC_LOG_SIGNING_SEED");
+  let logSigner: Signer | undefined;
+  if (seed !== undefined) {
+    try {
+      logSigner = signerFromSeed(seed);
+    } catch (e) {
+      throw new ControllerSettingsError("SEED_INVALID", `SVC_LOG_SIGNING_SEED: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const level = (text(env, "LOG_LEVEL") ?? "info").toLowerCase();
+  const logLevel = (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info";
+  if (logLevel !== level) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}; using info`);
+  const podNamespace = text(env, "POD_NAMESPACE");
+  return {
+    databaseUrl,
+    logSigner,
+    logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? "writ.local/log",
+    host: text(env, "HOST") ?? "127.0.0.1",
+    port: Number(portText),
+    watchNamespaces: (text(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
+    leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
+    podName: text(env, "POD_NAME"),
+    workers: int(env, "WRIT_CONTROLLER_WORKERS", 4, 1, 64, problems),
+    resyncMs: int(env, "WRIT_CONTROLLER_RESYNC_SECONDS", 600, 0, 86_400, problems) * 1000,
+    silenceMs: int(env, "WRIT_WATCH_SILENCE_SECONDS", 150, 5, 3600, problems) * 1000,
+    rateLimits: {
+      ...DEFAULT_RATE_LIMITS,
+      qps: int(env, "WRIT_CONTROLLER_QPS", DEFAULT_RATE_LIMITS.qps, 1, 10_000, problems),
+      burst: int(env, "WRIT_CONTROLLER_BURST", DEFAULT_RATE_LIMITS.burst, 1, 100_000, problems),
+    },
+    logLevel,
+    problems,
+  };
+}

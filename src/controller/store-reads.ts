@@ -1,0 +1,59 @@
+/**
+ * Reads of Postgres the controller needs beyond the store modules' functions: the tenancy and
+ * revocation columns of a stored agreement, which ids of a chain are revoked, and the
+ * transparency log entry recording a body. Writes always go through the store modules (the
+ * same functions as the API). Candidates to move into src/store.
+ */
+import type { HashString } from "../core/canonical/index.js";
+import type { Queryable } from "../store/pool.js";
+
+/** The columns of a stored agreement the controller reports or checks. */
+export interface AgreementRow {
+  orgId: string | null;
+  delegationId: string | null;
+  revokedAt: Date | null;
+  revokedReason: string | null;
+  /** A principal revocation was pushed for it (POST /v1/revocations/push). */
+  pushedRevocation: boolean;
+  ledgerSequence: number;
+  ledgerHead: HashString | null;
+}
+
+/** The stored agreement `id`'s columns, or undefined. */
+export async function agreementRow(q: Queryable, id: string): Promise<AgreementRow | undefined> {
+  const { rows } = await q.query<{
+    org_id: string | null; delegation_id: string | null; revoked_at: Date | null; revoked_reason: string | null; pushed: boolean;
+    ledger_sequence: number; ledger_head: HashString | null;
+  }>(
+    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.ledger_sequence, a.ledger_head,
+            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed
+     FROM agreements a WHERE a.agreement_id = $1`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    orgId: r.org_id, delegationId: r.delegation_id, revokedAt: r.revoked_at, revokedReason: r.revoked_reason, pushedRevocation: r.pushed,
+    ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
+  };
+}
+
+/** Which of `ids` are revoked delegations (durable list `delegation_revocations`). */
+export async function revokedDelegationIds(q: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await q.query<{ delegation_id: string }>("SELECT delegation_id FROM delegation_revocations WHERE delegation_id = ANY($1::text[])", [ids]);
+  return new Set(rows.map((r) => r.delegation_id));
+}
+
+/**
+ * The sequence of the first log entry of kind `agreement` whose body is exactly `canonicalBody`
+ * (RFC 8785 text, as stored), or undefined. Without an index on the body this scans the
+ * agreement entries; it runs only when the status does not already name the entry.
+ */
+export async function agreementLogSequence(q: Queryable, canonicalBody: string): Promise<number | undefined> {
+  const { rows } = await q.query<{ sequence: string }>(
+    "SELECT sequence::text AS sequence FROM log_entries WHERE kind = 'agreement' AND body = $1 ORDER BY sequence LIMIT 1",
+    [canonicalBody],
+  );
+  return rows[0] ? Number(rows[0].sequence) : undefined;
+}

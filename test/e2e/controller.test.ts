@@ -1,0 +1,320 @@
+/**
+ * `writ controller` as a child process against a real kube-apiserver 1.20 (envtest) and Postgres:
+ * the samples reconcile to Ready=True with their records stored and ONE agreement log entry
+ * (also after a spec change that keeps the mandates); a widened sub-delegation is refused with
+ * CHAIN_SCOPE_WIDENED naming the field; an update that silently extends a stored grant is
+ * refused; a namespace without an organization label is refused;
+ * the informers recover from an API server restart; two replicas elect one leader through the
+ * Lease and the standby takes over when the leader is SIGKILLed; `spec.state: revoked` revokes
+ * (and the sub-delegation below follows); deleting a resource revokes its record through the
+ * finalizer and keeps the row.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { sampleSigner, type SampleParty } from "../../hack/samples/keys.js";
+import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
+import { renderSamples } from "../../hack/samples/render.js";
+import { keyId } from "../../src/core/jose/index.js";
+import { freePort } from "../../src/dev/free-port.js";
+import { insertAgent } from "../../src/store/agents.js";
+import { createOrg, type Org } from "../../src/store/orgs.js";
+import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
+
+const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
+const NS = "acme";
+const LEASE = "writ-controller";
+const SEED = "11".repeat(32);
+
+interface Resource {
+  metadata: { name: string; generation: number; finalizers?: string[]; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+  status?: {
+    phase?: string;
+    observedGeneration?: number;
+    effectiveStatus?: string;
+    logSequence?: number;
+    subscriptionId?: string;
+    revokedAt?: string;
+    conditions?: { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[];
+  };
+}
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function ok(r: CommandResult): string {
+  expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
+  return r.stdout;
+}
+
+/** A `writ controller` child process. */
+interface Controller {
+  readonly pid: number;
+  readonly url: string;
+  output(): string;
+  exited(): boolean;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+async function startController(env: Envtest, db: TestDatabase, podName: string): Promise<Controller> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [BIN, "controller"], {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+      KUBECONFIG: env.kubeconfigPath,
+      DATABASE_URL: db.url,
+      SVC_LOG_SIGNING_SEED: SEED,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      POD_NAME: podName,
+      POD_NAMESPACE: "default",
+      WRIT_LEADER_ELECTION_LEASE: LEASE,
+      WRIT_LEADER_ELECTION_NAMESPACE: "default",
+      WRIT_WATCH_NAMESPACES: "",
+      LOG_LEVEL: "info",
+    },
+  });
+  let out = "";
+  child.stdout?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-200_000)));
+  child.stderr?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-200_000)));
+  let ended = false;
+  const exit = new Promise<void>((resolve) => child.once("exit", () => ((ended = true), resolve())));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (ended) throw new Error(`writ controller exited during start-up:\n${out}`);
+    const r = await fetch(`${url}/readyz`).catch(() => undefined);
+    if (r?.ok) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`writ controller not ready in time:\n${out}`);
+    }
+    await delay(200);
+  }
+  return {
+    pid: child.pid as number,
+    url,
+    output: () => out,
+    exited: () => ended,
+    async stop(signal = "SIGTERM") {
+      if (ended) return;
+      process.kill(child.pid as number, signal);
+      const t = setTimeout(() => !ended && process.kill(child.pid as number, "SIGKILL"), 15_000);
+      await exit;
+      clearTimeout(t);
+    },
+  };
+}
+
+describe("writ controller against a real API server and Postgres", () => {
+  let env: Envtest;
+  let db: TestDatabase;
+  let org: Org;
+  let samples: string;
+  const controllers: Controller[] = [];
+  const kubectl = (args: string[], input?: string) => env.kubectl(args, input === undefined ? {} : { input });
+  const get = async (kind: string, name: string) => JSON.parse(ok(await kubectl(["get", kind, name, "-n", NS, "-o", "json"]))) as Resource;
+  const ready = (r: Resource) => r.status?.conditions?.find((c) => c.type === "Ready");
+  /** Polls `kind/name` until `test` holds (or fails with the last state and the controllers' logs). */
+  const until = async (kind: string, name: string, test: (r: Resource) => boolean, timeoutMs = 60_000): Promise<Resource> => {
+    const deadline = Date.now() + timeoutMs;
+    let last: Resource | undefined;
+    for (;;) {
+      last = await get(kind, name);
+      if (test(last)) return last;
+      if (Date.now() > deadline) {
+        throw new Error(`${kind}/${name} did not reach the expected state:\n${JSON.stringify(last.status, null, 2)}\n${controllers.map((c) => c.output().slice(-4000)).join("\n---\n")}`);
+      }
+      await delay(250);
+    }
+  };
+  const sample = async (file: string) => parse(await readFile(join(samples, file), "utf8")) as Resource & { apiVersion: string; kind: string };
+
+  beforeAll(async () => {
+    const binDir = await ensureEnvtest();
+    env = await startEnvtest({ binDir });
+    db = await createTestDatabase();
+    ok(await kubectl(["apply", "-f", CRDS]));
+    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev", "crd/subscriptions.writ.dev"]));
+    const now = new Date();
+    org = await createOrg(db.pool, { name: "Acme Corp", org_type: "agent_operator" }, now);
+    const agents: [string, SampleParty][] = [["agent_procurement", "procurementAgent"], ["agent_travel", "travelAgent"]];
+    for (const [agentId, party] of agents) {
+      const jwk = sampleSigner(party).publicJwk;
+      const r = await insertAgent(db.pool, { agent_id: agentId, org_id: org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) }, now);
+      expect(r.ok).toBe(true);
+    }
+    ok(await kubectl(["create", "namespace", NS]));
+    ok(await kubectl(["label", "namespace", NS, `writ.dev/org-id=${org.org_id}`]));
+    ok(await kubectl(["create", "namespace", "unbound"]));
+    // Live copies of the samples, dated an hour ago (the committed ones lapse).
+    samples = await mkdtemp(join(tmpdir(), "writ-e2e-samples-"));
+    const at = new Date(Math.floor((Date.now() - 3600_000) / 60_000) * 60_000).toISOString().replace(".000Z", "Z");
+    for (const f of await renderSamples(at)) await writeFile(join(samples, f.name), f.content);
+    controllers.push(await startController(env, db, "ctl-a"));
+  }, 30 * 60_000);
+
+  afterAll(async () => {
+    for (const c of controllers) await c.stop("SIGKILL").catch(() => {});
+    await db?.drop();
+    await env?.stop();
+    if (samples) await rm(samples, { recursive: true, force: true });
+  }, 120_000);
+
+  it("reconciles the samples to Ready=True, stores them, and logs the agreement once", async () => {
+    ok(await kubectl(["apply", "-n", NS, "-f", samples]));
+    ok(
+      await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s",
+        `delegation/${SAMPLE_NAMES.delegation}`, `delegation/${SAMPLE_NAMES.chainedDelegation}`,
+        `intentagreement/${SAMPLE_NAMES.agreement}`, `subscription/${SAMPLE_NAMES.subscription}`]),
+    );
+    const root = await get("wdel", SAMPLE_NAMES.delegation);
+    expect(root.status).toMatchObject({ observedGeneration: root.metadata.generation, effectiveStatus: expect.stringMatching(/^(active|suspended)$/) });
+    expect(root.metadata.finalizers).toContain("writ.dev/revoke");
+    expect(root.metadata.annotations?.["writ.dev/record-id"]).toBe("del_acme_procurement");
+    expect(root.status?.conditions?.map((c) => [c.type, c.status])).toEqual([["Valid", "True"], ["ChainValid", "True"], ["Bound", "True"], ["Stored", "True"], ["Ready", "True"]]);
+    const chained = await get("wdel", SAMPLE_NAMES.chainedDelegation);
+    expect(chained.status).toMatchObject({ chainDepth: 1 });
+
+    const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>("SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id");
+    expect(rows.rows).toEqual([
+      { delegation_id: "del_acme_procurement", org_id: org.org_id, revoked_at: null },
+      { delegation_id: "del_acme_procurement_travel", org_id: org.org_id, revoked_at: null },
+    ]);
+    const agr = await db.pool.query<{ delegation_id: string; org_id: string; status: string }>("SELECT delegation_id, org_id, status FROM agreements");
+    expect(agr.rows).toEqual([{ delegation_id: "del_acme_procurement", org_id: org.org_id, status: "active" }]);
+    const sub = await db.pool.query<{ subscription_id: string; org_id: string; active: boolean }>("SELECT subscription_id, org_id, active FROM subscriptions");
+    expect(sub.rows).toEqual([{ subscription_id: expect.stringMatching(/^sub_/), org_id: org.org_id, active: true }]);
+    expect((await get("wsub", SAMPLE_NAMES.subscription)).status?.subscriptionId).toBe(sub.rows[0]?.subscription_id);
+
+    const logged = await db.pool.query<{ sequence: string; body: string }>("SELECT sequence::text, body FROM log_entries WHERE kind = 'agreement'");
+    expect(logged.rows).toHaveLength(1);
+    const agreement = await get("wia", SAMPLE_NAMES.agreement);
+    expect(agreement.status?.logSequence).toBe(Number(logged.rows[0]?.sequence));
+    expect(JSON.parse(logged.rows[0]?.body ?? "{}")).toEqual({
+      agreement_id: "agr_acme_procurement",
+      delegation_id: "del_acme_procurement",
+      mandate_hashes: (agreement.status as { mandateHashes?: string[] }).mandateHashes,
+    });
+
+    // A spec change that keeps the mandates: reconciled again (new observedGeneration), not logged again.
+    ok(await kubectl(["patch", "wia", SAMPLE_NAMES.agreement, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") } })]));
+    const again = await until("wia", SAMPLE_NAMES.agreement, (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > agreement.metadata.generation);
+    expect(ready(again)?.status).toBe("True");
+    expect(ready(again)?.lastTransitionTime).toBe(ready(agreement)?.lastTransitionTime);
+    expect((await db.pool.query("SELECT 1 FROM log_entries WHERE kind = 'agreement'")).rowCount).toBe(1);
+  });
+
+  it("refuses a sub-delegation that widens its parent: Ready=False, CHAIN_SCOPE_WIDENED naming the field, nothing stored", async () => {
+    const m = await sample("writ.dev_v1alpha1_delegation_chained.yaml");
+    m.metadata = { name: "acme-travel-wide" } as Resource["metadata"];
+    m.spec.delegation_id = "del_acme_travel_wide";
+    (m.spec.scope as Record<string, unknown>).maximum_amount = 900;
+    ok(await kubectl(["apply", "-n", NS, "-f", "-"], stringify(m)));
+    const r = await until("wdel", "acme-travel-wide", (x) => ready(x)?.status === "False");
+    expect(ready(r)).toMatchObject({ reason: "CHAIN_SCOPE_WIDENED", message: expect.stringContaining("maximum_amount") });
+    expect(r.status?.phase).toBe("Invalid");
+    expect(r.status?.conditions?.find((c) => c.type === "ChainValid")).toMatchObject({ status: "False", reason: "CHAIN_SCOPE_WIDENED" });
+    expect((await db.pool.query("SELECT 1 FROM delegations WHERE delegation_id = 'del_acme_travel_wide'")).rowCount).toBe(0);
+  });
+
+  it("refuses an update that silently extends a stored grant, and keeps the stored record in force", async () => {
+    const before = await get("wdel", SAMPLE_NAMES.chainedDelegation);
+    const expires = before.spec.expires_at as string;
+    const later = new Date(Date.parse(expires) + 3600_000).toISOString().replace(".000Z", "Z");
+    ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.chainedDelegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { expires_at: later } })]));
+    const r = await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "False");
+    expect(ready(r)).toMatchObject({ reason: "SPEC_INVALID", message: expect.stringContaining("expires_at moves later") });
+    expect(r.status?.conditions?.find((c) => c.type === "Stored")).toMatchObject({ status: "False", message: expect.stringContaining("stays in force") });
+    const row = await db.pool.query<{ record: { expires_at: string } }>("SELECT record FROM delegations WHERE delegation_id = 'del_acme_procurement_travel'");
+    expect(row.rows[0]?.record.expires_at).toBe(expires);
+    ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.chainedDelegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { expires_at: expires } })]));
+    await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "True");
+  });
+
+  it("refuses a resource in a namespace not bound to an organization (NAMESPACE_NOT_BOUND)", async () => {
+    const m = await sample("writ.dev_v1alpha1_delegation.yaml");
+    m.metadata = { name: "stray" } as Resource["metadata"];
+    m.spec.delegation_id = "del_stray";
+    ok(await kubectl(["apply", "-n", "unbound", "-f", "-"], stringify(m)));
+    const deadline = Date.now() + 30_000;
+    let r: Resource;
+    do {
+      await delay(250);
+      r = JSON.parse(ok(await kubectl(["get", "wdel", "stray", "-n", "unbound", "-o", "json"]))) as Resource;
+    } while (ready(r)?.status !== "False" && Date.now() < deadline);
+    expect(ready(r)).toMatchObject({ status: "False", reason: "NAMESPACE_NOT_BOUND", message: expect.stringContaining("writ.dev/org-id") });
+    expect((await db.pool.query("SELECT 1 FROM delegations WHERE delegation_id = 'del_stray'")).rowCount).toBe(0);
+  });
+
+  it("recovers its informers after the API server restarts", async () => {
+    await env.restartApiServer();
+    const m = await sample("writ.dev_v1alpha1_delegation.yaml");
+    m.metadata = { name: "after-restart" } as Resource["metadata"];
+    m.spec.delegation_id = "del_after_restart";
+    ok(await kubectl(["apply", "-n", NS, "-f", "-"], stringify(m)));
+    const r = await until("wdel", "after-restart", (x) => ready(x)?.status === "True", 90_000);
+    expect(r.status?.observedGeneration).toBe(r.metadata.generation);
+    expect((controllers[0] as Controller).exited()).toBe(false); // the same process: its informers resumed
+    expect((await db.pool.query("SELECT 1 FROM delegations WHERE delegation_id = 'del_after_restart'")).rowCount).toBe(1);
+  });
+
+  it("elects one leader of two replicas; the standby takes over when the leader is killed", async () => {
+    const lease = async () => JSON.parse(ok(await kubectl(["get", "lease", LEASE, "-n", "default", "-o", "json"]))) as { spec: { holderIdentity: string; leaseTransitions?: number } };
+    expect((await lease()).spec.holderIdentity).toMatch(/^ctl-a_/);
+    const b = await startController(env, db, "ctl-b");
+    controllers.push(b);
+    const metric = async (c: Controller) => (await (await fetch(`${c.url}/metrics`)).text()).match(/^leader_election_master_status\{name="writ-controller"\} (\d)/m)?.[1];
+    expect(await metric(b)).toBe("0");
+    expect(await metric(controllers[0] as Controller)).toBe("1");
+    await delay(3000);
+    expect((await lease()).spec.holderIdentity).toMatch(/^ctl-a_/);
+
+    await (controllers[0] as Controller).stop("SIGKILL");
+    const deadline = Date.now() + 40_000;
+    while (!(await lease()).spec.holderIdentity.startsWith("ctl-b_")) {
+      if (Date.now() > deadline) throw new Error(`ctl-b did not take over:\n${b.output().slice(-4000)}`);
+      await delay(500);
+    }
+    expect(await metric(b)).toBe("1");
+    const m = await sample("writ.dev_v1alpha1_delegation.yaml");
+    m.metadata = { name: "after-failover" } as Resource["metadata"];
+    m.spec.delegation_id = "del_after_failover";
+    ok(await kubectl(["apply", "-n", NS, "-f", "-"], stringify(m)));
+    await until("wdel", "after-failover", (x) => ready(x)?.status === "True");
+  });
+
+  it("revokes on spec.state revoked, and the sub-delegation below follows", async () => {
+    ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", '{"spec":{"state":"revoked"}}']));
+    const root = await until("wdel", SAMPLE_NAMES.delegation, (r) => r.status?.phase === "Revoked" && r.status.observedGeneration === r.metadata.generation);
+    expect(root.status).toMatchObject({ effectiveStatus: "revoked", revokedAt: expect.any(String) });
+    expect(ready(root)?.status).toBe("True"); // revoked as declared
+    const row = await db.pool.query<{ status: string; revoked_by: string }>("SELECT status, revoked_by FROM delegations WHERE delegation_id = 'del_acme_procurement'");
+    expect(row.rows[0]).toMatchObject({ status: "revoked", revoked_by: "record" });
+    const child = await until("wdel", SAMPLE_NAMES.chainedDelegation, (r) => r.status?.phase === "Revoked");
+    expect(ready(child)).toMatchObject({ status: "False", reason: "CHAIN_LINK_REVOKED" });
+    const agreement = await until("wia", SAMPLE_NAMES.agreement, (r) => ready(r)?.reason === "DELEGATION_REVOKED");
+    expect(ready(agreement)?.status).toBe("False");
+  });
+
+  it("deleting a resource revokes its record through the finalizer and keeps the row", async () => {
+    ok(await kubectl(["delete", "wdel", "after-restart", "-n", NS, "--timeout=60s"]));
+    const r = await db.pool.query<{ status: string; revoked_by: string; revoked_reason: string }>(
+      "SELECT status, revoked_by, revoked_reason FROM delegations WHERE delegation_id = 'del_after_restart'",
+    );
+    expect(r.rows[0]).toMatchObject({ status: "revoked", revoked_by: "controller", revoked_reason: expect.stringContaining("deleted") });
+    ok(await kubectl(["delete", "wsub", SAMPLE_NAMES.subscription, "-n", NS, "--timeout=60s"]));
+    const s = await db.pool.query<{ active: boolean }>("SELECT active FROM subscriptions");
+    expect(s.rows).toEqual([{ active: false }]);
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { ControllerSettingsError, loadControllerSettings } from "../../../src/controller/settings.js";
+
+const base = { DATABASE_URL: "postgres://x@localhost/writ" };
+
+describe("loadControllerSettings", () => {
+  it("has the chart's contract and controller-runtime's defaults", () => {
+    const s = loadControllerSettings(base);
+    expect(s).toMatchObject({ host: "127.0.0.1", port: 8081, watchNamespaces: [], leaseName: undefined, leaseNamespace: "default", workers: 4, resyncMs: 600_000, silenceMs: 150_000, logOrigin: "writ.local/log", logSigner: undefined });
+    expect(s.rateLimits).toEqual({ baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100 });
+    expect(s.problems).toEqual([]);
+  });
+
+  it("reads what the chart sets", () => {
+    const s = loadControllerSettings({
+      ...base, HOST: "0.0.0.0", PORT: "9090", POD_NAME: "writ-controller-x", POD_NAMESPACE: "writ-system", WRIT_WATCH_NAMESPACES: "a, b,,",
+      WRIT_LEADER_ELECTION_LEASE: "writ-controller", SVC_LOG_SIGNING_SEED: "22".repeat(32),
+    });
+    expect(s).toMatchObject({ host: "0.0.0.0", port: 9090, podName: "writ-controller-x", watchNamespaces: ["a", "b"], leaseName: "writ-controller", leaseNamespace: "writ-system" });
+    expect(s.logSigner?.alg).toBe("EdDSA");
+  });
+
+  it("refuses what it cannot run without, and falls back (with a problem) for the rest", () => {
+    expect(() => loadControllerSettings({})).toThrow(ControllerSettingsError);
+    expect(() => loadControllerSettings({ ...base, PORT: "http" })).toThrow(/PORT/);
+    expect(() => loadControllerSettings({ ...base, SVC_LOG_SIGNING_SEED: "short" })).toThrow(/SVC_LOG_SIGNING_SEED/);
+    const s = loadControllerSettings({ ...base, WRIT_CONTROLLER_WORKERS: "0", LOG_LEVEL: "loud" });
+    expect(s.workers).toBe(4);
+    expect(s.logLevel).toBe("info");
+    expect(s.problems).toHaveLength(2);
+  });
+});
