@@ -17,7 +17,7 @@ import type { Pool } from "pg";
 import type { Registry } from "prom-client";
 import { createPool } from "../store/pool.js";
 import { appendRevocationToLog, type RevocationLogAppender } from "../store/revocation-log.js";
-import { errorHandler, notFoundHandler } from "./errors.js";
+import { ApiError, errorHandler, notFoundHandler } from "./errors.js";
 import authPlugin from "./plugins/auth.js";
 import dbPlugin from "./plugins/db.js";
 import healthPlugin from "./plugins/health.js";
@@ -76,6 +76,15 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Request body limit (bytes). */
 export const BODY_LIMIT = 1024 * 1024;
 
+/** The 400 for a non-finite number among the validated members of `part`, or undefined. */
+function nonFiniteMember(part: string, values: unknown): ApiError | undefined {
+  if (typeof values !== "object" || values === null) return undefined;
+  for (const [k, v] of Object.entries(values)) {
+    if (typeof v === "number" && !Number.isFinite(v)) return new ApiError("VALIDATION_FAILED", `${part}/${k} must be a finite number`);
+  }
+  return undefined;
+}
+
 /** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
 export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
   const app = Fastify({
@@ -87,6 +96,13 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     forceCloseConnections: "idle",
+    // Errors the router raises before any route or hook runs (a malformed percent-encoding, a
+    // path parameter over the length limit) get the same {error} answer as every other error,
+    // instead of Fastify's own {error, code, message, statusCode} body.
+    frameworkErrors: (err, request, reply) => {
+      reply.header("x-request-id", request.id);
+      errorHandler(err, request, reply);
+    },
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -94,6 +110,12 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     done();
+  });
+  // Ajv coerces a query or path value such as "1e400" or "Infinity" to Infinity and then skips
+  // the type and range checks, which hold only for finite numbers: refuse such values here, as
+  // the schema means to (a JSON body cannot carry one: its type check includes finiteness).
+  app.addHook("preHandler", (request, _reply, done) => {
+    done(nonFiniteMember("querystring", request.query) ?? nonFiniteMember("params", request.params));
   });
   // Graceful close: Node closes only the connections idle at that moment; a response finished
   // while closing asks its client to hang up, so no keep-alive connection holds close() open.

@@ -27,7 +27,6 @@ import {
   type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
 } from "../core/evaluate/index.js";
 import type { Signer } from "../core/jose/index.js";
-import { getAgentForVerify } from "../store/agents.js";
 import type { LogAppendOptions } from "../store/log.js";
 import { RecordStoreError } from "../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
@@ -44,7 +43,7 @@ import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
 import { recordAllowedSpend } from "./spend.js";
-import { allowedEntryOf, BURST_EXEMPT, countRecentDenials, revokedCause } from "./verify-reads.js";
+import { allowedEntryOf, BURST_EXEMPT, readVerifyStart, revokedCause } from "./verify-reads.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
 export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED";
@@ -166,6 +165,8 @@ class Run {
     }
     if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
     const ledgerEntry = { sequence: r.entry.sequence, entry_hash: r.entry.entry_hash };
+    // This answer committed with its entry: no other answer exists, nothing to read back.
+    if (!r.replayed && r.decisionStored) return this.counted({ ...body, ledger_entry: ledgerEntry });
     const stored = await findVerifyDecision(pool, this.agentId, this.actionId);
     if (r.replayed) {
       // Recorded before: the stored answer, or (a ledger imported with the record) this one.
@@ -191,18 +192,16 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   if (deps.index.stale()) {
     return run.counted(refusal("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; retry later", base));
   }
-  // The stored decision is read alongside, but only answered once the agent is the caller's.
-  const [agent, stored] = await Promise.all([getAgentForVerify(deps.pool, req.agent_id), findVerifyDecision(deps.pool, req.agent_id, action.action_id)]);
+  // The stored decision (and the recent denials) are read with the agent, in one statement, but
+  // only answered once the agent is the caller's.
+  const { agent, stored, recentDenials } = await readVerifyStart(deps.pool, req.agent_id, action.action_id);
   if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
   if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
   if (stored) return run.replay(stored);
   if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
 
   const nowMs = deps.now.getTime();
-  const [candidates, recentDenials] = await Promise.all([
-    loadCandidates(deps.pool, deps.cache, agent.agent_id, { now: nowMs }),
-    countRecentDenials(deps.pool, agent.agent_id),
-  ]);
+  const candidates = await loadCandidates(deps.pool, deps.cache, agent.agent_id, { now: nowMs });
   const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });
   if (sel.kind === "none") {
     const cause = await revokedCause(deps.pool, agent.agent_id, orgId, req.agreement_id);

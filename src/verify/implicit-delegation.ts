@@ -62,7 +62,8 @@ export function implicitDelegation(agreement: Pick<IntentAgreement, "agreement_i
   const first = agreement.mandates[0];
   const start = windowStart(agreement);
   const ends = agreement.mandates.map((m) => (typeof m.expires_at === "string" ? parseInstant(m.expires_at) : undefined));
-  const open = ends.some((e) => e === undefined);
+  // No mandates (never stored, but hostile input): open-ended, not Math.max() of nothing (-Infinity).
+  const open = ends.length === 0 || ends.some((e) => e === undefined);
   const end = open ? OPEN_END : formatInstant(Math.max(...(ends as number[])));
   const principal: Delegation["principal"] = { type: first?.principal?.type ?? "human", id: first?.principal?.id ?? "unknown" };
   if (first?.principal?.public_key && sameKey(agreement)) principal.public_key = first.principal.public_key;

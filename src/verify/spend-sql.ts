@@ -6,7 +6,8 @@
  * the caller found on the locked row ($10), DELEGATION_REVOKED, AGREEMENT_REVOKED (a pushed
  * principal revocation), CUMULATIVE_BUDGET_EXCEEDED (slice, then parent), DELEGATION_BUDGET_EXCEEDED,
  * else `ok`; only on `ok` do the writes happen (each write reads the `ins` CTE, so they are all
- * or nothing): the entry, the head, the intent total, and the verify decision.
+ * or nothing): the entry, the head, the intent total, and the verify decision (unless one is
+ * already stored for the action; `decision_stored` tells).
  *
  * Parameters: $1 agreement_id, $2 intent_id, $3 currency, $4 action_id, $5 amount_minor,
  * $6 sequence, $7 entry (jsonb text), $8 entry_hash, $9 prev_entry_hash, $10 refusal or null,
@@ -62,7 +63,9 @@ decision AS (
   INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
   SELECT $17::text, $4::text, $1::text, $18::text, $19::jsonb FROM ins WHERE $17::text IS NOT NULL
   ON CONFLICT (agent_id, action_id) DO NOTHING
+  RETURNING 1
 )
 SELECT v.outcome, v.intent_spent::text AS intent_spent, v.total_spent::text AS total_spent,
-       v.delegation_spent::text AS delegation_spent, v.delegation_mixed, (SELECT entry FROM existing) AS existing
+       v.delegation_spent::text AS delegation_spent, v.delegation_mixed, (SELECT entry FROM existing) AS existing,
+       EXISTS (SELECT 1 FROM decision) AS decision_stored
 FROM verdict v`;

@@ -1,11 +1,14 @@
 /**
- * The small reads of the verify routes beyond the candidates: the agent's recent denials (for
- * the DENIED_ATTEMPT_BURST policy), why an agent has no live agreement when a revocation is the
+ * The small reads of the verify routes beyond the candidates: what every verify reads first
+ * (the agent, the decision stored for the action, the agent's recent denials for the
+ * DENIED_ATTEMPT_BURST policy), why an agent has no live agreement when a revocation is the
  * cause, the ledger entry of a recorded ALLOW (for retries), and whose an agreement is (for
  * outcomes). One statement each.
  */
 import type { HashString } from "../core/canonical/index.js";
+import type { AgentForVerify } from "../store/agents.js";
 import type { Queryable } from "../store/pool.js";
+import type { StoredVerifyDecision } from "../store/verify-decisions.js";
 
 /** The burst window of denied attempts, seconds (the engine's DENIED_ATTEMPT_BURST, docs/evaluation.md). */
 export const DENIAL_WINDOW_SECONDS = 60;
@@ -28,6 +31,44 @@ export async function countRecentDenials(q: Queryable, agentId: string, windowSe
     [agentId, windowSeconds],
   );
   return rows[0]?.n ?? 0;
+}
+
+/** What a verify reads first (`readVerifyStart`). */
+export interface VerifyStart {
+  /** The registered agent, or undefined. */
+  agent?: AgentForVerify;
+  /** The decision stored for (agent, action), or undefined (always undefined without an agent). */
+  stored?: StoredVerifyDecision;
+  /** As `countRecentDenials` (0 without an agent). */
+  recentDenials: number;
+}
+
+/**
+ * The agent `agentId`, the decision stored for (`agentId`, `actionId`) and the agent's recent
+ * denials (as `countRecentDenials`), in ONE statement: every verify needs the first two, and
+ * the count is cheap (the (agent_id, created_at) index). The caller answers the stored
+ * decision only once the agent is found to be the caller's.
+ */
+export async function readVerifyStart(q: Queryable, agentId: string, actionId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<VerifyStart> {
+  const { rows } = await q.query<AgentForVerify & { d_agreement_id: string | null; d_request_hash: HashString | null; d_decision: Record<string, unknown> | null; d_created_at: Date | null; recent_denials: number }>(
+    `SELECT g.agent_id, g.org_id, g.status, g.public_key, g.fingerprint,
+            d.agreement_id AS d_agreement_id, d.request_hash AS d_request_hash, d.decision AS d_decision, d.created_at AS d_created_at,
+            (SELECT count(*)::int FROM verify_decisions r
+             WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $3) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL) AS recent_denials
+     FROM agents g LEFT JOIN verify_decisions d ON d.agent_id = g.agent_id AND d.action_id = $2
+     WHERE g.agent_id = $1`,
+    [agentId, actionId, windowSeconds],
+  );
+  const r = rows[0];
+  if (!r) return { recentDenials: 0 };
+  const out: VerifyStart = {
+    agent: { agent_id: r.agent_id, org_id: r.org_id, status: r.status, public_key: r.public_key, fingerprint: r.fingerprint },
+    recentDenials: r.recent_denials,
+  };
+  if (r.d_request_hash !== null && r.d_decision !== null && r.d_created_at !== null) {
+    out.stored = { agentId: r.agent_id, actionId, agreementId: r.d_agreement_id, requestHash: r.d_request_hash, decision: r.d_decision, createdAt: r.d_created_at };
+  }
+  return out;
 }
 
 /** A revoked record that explains why an agent has no live agreement. */

@@ -1,0 +1,235 @@
+/**
+ * `npm run bench:verify`: `POST /v1/verify` under load, everything on 127.0.0.1, in one run.
+ *
+ * Set-up: its own embedded Postgres (temp folder, Postgres' default durability), `writ serve`
+ * as a child process on a port picked here, and BENCH_AGENTS (1,000) agents for the ALLOW path
+ * plus BENCH_DENY_AGENTS (3,000) for the DENY path, each with one agreement bound to its own
+ * delegation, ample budgets (./verify/seed.ts). Load always comes from a SEPARATE process
+ * (./verify/driver.ts), BENCH_CONNECTIONS keep-alive connections, BENCH_SECONDS per scenario,
+ * a fresh body (unique action_id) per request. Every cache is warmed first (one ALLOW per
+ * agent) and each path runs once before it is measured.
+ *
+ * (a) DENY path: an action above the ceiling. Five DENYs of one agent within 60 s make the
+ *     service REVOKE its delegation (DENIED_ATTEMPT_BURST), so each DENY agent is sent at most
+ *     four; the run ends early when they are used up.
+ * (b) ALLOW path over BENCH_AGENTS agreements: every answer commits a ledger entry.
+ * (c) a bare Fastify echo of the same body (./verify/echo.ts), same logger settings.
+ * (d) the ALLOW path's ledger transaction alone (`recordAllowedSpend`, ./verify/spend-loop.ts)
+ *     against the same Postgres, writ serve's pool size, the same concurrency.
+ * Then the ALLOW path open-loop at HALF the requests/s measured in (b), for its p99.
+ * Goals printed beside the figures: a/c >= 0.7, b/d >= 0.6, p99 <= 25 ms at half load.
+ *
+ * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder).
+ * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { verifyLedger } from "../../src/core/agreement/index.js";
+import { freePort } from "../../src/dev/free-port.js";
+import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/postgres.js";
+import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { migrate } from "../../src/store/migrate.js";
+import { createPool } from "../../src/store/pool.js";
+import type { DriverConfig, DriverResult } from "./verify/driver.js";
+import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
+import { spendLoop } from "./verify/spend-loop.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
+const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 3000);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
+const PROFILE = process.env.BENCH_PROFILE === "1";
+/** writ serve's pool size (createPool's default). */
+const SERVE_POOL_SIZE = 10;
+/** DENYs per agent that stay below DENIED_ATTEMPT_BURST (5 within 60 s). */
+const DENIES_PER_AGENT = 4;
+const GOAL_DENY_RATIO = 0.7;
+const GOAL_ALLOW_RATIO = 0.6;
+const GOAL_HALF_P99_MS = 25;
+const PG_SETTINGS = { max_connections: "200", shared_buffers: "256MB" };
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
+const DRIVER = fileURLToPath(new URL("./verify/driver.ts", import.meta.url));
+const ECHO = fileURLToPath(new URL("./verify/echo.ts", import.meta.url));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+/** Runs a child to completion and returns its stdout (throws on a non-zero exit). */
+function runChild(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (b: Buffer) => (out += b.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.at(-2) ?? ""} exited with ${code}`))));
+  });
+}
+
+async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  process.kill(child.pid, "SIGTERM");
+  const timer = setTimeout(() => child.pid !== undefined && process.kill(child.pid, "SIGKILL"), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Spawns a server child and waits until `ready` answers 2xx on it. */
+async function startChild(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL }, stdio: ["ignore", "ignore", "inherit"] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(" ")} exited during start-up`);
+    if (await fetch(`${url}${ready}`).then((r) => r.status < 500, () => false)) return { child, url };
+    await sleep(100);
+  }
+  await stopChild(child);
+  throw new Error(`${args.join(" ")} did not become ready`);
+}
+
+let runs = 0;
+/** One load run from a separate driver process. */
+async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number }): Promise<DriverResult> {
+  const config: DriverConfig = {
+    url,
+    path: "/v1/verify",
+    ...(token ? { token } : {}),
+    connections: CONNECTIONS,
+    seconds: o.seconds ?? SECONDS,
+    ...(o.maxRequests !== undefined ? { maxRequests: o.maxRequests } : {}),
+    ...(o.rate !== undefined ? { rate: o.rate } : {}),
+    agents: agents.map((a) => a.agentId),
+    amount: o.amount,
+    idPrefix: `run${++runs}-${randomBytes(3).toString("hex")}`,
+  };
+  const file = join(tmpdir(), `writ-bench-verify-${process.pid}-${runs}.json`);
+  await writeFile(file, JSON.stringify(config));
+  try {
+    return JSON.parse(await runChild(["--import", "tsx", DRIVER, file])) as DriverResult;
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** Waits until verify answers ALLOW (the revocation index has loaded). */
+async function untilAllowing(url: string, token: string, agent: SeededAgent): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const r = await drive(url, token, [agent], { amount: 1, maxRequests: 1, seconds: 5 });
+    if (r.verdicts.ALLOW === 1) return;
+    await sleep(100);
+  }
+  throw new Error("verify does not answer ALLOW");
+}
+
+function line(name: string, r: DriverResult): string {
+  const other = Object.entries(r.verdicts).map(([k, v]) => `${k} ${fmt(v)}`).join(", ");
+  return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
+}
+
+function expectOnly(what: string, r: DriverResult, verdict: string): void {
+  const wrong = r.requests - (r.verdicts[verdict] ?? 0);
+  if (wrong > 0 || r.errors > 0) console.log(`  !! ${what}: ${wrong} answers were not ${verdict}, ${r.errors} errors: ${JSON.stringify({ statuses: r.statuses, verdicts: r.verdicts })}`);
+}
+
+async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promise<string> {
+  const pool = createPool(url, { max: 2 });
+  try {
+    let entries = 0;
+    for (const a of agents.slice(0, 50)) {
+      const rec = await loadAgreementWithLedger(pool, a.agreementId);
+      if (!rec || verifyLedger(rec).state !== "ok") throw new Error(`ledger of ${a.agreementId} does not verify`);
+      entries += rec.ledger?.length ?? 0;
+    }
+    const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM ledger_entries");
+    return `${fmt(Number(rows[0]?.n))} ledger entries in all; the chains of 50 agreements (${fmt(entries)} entries) verify`;
+  } finally {
+    await pool.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const loadAtStart = loadavg()[0] ?? 0;
+  const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-verify-"));
+  const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), "writ-bench-verify-prof-")) : null;
+  let pg: RunningPostgres | undefined;
+  let serve: ChildProcess | undefined;
+  let echo: ChildProcess | undefined;
+  try {
+    pg = await startPostgres({ dataDir, port: await freePort(), password: newPassword(), serverSettings: PG_SETTINGS });
+    const dbUrl = pg.url("postgres");
+    await migrate(dbUrl);
+    console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
+    const admin = randomBytes(24).toString("base64url");
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex") };
+    const serveArgs = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), join(REPO, "bin/writ.mjs"), "serve"];
+    const started = await startChild(serveArgs, env, "/readyz");
+    serve = started.child;
+    const url = started.url;
+    console.log(`writ serve pid ${serve.pid} at ${url} (LOG_LEVEL ${LOG_LEVEL}, pool ${SERVE_POOL_SIZE}); load from separate driver processes, ${CONNECTIONS} connections`);
+
+    const t0 = performance.now();
+    const seeded = await seed(url, dbUrl, admin, ALLOW_AGENTS + DENY_AGENTS);
+    const allowPool = seeded.agents.slice(0, ALLOW_AGENTS);
+    const denyPool = seeded.agents.slice(ALLOW_AGENTS);
+    console.log(`seeded ${fmt(seeded.agents.length)} agents with one agreement each in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    const token = seeded.operatorKey;
+    await untilAllowing(url, token, allowPool[0] as SeededAgent);
+
+    // Warm-up: every agreement into the record cache (one ALLOW each), JIT for both paths.
+    await drive(url, token, seeded.agents, { amount: 1, maxRequests: seeded.agents.length, seconds: 120 });
+    await drive(url, token, allowPool, { amount: 1, seconds: 3 });
+    await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
+
+    const deny = await drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS });
+    expectOnly("DENY path", deny, "DENY");
+
+    const echoStarted = await startChild(["--import", "tsx", ECHO], { PATH: process.env.PATH }, "/healthz");
+    echo = echoStarted.child;
+    await drive(echoStarted.url, token, allowPool, { amount: 1, seconds: 2 });
+    const bare = await drive(echoStarted.url, token, allowPool, { amount: 1 });
+    expectOnly("echo", bare, "none");
+    await stopChild(echo);
+    echo = undefined;
+
+    const allow = await drive(url, token, allowPool, { amount: 1 });
+    expectOnly("ALLOW path", allow, "ALLOW");
+
+    const direct = await spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` });
+    expectOnly("ledger transaction", direct, "ALLOW");
+
+    const halfRate = Math.max(1, Math.round(allow.perSecond / 2));
+    const half = await drive(url, token, allowPool, { amount: 1, rate: halfRate });
+    expectOnly("ALLOW path at half load", half, "ALLOW");
+    const ledgers = await checkLedgers(dbUrl, allowPool);
+
+    const ok = (pass: boolean) => (pass ? "MET" : "NOT MET");
+    const a = deny.perSecond / bare.perSecond;
+    const b = allow.perSecond / direct.perSecond;
+    console.log("");
+    console.log(`load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`);
+    console.log(line("(a) verify, DENY path (above the ceiling)", deny));
+    console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, allow));
+    console.log(line("(c) bare Fastify echo of the same body", bare));
+    console.log(line(`(d) recordAllowedSpend direct, pool ${SERVE_POOL_SIZE}`, direct));
+    console.log(line(`verify ALLOW at half load (${fmt(halfRate)} req/s)`, half));
+    console.log("");
+    console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}`);
+    console.log(`b/d = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
+    console.log(`verify p99 at half load = ${fmt(half.p99, 2)} ms   goal <= ${GOAL_HALF_P99_MS} ms: ${ok(half.p99 <= GOAL_HALF_P99_MS)}`);
+    console.log(ledgers);
+  } finally {
+    await stopChild(echo);
+    await stopChild(serve);
+    if (profileDir) console.log(`CPU profile of writ serve: ${profileDir}`);
+    await pg?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

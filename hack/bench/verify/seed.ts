@@ -1,0 +1,91 @@
+/**
+ * The data `npm run bench:verify` runs against: one operator organization and its key
+ * (through the server's own API, as an operator would), and `count` active agents, each with
+ * one signed agreement bound to its own delegation (through the store's repository functions,
+ * in parallel). Every agreement's intent `i1` allows up to 100 USD per payment and 1,000,000
+ * USD in all, valid from an hour ago for a day: ample budgets, no human approval needed.
+ */
+import { sha256 } from "../../../src/core/canonical/index.js";
+import { buildSignedAgreement } from "../../../src/core/agreement/index.js";
+import type { Delegation } from "../../../src/core/delegation/index.js";
+import { generateSigner, keyId, signerFromSeed } from "../../../src/core/jose/index.js";
+import { insertAgent } from "../../../src/store/agents.js";
+import { upsertDelegation } from "../../../src/store/delegations.js";
+import { createPool, withTransaction } from "../../../src/store/pool.js";
+
+/** Per-payment ceiling of every seeded intent (USD). */
+export const CEILING = 100;
+/** Cumulative maximum of every seeded intent (USD). */
+export const CUMULATIVE = 1_000_000;
+const HOUR = 3600_000;
+const PRINCIPAL = { type: "business" as const, id: "biz_bench" };
+const principalKey = signerFromSeed(sha256("writ bench principal").toString("hex"));
+
+/** One seeded agent and its agreement. */
+export interface SeededAgent {
+  agentId: string;
+  agreementId: string;
+}
+
+/** What was seeded. */
+export interface Seeded {
+  orgId: string;
+  operatorKey: string;
+  agents: SeededAgent[];
+}
+
+async function api(base: string, admin: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const out = (await r.json()) as Record<string, unknown>;
+  if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${JSON.stringify(out)}`);
+  return out;
+}
+
+/** Seeds `count` agents with agreements (ids `bench-<i>`), `parallel` at a time. */
+export async function seed(serveUrl: string, databaseUrl: string, admin: string, count: number, parallel = 8): Promise<Seeded> {
+  const org = await api(serveUrl, admin, "/v1/orgs", { name: "bench operator", org_type: "agent_operator" });
+  const orgId = String(org.org_id);
+  const key = await api(serveUrl, admin, `/v1/orgs/${orgId}/keys`, { name: "bench verify" });
+  const pool = createPool(databaseUrl, { max: parallel });
+  const now = Date.now();
+  const agents: SeededAgent[] = Array.from({ length: count }, (_, i) => ({ agentId: `agent-bench-${i}`, agreementId: `agr-bench-${i}` }));
+  let next = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (next < agents.length) {
+          const a = agents[next++] as SeededAgent;
+          const publicKey = generateSigner().publicJwk;
+          const r = await insertAgent(pool, { agent_id: a.agentId, org_id: orgId, principal_id: "prn_bench", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) }, new Date(now));
+          if (!r.ok) throw new Error(`agent ${a.agentId}: ${r.conflict} taken`);
+          const agreement = await buildSignedAgreement(
+            {
+              agreement_id: a.agreementId,
+              mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: a.agentId }, currency: "USD", maximum_amount: CEILING, cumulative_maximum: CUMULATIVE, expires_at: new Date(now + 24 * HOUR).toISOString() }],
+              at: new Date(now - HOUR).toISOString(),
+            },
+            principalKey,
+          );
+          const delegation: Delegation = {
+            delegation_id: `del-bench-${a.agentId}`,
+            principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
+            agent: { agent_id: a.agentId },
+            granted_at: new Date(now - HOUR).toISOString(),
+            expires_at: new Date(now + 24 * HOUR).toISOString(),
+            purpose: "bench purchases",
+            scope: { currency: "USD" },
+            conditions: [],
+            revocable: true,
+            delegation_chain: [],
+            status: "active",
+            intent_agreement: agreement,
+          };
+          await withTransaction(pool, (c) => upsertDelegation(c, delegation, { orgId }));
+        }
+      }),
+    );
+  } finally {
+    await pool.end();
+  }
+  return { orgId, operatorKey: String(key.token), agents };
+}
