@@ -19,7 +19,7 @@ import { getAgent } from "../store/agents.js";
 import { getOrg } from "../store/orgs.js";
 import { migrate } from "../store/migrate.js";
 import { createPool } from "../store/pool.js";
-import { KubeClient, loadKubeConfig } from "../sources/kubernetes/client.js";
+import { KubeClient, loadKubeConfig, type KubeTransport } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
 import { startInformer, type Informer } from "../sources/kubernetes/informer.js";
 import { objectKey } from "../sources/kubernetes/objects.js";
@@ -60,6 +60,8 @@ export interface ControllerHandle {
 /** What can be injected (tests, `writ dev`). */
 export interface ControllerDeps {
   kubeconfig?: KubeConfig;
+  /** The API to reconcile against instead of a KubeClient over `kubeconfig` (`writ dev`: the local API server of src/sources/local). */
+  client?: KubeTransport;
   log?: Logger;
   clock?: Clock;
   /** Skip migrations (the database is migrated by its owner). */
@@ -88,8 +90,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const clock = deps.clock ?? systemClock;
   for (const p of settings.problems) log.warn("setting ignored", { problem: p });
   if (!deps.skipMigrations) await migrate(settings.databaseUrl, { info: (msg) => log.info(msg) });
-  const kubeconfig = deps.kubeconfig ?? loadKubeConfig();
-  const client = new KubeClient(kubeconfig);
+  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig());
+  const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
     max: settings.workers * 3 + 4,
     applicationName: "writ-controller",
@@ -219,7 +221,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     await stopProcessing();
     await Promise.all(all.map((i) => i.stop()));
     await pool.end();
-    client.close();
+    owned?.close();
     throw err;
   }
   log.info("writ controller started", {
@@ -245,7 +247,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
       await Promise.all(all.map((i) => i.stop()));
       await server.close();
       await pool.end();
-      client.close();
+      owned?.close();
       finish(0);
     },
   };

@@ -54,6 +54,8 @@ export interface UpsertAgreementResult {
   ledgerAppended: number;
   /** The stored agreement is revoked (now or before). */
   revoked: boolean;
+  /** This call revoked it (its record's status is `revoked` and it was not revoked before): false on a re-apply. */
+  revokedNow: boolean;
 }
 
 /** Who revoked, why and when; optionally the principal's signed revocation to keep in the record. */
@@ -176,6 +178,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     ledgerSequence: Math.max(stored.ledger_sequence, ledger.length),
     ledgerAppended: appended,
     revoked: selfRevokes || stored.revoked_at != null,
+    revokedNow: selfRevokes,
   };
 }
 

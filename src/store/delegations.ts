@@ -57,6 +57,13 @@ export interface UpsertDelegationResult {
   changed: boolean;
   /** The stored delegation is revoked (now or before). */
   revoked: boolean;
+  /**
+   * The revocation this call made, when it made one: the ids it newly revoked (this one and
+   * everything below), the acts, and `declared`: true when the record's own status caused it,
+   * false when an earlier revocation of it or of a link above it did. Absent when nothing was
+   * newly revoked, so a re-apply never reports it twice.
+   */
+  revocation?: RevokeResult & RevocationActs & { declared: boolean };
   /** The outcome for the embedded `intent_agreement`, when the record carried one. */
   agreement?: UpsertAgreementResult;
 }
@@ -142,13 +149,16 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     }
   }
   let revoked = storedRevoked;
+  let revocation: UpsertDelegationResult["revocation"];
   if (revoke) {
-    await markRevoked(q, id, revoke);
+    const r = await markRevoked(q, id, revoke);
+    if (r.ids.length > 0) revocation = { ...r, ...revoke, declared: !prior };
     revoked = true;
     generation += 1;
     changed = true;
   }
   const out: UpsertDelegationResult = { delegationId: id, generation, created, changed, revoked };
+  if (revocation) out.revocation = revocation;
   if (embedded) out.agreement = await upsertAgreement(q, embedded, { delegationId: id, orgId, agentId: record.agent.agent_id });
   return out;
 }

@@ -7,7 +7,8 @@
  * the informers recover from an API server restart; two replicas elect one leader through the
  * Lease and the standby takes over when the leader is SIGKILLed; `spec.state: revoked` revokes
  * (and the sub-delegation below follows); deleting a resource revokes its record through the
- * finalizer and keeps the row.
+ * finalizer and keeps the row; each revocation appends exactly ONE `revocation` log entry, and
+ * a later spec change or re-apply appends none.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -138,6 +139,9 @@ describe("writ controller against a real API server and Postgres", () => {
       await delay(250);
     }
   };
+  /** Bodies of the `revocation` log entries, in order. */
+  const revocationEntries = async () =>
+    (await db.pool.query<{ body: string }>("SELECT body FROM log_entries WHERE kind = 'revocation' ORDER BY sequence")).rows.map((r) => JSON.parse(r.body) as Record<string, unknown>);
   const sample = async (file: string) => parse(await readFile(join(samples, file), "utf8")) as Resource & { apiVersion: string; kind: string };
 
   beforeAll(async () => {
@@ -305,6 +309,24 @@ describe("writ controller against a real API server and Postgres", () => {
     expect(ready(child)).toMatchObject({ status: "False", reason: "CHAIN_LINK_REVOKED" });
     const agreement = await until("wia", SAMPLE_NAMES.agreement, (r) => ready(r)?.reason === "DELEGATION_REVOKED");
     expect(ready(agreement)?.status).toBe("False");
+
+    // ONE revocation entry, in the transaction of the revocation, naming everything it revoked.
+    const entries = await revocationEntries();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toEqual({
+      delegation_id: "del_acme_procurement",
+      ids: ["del_acme_procurement", "del_acme_procurement_travel"],
+      reason: "the record's status is revoked",
+      by: "principal",
+      at: expect.any(String),
+      source: "kubernetes",
+      resource: `${NS}/${SAMPLE_NAMES.delegation}`,
+    });
+    // A later spec change (reconciled, still revoked) and the children's reconciles log nothing more.
+    ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { purpose: "Withdrawn: was office supplies and business travel for Acme Corp." } })]));
+    await until("wdel", SAMPLE_NAMES.delegation, (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > root.metadata.generation);
+    await delay(1000);
+    expect(await revocationEntries()).toHaveLength(1);
   });
 
   it("deleting a resource revokes its record through the finalizer and keeps the row", async () => {
@@ -313,6 +335,30 @@ describe("writ controller against a real API server and Postgres", () => {
       "SELECT status, revoked_by, revoked_reason FROM delegations WHERE delegation_id = 'del_after_restart'",
     );
     expect(r.rows[0]).toMatchObject({ status: "revoked", revoked_by: "controller", revoked_reason: expect.stringContaining("deleted") });
+    const mine = (await revocationEntries()).filter((b) => b.delegation_id === "del_after_restart");
+    expect(mine).toEqual([
+      { delegation_id: "del_after_restart", ids: ["del_after_restart"], reason: `the Delegation ${NS}/after-restart was deleted`, by: "policy", at: expect.any(String), source: "kubernetes", resource: `${NS}/after-restart` },
+    ]);
+
+    // The agreement: deletion revokes it and logs ONE entry with its mandate hashes.
+    const agreement = await get("wia", SAMPLE_NAMES.agreement);
+    ok(await kubectl(["delete", "wia", SAMPLE_NAMES.agreement, "-n", NS, "--timeout=60s"]));
+    const agr = (await revocationEntries()).filter((b) => b.agreement_id === "agr_acme_procurement");
+    expect(agr).toEqual([
+      {
+        agreement_id: "agr_acme_procurement", ids: ["agr_acme_procurement"], reason: `the IntentAgreement ${NS}/${SAMPLE_NAMES.agreement} was deleted`, by: "policy",
+        at: expect.any(String), mandate_hashes: (agreement.status as { mandateHashes?: string[] }).mandateHashes, source: "kubernetes", resource: `${NS}/${SAMPLE_NAMES.agreement}`,
+      },
+    ]);
+
+    // Re-applying the deleted Delegation (the same delegation_id, already revoked) logs nothing.
+    const count = (await revocationEntries()).length;
+    const m = await sample("writ.dev_v1alpha1_delegation.yaml");
+    m.metadata = { name: "after-restart" } as Resource["metadata"];
+    m.spec.delegation_id = "del_after_restart";
+    ok(await kubectl(["apply", "-n", NS, "-f", "-"], stringify(m)));
+    await until("wdel", "after-restart", (x) => x.status?.phase === "Revoked" && x.status.observedGeneration === x.metadata.generation);
+    expect(await revocationEntries()).toHaveLength(count);
     ok(await kubectl(["delete", "wsub", SAMPLE_NAMES.subscription, "-n", NS, "--timeout=60s"]));
     const s = await db.pool.query<{ active: boolean }>("SELECT active FROM subscriptions");
     expect(s.rows).toEqual([{ active: false }]);

@@ -16,6 +16,8 @@
  * revocation says so; expired once every mandate has). Without SVC_LOG_SIGNING_SEED a signed
  * agreement is stored but not logged (`Ready=False`, reason `LogNotConfigured`). Deletion
  * (finalizer) revokes the stored agreement when it belongs to the namespace's organization.
+ * A revocation this reconciler makes (declared revoked, or deletion) appends ONE `revocation`
+ * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
 import { prepareDelegation } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/types.js";
@@ -33,6 +35,7 @@ import { summary, type Refusal } from "../spec-errors.js";
 import { agreementRow, type AgreementRow } from "../store-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
+import { agreementRevocationBody, appendRevocationEntry, storedMandateHashes } from "./revocation-log.js";
 import { conditionOf, delegationIdOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 
 /** The resource reference of IntentAgreements. */
@@ -102,20 +105,40 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
     const known = typeof obj.status?.logSequence === "number" ? obj.status.logSequence : undefined;
     const bound = delegation;
     try {
-      const appended = await withTransaction(ctx.pool, async (c) => {
-        await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at: new Date(now) });
-        if (!signed || !ctx.logSigner) return false;
-        const body = agreementLogBody(record.agreement_id, bound.delegationId, prepared.mandates.map((m) => m.hash));
-        const logged = await ensureAgreementLogged(c, body, ctx.logSigner, {
-          now: new Date(now),
-          ...(known !== undefined ? { knownSequence: known } : {}),
-          ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}),
-        });
-        logSequence = logged.sequence;
-        return logged.appended;
+      const { appended, revokedNow, revocationSequence } = await withTransaction(ctx.pool, async (c) => {
+        const at = new Date(now);
+        const up = await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at });
+        let appended = false;
+        if (signed && ctx.logSigner) {
+          const body = agreementLogBody(record.agreement_id, bound.delegationId, prepared.mandates.map((m) => m.hash));
+          const logged = await ensureAgreementLogged(c, body, ctx.logSigner, {
+            now: at,
+            ...(known !== undefined ? { knownSequence: known } : {}),
+            ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}),
+          });
+          logSequence = logged.sequence;
+          appended = logged.appended;
+        }
+        // Declared revoked (with the principal's signed revocation, verified above): ONE entry, only when this call revoked it.
+        let revocationSequence: number | undefined;
+        if (up.revokedNow) {
+          const facts = {
+            ids: [record.agreement_id],
+            reason: record.revocation?.reason ?? "the record's status is revoked",
+            by: record.revocation !== undefined ? ("principal" as const) : ("policy" as const),
+            at,
+            resource: key,
+          };
+          revocationSequence = await appendRevocationEntry(c, ctx, agreementRevocationBody(record.agreement_id, facts, prepared.mandates.map((m) => m.hash), record.revocation), at);
+        }
+        return { appended, revokedNow: up.revokedNow, revocationSequence };
       });
       stored = true;
       if (appended) ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
+      if (revokedNow) {
+        const logged = revocationSequence !== undefined ? `transparency log entry ${revocationSequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `declared revoked: agreement ${record.agreement_id} revoked; ${logged}`);
+      }
     } catch (err) {
       if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
       refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
@@ -180,10 +203,19 @@ async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<Recon
     const org = await ctx.bindings.labelledOrg(namespace);
     if (row && org !== undefined && row.orgId === org) {
       if (!row.revokedAt) {
-        await withTransaction(ctx.pool, (c) =>
-          revokeAgreement(c, id, { reason: `the IntentAgreement ${namespace}/${obj.metadata.name} was deleted`, by: "controller", at: new Date(ctx.clock.now()) }),
-        );
-        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: agreement ${id} revoked; its history is kept`);
+        const resource = `${namespace}/${obj.metadata.name}`;
+        const reason = `the IntentAgreement ${resource} was deleted`;
+        const at = new Date(ctx.clock.now());
+        const { ids, sequence } = await withTransaction(ctx.pool, async (c) => {
+          const r = await revokeAgreement(c, id, { reason, by: "controller", at });
+          // Only when this call revoked it: a retried finalizer or a second replica logs nothing.
+          if (r.ids.length === 0) return { ids: r.ids, sequence: undefined };
+          const m = await storedMandateHashes(c, id);
+          const body = agreementRevocationBody(id, { ids: r.ids, reason, by: "policy", at, resource }, m.hashes, m.revocation);
+          return { ids: r.ids, sequence: await appendRevocationEntry(c, ctx, body, at) };
+        });
+        const logged = ids.length === 0 ? "already revoked" : sequence !== undefined ? `transparency log entry ${sequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: agreement ${id} revoked; ${logged}; its history is kept`);
       }
     } else if (row) {
       ctx.events.record(obj, KIND, "Warning", "NAMESPACE_NOT_BOUND", `deleted: agreement ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);

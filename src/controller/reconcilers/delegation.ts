@@ -16,6 +16,10 @@
  * effective status. Requeued at the effective expiry and when a time condition can change; a
  * resource refused for its binding every 30 s. Deletion (finalizer `writ.dev/revoke`) revokes the
  * stored record when it belongs to the namespace's organization; rows are never deleted.
+ *
+ * Every revocation the controller makes (declared `spec.state: revoked`, a declared-revoked
+ * embedded agreement, deletion) appends ONE `revocation` log entry in the same transaction, only
+ * when the store reports that this call newly revoked something (`revocation-log.ts`).
  */
 import { silentExtension } from "../../core/delegation/index.js";
 import type { Delegation } from "../../core/delegation/index.js";
@@ -33,6 +37,7 @@ import { summary, type Refusal } from "../spec-errors.js";
 import { revokedDelegationIds } from "../store-reads.js";
 import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
+import { agreementRevocationBody, appendRevocationEntry, delegationRevocationBody } from "./revocation-log.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
@@ -43,16 +48,46 @@ const KIND = "Delegation";
 
 const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
 
-/** Stores the record (and logs an embedded signed agreement) in one transaction. */
-async function store(ctx: ReconcileContext, record: Delegation, orgId: string, now: number): Promise<UpsertDelegationResult> {
+/** What `store` did: the store's outcome and the revocation entries it appended. */
+interface StoreOutcome {
+  upserted: UpsertDelegationResult;
+  /** Sequence of the delegation's `revocation` entry, when this call revoked it by its declared state and logged it. */
+  revocationSequence?: number;
+}
+
+/**
+ * Stores the record (logging an embedded signed agreement) in one transaction; when this call
+ * revokes it (`spec.state: revoked`) or its embedded agreement (declared revoked), ONE
+ * `revocation` entry per revoked record is appended in the same transaction.
+ */
+async function store(ctx: ReconcileContext, record: Delegation, orgId: string, now: number, resource: string): Promise<StoreOutcome> {
   return withTransaction(ctx.pool, async (c) => {
-    const r = await upsertDelegation(c, record, { orgId, at: new Date(now) });
+    const at = new Date(now);
+    const r = await upsertDelegation(c, record, { orgId, at });
+    const out: StoreOutcome = { upserted: r };
     const embedded = record.intent_agreement;
     if (embedded && ctx.logSigner && fullySigned(await prepareAgreement(embedded, { now }))) {
       const body = agreementLogBody(embedded.agreement_id, record.delegation_id, embedded.mandates.map((m) => mandateHash(m)));
-      await ensureAgreementLogged(c, body, ctx.logSigner, { now: new Date(now), ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}) });
+      await ensureAgreementLogged(c, body, ctx.logSigner, { now: at, ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}) });
     }
-    return r;
+    // Only the revocation the record itself declares: one inherited from a link above (or made
+    // before, over HTTP) was logged when it was made.
+    if (r.revocation?.declared) {
+      const facts = { ids: r.revocation.ids, reason: r.revocation.reason, by: "principal" as const, at: r.revocation.at, resource };
+      out.revocationSequence = await appendRevocationEntry(c, ctx, delegationRevocationBody(record.delegation_id, facts), at);
+    }
+    if (embedded && r.agreement?.revokedNow) {
+      const facts = {
+        ids: [embedded.agreement_id],
+        reason: embedded.revocation?.reason ?? "the record's status is revoked",
+        by: embedded.revocation !== undefined ? ("principal" as const) : ("policy" as const),
+        at,
+        resource,
+      };
+      const body = agreementRevocationBody(embedded.agreement_id, facts, embedded.mandates.map((m) => mandateHash(m)), embedded.revocation);
+      await appendRevocationEntry(c, ctx, body, at);
+    }
+    return out;
   });
 }
 
@@ -121,7 +156,13 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   if (record && binding.ok && refusals.length === 0) {
     await ensureFinalizer(ctx.client, DELEGATIONS, obj, record.delegation_id);
     try {
-      upserted = await store(ctx, record, binding.orgId, now);
+      const outcome = await store(ctx, record, binding.orgId, now, key);
+      upserted = outcome.upserted;
+      const made = upserted.revocation?.declared ? upserted.revocation : undefined;
+      if (made) {
+        const logged = outcome.revocationSequence !== undefined ? `transparency log entry ${outcome.revocationSequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `spec.state revoked: delegation ${record.delegation_id} revoked with everything below it (${made.ids.length} record(s)); ${logged}`);
+      }
     } catch (err) {
       if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
       refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
@@ -187,10 +228,17 @@ async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<Recon
     const org = await ctx.bindings.labelledOrg(namespace);
     if (stored && org !== undefined && stored.orgId === org) {
       if (!stored.revokedAt) {
-        const r = await withTransaction(ctx.pool, (c) =>
-          revokeDelegation(c, id, { reason: `the Delegation ${namespace}/${obj.metadata.name} was deleted`, by: "controller", at: new Date(ctx.clock.now()) }),
-        );
-        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: delegation ${id} revoked with everything below it (${r.ids.length} record(s)); its history is kept`);
+        const resource = `${namespace}/${obj.metadata.name}`;
+        const reason = `the Delegation ${resource} was deleted`;
+        const at = new Date(ctx.clock.now());
+        const { r, sequence } = await withTransaction(ctx.pool, async (c) => {
+          const r = await revokeDelegation(c, id, { reason, by: "controller", at });
+          // Only when this call revoked something: a retried finalizer or a second replica revokes nothing and logs nothing.
+          const sequence = r.ids.length > 0 ? await appendRevocationEntry(c, ctx, delegationRevocationBody(id, { ids: r.ids, reason, by: "policy", at, resource }), at) : undefined;
+          return { r, sequence };
+        });
+        const logged = r.ids.length === 0 ? "already revoked" : sequence !== undefined ? `transparency log entry ${sequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: delegation ${id} revoked with everything below it (${r.ids.length} record(s)); ${logged}; its history is kept`);
         enqueueBelow(ctx, id);
         enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
       }
