@@ -322,11 +322,18 @@ describe("writ controller against a real API server and Postgres", () => {
       source: "kubernetes",
       resource: `${NS}/${SAMPLE_NAMES.delegation}`,
     });
+    // The sample Subscription follows the revoked delegation's agent: its subscribers are alerted,
+    // in the same transaction, as the HTTP revocation paths do.
+    const alerts = async () =>
+      (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_outbox WHERE payload->>'type' = 'revocation'")).rows[0]?.n ?? 0;
+    const alerted = await alerts();
+    expect(alerted).toBeGreaterThanOrEqual(1);
     // A later spec change (reconciled, still revoked) and the children's reconciles log nothing more.
     ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { purpose: "Withdrawn: was office supplies and business travel for Acme Corp." } })]));
     await until("wdel", SAMPLE_NAMES.delegation, (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > root.metadata.generation);
     await delay(1000);
     expect(await revocationEntries()).toHaveLength(1);
+    expect(await alerts()).toBe(alerted);
   });
 
   it("deleting a resource revokes its record through the finalizer and keeps the row", async () => {

@@ -19,6 +19,7 @@ import type { HashString } from "../../core/canonical/index.js";
 import { mandateHash } from "../../core/agreement/index.js";
 import type { Mandate } from "../../core/agreement/types.js";
 import { appendLogEntries } from "../../store/log.js";
+import { alertSubscribers, newEventId } from "../../store/subscriptions.js";
 import type { ReconcileContext } from "./context.js";
 
 /** Who revoked, as the log records it. */
@@ -60,10 +61,13 @@ export function agreementRevocationBody(
 }
 
 /**
- * Appends ONE `revocation` entry with `body` inside the caller's transaction; its sequence, or
- * undefined without a log signer (the revocation stands, unlogged).
+ * Records a revocation the controller made, inside the caller's transaction, as the HTTP
+ * revocation paths do: a `revocation` alert for the subscribers of every affected agent, and
+ * ONE `revocation` log entry with `body`. Returns the entry's sequence, or undefined without a
+ * log signer (the revocation stands and is alerted, unlogged).
  */
 export async function appendRevocationEntry(client: PoolClient, ctx: ReconcileContext, body: Record<string, unknown>, now: Date): Promise<number | undefined> {
+  await alertAffectedAgents(client, body, now);
   if (!ctx.logSigner) return undefined;
   const res = await appendLogEntries(client, [{ kind: "revocation", body }], ctx.logSigner, ctx.logOrigin !== undefined ? { now, origin: ctx.logOrigin } : { now });
   const entry = res.entries[0];
@@ -80,4 +84,20 @@ export async function storedMandateHashes(client: PoolClient, agreementId: strin
   const r = rows[0];
   const mandates = Array.isArray(r?.mandates) ? (r.mandates as Mandate[]) : [];
   return { hashes: mandates.map((m) => mandateHash(m)), revocation: r?.revocation ?? undefined };
+}
+
+/** Enqueues a `revocation` alert for the subscribers of each agent whose records `body` revokes. */
+async function alertAffectedAgents(client: PoolClient, body: Record<string, unknown>, now: Date): Promise<void> {
+  const ids = Array.isArray(body.ids) ? body.ids.filter((x): x is string => typeof x === "string") : [];
+  const isAgreement = typeof body.agreement_id === "string";
+  const { rows } = await client.query<{ agent_id: string }>(
+    isAgreement
+      ? "SELECT DISTINCT agent_id FROM agreements WHERE agreement_id = ANY($1::text[]) AND agent_id IS NOT NULL ORDER BY agent_id"
+      : "SELECT DISTINCT agent_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND agent_id IS NOT NULL ORDER BY agent_id",
+    [ids],
+  );
+  const { at: _at, ...details } = body;
+  for (const { agent_id } of rows) {
+    await alertSubscribers(client, agent_id, { event_id: newEventId(), type: "revocation", agent_id, at: now.toISOString(), details });
+  }
 }
