@@ -49,7 +49,8 @@ export interface ActiveAgreementRow {
   delegation?: CandidateDelegation;
 }
 
-interface Row {
+/** A candidate row as the candidate SQL returns it (`activeCandidatesSql`, `toActiveAgreementRow`). */
+export interface ActiveCandidateRow {
   agreement_id: string;
   revision: string;
   status: AgreementStatus;
@@ -67,7 +68,14 @@ interface Row {
   delegation_mixed: boolean | null;
 }
 
-function candidateSql(records: boolean): string {
+/**
+ * The candidate SELECT (see the module comment) of the agent `agentExpr` (an SQL expression:
+ * a parameter such as `$1`, or a column of an outer query when used in a LATERAL join), at
+ * most `limitExpr` rows, ordered by agreement id. Its columns are those of
+ * `ActiveCandidateRow`; map them with `toActiveAgreementRow`.
+ */
+export function activeCandidatesSql(opts: { records: boolean; agentExpr: string; limitExpr: string }): string {
+  const records = opts.records;
   return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head,
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
@@ -81,13 +89,19 @@ function candidateSql(records: boolean): string {
       FROM agreements a2 JOIN agreement_spend s ON s.agreement_id = a2.agreement_id
       WHERE d.delegation_id IS NOT NULL AND a2.delegation_id = d.delegation_id
     ) ds ON true
-    WHERE a.agent_id = $1 AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
+    WHERE a.agent_id = ${opts.agentExpr} AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
       AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
     ORDER BY a.agreement_id
-    LIMIT $2`;
+    LIMIT ${opts.limitExpr}`;
 }
 
-function toCandidate(r: Row): ActiveAgreementRow {
+/** Clamps a requested candidate limit to 1..1000 (default MAX_CANDIDATES). */
+export function candidateLimit(limit: number | undefined): number {
+  return Math.max(1, Math.min(1000, Math.floor(limit ?? MAX_CANDIDATES)));
+}
+
+/** One row of `activeCandidatesSql` as a candidate. */
+export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow {
   const out: ActiveAgreementRow = {
     agreementId: r.agreement_id,
     revision: Number(r.revision),
@@ -122,9 +136,9 @@ export async function loadActiveForAgent(
   agentId: string,
   opts: { records?: boolean; limit?: number } = {},
 ): Promise<ActiveAgreementRow[]> {
-  const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit ?? MAX_CANDIDATES)));
-  const { rows } = await q.query<Row>(candidateSql(opts.records ?? true), [agentId, limit]);
-  return rows.map(toCandidate);
+  const sql = activeCandidatesSql({ records: opts.records ?? true, agentExpr: "$1", limitExpr: "$2" });
+  const { rows } = await q.query<ActiveCandidateRow>(sql, [agentId, candidateLimit(opts.limit)]);
+  return rows.map(toActiveAgreementRow);
 }
 
 /** Records (and revisions) of the agreements `ids` that are stored. */

@@ -5,10 +5,12 @@
  * Promise: at most one decision per (agent, action); the first stored wins and later saves
  * return it. An ALLOW is stored by the spend transaction itself (src/verify/spend.ts, option
  * `decision`), so a recorded spend and its answer commit together; other verdicts are saved
- * with `saveVerifyDecision`. A retry with the same request hash gets the stored body; the same
+ * with `saveVerifyDecision` (or, outside any transaction, `saveRefusalDecision`, which commits
+ * without waiting for the WAL flush: see docs/verify.md, "Durability"). A retry with the same request hash gets the stored body; the same
  * action id with another request hash is a conflicting reuse the caller refuses.
  */
 import type { HashString } from "../core/canonical/index.js";
+import type { Pool } from "pg";
 import type { Queryable } from "./pool.js";
 
 /** A stored decision. */
@@ -43,17 +45,55 @@ export async function findVerifyDecision(q: Queryable, agentId: string, actionId
   return rows[0] ? toStored(rows[0]) : undefined;
 }
 
+/** A decision to store. */
+export interface NewVerifyDecision {
+  agentId: string;
+  actionId: string;
+  agreementId: string | null;
+  requestHash: HashString;
+  decision: Record<string, unknown>;
+}
+
 /** Stores a decision unless one exists; returns the stored one (`stored` false when another won). */
-export async function saveVerifyDecision(
-  q: Queryable,
-  d: { agentId: string; actionId: string; agreementId: string | null; requestHash: HashString; decision: Record<string, unknown> },
-): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
+export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
   const { rows } = await q.query<Row>(
     `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`,
     [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision)],
   );
-  if (rows[0]) return { stored: true, decision: toStored(rows[0]) };
+  return settled(q, d, rows[0]);
+}
+
+/**
+ * The insert of `saveRefusalDecision`: ONE statement, its own (implicit) transaction, which
+ * sets `synchronous_commit` off for that transaction only (`set_config(…, true)`; it is
+ * evaluated before the commit and reset by it).
+ */
+const SAVE_ASYNC_SQL = `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
+SELECT $1::text, $2::text, $3::text, $4::text, $5::jsonb FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`;
+
+/**
+ * As `saveVerifyDecision`, for a decision that is NOT an ALLOW (throws for an ALLOW): one
+ * statement in a transaction of its own on `pool` (never inside a caller's transaction, whose
+ * other writes it would make asynchronous too) committed with `synchronous_commit = off`, so it
+ * does not wait for the WAL flush. A crash of Postgres (or the machine) may lose such a
+ * decision committed within the last moments (at most 3 × wal_writer_delay, or until any
+ * later synchronous commit flushed the WAL); a retry of the action is then evaluated again.
+ * The trade-off is documented in docs/verify.md ("Durability").
+ */
+export async function saveRefusalDecision(pool: Pool, d: NewVerifyDecision): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
+  if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
+  const { rows } = await pool.query<Row>({
+    name: "writ_verify_decision_async",
+    text: SAVE_ASYNC_SQL,
+    values: [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision)],
+  });
+  return settled(pool, d, rows[0]);
+}
+
+async function settled(q: Queryable, d: NewVerifyDecision, row: Row | undefined): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
+  if (row) return { stored: true, decision: toStored(row) };
   // Another transaction stored it; a new statement (a new snapshot) sees its row.
   const other = await findVerifyDecision(q, d.agentId, d.actionId);
   if (!other) throw new Error("verify decision was neither stored nor found");

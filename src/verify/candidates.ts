@@ -3,7 +3,8 @@
  * cache) and overlaid with the ledger totals read now.
  *
  * Promise: one statement reads every candidate's revision, generation and totals (one
- * snapshot); records are fetched only for cache misses (one statement per kind). Each
+ * snapshot; on the verify path it is the same statement as the agent's, `readVerifyStart`,
+ * and `prepareCandidates` takes its rows); records are fetched only for cache misses (one statement per kind). Each
  * candidate's ledger totals are exactly those of that first read, as of `now`. A record that
  * changed between the two reads is prepared at the newer version (its totals are still those
  * of the first read, which the spend transaction re-checks under its lock anyway).
@@ -46,6 +47,15 @@ export interface LoadCandidatesOptions {
 /** The live candidates of `agentId` (see the module comment), ordered by agreement id. */
 export async function loadCandidates(db: Queryable, cache: RecordCache, agentId: string, opts: LoadCandidatesOptions): Promise<VerifyCandidate[]> {
   const rows = await loadActiveForAgent(db, agentId, { records: false, ...(opts.limit !== undefined ? { limit: opts.limit } : {}) });
+  return prepareCandidates(db, cache, rows, { now: opts.now });
+}
+
+/**
+ * The candidates of `rows` already read without records (`loadActiveForAgent` with
+ * `records: false`, or `readVerifyStart`), prepared from the cache; records are fetched only
+ * for cache misses. With no rows it reads nothing.
+ */
+export async function prepareCandidates(db: Queryable, cache: RecordCache, rows: readonly ActiveAgreementRow[], opts: { now: number }): Promise<VerifyCandidate[]> {
   if (rows.length === 0) return [];
   const missA = rows.filter((r) => !cache.hasAgreement(r.agreementId, r.revision)).map((r) => r.agreementId);
   const missD = [

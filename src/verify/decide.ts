@@ -10,6 +10,11 @@
  * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
  * `evaluate`; then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
  *
+ * Statements per verify (warm caches, besides authentication): ONE read (`readVerifyStart`);
+ * then a refusal stores its decision in one statement committed asynchronously
+ * (`saveRefusalDecision`), and an ALLOW runs the spend transaction (BEGIN with its locks, the
+ * spend, COMMIT: three round trips), durably.
+ *
  * Promises:
  * - Never an ALLOW unless its ledger entry committed: a spend refusal becomes a DENY with its
  *   reason, and an ALLOW carries `ledger_entry` {sequence, entry_hash}.
@@ -29,10 +34,10 @@ import {
 import type { Signer } from "../core/jose/index.js";
 import type { LogAppendOptions } from "../store/log.js";
 import { RecordStoreError } from "../store/record-errors.js";
-import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+import { findVerifyDecision, saveRefusalDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
 import type { AckDomainDirectory } from "./ack-domains.js";
 import type { RecordCache } from "./cache.js";
-import { loadCandidates, type VerifyCandidate } from "./candidates.js";
+import { prepareCandidates, type VerifyCandidate } from "./candidates.js";
 import { implicitDelegation } from "./implicit-delegation.js";
 import type { VerifyMetrics } from "./metrics.js";
 import { recordOutcome } from "./outcome.js";
@@ -126,7 +131,8 @@ class Run {
   async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
     const decision = { ...body, ...(burstExempt ? { [BURST_EXEMPT]: true } : {}) };
-    const saved = await saveVerifyDecision(this.deps.pool, { agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
+    // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
+    const saved = await saveRefusalDecision(this.deps.pool, { agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
     return saved.stored ? this.counted(body) : this.replay(saved.decision);
   }
 
@@ -192,16 +198,16 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   if (deps.index.stale()) {
     return run.counted(refusal("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; retry later", base));
   }
-  // The stored decision (and the recent denials) are read with the agent, in one statement, but
-  // only answered once the agent is the caller's.
-  const { agent, stored, recentDenials } = await readVerifyStart(deps.pool, req.agent_id, action.action_id);
+  // The stored decision, the recent denials and the candidate rows are read with the agent, in
+  // one statement, but only used once the agent is the caller's.
+  const { agent, stored, recentDenials, candidates: rows } = await readVerifyStart(deps.pool, req.agent_id, action.action_id);
   if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
   if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
   if (stored) return run.replay(stored);
   if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
 
   const nowMs = deps.now.getTime();
-  const candidates = await loadCandidates(deps.pool, deps.cache, agent.agent_id, { now: nowMs });
+  const candidates = await prepareCandidates(deps.pool, deps.cache, rows, { now: nowMs });
   const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });
   if (sel.kind === "none") {
     const cause = await revokedCause(deps.pool, agent.agent_id, orgId, req.agreement_id);

@@ -7,7 +7,8 @@
  *   lock the agreement row (`FOR NO KEY UPDATE`, which also returns the ledger head), then ONE
  *   statement that re-reads the totals (a snapshot taken after the lock, so every committed
  *   spend is in it), re-checks every budget, and inserts the entry, moves the head and adds to
- *   the intent's total, all or nothing. BEGIN + 2 (or 3) statements + COMMIT.
+ *   the intent's total, all or nothing. Three round trips: BEGIN and the lock(s) as one
+ *   simple query, the spend statement (prepared, named), COMMIT.
  * - Budgets are compared in integer minor units (bigint): the intent's cumulative slice
  *   against its total, the parent cumulative maximum against the agreement's total in the
  *   entry's currency, the delegation's cumulative maximum against the spend of all the
@@ -31,7 +32,7 @@
  * which does not conflict with the KEY SHARE locks of foreign-key checks.
  */
 import { withTransaction } from "../store/pool.js";
-import type { Pool, PoolClient } from "pg";
+import type { Pool, PoolClient, QueryResult } from "pg";
 import type { LedgerEntry } from "../core/agreement/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import type { ReasonCode } from "../core/evaluate/index.js";
@@ -124,10 +125,12 @@ function checkInput(s: AllowedSpend): void {
   const bad = (why: string) => new RecordStoreError("SPEND_INVALID", why);
   for (const [k, v] of [["agreementId", s.agreementId], ["intentId", s.intentId], ["actionId", s.actionId]] as const) {
     if (typeof v !== "string" || v.length === 0 || v.length > 256) throw bad(`${k} must be 1 to 256 characters`);
+    if (v.includes("\u0000")) throw bad(`${k} must not contain NUL`);
   }
   if (!isCurrency(s.currency)) throw bad("currency must be an ISO 4217 code");
   if (typeof s.amountMinor !== "bigint" || s.amountMinor < 0n) throw bad("amountMinor must be a bigint at or above 0");
   const d = s.limits?.delegation;
+  if (d && (typeof d.delegationId !== "string" || d.delegationId.length === 0 || d.delegationId.includes("\u0000"))) throw bad("delegation.delegationId must be a non-empty string without NUL");
   if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
 }
 
@@ -160,17 +163,28 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, r: SpendRow | und
   }
 }
 
+/**
+ * BEGIN, [the delegation row's lock,] the agreement row's lock: ONE simple-protocol query (one
+ * round trip). The ids are sent as escaped literals (`escapeLiteral`; checkInput refused NUL),
+ * since a simple query takes no parameters. Returns the locked agreement row, or undefined.
+ */
+async function beginAndLock(client: PoolClient, s: AllowedSpend): Promise<LockRow | undefined> {
+  const lit = (v: string) => client.escapeLiteral(v);
+  const d = s.limits?.delegation;
+  const sql = [
+    "BEGIN",
+    ...(d ? [`SELECT 1 FROM delegations WHERE delegation_id = ${lit(d.delegationId)} FOR NO KEY UPDATE`] : []),
+    `SELECT ledger_sequence, ledger_head, status, revoked_at IS NOT NULL AS revoked, delegation_id,
+       (SELECT m->>'currency' FROM jsonb_array_elements(record->'mandates') m WHERE m->>'intent_id' = ${lit(s.intentId)} LIMIT 1) AS intent_currency
+     FROM agreements WHERE agreement_id = ${lit(s.agreementId)} FOR NO KEY UPDATE`,
+  ].join(";\n");
+  const results = (await client.query(sql)) as unknown as QueryResult<LockRow>[];
+  return results[results.length - 1]?.rows[0];
+}
+
 async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
   const d = s.limits?.delegation;
-  if (d) await client.query({ name: "writ_spend_lock_delegation", text: "SELECT 1 FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE", values: [d.delegationId] });
-  const lock = await client.query<LockRow>({
-    name: "writ_spend_lock_agreement",
-    text: `SELECT ledger_sequence, ledger_head, status, revoked_at IS NOT NULL AS revoked, delegation_id,
-       (SELECT m->>'currency' FROM jsonb_array_elements(record->'mandates') m WHERE m->>'intent_id' = $2 LIMIT 1) AS intent_currency
-     FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
-    values: [s.agreementId, s.intentId],
-  });
-  const row = lock.rows[0];
+  const row = await beginAndLock(client, s);
   if (!row) return { recorded: false, reason: "NO_ACTIVE_AGREEMENT", message: refusalMessage("NO_ACTIVE_AGREEMENT", s, undefined) };
   if (d && row.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
   let blocked: SpendRefusal | null = null;
@@ -201,7 +215,7 @@ export async function recordAllowedSpend(pool: Pool, spend: AllowedSpend, opts: 
   checkInput(spend);
   const started = process.hrtime.bigint();
   try {
-    return await withTransaction(pool, (client) => run(client, spend));
+    return await withTransaction(pool, (client) => run(client, spend), { selfBegin: true });
   } finally {
     opts.observe?.(Number(process.hrtime.bigint() - started) / 1e9);
   }

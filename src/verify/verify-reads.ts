@@ -1,12 +1,14 @@
 /**
- * The small reads of the verify routes beyond the candidates: what every verify reads first
- * (the agent, the decision stored for the action, the agent's recent denials for the
- * DENIED_ATTEMPT_BURST policy), why an agent has no live agreement when a revocation is the
+ * The small reads of the verify routes: what every verify reads first (the agent, the decision
+ * stored for the action, the agent's recent denials for the DENIED_ATTEMPT_BURST policy, and
+ * the agent's candidate agreements), why an agent has no live agreement when a revocation is the
  * cause, the ledger entry of a recorded ALLOW (for retries), and whose an agreement is (for
  * outcomes). One statement each.
  */
+import type { Pool, PoolClient } from "pg";
 import type { HashString } from "../core/canonical/index.js";
 import type { AgentForVerify } from "../store/agents.js";
+import { activeCandidatesSql, MAX_CANDIDATES, toActiveAgreementRow, type ActiveAgreementRow, type ActiveCandidateRow } from "../store/agreements-read.js";
 import type { Queryable } from "../store/pool.js";
 import type { StoredVerifyDecision } from "../store/verify-decisions.js";
 
@@ -41,32 +43,49 @@ export interface VerifyStart {
   stored?: StoredVerifyDecision;
   /** As `countRecentDenials` (0 without an agent). */
   recentDenials: number;
+  /**
+   * The agent's live candidate agreements without records, as `loadActiveForAgent(…,
+   * {records: false})` (ordered by id, at most MAX_CANDIDATES); empty without an agent.
+   */
+  candidates: ActiveAgreementRow[];
 }
 
+type StartRow = {
+  g_agent_id: string; g_org_id: string; g_status: AgentForVerify["status"]; g_public_key: AgentForVerify["public_key"]; g_fingerprint: AgentForVerify["fingerprint"];
+  d_agreement_id: string | null; d_request_hash: HashString | null; d_decision: Record<string, unknown> | null; d_created_at: Date | null;
+  recent_denials: number;
+} & ({ [K in keyof ActiveCandidateRow]: ActiveCandidateRow[K] | null });
+
+const START_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,
+       d.agreement_id AS d_agreement_id, d.request_hash AS d_request_hash, d.decision AS d_decision, d.created_at AS d_created_at,
+       (SELECT count(*)::int FROM verify_decisions r
+        WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $3) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL) AS recent_denials,
+       c.*
+FROM agents g
+LEFT JOIN verify_decisions d ON d.agent_id = g.agent_id AND d.action_id = $2
+LEFT JOIN LATERAL (${activeCandidatesSql({ records: false, agentExpr: "g.agent_id", limitExpr: "$4" })}) c ON true
+WHERE g.agent_id = $1`;
+
 /**
- * The agent `agentId`, the decision stored for (`agentId`, `actionId`) and the agent's recent
- * denials (as `countRecentDenials`), in ONE statement: every verify needs the first two, and
- * the count is cheap (the (agent_id, created_at) index). The caller answers the stored
- * decision only once the agent is found to be the caller's.
+ * What every verify reads, in ONE statement (one round trip, one snapshot): the agent
+ * `agentId`, the decision stored for (`agentId`, `actionId`), the agent's recent denials (as
+ * `countRecentDenials`; cheap on the (agent_id, created_at) index) and its live candidate
+ * agreements without records (as `loadActiveForAgent`; one row per candidate, the agent's
+ * columns repeated). The caller answers the stored decision, and uses the candidates, only
+ * once the agent is found to be the caller's.
  */
-export async function readVerifyStart(q: Queryable, agentId: string, actionId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<VerifyStart> {
-  const { rows } = await q.query<AgentForVerify & { d_agreement_id: string | null; d_request_hash: HashString | null; d_decision: Record<string, unknown> | null; d_created_at: Date | null; recent_denials: number }>(
-    `SELECT g.agent_id, g.org_id, g.status, g.public_key, g.fingerprint,
-            d.agreement_id AS d_agreement_id, d.request_hash AS d_request_hash, d.decision AS d_decision, d.created_at AS d_created_at,
-            (SELECT count(*)::int FROM verify_decisions r
-             WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $3) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL) AS recent_denials
-     FROM agents g LEFT JOIN verify_decisions d ON d.agent_id = g.agent_id AND d.action_id = $2
-     WHERE g.agent_id = $1`,
-    [agentId, actionId, windowSeconds],
-  );
+export async function readVerifyStart(q: Pool | PoolClient, agentId: string, actionId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<VerifyStart> {
+  // Named: parsed and planned once per connection.
+  const { rows } = await q.query<StartRow>({ name: "writ_verify_start", text: START_SQL, values: [agentId, actionId, windowSeconds, MAX_CANDIDATES] });
   const r = rows[0];
-  if (!r) return { recentDenials: 0 };
+  if (!r) return { recentDenials: 0, candidates: [] };
   const out: VerifyStart = {
-    agent: { agent_id: r.agent_id, org_id: r.org_id, status: r.status, public_key: r.public_key, fingerprint: r.fingerprint },
+    agent: { agent_id: r.g_agent_id, org_id: r.g_org_id, status: r.g_status, public_key: r.g_public_key, fingerprint: r.g_fingerprint },
     recentDenials: r.recent_denials,
+    candidates: rows.flatMap((c) => (c.agreement_id === null ? [] : [toActiveAgreementRow(c as ActiveCandidateRow)])),
   };
   if (r.d_request_hash !== null && r.d_decision !== null && r.d_created_at !== null) {
-    out.stored = { agentId: r.agent_id, actionId, agreementId: r.d_agreement_id, requestHash: r.d_request_hash, decision: r.d_decision, createdAt: r.d_created_at };
+    out.stored = { agentId: r.g_agent_id, actionId, agreementId: r.d_agreement_id, requestHash: r.d_request_hash, decision: r.d_decision, createdAt: r.d_created_at };
   }
   return out;
 }
