@@ -19,6 +19,7 @@ import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
+import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/kube-watch-settings.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -68,6 +69,8 @@ export interface Settings {
   readonly fx: FxSettings;
   /** WRIT_ACK_DOMAIN_*: how acknowledgement domains' key lists are fetched (src/verify/settings.ts, docs/verify.md). */
   readonly verify: VerifySettings;
+  /** WRIT_KUBE_WATCH, WRIT_WATCH_NAMESPACES, WRIT_WATCH_STALE_MS (+ KUBECONFIG / in-cluster): the revocation watch (src/verify/kube-watch-settings.ts, docs/operator.md). */
+  readonly kubeWatch: KubeWatchSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
@@ -192,6 +195,7 @@ export function loadSettings(env: Env = process.env): Settings {
     portal: loadPortalSettings(env, problems),
     fx: loadFxSettings(env, problems),
     verify: loadVerifySettings(env, problems),
+    kubeWatch: loadKubeWatchSettings(env, problems),
     logLevel,
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN,
     problems: Object.freeze(problems),

@@ -13,6 +13,11 @@
  * for a verify that answers ALLOW.
  * The generated secrets and DATABASE_URL always win over the environment.
  *
+ * Local manifests (./dev-manifests.ts, src/sources/local): the folder WRIT_MANIFESTS_DIR
+ * (default `config/samples`; `off`: none) is applied and watched after start, and the
+ * controller's reconcilers store it in the dev database, printing one line per Ready change.
+ * The Kubernetes revocation watch is off unless WRIT_KUBE_WATCH says otherwise.
+ *
  * Note: Ctrl-C in a terminal signals the whole foreground process group, so Postgres (a child)
  * receives it too and starts its own fast shutdown at the same moment; requests in flight at
  * that instant may then fail. A SIGTERM sent to the writ process alone keeps the strict order.
@@ -24,6 +29,7 @@ import { loadSettings } from "../api/settings.js";
 import { startServer } from "../api/server.js";
 import { migrate } from "../store/migrate.js";
 import { seedDevDemo } from "./demo-seed.js";
+import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
 import { freePort } from "./free-port.js";
 import { startPostgres, type RunningPostgres } from "./postgres.js";
@@ -81,6 +87,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
     const settings = loadSettings({
       BUR_DEV_MAILBOX: "1",
       BUR_ALLOW_DEMO_SEED: "1",
+      WRIT_KUBE_WATCH: "off",
       ...env,
       ...devSecretsEnv(secrets),
       DATABASE_URL: databaseUrl,
@@ -105,8 +112,13 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
         "",
       ].join("\n"),
     );
+    const manifests = await startDevManifests(server.app, { databaseUrl, root, cwd, env, print: (line) => console.log(`writ dev: ${line}`) }).catch((e: unknown) => {
+      console.error(`writ dev: local manifests failed to start: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    });
     const got = await signal;
     console.log(`writ dev: ${got}: closing the server`);
+    await manifests?.stop();
     await server.close();
     console.log("writ dev: stopping Postgres");
     await pg.stop();

@@ -64,7 +64,10 @@ export class VerifyError extends Error {
 /** What a verify runs with. */
 export interface VerifyDeps {
   pool: Pool;
-  index: Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked">;
+  index: Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked"> & {
+    /** Why the index is stale (the LISTEN path or the Kubernetes watch), when it can say. */
+    staleReason?(): string | undefined;
+  };
   cache: RecordCache;
   ackDomains: AckDomainDirectory;
   metrics: VerifyMetrics;
@@ -196,7 +199,7 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const base: Base = { agent_id: req.agent_id, action_id: action.action_id, agreement_id: null };
   const run = new Run(deps, req.agent_id, action.action_id, requestHash(req));
   if (deps.index.stale()) {
-    return run.counted(refusal("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; retry later", base));
+    return run.counted(refusal("REVOCATION_STATE_STALE", `${deps.index.staleReason?.() ?? "revocation updates have not been received within their bound"}; retry later`, base));
   }
   // The stored decision, the recent denials and the candidate rows are read with the agent, in
   // one statement, but only used once the agent is the caller's.

@@ -177,7 +177,9 @@ describe("the Helm chart", () => {
       expect(await can("writ-controller", "get", "namespaces", "team-b")).toBe("yes");
       expect(await can("writ-controller", "list", "namespaces", "team-b")).toBe("no");
       expect(await can("writ-controller", "update", "namespaces", "team-b")).toBe("no");
-      expect(await can("writ-data-plane", "get", "namespaces", "team-b")).toBe("no");
+      // The data plane reads a namespace's label too (the watch's tenancy check), and only that.
+      expect(await can("writ-data-plane", "get", "namespaces", "team-b")).toBe("yes");
+      expect(await can("writ-data-plane", "list", "namespaces", "team-b")).toBe("no");
       expect(await can("writ-controller", "create", "events", "team-b")).toBe("yes");
       expect(await can("writ-controller", "create", "leases.coordination.k8s.io", NS)).toBe("yes");
       expect(await can("writ-controller", "update", "leases.coordination.k8s.io/writ-controller", NS)).toBe("yes");

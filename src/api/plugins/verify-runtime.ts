@@ -11,6 +11,10 @@
  *   bound, the index is stale and verify steps up (REVOCATION_STATE_STALE).
  * - The index listens on its own connection (DATABASE_URL, or the pool's connection settings)
  *   and is stopped in `preClose`, before the pool ends.
+ * - With a kubeconfig (WRIT_KUBE_WATCH auto, src/verify/kube-watch-settings.ts) the Kubernetes
+ *   revocation watch (src/verify/kube-watch.ts) starts with the index, marks revocations seen
+ *   on Delegations and IntentAgreements in it, and makes it stale while the watch is down
+ *   longer than WRIT_WATCH_STALE_MS; it is stopped in `preClose` too.
  */
 import fp from "fastify-plugin";
 import type { ClientConfig } from "pg";
@@ -18,7 +22,10 @@ import { AckDomainDirectory } from "../../verify/ack-domains.js";
 import { RecordCache } from "../../verify/cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
 import { RevocationChannel } from "../../verify/revocation-channel.js";
-import { RevocationIndex } from "../../verify/revocation-index.js";
+import type { RevocationIndex } from "../../verify/revocation-index.js";
+import { WatchedRevocationIndex } from "../../verify/kube-watch-index.js";
+import { createKubeWatch, type KubeRevocationWatch } from "../../verify/kube-watch.js";
+import { kubeWatchEnabled } from "../../verify/kube-watch-settings.js";
 
 /** The verify path's state. */
 export interface VerifyRuntime {
@@ -26,6 +33,8 @@ export interface VerifyRuntime {
   readonly cache: RecordCache;
   readonly ackDomains: AckDomainDirectory;
   readonly metrics: VerifyMetrics;
+  /** The Kubernetes revocation watch, or null when it does not run. */
+  readonly kubeWatch: KubeRevocationWatch | null;
 }
 
 declare module "fastify" {
@@ -43,16 +52,22 @@ export default fp(
     const pool = app.pool;
     let runtime: VerifyRuntime | null = null;
     let index: RevocationIndex | null = null;
+    let watch: KubeRevocationWatch | null = null;
     if (pool) {
       const connection: string | ClientConfig = app.settings.databaseUrl ?? { ...(pool as unknown as { options: ClientConfig }).options };
-      index = new RevocationIndex({ db: pool, source: new RevocationChannel({ connection }) });
-      const idx = index;
+      const idx = new WatchedRevocationIndex({ db: pool, source: new RevocationChannel({ connection }) });
+      index = idx;
       idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
+      if (kubeWatchEnabled(app.settings.kubeWatch)) {
+        watch = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
+        idx.attachWatch(watch);
+      }
       runtime = {
         index: idx,
         cache: new RecordCache(),
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
         metrics: verifyMetrics(app.metrics.registry, () => idx.stale()),
+        kubeWatch: watch,
       };
     } else {
       verifyMetrics(app.metrics.registry, () => false);
@@ -63,14 +78,16 @@ export default fp(
       if (!index) return;
       const started = index.start();
       started.catch((err: unknown) => app.log.error({ err }, "revocation index failed to start"));
+      watch?.start();
       if (!app.schemaReady()) return;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_LOAD_WAIT_MS)));
-      await Promise.race([started.catch(() => {}), timeout]);
+      await Promise.race([Promise.all([started.catch(() => {}), watch?.synced()]), timeout]);
       clearTimeout(timer);
       if (index.stale()) app.log.warn("revocation index not loaded yet: verify steps up until it is");
     });
     app.addHook("preClose", async () => {
+      await watch?.stop();
       await index?.stop();
     });
   },

@@ -1,0 +1,143 @@
+/**
+ * Grants for revocation-propagation runs (`npm run bench:propagation`,
+ * test/e2e/revocation-watch.test.ts): an operator organization with a verify key, and grants
+ * each made of its own registered agent, a signed agreement (intent `i1`: at most 100 USD per
+ * payment, 1,000,000 USD in all, for a day) and the delegation binding it, stored in Postgres
+ * through the store's repository functions, as the controller would have stored them. Plus the
+ * Delegation and IntentAgreement resources that declare them, and the verify request that
+ * answers ALLOW for a grant until it is revoked.
+ */
+import { randomBytes } from "node:crypto";
+import { buildSignedAgreement, type IntentAgreement } from "../../../src/core/agreement/index.js";
+import { agreementSpecOf, delegationSpecOf } from "../../../src/core/crd/index.js";
+import type { Delegation } from "../../../src/core/delegation/index.js";
+import { generateSigner, keyId, signerFromSeed } from "../../../src/core/jose/index.js";
+import { defaultScopes } from "../../../src/core/registry/index.js";
+import { insertAgent } from "../../../src/store/agents.js";
+import { upsertDelegation } from "../../../src/store/delegations.js";
+import { issueKey } from "../../../src/store/keys.js";
+import { createOrg } from "../../../src/store/orgs.js";
+import type { Pool } from "pg";
+import { withTransaction } from "../../../src/store/pool.js";
+import { sha256 } from "../../../src/core/canonical/index.js";
+
+const HOUR = 3600_000;
+const PRINCIPAL = { type: "business" as const, id: "biz_propagation" };
+const principalKey = signerFromSeed(sha256("writ propagation bench principal").toString("hex"));
+
+/** One stored grant. */
+export interface Grant {
+  /** Resource name of its Delegation (and `<name>-agreement` of its IntentAgreement). */
+  name: string;
+  agentId: string;
+  delegationId: string;
+  agreementId: string;
+  delegation: Delegation;
+  agreement: IntentAgreement;
+}
+
+/** An operator organization and its verify key. */
+export interface Operator {
+  orgId: string;
+  key: string;
+}
+
+/** Creates an operator organization with a key of the default scopes (verify among them). */
+export async function createOperator(pool: Pool, name: string): Promise<Operator> {
+  const now = new Date();
+  const org = await createOrg(pool, { name, org_type: "agent_operator" }, now);
+  const key = await issueKey(pool, { org_id: org.org_id, name: `${name} verify`, scopes: defaultScopes("agent_operator") }, now);
+  return { orgId: org.org_id, key: key.token };
+}
+
+/** Stores `count` grants named `<prefix>-<i>` for `orgId`, `parallel` at a time. */
+export async function storeGrants(pool: Pool, orgId: string, prefix: string, count: number, parallel = 8): Promise<Grant[]> {
+  const now = Date.now();
+  const grants: Grant[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, count) }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const name = `${prefix}-${String(i).padStart(4, "0")}`;
+        const agentId = `agent_${name.replace(/-/g, "_")}`;
+        const publicKey = generateSigner().publicJwk;
+        const r = await insertAgent(pool, { agent_id: agentId, org_id: orgId, principal_id: "prn_propagation", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) }, new Date(now));
+        if (!r.ok) throw new Error(`agent ${agentId}: its ${r.conflict} is taken`);
+        const agreement = await buildSignedAgreement(
+          {
+            agreement_id: `agr_${name.replace(/-/g, "_")}`,
+            mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: agentId }, currency: "USD", maximum_amount: 100, cumulative_maximum: 1_000_000, expires_at: new Date(now + 24 * HOUR).toISOString() }],
+            at: new Date(now - HOUR).toISOString(),
+          },
+          principalKey,
+        );
+        const delegation: Delegation = {
+          delegation_id: `del_${name.replace(/-/g, "_")}`,
+          principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
+          agent: { agent_id: agentId },
+          granted_at: new Date(now - HOUR).toISOString(),
+          expires_at: new Date(now + 24 * HOUR).toISOString(),
+          purpose: "propagation bench purchases",
+          scope: { currency: "USD" },
+          conditions: [],
+          revocable: true,
+          delegation_chain: [],
+          status: "active",
+        };
+        await withTransaction(pool, (c) => upsertDelegation(c, { ...delegation, intent_agreement: agreement }, { orgId }));
+        grants[i] = { name, agentId, delegationId: delegation.delegation_id, agreementId: agreement.agreement_id, delegation, agreement };
+      }
+    }),
+  );
+  return grants;
+}
+
+/**
+ * The Delegation resource declaring `g`. With `stored`, it carries what the controller adds
+ * once it stored the record: the finalizer `writ.dev/revoke` and the record-id annotation.
+ */
+export function delegationResource(g: Grant, opts: { stored?: boolean } = {}): Record<string, unknown> {
+  return {
+    apiVersion: "writ.dev/v1alpha1",
+    kind: "Delegation",
+    metadata: {
+      name: g.name,
+      ...(opts.stored ? { finalizers: ["writ.dev/revoke"], annotations: { "writ.dev/record-id": g.delegationId } } : {}),
+    },
+    spec: delegationSpecOf(g.delegation as unknown as Record<string, unknown>),
+  };
+}
+
+/** The IntentAgreement resource declaring `g`'s agreement, bound to its Delegation. */
+export function agreementResource(g: Grant): Record<string, unknown> {
+  return {
+    apiVersion: "writ.dev/v1alpha1",
+    kind: "IntentAgreement",
+    metadata: { name: `${g.name}-agreement` },
+    spec: agreementSpecOf(g.agreement as unknown as Record<string, unknown>, g.name),
+  };
+}
+
+/** A verify request of `g`'s agent: a 0.01 USD purchase (ALLOW until the grant is revoked). */
+export function verifyBody(g: Grant): Record<string, unknown> {
+  return {
+    agent_id: g.agentId,
+    agreement_id: g.agreementId,
+    action: { action_id: `act_${randomBytes(8).toString("hex")}`, action_type: "purchase", amount: 0.01, currency: "USD", proposed_at: new Date().toISOString() },
+  };
+}
+
+/** The answer of one verify. */
+export interface VerifyAnswer {
+  status: number;
+  verdict?: string;
+  reasons?: string[];
+  messages?: { code: string; message: string }[];
+}
+
+/** POSTs one verify of `g` to `url` with `key`. */
+export async function verifyOnce(url: string, key: string, g: Grant): Promise<VerifyAnswer> {
+  const r = await fetch(`${url}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(verifyBody(g)) });
+  const body = (await r.json()) as Omit<VerifyAnswer, "status">;
+  return { status: r.status, ...body };
+}

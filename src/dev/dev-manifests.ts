@@ -1,0 +1,85 @@
+/**
+ * `writ dev`'s local manifests (src/sources/local): the folder `WRIT_MANIFESTS_DIR` (default
+ * `config/samples` in the current folder; `off` turns it off) is applied and watched, and the
+ * controller's reconcilers store it in the dev database.
+ *
+ * Binding: every namespace of the manifests (`default` when a manifest names none) is bound to
+ * the seeded PUBLIC demo operator organization (the organization of `agent_demo`), so the demo
+ * operator key answers verify for them; the agents their Delegations name are registered to it
+ * (./manifest-agents.ts). Without the demo data (BUR_ALLOW_DEMO_SEED not 1) nothing is bound and
+ * the resources are refused NAMESPACE_NOT_BOUND. The resources persist in
+ * `.writ/local-resources.json`. A Delegation whose `expires_at` has passed is reported at once
+ * (the committed samples are dated and lapse): signed files are never re-dated here.
+ */
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { logAppendOptions } from "../api/routes/agents/registry-log.js";
+import { DEMO_AGENT_ID } from "../core/demo/index.js";
+import { startLocalManifests, type LocalManifests, type ManifestObject } from "../sources/local/index.js";
+import { getAgent } from "../store/agents.js";
+import { registerManifestAgents } from "./manifest-agents.js";
+
+/** The default manifests folder, relative to the current folder. */
+export const DEFAULT_MANIFESTS_DIR = "config/samples";
+
+/** The manifests folder of `env` (relative to `cwd`), or null when WRIT_MANIFESTS_DIR is `off`. */
+export function manifestsDirOf(env: NodeJS.ProcessEnv, cwd: string): { dir: string; explicit: boolean } | null {
+  const raw = env.WRIT_MANIFESTS_DIR?.trim();
+  if (raw?.toLowerCase() === "off") return null;
+  return raw ? { dir: resolve(cwd, raw), explicit: true } : { dir: resolve(cwd, DEFAULT_MANIFESTS_DIR), explicit: false };
+}
+
+/** Lines about Delegations of `objects` that have expired by `now` (each reported once per expiry). */
+function expiryNotes(objects: readonly ManifestObject[], now: number, reported: Set<string>): string[] {
+  const out: string[] = [];
+  for (const o of objects) {
+    if (o.object.kind !== "Delegation") continue;
+    const expires = (o.object.spec as { expires_at?: unknown }).expires_at;
+    const at = typeof expires === "string" ? Date.parse(expires) : Number.NaN;
+    const key = `${o.object.metadata.namespace}/${o.object.metadata.name}@${String(expires)}`;
+    if (!(at <= now) || reported.has(key)) continue;
+    reported.add(key);
+    out.push(
+      `Delegation ${o.object.metadata.namespace}/${o.object.metadata.name} (${o.file}) expired at ${String(expires)}: verify answers DENY (DELEGATION_EXPIRED). ` +
+        "For live copies of the samples: npx tsx hack/samples/main.ts --at <now, RFC 3339> --out <folder>, then WRIT_MANIFESTS_DIR=<folder>",
+    );
+  }
+  return out;
+}
+
+/** Starts the local manifests of `writ dev` (or explains why not); `print` gets each line. */
+export async function startDevManifests(
+  app: FastifyInstance,
+  opts: { databaseUrl: string; root: string; cwd: string; env: NodeJS.ProcessEnv; print(line: string): void },
+): Promise<LocalManifests | undefined> {
+  const { print } = opts;
+  const where = manifestsDirOf(opts.env, opts.cwd);
+  if (!where) return undefined;
+  const isDir = await stat(where.dir).then((s) => s.isDirectory(), () => false);
+  if (!isDir) {
+    print(where.explicit ? `manifests: WRIT_MANIFESTS_DIR ${where.dir} is not a folder; local manifests are off` : `manifests: no ${DEFAULT_MANIFESTS_DIR} here; set WRIT_MANIFESTS_DIR to apply a folder of manifests`);
+    return undefined;
+  }
+  const pool = app.pool;
+  const orgId = pool ? (await getAgent(pool, DEMO_AGENT_ID))?.org_id : undefined;
+  if (!orgId) print("manifests: no demo organization (BUR_ALLOW_DEMO_SEED is not 1): namespaces are not bound, resources are refused NAMESPACE_NOT_BOUND");
+  const reported = new Set<string>();
+  const signer = app.logSigner ?? undefined;
+  print(`manifests: applying and watching ${where.dir}${orgId ? `; every namespace is bound to the demo operator ${orgId}` : ""}`);
+  return startLocalManifests({
+    dir: where.dir,
+    databaseUrl: opts.databaseUrl,
+    orgId,
+    logSigner: signer,
+    logOrigin: app.settings.logOrigin,
+    stateFile: resolve(opts.root, "local-resources.json"),
+    print,
+    beforeApply: async (objects) => {
+      const now = new Date();
+      for (const line of expiryNotes(objects, now.getTime(), reported)) print(`manifests: ${line}`);
+      if (!pool || !orgId || !signer) return;
+      for (const line of await registerManifestAgents(pool, objects, { orgId, signer, logOptions: logAppendOptions(app, now), now })) print(`manifests: ${line}`);
+    },
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * Applying a folder of manifests to the local object store, as `kubectl apply -f <folder>`
+ * followed by deleting what the folder no longer declares (`--prune`).
+ *
+ * Rules:
+ * - Every resource a usable file declares is applied (created, or its spec, labels and
+ *   annotations updated: a spec change bumps the generation, and the controller reconciles).
+ * - A resource declared twice (same kind, namespace and name) is applied from the first file
+ *   in name order; the others are reported.
+ * - A file that cannot be used (./manifests.ts) changes nothing: what it declared before stays.
+ * - A resource no file declares any more (its file removed, or its document removed) is
+ *   DELETED like `kubectl delete`: with the controller's finalizer it is revoked (rows are
+ *   kept) before it goes. Because deletion revokes for good, it is confirmed by a second read of
+ *   the folder `confirmMs` later (a file caught mid-save is not taken for a deletion).
+ * The file each resource came from is remembered (and persisted with the store, ./state-file.ts).
+ */
+import type { FileScan, ManifestObject } from "./manifests.js";
+import { scanFolder } from "./manifests.js";
+import { storeKey, type LocalObjectStore } from "./object-store.js";
+
+/** What one sync did. */
+export interface SyncResult {
+  created: string[];
+  configured: string[];
+  deleted: string[];
+  /** One line per unusable file or duplicate. */
+  problems: string[];
+  /** Skipped documents of other kinds. */
+  notes: string[];
+  /** The objects applied. */
+  objects: ManifestObject[];
+}
+
+/** Options of a ManifestSync. */
+export interface ManifestSyncOptions {
+  dir: string;
+  store: LocalObjectStore;
+  /** key -> file, from a previous run. */
+  sources?: Iterable<[string, string]>;
+  /** Runs before anything is applied (e.g. registers the agents the manifests name). */
+  beforeApply?(objects: ManifestObject[]): Promise<void>;
+  /** Delay of the confirming read before deletions (default 150 ms). */
+  confirmMs?: number;
+  /** Reads the folder (default `scanFolder`). */
+  scan?(dir: string): Promise<FileScan[]>;
+}
+
+const keyOf = (o: ManifestObject) => storeKey(o.plural, o.object.metadata.namespace ?? "default", o.object.metadata.name);
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Desired {
+  objects: Map<string, ManifestObject>;
+  /** Keys declared by files that cannot be read now: left as they are. */
+  keep: Set<string>;
+  problems: string[];
+  notes: string[];
+}
+
+/** Applies a folder to a store (see the module comment). */
+export class ManifestSync {
+  private readonly sourceOf: Map<string, string>;
+
+  constructor(private readonly opts: ManifestSyncOptions) {
+    this.sourceOf = new Map(opts.sources ?? []);
+  }
+
+  /** key -> file of every resource applied. */
+  sources(): [string, string][] {
+    return [...this.sourceOf.entries()];
+  }
+
+  private deleting(key: string): boolean {
+    const [plural = "", namespace = "", name = ""] = key.split("/");
+    return this.opts.store.get(plural, namespace, name)?.metadata.deletionTimestamp !== undefined;
+  }
+
+  private async desired(): Promise<Desired> {
+    const files = await (this.opts.scan ?? scanFolder)(this.opts.dir);
+    const out: Desired = { objects: new Map(), keep: new Set(), problems: [], notes: [] };
+    const broken = new Set<string>();
+    for (const f of files) {
+      if (!f.ok) {
+        broken.add(f.file);
+        out.problems.push(`${f.file}: ${f.problem}; what it declared before is kept`);
+        continue;
+      }
+      for (const n of f.notes) out.notes.push(`${f.file}: ${n}`);
+      for (const o of f.objects) {
+        const key = keyOf(o);
+        const first = out.objects.get(key);
+        if (first) out.problems.push(`${f.file}: ${o.object.kind} ${o.object.metadata.namespace}/${o.object.metadata.name} is also declared in ${first.file}; that one is applied`);
+        else out.objects.set(key, o);
+      }
+    }
+    for (const [key, file] of this.sourceOf) if (broken.has(file) && !out.objects.has(key)) out.keep.add(key);
+    return out;
+  }
+
+  /** Reads the folder and applies it (see the module comment). */
+  async run(): Promise<SyncResult> {
+    const d = await this.desired();
+    const objects = [...d.objects.values()];
+    await this.opts.beforeApply?.(objects);
+    const result: SyncResult = { created: [], configured: [], deleted: [], problems: d.problems, notes: d.notes, objects };
+    for (const [key, o] of d.objects) {
+      const what = this.opts.store.apply(o.plural, o.object);
+      this.sourceOf.set(key, o.file);
+      if (what === "created") result.created.push(key);
+      if (what === "configured") result.configured.push(key);
+    }
+    let gone = this.opts.store.keys().filter((k) => !d.objects.has(k) && !d.keep.has(k) && !this.deleting(k));
+    if (gone.length > 0) {
+      await delay(this.opts.confirmMs ?? 150);
+      const again = await this.desired();
+      gone = gone.filter((k) => !again.objects.has(k) && !again.keep.has(k));
+    }
+    for (const key of gone) {
+      const [plural = "", namespace = "", name = ""] = key.split("/");
+      try {
+        this.opts.store.delete(plural, namespace, name);
+        result.deleted.push(key);
+      } catch {
+        // already gone
+      }
+      this.sourceOf.delete(key);
+    }
+    return result;
+  }
+}
