@@ -245,7 +245,10 @@ describe("the Helm chart", () => {
     expect(ctlc.env).toContainEqual({ name: "WRIT_LEADER_ELECTION_LEASE", value: "writ-controller" });
     expect(ctlc.env).toContainEqual({ name: "WRIT_LEADER_ELECTION_NAMESPACE", value: NS });
     const dpRole = find<K8sObject & { rules: Rule[] }>(objs, "ClusterRole", "writ-data-plane");
-    expect(dpRole.rules).toEqual([{ apiGroups: ["writ.dev"], resources: ["delegations", "intentagreements"], verbs: ["get", "list", "watch"] }]);
+    expect(dpRole.rules).toEqual([
+      { apiGroups: ["writ.dev"], resources: ["delegations", "intentagreements"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["get"] },
+    ]);
     const lease = find<K8sObject & { rules: Rule[] }>(objs, "Role", "writ-controller-leader-election");
     expect(lease.metadata.namespace).toBe(NS);
     expect(lease.rules.flatMap((r) => r.verbs).sort()).toEqual(["create", "get", "update"]);
