@@ -29,13 +29,14 @@ import { splitKey } from "../../sources/kubernetes/objects.js";
 import type { DesiredCondition } from "../conditions.js";
 import { writRef, type WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
-import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { agreementRow, type AgreementRow } from "../store-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
-import { agreementRevocationBody, appendRevocationEntry, storedMandateHashes } from "./revocation-log.js";
+import { agreementRevocationBody, appendRevocationEntry, loggedText, storedMandateHashes } from "./revocation-log.js";
+import { finalizeRevoking } from "./finalize.js";
 import { conditionOf, delegationIdOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 
 /** The resource reference of IntentAgreements. */
@@ -136,7 +137,7 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
       stored = true;
       if (appended) ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
       if (revokedNow) {
-        const logged = revocationSequence !== undefined ? `transparency log entry ${revocationSequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        const logged = loggedText(revocationSequence);
         ctx.events.record(obj, KIND, "Normal", "Revoked", `declared revoked: agreement ${record.agreement_id} revoked; ${logged}`);
       }
     } catch (err) {
@@ -194,33 +195,17 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
 }
 
 /** Deletion: revoke the stored agreement (same organization only), then let the resource go. */
-async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
-  if (!hasFinalizer(obj)) return {};
-  const namespace = obj.metadata.namespace ?? "";
-  const id = storedRecordId(obj);
-  if (id !== undefined) {
-    const row = await agreementRow(ctx.pool, id);
-    const org = await ctx.bindings.labelledOrg(namespace);
-    if (row && org !== undefined && row.orgId === org) {
-      if (!row.revokedAt) {
-        const resource = `${namespace}/${obj.metadata.name}`;
-        const reason = `the IntentAgreement ${resource} was deleted`;
-        const at = new Date(ctx.clock.now());
-        const { ids, sequence } = await withTransaction(ctx.pool, async (c) => {
-          const r = await revokeAgreement(c, id, { reason, by: "controller", at });
-          // Only when this call revoked it: a retried finalizer or a second replica logs nothing.
-          if (r.ids.length === 0) return { ids: r.ids, sequence: undefined };
-          const m = await storedMandateHashes(c, id);
-          const body = agreementRevocationBody(id, { ids: r.ids, reason, by: "policy", at, resource }, m.hashes, m.revocation);
-          return { ids: r.ids, sequence: await appendRevocationEntry(c, ctx, body, at) };
-        });
-        const logged = ids.length === 0 ? "already revoked" : sequence !== undefined ? `transparency log entry ${sequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
-        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: agreement ${id} revoked; ${logged}; its history is kept`);
-      }
-    } else if (row) {
-      ctx.events.record(obj, KIND, "Warning", "NAMESPACE_NOT_BOUND", `deleted: agreement ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);
-    }
-  }
-  await removeFinalizer(ctx.client, AGREEMENTS, obj);
-  return {};
+function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
+  return finalizeRevoking(ctx, obj, {
+    kind: KIND,
+    ref: AGREEMENTS,
+    noun: "agreement",
+    load: (c, id) => agreementRow(c.pool, id),
+    revoke: async (c, id, f) => {
+      const r = await revokeAgreement(c, id, { reason: f.reason, by: "controller", at: f.at });
+      if (r.ids.length === 0) return { ids: r.ids };
+      const m = await storedMandateHashes(c, id);
+      return { ids: r.ids, body: agreementRevocationBody(id, { ids: r.ids, reason: f.reason, by: "policy", at: f.at, resource: f.resource }, m.hashes, m.revocation) };
+    },
+  });
 }

@@ -31,13 +31,14 @@ import { splitKey } from "../../sources/kubernetes/objects.js";
 import type { DesiredCondition } from "../conditions.js";
 import { writRef, type WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
-import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { revokedDelegationIds } from "../store-reads.js";
 import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
-import { agreementRevocationBody, appendRevocationEntry, delegationRevocationBody } from "./revocation-log.js";
+import { agreementRevocationBody, appendRevocationEntry, delegationRevocationBody, loggedText } from "./revocation-log.js";
+import { finalizeRevoking } from "./finalize.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
@@ -160,7 +161,7 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
       upserted = outcome.upserted;
       const made = upserted.revocation?.declared ? upserted.revocation : undefined;
       if (made) {
-        const logged = outcome.revocationSequence !== undefined ? `transparency log entry ${outcome.revocationSequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+        const logged = loggedText(outcome.revocationSequence);
         ctx.events.record(obj, KIND, "Normal", "Revoked", `spec.state revoked: delegation ${record.delegation_id} revoked with everything below it (${made.ids.length} record(s)); ${logged}`);
       }
     } catch (err) {
@@ -218,34 +219,21 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   return {};
 }
 
-/** Deletion: revoke the stored record (same organization only), then let the resource go. */
-async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
-  if (!hasFinalizer(obj)) return {};
-  const namespace = obj.metadata.namespace ?? "";
-  const id = storedRecordId(obj);
-  if (id !== undefined) {
-    const stored = await loadDelegation(ctx.pool, id);
-    const org = await ctx.bindings.labelledOrg(namespace);
-    if (stored && org !== undefined && stored.orgId === org) {
-      if (!stored.revokedAt) {
-        const resource = `${namespace}/${obj.metadata.name}`;
-        const reason = `the Delegation ${resource} was deleted`;
-        const at = new Date(ctx.clock.now());
-        const { r, sequence } = await withTransaction(ctx.pool, async (c) => {
-          const r = await revokeDelegation(c, id, { reason, by: "controller", at });
-          // Only when this call revoked something: a retried finalizer or a second replica revokes nothing and logs nothing.
-          const sequence = r.ids.length > 0 ? await appendRevocationEntry(c, ctx, delegationRevocationBody(id, { ids: r.ids, reason, by: "policy", at, resource }), at) : undefined;
-          return { r, sequence };
-        });
-        const logged = r.ids.length === 0 ? "already revoked" : sequence !== undefined ? `transparency log entry ${sequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
-        ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: delegation ${id} revoked with everything below it (${r.ids.length} record(s)); ${logged}; its history is kept`);
-        enqueueBelow(ctx, id);
-        enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
-      }
-    } else if (stored) {
-      ctx.events.record(obj, KIND, "Warning", "NAMESPACE_NOT_BOUND", `deleted: delegation ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);
-    }
-  }
-  await removeFinalizer(ctx.client, DELEGATIONS, obj);
-  return {};
+/** Deletion: revoke the stored record and everything below it (same organization only), then let the resource go. */
+function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileResult> {
+  return finalizeRevoking(ctx, obj, {
+    kind: KIND,
+    ref: DELEGATIONS,
+    noun: "delegation",
+    load: (c, id) => loadDelegation(c.pool, id),
+    revoke: async (c, id, f) => {
+      const r = await revokeDelegation(c, id, { reason: f.reason, by: "controller", at: f.at });
+      return { ids: r.ids, body: delegationRevocationBody(id, { ids: r.ids, reason: f.reason, by: "policy", at: f.at, resource: f.resource }) };
+    },
+    describe: (ids) => ` with everything below it (${ids.length} record(s))`,
+    after: (c, o, id) => {
+      enqueueBelow(c, id);
+      enqueueAgreementsOf(c, o.metadata.namespace ?? "", o.metadata.name);
+    },
+  });
 }

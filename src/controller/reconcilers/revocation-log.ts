@@ -86,6 +86,11 @@ export async function storedMandateHashes(client: PoolClient, agreementId: strin
   return { hashes: mandates.map((m) => mandateHash(m)), revocation: r?.revocation ?? undefined };
 }
 
+/** How an Event says where a revocation was logged. */
+export function loggedText(sequence: number | undefined): string {
+  return sequence !== undefined ? `transparency log entry ${sequence}` : "not logged: SVC_LOG_SIGNING_SEED is unset";
+}
+
 /** Enqueues a `revocation` alert for the subscribers of each agent whose records `body` revokes. */
 async function alertAffectedAgents(client: PoolClient, body: Record<string, unknown>, now: Date): Promise<void> {
   const ids = Array.isArray(body.ids) ? body.ids.filter((x): x is string => typeof x === "string") : [];
