@@ -31,3 +31,28 @@ function fmt(v: number): string {
   if (Number.isInteger(v)) return String(v);
   return Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2);
 }
+
+/** Throughput and latency quantiles of one load run (latencies in ms, any order). */
+export interface LoadSummary {
+  requests: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+/** Summarizes a load run: sorts `latencies` in place and reads the quantiles. */
+export function summarize(latencies: number[], seconds: number): LoadSummary {
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    p50: quantile(latencies, 0.5),
+    p90: quantile(latencies, 0.9),
+    p99: quantile(latencies, 0.99),
+    max: latencies[latencies.length - 1] ?? Number.NaN,
+  };
+}

@@ -13,7 +13,7 @@
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
-import { quantile } from "../stats.js";
+import { summarize } from "../stats.js";
 
 /** What the driver is told (a JSON file). */
 export interface DriverConfig {
@@ -112,15 +112,8 @@ async function run(c: DriverConfig): Promise<DriverResult> {
   await Promise.all(Array.from({ length: c.connections }, worker));
   const seconds = (performance.now() - start) / 1000;
   agent.destroy();
-  latencies.sort((a, b) => a - b);
   return {
-    requests: latencies.length,
-    seconds,
-    perSecond: latencies.length / seconds,
-    p50: quantile(latencies, 0.5),
-    p90: quantile(latencies, 0.9),
-    p99: quantile(latencies, 0.99),
-    max: latencies[latencies.length - 1] ?? Number.NaN,
+    ...summarize(latencies, seconds),
     statuses,
     verdicts,
     errors,

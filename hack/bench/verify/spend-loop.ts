@@ -10,7 +10,7 @@ import { toMinor } from "../../../src/core/money/index.js";
 import { createPool } from "../../../src/store/pool.js";
 import { requestHash, type VerifyRequest } from "../../../src/verify/request.js";
 import { recordAllowedSpend } from "../../../src/verify/spend.js";
-import { quantile } from "../stats.js";
+import { summarize } from "../stats.js";
 import type { DriverResult } from "./driver.js";
 import { CUMULATIVE, type SeededAgent } from "./seed.js";
 
@@ -67,15 +67,8 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
     await pool.end();
   }
   const seconds = (performance.now() - start) / 1000;
-  latencies.sort((x, y) => x - y);
   return {
-    requests: latencies.length,
-    seconds,
-    perSecond: latencies.length / seconds,
-    p50: quantile(latencies, 0.5),
-    p90: quantile(latencies, 0.9),
-    p99: quantile(latencies, 0.99),
-    max: latencies[latencies.length - 1] ?? Number.NaN,
+    ...summarize(latencies, seconds),
     statuses: {},
     verdicts,
     errors,
