@@ -76,11 +76,16 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Request body limit (bytes). */
 export const BODY_LIMIT = 1024 * 1024;
 
-/** The 400 for a non-finite number among the validated members of `part`, or undefined. */
-function nonFiniteMember(part: string, values: unknown): ApiError | undefined {
+/**
+ * The 400 for a member of `part` (query or path) that no route may use: a non-finite number,
+ * or text with a NUL character (Postgres text cannot hold one), or undefined.
+ */
+function unusableMember(part: string, values: unknown): ApiError | undefined {
   if (typeof values !== "object" || values === null) return undefined;
   for (const [k, v] of Object.entries(values)) {
     if (typeof v === "number" && !Number.isFinite(v)) return new ApiError("VALIDATION_FAILED", `${part}/${k} must be a finite number`);
+    const texts = Array.isArray(v) ? v : [v];
+    if (texts.some((t) => typeof t === "string" && t.includes("\u0000"))) return new ApiError("VALIDATION_FAILED", `${part}/${k} must not contain NUL characters`);
   }
   return undefined;
 }
@@ -112,10 +117,11 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
     done();
   });
   // Ajv coerces a query or path value such as "1e400" or "Infinity" to Infinity and then skips
-  // the type and range checks, which hold only for finite numbers: refuse such values here, as
-  // the schema means to (a JSON body cannot carry one: its type check includes finiteness).
+  // the type and range checks, which hold only for finite numbers; and a decoded `%00` is text
+  // no route can store or look up. Refuse both here, for every route (a JSON body cannot carry
+  // a non-finite number; NUL inside JSON strings is answered 400 by the error handler).
   app.addHook("preHandler", (request, _reply, done) => {
-    done(nonFiniteMember("querystring", request.query) ?? nonFiniteMember("params", request.params));
+    done(unusableMember("querystring", request.query) ?? unusableMember("params", request.params));
   });
   // Graceful close: Node closes only the connections idle at that moment; a response finished
   // while closing asks its client to hang up, so no keep-alive connection holds close() open.

@@ -8,7 +8,7 @@
  * hand. To add an error, add a code here.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { isDbUnavailable } from "../store/db-errors.js";
+import { isDbUnavailable, isUnstorableText } from "../store/db-errors.js";
 
 /** Every API error code with its status and default message. */
 export const API_ERRORS = {
@@ -134,6 +134,7 @@ export function toResponse(err: unknown): { status: number; error: string; logAs
   const mapped = typeof fe?.code === "string" ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return { status: API_ERRORS[mapped].status, error: API_ERRORS[mapped].message, logAsError: false };
   if (isDbUnavailable(err)) return { status: 503, error: API_ERRORS.DATABASE_UNAVAILABLE.message, logAsError: true };
+  if (isUnstorableText(err)) return { status: 400, error: "text must not contain NUL or unrepresentable characters", logAsError: false };
   // Other Fastify 4xx errors (bad URL, ...) carry safe, library-written messages; anything else
   // is internal and its message never leaves the process.
   const status = typeof fe?.statusCode === "number" ? fe.statusCode : 500;

@@ -27,6 +27,16 @@ const PG_LIBRARY_TEXTS = [
   "Client has encountered a connection error and is not queryable",
 ];
 
+/**
+ * True when Postgres refused text it was given: a NUL character (22021, which Postgres text
+ * cannot hold) or a character with no equivalent in the server encoding (22P05). Only request
+ * input carries such text, so the API answers 400, never 500.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === "22021" || code === "22P05";
+}
+
 /** True when `err` means Postgres could not be reached (or dropped the connection). */
 export function isDbUnavailable(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;

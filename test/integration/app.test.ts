@@ -88,6 +88,20 @@ describe("request ids", () => {
 });
 
 describe("error shapes", () => {
+  it("400 for NUL characters in path or query values, on every route (fuzzer's counterexample)", async () => {
+    const s = await startTestServer({ DATABASE_URL: db.url, BUR_ADMIN_TOKEN: "admin-token-for-nul-test" }, { pool: db.pool });
+    try {
+      const auth = { authorization: "Bearer admin-token-for-nul-test" };
+      const path = await json(`${s.url}/v1/orgs/%00/keys/x`, { method: "DELETE", headers: auth });
+      expect(path.status).toBe(400);
+      expect(path.body).toEqual({ error: "params/org_id must not contain NUL characters" });
+      const query = await json(`${s.url}/v1/revocations?limit=5&extra=%00`);
+      expect(query.status).toBeLessThan(500);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("404 {error: route not found} for an unknown route", async () => {
     const r = await json(`${bare.url}/v1/nothing-here`);
     expect(r.status).toBe(404);
