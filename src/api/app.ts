@@ -19,6 +19,7 @@ import { createPool } from "../store/pool.js";
 import { appendRevocationToLog, type RevocationLogAppender } from "../store/revocation-log.js";
 import { ApiError, errorHandler, notFoundHandler } from "./errors.js";
 import authPlugin from "./plugins/auth.js";
+import changesPlugin from "./plugins/changes.js";
 import dbPlugin from "./plugins/db.js";
 import healthPlugin from "./plugins/health.js";
 import keysPlugin from "./plugins/keys.js";
@@ -146,6 +147,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   app.decorate("revocationLog", deps.appendRevocationToLog ?? appendRevocationToLog);
 
   void app.register(dbPlugin, { pool, ownsPool, schemaReady: deps.schemaReady ?? true });
+  void app.register(changesPlugin); // the LISTEN connection: revocations and change notices (started by the verify runtime)
   void app.register(keysPlugin, { settings });
   void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
   void app.register(openapiPlugin);

@@ -5,7 +5,7 @@
  * Promise: at most one decision per (agent, action); the first stored wins and later saves
  * return it. An ALLOW is stored by the spend transaction itself (src/verify/spend.ts, option
  * `decision`), so a recorded spend and its answer commit together; other verdicts are saved
- * with `saveVerifyDecision` (or, outside any transaction, `saveRefusalDecision`, which commits
+ * with `saveVerifyDecision` (or, outside any transaction and in batches, `saveRefusalDecisions`, which commits
  * without waiting for the WAL flush: see docs/verify.md, "Durability"). A retry with the same request hash gets the stored body; the same
  * action id with another request hash is a conflicting reuse the caller refuses.
  */
@@ -65,31 +65,64 @@ export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Pr
 }
 
 /**
- * The insert of `saveRefusalDecision`: ONE statement, its own (implicit) transaction, which
+ * The insert of `saveRefusalDecisions`: ONE statement, its own (implicit) transaction, which
  * sets `synchronous_commit` off for that transaction only (`set_config(…, true)`; it is
- * evaluated before the commit and reset by it).
+ * evaluated before the commit and reset by it). Rows come as parallel arrays.
  */
 const SAVE_ASYNC_SQL = `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
-SELECT $1::text, $2::text, $3::text, $4::text, $5::jsonb FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision::jsonb
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(agent_id, action_id, agreement_id, request_hash, decision),
+     (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
 ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`;
 
+const FIND_MANY_SQL = `SELECT ${COLUMNS} FROM verify_decisions d
+WHERE (d.agent_id, d.action_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+
 /**
- * As `saveVerifyDecision`, for a decision that is NOT an ALLOW (throws for an ALLOW): one
- * statement in a transaction of its own on `pool` (never inside a caller's transaction, whose
- * other writes it would make asynchronous too) committed with `synchronous_commit = off`, so it
- * does not wait for the WAL flush. A crash of Postgres (or the machine) may lose such a
- * decision committed within the last moments (at most 3 × wal_writer_delay, or until any
- * later synchronous commit flushed the WAL); a retry of the action is then evaluated again.
- * The trade-off is documented in docs/verify.md ("Durability").
+ * As `saveVerifyDecision` for several decisions that are NOT ALLOWs (throws for an ALLOW, or
+ * for two with one (agent, action)): one statement in a transaction of its own on `pool`
+ * (never inside a caller's transaction, whose other writes it would make asynchronous too)
+ * committed with `synchronous_commit = off`, so it does not wait for the WAL flush, plus one
+ * read of the decisions that were stored before. A crash of Postgres (or the machine) may
+ * lose such a decision committed within the last moments (at most 3 × wal_writer_delay, or
+ * until any later synchronous commit flushed the WAL); a retry of the action is then
+ * evaluated again. The trade-off is documented in docs/verify.md ("Durability").
+ * Results are in the order of `ds`.
  */
-export async function saveRefusalDecision(pool: Pool, d: NewVerifyDecision): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
-  if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
+export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDecision[]): Promise<{ stored: boolean; decision: StoredVerifyDecision }[]> {
+  if (ds.length === 0) return [];
+  const keys = new Set<string>();
+  for (const d of ds) {
+    if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
+    const k = keyOf(d.agentId, d.actionId);
+    if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
+    keys.add(k);
+  }
   const { rows } = await pool.query<Row>({
-    name: "writ_verify_decision_async",
+    name: "writ_verify_decisions_async",
     text: SAVE_ASYNC_SQL,
-    values: [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision)],
+    values: [ds.map((d) => d.agentId), ds.map((d) => d.actionId), ds.map((d) => d.agreementId), ds.map((d) => d.requestHash), ds.map((d) => JSON.stringify(d.decision))],
   });
-  return settled(pool, d, rows[0]);
+  const stored = new Map(rows.map((r) => [keyOf(r.agent_id, r.action_id), r]));
+  const missing = ds.filter((d) => !stored.has(keyOf(d.agentId, d.actionId)));
+  // Others stored them first; a new statement (a new snapshot) sees their rows.
+  const others = new Map<string, Row>();
+  if (missing.length > 0) {
+    const found = await pool.query<Row>(FIND_MANY_SQL, [missing.map((d) => d.agentId), missing.map((d) => d.actionId)]);
+    for (const r of found.rows) others.set(keyOf(r.agent_id, r.action_id), r);
+  }
+  return ds.map((d) => {
+    const k = keyOf(d.agentId, d.actionId);
+    const mine = stored.get(k);
+    if (mine) return { stored: true, decision: toStored(mine) };
+    const other = others.get(k);
+    if (!other) throw new Error("verify decision was neither stored nor found");
+    return { stored: false, decision: toStored(other) };
+  });
+}
+
+function keyOf(agentId: string, actionId: string): string {
+  return `${agentId}\u0000${actionId}`;
 }
 
 async function settled(q: Queryable, d: NewVerifyDecision, row: Row | undefined): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {

@@ -94,7 +94,7 @@ interface Entry {
 
 /** Options of an AckDomainDirectory. */
 export interface AckDomainOptions {
-  settings: VerifySettings;
+  settings: Pick<VerifySettings, "ackDomainScheme" | "ackDomainPort" | "ackDomainTimeoutMs">;
   fetch?: KeyListFetch;
   /** Clock, epoch ms (default Date.now). */
   clock?: () => number;

@@ -3,16 +3,18 @@
  * stored agreement, records an ALLOW in the ledger, and answers (docs/verify.md).
  *
  * Order: the revocation index (stale: STEP_UP REVOCATION_STATE_STALE, not stored); the agent
- * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); a stored decision for
- * (agent, action_id) (the same request gets it again, another request ACTION_REUSED); the
- * agent's status (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
+ * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); the agent's status
+ * (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
  * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
  * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
  * `evaluate`; then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
+ * A decision stored earlier for (agent, action_id) wins wherever the new one would be stored:
+ * the same request gets it again, another request ACTION_REUSED.
  *
- * Statements per verify (warm caches, besides authentication): ONE read (`readVerifyStart`);
- * then a refusal stores its decision in one statement committed asynchronously
- * (`saveRefusalDecision`), and an ALLOW runs the spend transaction (BEGIN with its locks, the
+ * Statements per verify (warm caches, besides authentication): the agent, its candidates and
+ * its recent denials come from its snapshot (./snapshots.ts: no statement); then a refusal
+ * stores its decision in a batch shared with concurrent refusals (./refusal-writer.ts),
+ * committed asynchronously, and an ALLOW runs the spend transaction (BEGIN with its locks, the
  * spend, COMMIT: three round trips), durably.
  *
  * Promises:
@@ -34,7 +36,7 @@ import {
 import type { Signer } from "../core/jose/index.js";
 import type { LogAppendOptions } from "../store/log.js";
 import { RecordStoreError } from "../store/record-errors.js";
-import { findVerifyDecision, saveRefusalDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
 import type { AckDomainDirectory } from "./ack-domains.js";
 import type { RecordCache } from "./cache.js";
 import { prepareCandidates, type VerifyCandidate } from "./candidates.js";
@@ -42,13 +44,15 @@ import { implicitDelegation } from "./implicit-delegation.js";
 import type { VerifyMetrics } from "./metrics.js";
 import { recordOutcome } from "./outcome.js";
 import { ratesFor, type RateLookup } from "./rates.js";
+import type { RefusalWriter } from "./refusal-writer.js";
 import { requestHash, toAction, type VerifyRequest, type VerifyResponse } from "./request.js";
 import type { RevocationIndex } from "./revocation-index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
 import { recordAllowedSpend } from "./spend.js";
-import { allowedEntryOf, BURST_EXEMPT, readVerifyStart, revokedCause } from "./verify-reads.js";
+import { recentDenialCount, type AgentSnapshots } from "./snapshots.js";
+import { allowedEntryOf, BURST_EXEMPT, revokedCause } from "./verify-reads.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
 export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED";
@@ -69,6 +73,10 @@ export interface VerifyDeps {
     staleReason?(): string | undefined;
   };
   cache: RecordCache;
+  /** What is known of agents (no statement when warm). */
+  snapshots: Pick<AgentSnapshots, "read" | "noteDenial" | "noteSpend">;
+  /** Where refusals are stored (in batches). */
+  refusals: Pick<RefusalWriter, "save">;
   ackDomains: AckDomainDirectory;
   metrics: VerifyMetrics;
   /** Units of `to` per one `from` on a day. */
@@ -135,8 +143,10 @@ class Run {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
     const decision = { ...body, ...(burstExempt ? { [BURST_EXEMPT]: true } : {}) };
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
-    const saved = await saveRefusalDecision(this.deps.pool, { agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
-    return saved.stored ? this.counted(body) : this.replay(saved.decision);
+    const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
+    if (!saved.stored) return this.replay(saved.decision);
+    if (body.verdict === "DENY" && !burstExempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
+    return this.counted(body);
   }
 
   counted(body: VerifyResponse): VerifyResponse {
@@ -146,6 +156,9 @@ class Run {
 
   /** Carries out a REVOKE decision, then answers it. */
   async revoke(c: VerifyCandidate, d: Decision, body: VerifyResponse): Promise<VerifyResponse> {
+    // A retry of an action already answered must not revoke anything.
+    const earlier = await findVerifyDecision(this.deps.pool, this.agentId, this.actionId);
+    if (earlier) return this.replay(earlier);
     const reason = d.messages.filter((m) => "revoke" in REASONS[m.code]).map((m) => `${m.code}: ${m.message}`).join("; ");
     const out = await revokeByPolicy(this.deps.pool, {
       agentId: this.agentId, candidate: c, reason, at: this.deps.now, signer: this.deps.logSigner, logOptions: this.deps.logOptions,
@@ -173,6 +186,13 @@ class Run {
       throw e;
     }
     if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
+    if (!r.replayed && r.intentSpentMinor !== undefined) {
+      const del = spend.limits?.delegation;
+      this.deps.snapshots.noteSpend(this.agentId, {
+        agreementId: c.agreementId, intentId: spend.intentId, sequence: r.entry.sequence, entryHash: r.entry.entry_hash, intentSpentMinor: r.intentSpentMinor,
+        ...(del && r.delegationSpentMinor !== undefined ? { delegation: { delegationId: del.delegationId, spentMinor: r.delegationSpentMinor } } : {}),
+      });
+    }
     const ledgerEntry = { sequence: r.entry.sequence, entry_hash: r.entry.entry_hash };
     // This answer committed with its entry: no other answer exists, nothing to read back.
     if (!r.replayed && r.decisionStored) return this.counted({ ...body, ledger_entry: ledgerEntry });
@@ -201,15 +221,18 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   if (deps.index.stale()) {
     return run.counted(refusal("REVOCATION_STATE_STALE", `${deps.index.staleReason?.() ?? "revocation updates have not been received within their bound"}; retry later`, base));
   }
-  // The stored decision, the recent denials and the candidate rows are read with the agent, in
-  // one statement, but only used once the agent is the caller's.
-  const { agent, stored, recentDenials, candidates: rows } = await readVerifyStart(deps.pool, req.agent_id, action.action_id);
+  const nowMs = deps.now.getTime();
+  let snap = await deps.snapshots.read(deps.pool, req.agent_id, nowMs);
+  const agent = snap.agent;
   if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
   if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
-  if (stored) return run.replay(stored);
   if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
+  // The request has seen a longer ledger than the snapshot holds (another process's spends): read it now.
+  const seen = req.ledger_sequence;
+  if (seen !== undefined && snap.candidates.some((c) => c.ledgerSequence < seen)) snap = await deps.snapshots.read(deps.pool, req.agent_id, nowMs, { fresh: true });
+  const rows = snap.candidates;
+  const recentDenials = recentDenialCount(snap, nowMs);
 
-  const nowMs = deps.now.getTime();
   const candidates = await prepareCandidates(deps.pool, deps.cache, rows, { now: nowMs });
   const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });
   if (sel.kind === "none") {

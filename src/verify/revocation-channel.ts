@@ -1,7 +1,9 @@
 /**
  * A LISTEN connection on `writ_revocations` that emits every revocation the channel carries:
  * announcements of revoked delegations and agreements (src/store/revocation-announce.ts) and
- * the revocation feed's notices (src/store/notify.ts), both as `RevocationAnnouncement`s.
+ * the revocation feed's notices (src/store/notify.ts), both as `RevocationAnnouncement`s. The
+ * same connection listens on `writ_changes` (src/store/changes.ts) and emits `changed`, which
+ * the process's caches follow (one listening connection per process).
  *
  * Promise (as RevocationListener's): it listens on a dedicated connection (never a pool
  * client), reconnects after any loss with capped exponential backoff and jitter, emits
@@ -13,6 +15,7 @@
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import type { Client, ClientConfig } from "pg";
+import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "../store/changes.js";
 import { REVOCATIONS_CHANNEL } from "../store/notify.js";
 import { parseRevocationPayload, type RevocationAnnouncement } from "../store/revocation-announce.js";
 
@@ -24,6 +27,8 @@ export interface RevocationSourceEvents {
   connected: [{ reconnect: boolean }];
   /** The connection was lost or could not be made; a retry follows after `retryInMs`. */
   disconnected: [{ error: Error; retryInMs: number }];
+  /** A change notice (`writ_changes`). */
+  changed: [ChangeNotice];
 }
 
 /** What the revocation index consumes. */
@@ -55,6 +60,11 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
 
   constructor(private readonly opts: RevocationChannelOptions) {
     super();
+  }
+
+  /** True while LISTEN is active (no notice can have been missed since `connected`). */
+  get listening(): boolean {
+    return this.client !== null;
   }
 
   /** Backend process id of the current connection (undefined while disconnected). */
@@ -98,13 +108,19 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
     client.on("error", onLost);
     client.on("end", () => onLost(new Error("revocation channel connection ended")));
     client.on("notification", (msg) => {
-      if (msg.channel !== REVOCATIONS_CHANNEL || this.stopped) return;
+      if (this.stopped) return;
+      if (msg.channel === CHANGES_CHANNEL) {
+        const c = parseChangeNotice(msg.payload);
+        if (c) this.emit("changed", c);
+        return;
+      }
+      if (msg.channel !== REVOCATIONS_CHANNEL) return;
       const a = parseRevocationPayload(msg.payload);
       if (a) this.emit("revoked", a);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${REVOCATIONS_CHANNEL}`);
+      await client.query(`LISTEN ${REVOCATIONS_CHANNEL}; LISTEN ${CHANGES_CHANNEL}`);
       const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
       this.pid = rows[0]?.pid;
     } catch (e) {

@@ -5,6 +5,9 @@
  *   (default) or `http` (tests and local setups only).
  * - `WRIT_ACK_DOMAIN_PORT`: a port appended to the domain (1..65535); unset: the scheme's own.
  * - `WRIT_ACK_DOMAIN_TIMEOUT_MS`: how long one key-list request may take, 1..60000, default 2000.
+ * - `WRIT_CACHE_TTL_MS`: how long the data plane serves what it keeps in memory between change
+ *   notices (agents' verify snapshots, API key credentials; ./followed-cache.ts), 0..3600000,
+ *   default 60000; 0 reads Postgres on every request.
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
@@ -15,7 +18,12 @@ export interface VerifySettings {
   /** Port for key-list requests, or null for the scheme's default. */
   readonly ackDomainPort: number | null;
   readonly ackDomainTimeoutMs: number;
+  /** WRIT_CACHE_TTL_MS. */
+  readonly cacheTtlMs: number;
 }
+
+/** Default of WRIT_CACHE_TTL_MS. */
+export const DEFAULT_CACHE_TTL_MS = 60_000;
 
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
@@ -49,11 +57,19 @@ function timeout(raw: string | null, problems: string[]): number {
   return DEFAULT_ACK_DOMAIN_TIMEOUT_MS;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_* settings from `env`; problems go to `problems`. */
+function cacheTtl(raw: string | null, problems: string[]): number {
+  if (raw === null) return DEFAULT_CACHE_TTL_MS;
+  if (/^\d{1,7}$/.test(raw) && Number(raw) <= 3_600_000) return Number(raw);
+  problems.push(`WRIT_CACHE_TTL_MS must be an integer from 0 to 3600000; using ${DEFAULT_CACHE_TTL_MS}`);
+  return DEFAULT_CACHE_TTL_MS;
+}
+
+/** Reads the WRIT_ACK_DOMAIN_* settings and WRIT_CACHE_TTL_MS from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(trimmed(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
     ackDomainPort: port(trimmed(env, "WRIT_ACK_DOMAIN_PORT"), problems),
     ackDomainTimeoutMs: timeout(trimmed(env, "WRIT_ACK_DOMAIN_TIMEOUT_MS"), problems),
+    cacheTtlMs: cacheTtl(trimmed(env, "WRIT_CACHE_TTL_MS"), problems),
   });
 }

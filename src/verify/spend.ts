@@ -88,6 +88,8 @@ export type SpendResult =
       entry: LedgerEntry;
       /** The intent's total after this spend (only when not replayed). */
       intentSpentMinor?: bigint;
+      /** The delegation's total after this spend, in its currency (only when not replayed and a delegation budget applied). */
+      delegationSpentMinor?: bigint;
       /**
        * True when the spend's `decision` was stored in this transaction (so no other answer for
        * the action exists); false when none was given, another was stored first, or replayed.
@@ -205,7 +207,12 @@ async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
   ] });
   const r = res.rows[0] as SpendRow;
   if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
-  if (r.outcome === "ok") return { recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor, decisionStored: r.decision_stored };
+  if (r.outcome === "ok") {
+    return {
+      recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor, decisionStored: r.decision_stored,
+      ...(d ? { delegationSpentMinor: BigInt(r.delegation_spent) + (d.amountMinor ?? s.amountMinor) } : {}),
+    };
+  }
   const reason = r.outcome as SpendRefusal;
   return { recorded: false, reason, message: refusalMessage(reason, s, r) };
 }

@@ -1,7 +1,7 @@
 /**
- * The small reads of the verify routes: what every verify reads first (the agent, the decision
- * stored for the action, the agent's recent denials for the DENIED_ATTEMPT_BURST policy, and
- * the agent's candidate agreements), why an agent has no live agreement when a revocation is the
+ * The small reads of the verify routes: what a verify reads of an agent (the agent, its recent
+ * denials for the DENIED_ATTEMPT_BURST policy, and its candidate agreements; kept in memory by
+ * ./snapshots.ts), why an agent has no live agreement when a revocation is the
  * cause, the ledger entry of a recorded ALLOW (for retries), and whose an agreement is (for
  * outcomes). One statement each.
  */
@@ -10,7 +10,6 @@ import type { HashString } from "../core/canonical/index.js";
 import type { AgentForVerify } from "../store/agents.js";
 import { activeCandidatesSql, MAX_CANDIDATES, toActiveAgreementRow, type ActiveAgreementRow, type ActiveCandidateRow } from "../store/agreements-read.js";
 import type { Queryable } from "../store/pool.js";
-import type { StoredVerifyDecision } from "../store/verify-decisions.js";
 
 /** The burst window of denied attempts, seconds (the engine's DENIED_ATTEMPT_BURST, docs/evaluation.md). */
 export const DENIAL_WINDOW_SECONDS = 60;
@@ -22,27 +21,15 @@ export const DENIAL_WINDOW_SECONDS = 60;
  */
 export const BURST_EXEMPT = "burst_exempt";
 
-/**
- * DENY decisions stored for `agentId` within the last `windowSeconds` (database clock), except
- * the BURST_EXEMPT ones. Reads only the agent's rows (the primary key's prefix).
- */
-export async function countRecentDenials(q: Queryable, agentId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM verify_decisions
-     WHERE agent_id = $1 AND created_at > now() - make_interval(secs => $2) AND decision->>'verdict' = 'DENY' AND decision->'${BURST_EXEMPT}' IS NULL`,
-    [agentId, windowSeconds],
-  );
-  return rows[0]?.n ?? 0;
-}
-
-/** What a verify reads first (`readVerifyStart`). */
-export interface VerifyStart {
+/** What a verify reads of an agent (`readAgentSnapshot`), kept by ./snapshots.ts. */
+export interface AgentRead {
   /** The registered agent, or undefined. */
   agent?: AgentForVerify;
-  /** The decision stored for (agent, action), or undefined (always undefined without an agent). */
-  stored?: StoredVerifyDecision;
-  /** As `countRecentDenials` (0 without an agent). */
-  recentDenials: number;
+  /**
+   * Ages (ms, database clock, oldest first) of the agent's DENY decisions within the last
+   * `windowSeconds`, except the BURST_EXEMPT ones; empty without an agent.
+   */
+  denialAgesMs: number[];
   /**
    * The agent's live candidate agreements without records, as `loadActiveForAgent(…,
    * {records: false})` (ordered by id, at most MAX_CANDIDATES); empty without an agent.
@@ -52,42 +39,35 @@ export interface VerifyStart {
 
 type StartRow = {
   g_agent_id: string; g_org_id: string; g_status: AgentForVerify["status"]; g_public_key: AgentForVerify["public_key"]; g_fingerprint: AgentForVerify["fingerprint"];
-  d_agreement_id: string | null; d_request_hash: HashString | null; d_decision: Record<string, unknown> | null; d_created_at: Date | null;
-  recent_denials: number;
+  denial_ages: number[];
 } & ({ [K in keyof ActiveCandidateRow]: ActiveCandidateRow[K] | null });
 
 const START_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,
-       d.agreement_id AS d_agreement_id, d.request_hash AS d_request_hash, d.decision AS d_decision, d.created_at AS d_created_at,
-       (SELECT count(*)::int FROM verify_decisions r
-        WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $3) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL) AS recent_denials,
+       ARRAY(SELECT (extract(epoch FROM now() - r.created_at) * 1000)::float8 FROM verify_decisions r
+             WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $2) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL
+             ORDER BY r.created_at) AS denial_ages,
        c.*
 FROM agents g
-LEFT JOIN verify_decisions d ON d.agent_id = g.agent_id AND d.action_id = $2
-LEFT JOIN LATERAL (${activeCandidatesSql({ records: false, agentExpr: "g.agent_id", limitExpr: "$4" })}) c ON true
+LEFT JOIN LATERAL (${activeCandidatesSql({ records: false, agentExpr: "g.agent_id", limitExpr: "$3" })}) c ON true
 WHERE g.agent_id = $1`;
 
 /**
- * What every verify reads, in ONE statement (one round trip, one snapshot): the agent
- * `agentId`, the decision stored for (`agentId`, `actionId`), the agent's recent denials (as
- * `countRecentDenials`; cheap on the (agent_id, created_at) index) and its live candidate
- * agreements without records (as `loadActiveForAgent`; one row per candidate, the agent's
- * columns repeated). The caller answers the stored decision, and uses the candidates, only
- * once the agent is found to be the caller's.
+ * What a verify reads of agent `agentId`, in ONE statement (one round trip, one snapshot): the
+ * agent, the ages of its recent denials (cheap on the (agent_id, created_at) index) and its
+ * live candidate agreements without records (as `loadActiveForAgent`; one row per candidate,
+ * the agent's columns repeated). The caller uses the candidates only once the agent is found
+ * to be the caller's.
  */
-export async function readVerifyStart(q: Pool | PoolClient, agentId: string, actionId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<VerifyStart> {
+export async function readAgentSnapshot(q: Pool | PoolClient, agentId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<AgentRead> {
   // Named: parsed and planned once per connection.
-  const { rows } = await q.query<StartRow>({ name: "writ_verify_start", text: START_SQL, values: [agentId, actionId, windowSeconds, MAX_CANDIDATES] });
+  const { rows } = await q.query<StartRow>({ name: "writ_verify_agent", text: START_SQL, values: [agentId, windowSeconds, MAX_CANDIDATES] });
   const r = rows[0];
-  if (!r) return { recentDenials: 0, candidates: [] };
-  const out: VerifyStart = {
+  if (!r) return { denialAgesMs: [], candidates: [] };
+  return {
     agent: { agent_id: r.g_agent_id, org_id: r.g_org_id, status: r.g_status, public_key: r.g_public_key, fingerprint: r.g_fingerprint },
-    recentDenials: r.recent_denials,
+    denialAgesMs: r.denial_ages.map(Number),
     candidates: rows.flatMap((c) => (c.agreement_id === null ? [] : [toActiveAgreementRow(c as ActiveCandidateRow)])),
   };
-  if (r.d_request_hash !== null && r.d_decision !== null && r.d_created_at !== null) {
-    out.stored = { agentId: r.g_agent_id, actionId, agreementId: r.d_agreement_id, requestHash: r.d_request_hash, decision: r.d_decision, createdAt: r.d_created_at };
-  }
-  return out;
 }
 
 /** A revoked record that explains why an agent has no live agreement. */

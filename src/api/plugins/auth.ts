@@ -9,8 +9,13 @@
  *
  * Rules (docs/registry.md, "Credentials"):
  * - the admin token is compared in constant time (SHA-256 of both sides, `timingSafeEqual`);
- * - an API key is looked up by SHA-256(token) on every request: nothing is cached, so a key
- *   revoked a moment ago is refused on the next request;
+ * - an API key is looked up by SHA-256(token); an active key's credential is then kept in
+ *   memory (a FollowedCache, src/verify/followed-cache.ts: at most WRIT_CACHE_TTL_MS, never
+ *   while the process's LISTEN connection is down) and dropped, with every other, when any key
+ *   or organization changes: this process drops them before it answers a key revocation, the
+ *   others on the change notice Postgres sends when it commits (`writ_changes`, `keys`). So a
+ *   revoked key is refused by every process within the notice's delivery (milliseconds);
+ *   `app.credentials.clear()` drops them by hand;
  * - admin routes: no bearer 401, any bearer other than the admin token 403, and 503 while
  *   BUR_ADMIN_TOKEN is unset (checked after the bearer's presence);
  * - organization routes: no bearer, an unknown token or a revoked key 401; the admin token or
@@ -21,6 +26,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { looksLikeKeyToken, type OrgType, type Scope } from "../../core/registry/index.js";
 import { findKeyByToken } from "../../store/keys.js";
+import { FollowedCache } from "../../verify/followed-cache.js";
 import { ApiError, settingNotSet } from "../errors.js";
 
 /** Who is calling. */
@@ -48,6 +54,8 @@ declare module "fastify" {
     readonly requireAdmin: AuthHook;
     /** Hook factory: an organization key holding `scope` passes (and the admin, with `{admin: true}`). */
     requireScope(scope: Scope, opts?: RequireScopeOptions): AuthHook;
+    /** Credentials of active API keys kept in memory (see src/api/plugins/auth.ts). */
+    readonly credentials: Pick<FollowedCache<KeyCredential>, "clear" | "size">;
   }
   interface FastifyRequest {
     /** Set by the registry's auth hooks; null before (and on routes without them). */
@@ -79,22 +87,36 @@ export function keyCredential(request: FastifyRequest): KeyCredential {
   return c;
 }
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest): Promise<Credential> {
-  const token = bearerToken(request.headers.authorization);
-  if (token === null) throw new ApiError("BEARER_REQUIRED");
-  const admin = app.settings.adminToken;
-  if (admin !== null && sameSecret(token, admin)) return { kind: "admin" };
-  if (!looksLikeKeyToken(token)) throw new ApiError("TOKEN_UNKNOWN");
+async function lookUpKey(app: FastifyInstance, token: string): Promise<KeyCredential> {
   const key = await findKeyByToken(app.requireDb(), token);
   if (!key || key.org_status !== "active") throw new ApiError("TOKEN_UNKNOWN");
   if (key.revoked) throw new ApiError("KEY_REVOKED");
   return { kind: "key", org_id: key.org_id, org_type: key.org_type, key_id: key.key_id, scopes: key.scopes };
 }
 
+async function authenticate(app: FastifyInstance, cache: FollowedCache<KeyCredential>, request: FastifyRequest): Promise<Credential> {
+  const token = bearerToken(request.headers.authorization);
+  if (token === null) throw new ApiError("BEARER_REQUIRED");
+  const admin = app.settings.adminToken;
+  if (admin !== null && sameSecret(token, admin)) return { kind: "admin" };
+  if (!looksLikeKeyToken(token)) throw new ApiError("TOKEN_UNKNOWN");
+  app.requireDb();
+  // Kept by the token's digest (never the token); a refusal is never kept.
+  return cache.load(digest(token).toString("base64"), () => lookUpKey(app, token));
+}
+
 export default fp(
   async (app) => {
     app.decorateRequest("credential", null);
-    app.decorate("authenticate", (request: FastifyRequest) => authenticate(app, request));
+    const cache = new FollowedCache<KeyCredential>({ ttlMs: app.settings.verify.cacheTtlMs });
+    if (app.changeFeed) {
+      cache.follow(app.changeFeed);
+      app.changeFeed.on("changed", (c) => {
+        if (c.kind === "keys") cache.clear();
+      });
+    }
+    app.decorate("credentials", cache);
+    app.decorate("authenticate", (request: FastifyRequest) => authenticate(app, cache, request));
 
     app.decorate("requireAdmin", async (request: FastifyRequest) => {
       const token = bearerToken(request.headers.authorization);
@@ -107,7 +129,7 @@ export default fp(
 
     app.decorate("requireScope", (scope: Scope, opts: RequireScopeOptions = {}): AuthHook => {
       return async (request) => {
-        const credential = await authenticate(app, request);
+        const credential = await authenticate(app, cache, request);
         if (credential.kind === "admin") {
           if (!opts.admin) throw new ApiError("ORG_KEY_REQUIRED");
         } else if (!credential.scopes.includes(scope)) {
@@ -117,5 +139,5 @@ export default fp(
       };
     });
   },
-  { name: "writ-auth", dependencies: ["writ-db"] },
+  { name: "writ-auth", dependencies: ["writ-db", "writ-changes"] },
 );

@@ -1,7 +1,9 @@
 /**
  * The verify path's per-process state, started and stopped with the app: the revocation index
- * (a LISTEN connection on `writ_revocations` plus the revoked ids loaded from the tables), the
- * cache of prepared records, the acknowledgement-domain key directory, and the verify metrics.
+ * (the LISTEN connection, app.changeFeed, plus the revoked ids loaded from the tables), the
+ * cache of prepared records, the agents' snapshots (following the change notices of the same
+ * connection), the batching writer of refusals, the acknowledgement-domain key directory, and
+ * the verify metrics.
  *
  * Promises:
  * - Decorates `app.verifyRuntime` (null when the app has no database). Building does no I/O.
@@ -17,11 +19,11 @@
  *   longer than WRIT_WATCH_STALE_MS; it is stopped in `preClose` too.
  */
 import fp from "fastify-plugin";
-import type { ClientConfig } from "pg";
 import { AckDomainDirectory } from "../../verify/ack-domains.js";
 import { RecordCache } from "../../verify/cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
-import { RevocationChannel } from "../../verify/revocation-channel.js";
+import { RefusalWriter } from "../../verify/refusal-writer.js";
+import { AgentSnapshots } from "../../verify/snapshots.js";
 import type { RevocationIndex } from "../../verify/revocation-index.js";
 import { WatchedRevocationIndex } from "../../verify/kube-watch-index.js";
 import { createKubeWatch, type KubeRevocationWatch } from "../../verify/kube-watch.js";
@@ -31,6 +33,8 @@ import { kubeWatchEnabled } from "../../verify/kube-watch-settings.js";
 export interface VerifyRuntime {
   readonly index: RevocationIndex;
   readonly cache: RecordCache;
+  readonly snapshots: AgentSnapshots;
+  readonly refusals: RefusalWriter;
   readonly ackDomains: AckDomainDirectory;
   readonly metrics: VerifyMetrics;
   /** The Kubernetes revocation watch, or null when it does not run. */
@@ -50,12 +54,12 @@ export const FIRST_LOAD_WAIT_MS = 3000;
 export default fp(
   async (app) => {
     const pool = app.pool;
+    const feed = app.changeFeed;
     let runtime: VerifyRuntime | null = null;
     let index: RevocationIndex | null = null;
     let watch: KubeRevocationWatch | null = null;
-    if (pool) {
-      const connection: string | ClientConfig = app.settings.databaseUrl ?? { ...(pool as unknown as { options: ClientConfig }).options };
-      const idx = new WatchedRevocationIndex({ db: pool, source: new RevocationChannel({ connection }) });
+    if (pool && feed) {
+      const idx = new WatchedRevocationIndex({ db: pool, source: feed });
       index = idx;
       idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
       if (kubeWatchEnabled(app.settings.kubeWatch)) {
@@ -65,6 +69,8 @@ export default fp(
       runtime = {
         index: idx,
         cache: new RecordCache(),
+        snapshots: new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs }).follow(feed),
+        refusals: new RefusalWriter(pool),
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
         metrics: verifyMetrics(app.metrics.registry, () => idx.stale()),
         kubeWatch: watch,
@@ -91,5 +97,5 @@ export default fp(
       await index?.stop();
     });
   },
-  { name: "writ-verify-runtime", dependencies: ["writ-db", "writ-metrics"] },
+  { name: "writ-verify-runtime", dependencies: ["writ-db", "writ-changes", "writ-metrics"] },
 );

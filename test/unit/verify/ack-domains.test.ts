@@ -17,7 +17,7 @@ import {
 import type { VerifySettings } from "../../../src/verify/settings.js";
 import { iso, merchantKey, otherKey, PRINCIPAL, principalKey, T0 } from "../../fixtures/records.js";
 
-const SETTINGS: VerifySettings = { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: 2000 };
+const SETTINGS: Pick<VerifySettings, "ackDomainScheme" | "ackDomainPort" | "ackDomainTimeoutMs"> = { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: 2000 };
 
 /** A fake fetch: answers per URL from `lists` (a thrown value for an Error), counting calls. */
 function fakeFetch(lists: Record<string, unknown>) {

@@ -153,6 +153,8 @@ export function registerKeyRoutes(app: FastifyInstance): void {
     async (request) => {
       const org = await orgOf(app, request.params.org_id);
       const key = await revokeKey(app.requireDb(), org.org_id, request.params.key_id, app.clock());
+      // Before answering: this process must refuse the key from now on (others: the change notice).
+      app.credentials.clear();
       if (!key) throw new ApiError("KEY_NOT_FOUND");
       request.log.info({ org_id: org.org_id, key_id: key.key_id }, "API key revoked");
       return key;

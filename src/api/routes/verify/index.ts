@@ -75,6 +75,8 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           pool,
           index: rt.index,
           cache: rt.cache,
+          snapshots: rt.snapshots,
+          refusals: rt.refusals,
           ackDomains: rt.ackDomains,
           metrics: rt.metrics,
           rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),

@@ -1,0 +1,86 @@
+/**
+ * Stores the decisions of verifies that are not ALLOWs in batches (group commit): at most one
+ * insert is in flight per process; decisions that arrive meanwhile wait and go together in the
+ * next one (`saveRefusalDecisions`: one statement, committed without waiting for the WAL
+ * flush, docs/verify.md "Durability"). Under load many refusals share one statement and one
+ * commit; alone, a refusal waits only for its own insert.
+ *
+ * Promises:
+ * - `save` resolves only once its decision is stored (or once the decision that another
+ *   request stored first for the same (agent, action) is read); it rejects with the batch's
+ *   error (the caller answers 503) and nothing of a failed batch is half-stored.
+ * - Two decisions of one (agent, action) never share a batch: the later waits for the next,
+ *   where it finds the first stored.
+ * - A batch holds at most `maxBatch` decisions.
+ */
+import type { Pool } from "pg";
+import { saveRefusalDecisions, type NewVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+
+/** Largest batch by default. */
+export const DEFAULT_MAX_BATCH = 500;
+
+/** What `save` resolves to. */
+export interface SavedRefusal {
+  /** False when another decision of the action was stored first (`decision` is that one). */
+  stored: boolean;
+  decision: StoredVerifyDecision;
+}
+
+interface Waiting {
+  d: NewVerifyDecision;
+  resolve: (r: SavedRefusal) => void;
+  reject: (e: unknown) => void;
+}
+
+/** The batching writer (see the module comment). */
+export class RefusalWriter {
+  private queue: Waiting[] = [];
+  private flushing = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly opts: { maxBatch?: number } = {},
+  ) {}
+
+  /** Stores `d` (see the module comment). */
+  save(d: NewVerifyDecision): Promise<SavedRefusal> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ d, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // Let the requests of this turn of the event loop join the first batch.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private take(): Waiting[] {
+    const max = this.opts.maxBatch ?? DEFAULT_MAX_BATCH;
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const keys = new Set<string>();
+    for (const w of this.queue) {
+      const k = `${w.d.agentId}\u0000${w.d.actionId}`;
+      if (batch.length >= max || keys.has(k)) rest.push(w);
+      else {
+        keys.add(k);
+        batch.push(w);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.take();
+      try {
+        const results = await saveRefusalDecisions(this.pool, batch.map((w) => w.d));
+        batch.forEach((w, i) => w.resolve(results[i] as SavedRefusal));
+      } catch (e) {
+        for (const w of batch) w.reject(e);
+      }
+    }
+    this.flushing = false;
+  }
+}
