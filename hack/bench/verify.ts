@@ -17,9 +17,14 @@
  * (d) the ALLOW path's ledger transaction alone (`recordAllowedSpend`, ./verify/spend-loop.ts)
  *     against the same Postgres, writ serve's pool size, the same concurrency.
  * Then the ALLOW path open-loop at HALF the requests/s measured in (b), for its p99.
+ * Each line also gives CPU microseconds per request (Linux /proc, ./proc-cpu.ts) of the server
+ * process (writ serve, or the echo), of the load generator (the driver; in (d) the loop itself)
+ * and of the whole Postgres cluster: on a small machine they share the cores, so these say
+ * where the time of a request goes.
  * Goals printed beside the figures: a/c >= 0.7, b/d >= 0.6, p99 <= 25 ms at half load.
  *
- * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder).
+ * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
+ * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -34,6 +39,7 @@ import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
 import { spendLoop } from "./verify/spend-loop.js";
@@ -44,6 +50,7 @@ const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
 const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 3000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
+const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
 /** DENYs per agent that stay below DENIED_ATTEMPT_BURST (5 within 60 s). */
@@ -127,9 +134,26 @@ async function untilAllowing(url: string, token: string, agent: SeededAgent): Pr
   throw new Error("verify does not answer ALLOW");
 }
 
-function line(name: string, r: DriverResult): string {
+/** A load run with the CPU seconds the server process and the Postgres cluster used meanwhile. */
+type Measured = DriverResult & { serverCpu?: number; pgCpu?: number };
+
+let pgPid: number | undefined;
+
+/** Runs `run` and adds the CPU used meanwhile by process `serverPid` and by Postgres. */
+async function measured(serverPid: number | undefined, run: () => Promise<DriverResult>): Promise<Measured> {
+  const s0 = cpuSeconds(serverPid);
+  const p0 = treeCpuSeconds(pgPid);
+  const r = await run();
+  const s1 = cpuSeconds(serverPid);
+  const p1 = treeCpuSeconds(pgPid);
+  return { ...r, ...(s0 !== undefined && s1 !== undefined ? { serverCpu: s1 - s0 } : {}), ...(p0 !== undefined && p1 !== undefined ? { pgCpu: p1 - p0 } : {}) };
+}
+
+function line(name: string, r: Measured): string {
   const other = Object.entries(r.verdicts).map(([k, v]) => `${k} ${fmt(v)}`).join(", ");
-  return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
+  const us = (s: number | undefined) => (s === undefined || r.requests === 0 ? "-" : fmt((s * 1e6) / r.requests));
+  const cpu = `CPU us/req: server ${us(r.serverCpu)}, load ${us(r.cpuSeconds)}, postgres ${us(r.pgCpu)}`;
+  return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   ${cpu}   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
 }
 
 function expectOnly(what: string, r: DriverResult, verdict: string): void {
@@ -163,6 +187,7 @@ async function main(): Promise<void> {
   try {
     pg = await startPostgres({ dataDir, port: await freePort(), password: newPassword(), serverSettings: PG_SETTINGS });
     const dbUrl = pg.url("postgres");
+    pgPid = postmasterPid(dataDir);
     await migrate(dbUrl);
     console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
@@ -186,25 +211,29 @@ async function main(): Promise<void> {
     await drive(url, token, allowPool, { amount: 1, seconds: 3 });
     await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
 
-    const deny = await drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS });
+    const deny = await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS }));
     expectOnly("DENY path", deny, "DENY");
+    if (ONLY_DENY) {
+      console.log(line("(a) verify, DENY path (above the ceiling)", deny));
+      return;
+    }
 
     const echoStarted = await startChild(["--import", "tsx", ECHO], { PATH: process.env.PATH }, "/healthz");
     echo = echoStarted.child;
     await drive(echoStarted.url, token, allowPool, { amount: 1, seconds: 2 });
-    const bare = await drive(echoStarted.url, token, allowPool, { amount: 1 });
+    const bare = await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1 }));
     expectOnly("echo", bare, "none");
     await stopChild(echo);
     echo = undefined;
 
-    const allow = await drive(url, token, allowPool, { amount: 1 });
+    const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1 }));
     expectOnly("ALLOW path", allow, "ALLOW");
 
-    const direct = await spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` });
+    const direct = await measured(undefined, () => spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` }));
     expectOnly("ledger transaction", direct, "ALLOW");
 
     const halfRate = Math.max(1, Math.round(allow.perSecond / 2));
-    const half = await drive(url, token, allowPool, { amount: 1, rate: halfRate });
+    const half = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, rate: halfRate }));
     expectOnly("ALLOW path at half load", half, "ALLOW");
     const ledgers = await checkLedgers(dbUrl, allowPool);
 

@@ -67,43 +67,45 @@ export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Pr
 /**
  * The insert of `saveRefusalDecisions`: ONE statement, its own (implicit) transaction, which
  * sets `synchronous_commit` off for that transaction only (`set_config(…, true)`; it is
- * evaluated before the commit and reset by it). Rows come as parallel arrays.
+ * evaluated before the commit and reset by it). The rows come as one JSON array (one
+ * parameter, parsed once by Postgres); only the keys of the rows stored come back.
  */
 const SAVE_ASYNC_SQL = `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
-SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision::jsonb
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(agent_id, action_id, agreement_id, request_hash, decision),
+SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision
+FROM jsonb_to_recordset($1::jsonb) AS t(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb),
      (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
-ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`;
+ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING agent_id, action_id`;
 
 const FIND_MANY_SQL = `SELECT ${COLUMNS} FROM verify_decisions d
 WHERE (d.agent_id, d.action_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+
+/** What `saveRefusalDecisions` says of one decision. */
+export type SavedRefusal = { stored: true } | { stored: false; decision: StoredVerifyDecision };
 
 /**
  * As `saveVerifyDecision` for several decisions that are NOT ALLOWs (throws for an ALLOW, or
  * for two with one (agent, action)): one statement in a transaction of its own on `pool`
  * (never inside a caller's transaction, whose other writes it would make asynchronous too)
- * committed with `synchronous_commit = off`, so it does not wait for the WAL flush, plus one
- * read of the decisions that were stored before. A crash of Postgres (or the machine) may
- * lose such a decision committed within the last moments (at most 3 × wal_writer_delay, or
- * until any later synchronous commit flushed the WAL); a retry of the action is then
- * evaluated again. The trade-off is documented in docs/verify.md ("Durability").
- * Results are in the order of `ds`.
+ * committed with `synchronous_commit = off`, so it does not wait for the WAL flush, plus, when
+ * some were stored before, one read of those. A crash of Postgres (or the machine) may lose
+ * such a decision committed within the last moments (at most 3 × wal_writer_delay, or until
+ * any later synchronous commit flushed the WAL); a retry of the action is then evaluated
+ * again. The trade-off is documented in docs/verify.md ("Durability"). Results are in the
+ * order of `ds`: `stored`, or the decision stored before.
  */
-export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDecision[]): Promise<{ stored: boolean; decision: StoredVerifyDecision }[]> {
+export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDecision[]): Promise<SavedRefusal[]> {
   if (ds.length === 0) return [];
   const keys = new Set<string>();
+  const rows: string[] = [];
   for (const d of ds) {
     if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
     const k = keyOf(d.agentId, d.actionId);
     if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
     keys.add(k);
+    rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision }));
   }
-  const { rows } = await pool.query<Row>({
-    name: "writ_verify_decisions_async",
-    text: SAVE_ASYNC_SQL,
-    values: [ds.map((d) => d.agentId), ds.map((d) => d.actionId), ds.map((d) => d.agreementId), ds.map((d) => d.requestHash), ds.map((d) => JSON.stringify(d.decision))],
-  });
-  const stored = new Map(rows.map((r) => [keyOf(r.agent_id, r.action_id), r]));
+  const res = await pool.query<{ agent_id: string; action_id: string }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`[${rows.join(",")}]`] });
+  const stored = new Set(res.rows.map((r) => keyOf(r.agent_id, r.action_id)));
   const missing = ds.filter((d) => !stored.has(keyOf(d.agentId, d.actionId)));
   // Others stored them first; a new statement (a new snapshot) sees their rows.
   const others = new Map<string, Row>();
@@ -111,10 +113,9 @@ export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDec
     const found = await pool.query<Row>(FIND_MANY_SQL, [missing.map((d) => d.agentId), missing.map((d) => d.actionId)]);
     for (const r of found.rows) others.set(keyOf(r.agent_id, r.action_id), r);
   }
-  return ds.map((d) => {
+  return ds.map((d): SavedRefusal => {
     const k = keyOf(d.agentId, d.actionId);
-    const mine = stored.get(k);
-    if (mine) return { stored: true, decision: toStored(mine) };
+    if (stored.has(k)) return { stored: true };
     const other = others.get(k);
     if (!other) throw new Error("verify decision was neither stored nor found");
     return { stored: false, decision: toStored(other) };

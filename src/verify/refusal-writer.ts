@@ -2,8 +2,9 @@
  * Stores the decisions of verifies that are not ALLOWs in batches (group commit): at most one
  * insert is in flight per process; decisions that arrive meanwhile wait and go together in the
  * next one (`saveRefusalDecisions`: one statement, committed without waiting for the WAL
- * flush, docs/verify.md "Durability"). Under load many refusals share one statement and one
- * commit; alone, a refusal waits only for its own insert.
+ * flush, docs/verify.md "Durability"). The first refusal of a batch waits `gatherMs` (1 ms)
+ * for others to join. Under load many refusals share one statement and one commit; alone, a
+ * refusal waits 1 ms and its own insert.
  *
  * Promises:
  * - `save` resolves only once its decision is stored (or once the decision that another
@@ -14,17 +15,12 @@
  * - A batch holds at most `maxBatch` decisions.
  */
 import type { Pool } from "pg";
-import { saveRefusalDecisions, type NewVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+import { saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../store/verify-decisions.js";
 
 /** Largest batch by default. */
 export const DEFAULT_MAX_BATCH = 500;
-
-/** What `save` resolves to. */
-export interface SavedRefusal {
-  /** False when another decision of the action was stored first (`decision` is that one). */
-  stored: boolean;
-  decision: StoredVerifyDecision;
-}
+/** How long the first refusal waits for others to join its batch, ms (default). */
+export const DEFAULT_GATHER_MS = 1;
 
 interface Waiting {
   d: NewVerifyDecision;
@@ -39,17 +35,19 @@ export class RefusalWriter {
 
   constructor(
     private readonly pool: Pool,
-    private readonly opts: { maxBatch?: number } = {},
+    private readonly opts: { maxBatch?: number; gatherMs?: number } = {},
   ) {}
 
-  /** Stores `d` (see the module comment). */
+  /** Stores `d` (see the module comment): `stored`, or the decision stored before. */
   save(d: NewVerifyDecision): Promise<SavedRefusal> {
     return new Promise((resolve, reject) => {
       this.queue.push({ d, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
-        // Let the requests of this turn of the event loop join the first batch.
-        setImmediate(() => void this.flush());
+        // Let the requests of the next moment join the first batch.
+        const gather = this.opts.gatherMs ?? DEFAULT_GATHER_MS;
+        if (gather > 0) setTimeout(() => void this.flush(), gather);
+        else setImmediate(() => void this.flush());
       }
     });
   }

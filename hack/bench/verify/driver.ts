@@ -44,6 +44,8 @@ export interface DriverResult {
   statuses: Record<string, number>;
   verdicts: Record<string, number>;
   errors: number;
+  /** CPU seconds the load generator itself used (user + system). */
+  cpuSeconds: number;
 }
 
 function body(c: DriverConfig, i: number, proposedAt: string): Buffer {
@@ -83,6 +85,7 @@ async function run(c: DriverConfig): Promise<DriverResult> {
   let issued = 0;
   const proposedAt = new Date().toISOString();
   const max = c.maxRequests ?? Number.POSITIVE_INFINITY;
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const deadline = start + c.seconds * 1000;
   const interval = c.rate ? 1000 / c.rate : 0;
@@ -112,11 +115,13 @@ async function run(c: DriverConfig): Promise<DriverResult> {
   await Promise.all(Array.from({ length: c.connections }, worker));
   const seconds = (performance.now() - start) / 1000;
   agent.destroy();
+  const cpu = process.cpuUsage(cpuStart);
   return {
     ...summarize(latencies, seconds),
     statuses,
     verdicts,
     errors,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
   };
 }
 

@@ -31,6 +31,7 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
   const verdicts: Record<string, number> = {};
   let errors = 0;
   let issued = 0;
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const deadline = start + o.seconds * 1000;
   try {
@@ -67,10 +68,12 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
     await pool.end();
   }
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
   return {
     ...summarize(latencies, seconds),
     statuses: {},
     verdicts,
     errors,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
   };
 }

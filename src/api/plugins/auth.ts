@@ -97,12 +97,23 @@ async function lookUpKey(app: FastifyInstance, token: string): Promise<KeyCreden
 async function authenticate(app: FastifyInstance, cache: FollowedCache<KeyCredential>, request: FastifyRequest): Promise<Credential> {
   const token = bearerToken(request.headers.authorization);
   if (token === null) throw new ApiError("BEARER_REQUIRED");
-  const admin = app.settings.adminToken;
-  if (admin !== null && sameSecret(token, admin)) return { kind: "admin" };
+  const given = digest(token);
+  if (isAdmin(app, given)) return { kind: "admin" };
   if (!looksLikeKeyToken(token)) throw new ApiError("TOKEN_UNKNOWN");
   app.requireDb();
   // Kept by the token's digest (never the token); a refusal is never kept.
-  return cache.load(digest(token).toString("base64"), () => lookUpKey(app, token));
+  return cache.load(given.toString("base64"), () => lookUpKey(app, token));
+}
+
+/** SHA-256 of the admin token, computed once per token value. */
+let adminDigest: { token: string; digest: Buffer } | null = null;
+
+/** True when `given` (a token's SHA-256) is the admin token's, in constant time. */
+function isAdmin(app: FastifyInstance, given: Buffer): boolean {
+  const admin = app.settings.adminToken;
+  if (admin === null) return false;
+  if (adminDigest?.token !== admin) adminDigest = { token: admin, digest: digest(admin) };
+  return timingSafeEqual(given, adminDigest.digest);
 }
 
 export default fp(
