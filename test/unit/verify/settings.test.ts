@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_TTL_MS, loadVerifySettings } from "../../../src/verify/settings.js";
+
+function load(env: Record<string, string>) {
+  const problems: string[] = [];
+  return { settings: loadVerifySettings(env, problems), problems };
+}
+
+describe("verify settings", () => {
+  it("defaults", () => {
+    expect(load({})).toEqual({
+      settings: { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS },
+      problems: [],
+    });
+  });
+
+  it("reads WRIT_CACHE_TTL_MS from 0 (caches off) to an hour", () => {
+    expect(load({ WRIT_CACHE_TTL_MS: "0" }).settings.cacheTtlMs).toBe(0);
+    expect(load({ WRIT_CACHE_TTL_MS: " 3600000 " }).settings.cacheTtlMs).toBe(3_600_000);
+    for (const bad of ["-1", "3600001", "1e3", "soon"]) {
+      const r = load({ WRIT_CACHE_TTL_MS: bad });
+      expect(r.settings.cacheTtlMs).toBe(DEFAULT_CACHE_TTL_MS);
+      expect(r.problems).toEqual([`WRIT_CACHE_TTL_MS must be an integer from 0 to 3600000; using ${DEFAULT_CACHE_TTL_MS}`]);
+    }
+  });
+
+  it("falls back on unusable acknowledgement-domain settings with a problem each", () => {
+    const r = load({ WRIT_ACK_DOMAIN_SCHEME: "ftp", WRIT_ACK_DOMAIN_PORT: "70000", WRIT_ACK_DOMAIN_TIMEOUT_MS: "0" });
+    expect(r.settings).toMatchObject({ ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS });
+    expect(r.problems).toHaveLength(3);
+  });
+});
