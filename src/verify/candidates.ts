@@ -8,6 +8,11 @@
  * candidate's ledger totals are exactly those of that first read, as of `now`. A record that
  * changed between the two reads is prepared at the newer version (its totals are still those
  * of the first read, which the spend transaction re-checks under its lock anyway).
+ *
+ * The candidate prepared for a row is kept with that row object (a WeakMap): the rows of an
+ * agent's snapshot (./snapshots.ts) are replaced, never changed, when their totals or records
+ * change, so a warm verify only stamps the kept candidate with its own time (`ledgerAsOfMs`:
+ * the database is the system of record, and the snapshot follows it).
  */
 import type { PreparedDelegationWithProblems } from "../core/delegation/index.js";
 import type { PreparedAgreement } from "../core/evaluate/index.js";
@@ -44,6 +49,13 @@ export interface LoadCandidatesOptions {
   limit?: number;
 }
 
+/** The candidate prepared for a row object (see the module comment). */
+const preparedFor = new WeakMap<ActiveAgreementRow, VerifyCandidate>();
+
+function stamped(c: VerifyCandidate, nowMs: number): VerifyCandidate {
+  return { ...c, agreement: { ...c.agreement, ledgerAsOfMs: nowMs } };
+}
+
 /** The live candidates of `agentId` (see the module comment), ordered by agreement id. */
 export async function loadCandidates(db: Queryable, cache: RecordCache, agentId: string, opts: LoadCandidatesOptions): Promise<VerifyCandidate[]> {
   const rows = await loadActiveForAgent(db, agentId, { records: false, ...(opts.limit !== undefined ? { limit: opts.limit } : {}) });
@@ -57,6 +69,8 @@ export async function loadCandidates(db: Queryable, cache: RecordCache, agentId:
  */
 export async function prepareCandidates(db: Queryable, cache: RecordCache, rows: readonly ActiveAgreementRow[], opts: { now: number }): Promise<VerifyCandidate[]> {
   if (rows.length === 0) return [];
+  const kept = rows.map((r) => preparedFor.get(r));
+  if (kept.every((c) => c !== undefined)) return kept.map((c) => stamped(c, opts.now));
   const missA = rows.filter((r) => !cache.hasAgreement(r.agreementId, r.revision)).map((r) => r.agreementId);
   const missD = [
     ...new Set(rows.flatMap((r) => (r.delegation && !cache.hasDelegation(r.delegation.delegationId, r.delegation.generation) ? [r.delegation.delegationId] : []))),
@@ -92,6 +106,7 @@ export async function prepareCandidates(db: Queryable, cache: RecordCache, rows:
         });
         if (d.spentMinor !== undefined) out.delegationSpentMinor = d.spentMinor;
       }
+      preparedFor.set(row, out);
       return out;
     }),
   );
