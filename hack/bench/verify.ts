@@ -3,15 +3,15 @@
  *
  * Set-up: its own embedded Postgres (temp folder, Postgres' default durability), `writ serve`
  * as a child process on a port picked here, and BENCH_AGENTS (1,000) agents for the ALLOW path
- * plus BENCH_DENY_AGENTS (3,000) for the DENY path, each with one agreement bound to its own
+ * plus BENCH_DENY_AGENTS (5,000) for the DENY path, each with one agreement bound to its own
  * delegation, ample budgets (./verify/seed.ts). Load always comes from a SEPARATE process
  * (./verify/driver.ts), BENCH_CONNECTIONS keep-alive connections, BENCH_SECONDS per scenario,
  * a fresh body (unique action_id) per request. Every cache is warmed first (one ALLOW per
- * agent) and each path runs once before it is measured.
+ * ALLOW agent, one DENY per DENY agent) and each path runs once before it is measured.
  *
- * (a) DENY path: an action above the ceiling. Five DENYs of one agent within 60 s make the
- *     service REVOKE its delegation (DENIED_ATTEMPT_BURST), so each DENY agent is sent at most
- *     four; the run ends early when they are used up.
+ * (a) DENY path: an action above the ceiling. A verify that finds five stored DENYs of its
+ *     agent within 60 s REVOKEs the delegation (DENIED_ATTEMPT_BURST), so each DENY agent is
+ *     sent four more after its warm-up DENY; the run ends when they are used up.
  * (b) ALLOW path over BENCH_AGENTS agreements: every answer commits a ledger entry.
  * (c) a bare Fastify echo of the same body (./verify/echo.ts), same logger settings.
  * (d) the ALLOW path's ledger transaction alone (`recordAllowedSpend`, ./verify/spend-loop.ts)
@@ -47,13 +47,13 @@ import { spendLoop } from "./verify/spend-loop.js";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
-const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 3000);
+const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 5000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
-/** DENYs per agent that stay below DENIED_ATTEMPT_BURST (5 within 60 s). */
+/** Measured DENYs per agent: with the warm-up's, five within 60 s, the most DENIED_ATTEMPT_BURST lets pass as DENYs (the sixth would REVOKE). */
 const DENIES_PER_AGENT = 4;
 const GOAL_DENY_RATIO = 0.7;
 const GOAL_ALLOW_RATIO = 0.6;
@@ -206,8 +206,10 @@ async function main(): Promise<void> {
     const token = seeded.operatorKey;
     await untilAllowing(url, token, allowPool[0] as SeededAgent);
 
-    // Warm-up: every agreement into the record cache (one ALLOW each), JIT for both paths.
-    await drive(url, token, seeded.agents, { amount: 1, maxRequests: seeded.agents.length, seconds: 120 });
+    // Warm-up: every agent's snapshot and agreement into memory, JIT for both paths: one ALLOW
+    // per ALLOW agent, one DENY per DENY agent (the first of its five allowed denials).
+    await drive(url, token, allowPool, { amount: 1, maxRequests: allowPool.length, seconds: 120 });
+    await drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: denyPool.length, seconds: 120 });
     await drive(url, token, allowPool, { amount: 1, seconds: 3 });
     await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
 
