@@ -5,6 +5,7 @@
  * store's repository functions, then call the API over real HTTP.
  */
 import { randomBytes } from "node:crypto";
+import { expect } from "vitest";
 import { buildSignedAgreement, type IntentAgreement, type Mandate, type ParentLimits } from "../../src/core/agreement/index.js";
 import type { Delegation, Scope } from "../../src/core/delegation/index.js";
 import type { Signer } from "../../src/core/jose/index.js";
@@ -113,4 +114,19 @@ export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{
 /** A purchase action (10 USD, now) with a fresh id. */
 export function action(over: Record<string, unknown> = {}): Record<string, unknown> {
   return { action_id: uid("act"), action_type: "purchase", amount: 10, currency: "USD", proposed_at: iso(Date.now()), ...over };
+}
+
+/**
+ * A new agent whose agreement (cumulative 20 USD) is spent to the limit by two ALLOWs of 10
+ * (the third is refused CUMULATIVE_BUDGET_EXCEEDED, which this checks); returns the first
+ * allowed action, whose `failed` outcome would free 10.
+ */
+export async function exhaustedBudget(w: VerifyWorld): Promise<{ agent_id: string; agreementId: string; first: Record<string, unknown> }> {
+  const { agent_id } = await w.registerAgent(w.operatorKey);
+  const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { cumulative_maximum: 20 })] });
+  const first = action();
+  expect((await w.verify({ agent_id, action: first })).body.verdict).toBe("ALLOW");
+  expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
+  expect((await w.verify({ agent_id, action: action() })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
+  return { agent_id, agreementId, first };
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld, exhaustedBudget } from "../helpers/verify-world.js";
 import type { Answer } from "../helpers/registry-client.js";
 
 let w: VerifyWorld;
@@ -85,12 +85,7 @@ describe("verify snapshots across two data-plane processes", () => {
   });
 
   it("a payment that failed on the other process frees its amount here too", async () => {
-    const { agent_id } = await w.registerAgent(w.operatorKey);
-    const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { cumulative_maximum: 20 })] });
-    const first = action();
-    expect((await w.verify({ agent_id, action: first })).body.verdict).toBe("ALLOW");
-    expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
-    expect((await w.verify({ agent_id, action: action() })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
+    const { agent_id, agreementId, first } = await exhaustedBudget(w);
 
     const failed = await callOther("POST", "/v1/verify/outcomes", w.operatorKey, { agreement_id: agreementId, action_id: first.action_id, outcome: "failed" });
     expect(failed.status).toBe(200);

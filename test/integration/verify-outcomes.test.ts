@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
-import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld, exhaustedBudget } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -41,12 +41,7 @@ describe("POST /v1/verify/outcomes", () => {
   });
 
   it("a failed outcome releases the amount from the budget", async () => {
-    const { agent_id } = await w.registerAgent(w.operatorKey);
-    const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { cumulative_maximum: 20 })] });
-    const first = action();
-    expect((await w.verify({ agent_id, action: first })).body.verdict).toBe("ALLOW");
-    expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
-    expect((await w.verify({ agent_id, action: action() })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
+    const { agent_id, agreementId, first } = await exhaustedBudget(w);
     expect((await outcome({ agreement_id: agreementId, action_id: first.action_id, outcome: "failed" })).status).toBe(200);
     expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
   });
