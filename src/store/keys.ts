@@ -4,8 +4,8 @@
  * Promise: a token exists in this process only while it is issued (returned once by
  * `issueKey`); the database holds only its SHA-256 hex and its 12-character display prefix.
  * `findKeyByToken` looks a presented token up by that hash, so no comparison of secrets takes
- * place in this process, and it reads the row fresh every time (nothing is cached), so a
- * revoked key is refused on the very next request.
+ * place in this process, and it reads the row fresh every time. (The API keeps an active key's
+ * credential in memory between change notices: src/api/plugins/auth.ts.)
  */
 import { randomBytes } from "node:crypto";
 import {

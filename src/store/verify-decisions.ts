@@ -99,22 +99,22 @@ export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDec
   const rows: string[] = [];
   for (const d of ds) {
     if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
-    const k = keyOf(d.agentId, d.actionId);
+    const k = decisionKey(d.agentId, d.actionId);
     if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
     keys.add(k);
     rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision }));
   }
   const res = await pool.query<{ agent_id: string; action_id: string }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`[${rows.join(",")}]`] });
-  const stored = new Set(res.rows.map((r) => keyOf(r.agent_id, r.action_id)));
-  const missing = ds.filter((d) => !stored.has(keyOf(d.agentId, d.actionId)));
+  const stored = new Set(res.rows.map((r) => decisionKey(r.agent_id, r.action_id)));
+  const missing = ds.filter((d) => !stored.has(decisionKey(d.agentId, d.actionId)));
   // Others stored them first; a new statement (a new snapshot) sees their rows.
   const others = new Map<string, Row>();
   if (missing.length > 0) {
     const found = await pool.query<Row>(FIND_MANY_SQL, [missing.map((d) => d.agentId), missing.map((d) => d.actionId)]);
-    for (const r of found.rows) others.set(keyOf(r.agent_id, r.action_id), r);
+    for (const r of found.rows) others.set(decisionKey(r.agent_id, r.action_id), r);
   }
   return ds.map((d): SavedRefusal => {
-    const k = keyOf(d.agentId, d.actionId);
+    const k = decisionKey(d.agentId, d.actionId);
     if (stored.has(k)) return { stored: true };
     const other = others.get(k);
     if (!other) throw new Error("verify decision was neither stored nor found");
@@ -122,7 +122,8 @@ export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDec
   });
 }
 
-function keyOf(agentId: string, actionId: string): string {
+/** One string per (agent, action), for sets and maps of decisions. */
+export function decisionKey(agentId: string, actionId: string): string {
   return `${agentId}\u0000${actionId}`;
 }
 

@@ -3,7 +3,7 @@
  * cache) and overlaid with the ledger totals read now.
  *
  * Promise: one statement reads every candidate's revision, generation and totals (one
- * snapshot; on the verify path it is the same statement as the agent's, `readVerifyStart`,
+ * snapshot; on the verify path it is the same statement as the agent's, `readAgentSnapshot`,
  * and `prepareCandidates` takes its rows); records are fetched only for cache misses (one statement per kind). Each
  * candidate's ledger totals are exactly those of that first read, as of `now`. A record that
  * changed between the two reads is prepared at the newer version (its totals are still those
@@ -64,7 +64,7 @@ export async function loadCandidates(db: Queryable, cache: RecordCache, agentId:
 
 /**
  * The candidates of `rows` already read without records (`loadActiveForAgent` with
- * `records: false`, or `readVerifyStart`), prepared from the cache; records are fetched only
+ * `records: false`, or `readAgentSnapshot`), prepared from the cache; records are fetched only
  * for cache misses. With no rows it reads nothing.
  */
 export async function prepareCandidates(db: Queryable, cache: RecordCache, rows: readonly ActiveAgreementRow[], opts: { now: number }): Promise<VerifyCandidate[]> {

@@ -15,7 +15,7 @@
  * - A batch holds at most `maxBatch` decisions.
  */
 import type { Pool } from "pg";
-import { saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../store/verify-decisions.js";
+import { decisionKey, saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../store/verify-decisions.js";
 
 /** Largest batch by default. */
 export const DEFAULT_MAX_BATCH = 500;
@@ -58,7 +58,7 @@ export class RefusalWriter {
     const rest: Waiting[] = [];
     const keys = new Set<string>();
     for (const w of this.queue) {
-      const k = `${w.d.agentId}\u0000${w.d.actionId}`;
+      const k = decisionKey(w.d.agentId, w.d.actionId);
       if (batch.length >= max || keys.has(k)) rest.push(w);
       else {
         keys.add(k);

@@ -75,11 +75,6 @@ function digest(s: string): Buffer {
   return createHash("sha256").update(s, "utf8").digest();
 }
 
-/** True when `given` equals `expected`, in time independent of both. */
-export function sameSecret(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
-}
-
 /** The key credential of a request that passed `requireScope`; throws INTERNAL otherwise. */
 export function keyCredential(request: FastifyRequest): KeyCredential {
   const c = request.credential;
@@ -134,7 +129,7 @@ export default fp(
       if (token === null) throw new ApiError("BEARER_REQUIRED");
       const admin = app.settings.adminToken;
       if (admin === null) throw settingNotSet("BUR_ADMIN_TOKEN");
-      if (!sameSecret(token, admin)) throw new ApiError("ADMIN_REQUIRED");
+      if (!isAdmin(app, digest(token))) throw new ApiError("ADMIN_REQUIRED");
       request.credential = { kind: "admin" };
     });
 
