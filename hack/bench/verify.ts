@@ -55,6 +55,8 @@ const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const SERVE_POOL_SIZE = 10;
 /** Measured DENYs per agent: with the warm-up's, five within 60 s, the most DENIED_ATTEMPT_BURST lets pass as DENYs (the sixth would REVOKE). */
 const DENIES_PER_AGENT = 4;
+/** Requests each measuring driver first sends to a server of its own (./verify/driver.ts): its code is compiled before its run is measured. */
+const DRIVER_WARMUP = Number(process.env.BENCH_DRIVER_WARMUP ?? 20_000);
 const GOAL_DENY_RATIO = 0.7;
 const GOAL_ALLOW_RATIO = 0.6;
 const GOAL_HALF_P99_MS = 25;
@@ -102,7 +104,7 @@ async function startChild(args: string[], env: NodeJS.ProcessEnv, ready: string)
 
 let runs = 0;
 /** One load run from a separate driver process. */
-async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number }): Promise<DriverResult> {
+async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number; warmup?: number }): Promise<DriverResult> {
   const config: DriverConfig = {
     url,
     path: "/v1/verify",
@@ -114,6 +116,7 @@ async function drive(url: string, token: string | undefined, agents: readonly Se
     agents: agents.map((a) => a.agentId),
     amount: o.amount,
     idPrefix: `run${++runs}-${randomBytes(3).toString("hex")}`,
+    ...(o.warmup !== undefined ? { warmup: o.warmup } : {}),
   };
   const file = join(tmpdir(), `writ-bench-verify-${process.pid}-${runs}.json`);
   await writeFile(file, JSON.stringify(config));
@@ -213,7 +216,7 @@ async function main(): Promise<void> {
     await drive(url, token, allowPool, { amount: 1, seconds: 3 });
     await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
 
-    const deny = await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS }));
+    const deny = await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS, warmup: DRIVER_WARMUP }));
     expectOnly("DENY path", deny, "DENY");
     if (ONLY_DENY) {
       console.log(line("(a) verify, DENY path (above the ceiling)", deny));
@@ -223,19 +226,19 @@ async function main(): Promise<void> {
     const echoStarted = await startChild(["--import", "tsx", ECHO], { PATH: process.env.PATH }, "/healthz");
     echo = echoStarted.child;
     await drive(echoStarted.url, token, allowPool, { amount: 1, seconds: 2 });
-    const bare = await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1 }));
+    const bare = await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
     expectOnly("echo", bare, "none");
     await stopChild(echo);
     echo = undefined;
 
-    const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1 }));
+    const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
     expectOnly("ALLOW path", allow, "ALLOW");
 
     const direct = await measured(undefined, () => spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` }));
     expectOnly("ledger transaction", direct, "ALLOW");
 
     const halfRate = Math.max(1, Math.round(allow.perSecond / 2));
-    const half = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, rate: halfRate }));
+    const half = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, rate: halfRate, warmup: DRIVER_WARMUP }));
     expectOnly("ALLOW path at half load", half, "ALLOW");
     const ledgers = await checkLedgers(dbUrl, allowPool);
 

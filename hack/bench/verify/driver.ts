@@ -10,9 +10,16 @@
  * until `seconds` pass or `maxRequests` were sent; or, with `rate`, open loop: request i is due
  * at start + i/rate and its latency counts from that moment, so a slow answer that delays
  * later requests is charged to them (no coordinated omission).
+ *
+ * With `warmup` N, the driver first sends N requests of the same kind to a server of its own
+ * (in this process, 127.0.0.1, answering a fixed verify-sized body) and only then starts the
+ * measured run and its CPU clock: every scenario is measured with a driver whose code is
+ * already compiled, whether the run lasts 2 s or 10 s, and the server under test sees none of
+ * the warm-up.
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { summarize } from "../stats.js";
 
 /** What the driver is told (a JSON file). */
@@ -30,6 +37,8 @@ export interface DriverConfig {
   amount: number;
   /** Makes action ids unique across runs. */
   idPrefix: string;
+  /** Requests sent to the driver's own server before the measured run (default 0). */
+  warmup?: number;
 }
 
 /** What the driver prints. */
@@ -125,6 +134,38 @@ async function run(c: DriverConfig): Promise<DriverResult> {
   };
 }
 
+/** A fixed answer about the size of a verify decision. */
+const WARM_ANSWER = JSON.stringify({
+  verdict: "DENY",
+  svc_decision: "BLOCK",
+  reasons: ["AMOUNT_ABOVE_INTENT_CEILING"],
+  messages: [{ code: "AMOUNT_ABOVE_INTENT_CEILING", message: "amount 1000.00 USD is above the intent ceiling 100.00 USD" }],
+  required_action: "none",
+  agent_id: "agent-warmup",
+  agreement_id: "agreement-warmup",
+  action_id: "warmup",
+});
+
+/** Sends `n` requests to a server of this process (see the module comment). */
+async function warmUp(c: DriverConfig, n: number): Promise<void> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(WARM_ANSWER));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const { port } = server.address() as AddressInfo;
+    // Closed loop, whatever the measured run's mode.
+    const { rate: _rate, ...closed } = c;
+    await run({ ...closed, url: `http://127.0.0.1:${port}`, maxRequests: n, seconds: 30, idPrefix: `${c.idPrefix}-warmup` });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
 const file = process.argv[2];
 if (!file) throw new Error("usage: driver.ts <config.json>");
-console.log(JSON.stringify(await run(JSON.parse(readFileSync(file, "utf8")) as DriverConfig)));
+const config = JSON.parse(readFileSync(file, "utf8")) as DriverConfig;
+if (config.warmup) await warmUp(config, config.warmup);
+console.log(JSON.stringify(await run(config)));
