@@ -31,7 +31,7 @@ import type { HashString } from "../core/canonical/index.js";
 import { prepareDelegation } from "../core/delegation/index.js";
 import {
   DEFAULT_POLICY, REASONS, decisionFor, evaluate,
-  type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
+  type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
 } from "../core/evaluate/index.js";
 import type { Signer } from "../core/jose/index.js";
 import type { LogAppendOptions } from "../store/log.js";
@@ -45,7 +45,7 @@ import type { VerifyMetrics } from "./metrics.js";
 import { recordOutcome } from "./outcome.js";
 import { ratesFor, type RateLookup } from "./rates.js";
 import type { RefusalWriter } from "./refusal-writer.js";
-import { requestHash, toAction, type VerifyRequest, type VerifyResponse } from "./request.js";
+import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
 import type { RevocationIndex } from "./revocation-index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
@@ -172,9 +172,8 @@ class Run {
   }
 
   /** Records an ALLOW's spend: the ALLOW with its ledger entry, or the DENY the spend refused with. */
-  async spend(c: VerifyCandidate, req: VerifyRequest, d: Decision, body: VerifyResponse, rate: EvalContext["rate"]): Promise<VerifyResponse> {
+  async spend(c: VerifyCandidate, action: Action, d: Decision, body: VerifyResponse, rate: EvalContext["rate"]): Promise<VerifyResponse> {
     const { pool } = this.deps;
-    const action = toAction(req);
     const at = this.deps.now.toISOString();
     const decision = { agentId: this.agentId, requestHash: this.hash, body: { ...body } };
     const spend = allowedSpendFor(c, action, d, { at, ...(rate ? { rate } : {}), decision });
@@ -215,9 +214,9 @@ class Run {
 
 /** Answers one verify of organization `orgId` (see the module comment). Throws VerifyError. */
 export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyRequest): Promise<VerifyResponse> {
-  const action = toAction(req);
+  const { action, hash } = readRequest(req);
   const base: Base = { agent_id: req.agent_id, action_id: action.action_id, agreement_id: null };
-  const run = new Run(deps, req.agent_id, action.action_id, requestHash(req));
+  const run = new Run(deps, req.agent_id, action.action_id, hash);
   if (deps.index.stale()) {
     return run.counted(refusal("REVOCATION_STATE_STALE", `${deps.index.staleReason?.() ?? "revocation updates have not been received within their bound"}; retry later`, base));
   }
@@ -270,6 +269,6 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const d = evaluate(delegation, agreement, action, ctx);
   const body = answer(d, { ...base, agreement_id: c.agreementId });
   if (d.svc_decision === "REVOKE") return run.revoke(c, d, body);
-  if (d.verdict === "ALLOW") return run.spend(c, req, d, body, rate);
+  if (d.verdict === "ALLOW") return run.spend(c, action, d, body, rate);
   return run.settle(body);
 }

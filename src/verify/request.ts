@@ -3,11 +3,12 @@
  * validates the body (and documents it in /openapi.json), the action the engine evaluates,
  * and the request hash that makes a reused `action_id` detectable.
  *
- * Promise: `requestHash` is the `sha256:` hash of the RFC 8785 canonical JSON of exactly the
- * members this module knows (unknown members are ignored), after schema validation, so the
- * same request always has the same hash and any change of a known member changes it.
+ * Promise: the request hash (`readRequest`) is the `sha256:` hash of the RFC 8785 canonical
+ * JSON of exactly the members this module knows (unknown members are ignored), after schema
+ * validation, so the same request always has the same hash and any change of a known member
+ * changes it.
  */
-import { hashOf, type HashString } from "../core/canonical/index.js";
+import { sha256Hash, type HashString } from "../core/canonical/index.js";
 import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../core/evaluate/index.js";
 import { REASON_CODES } from "../core/evaluate/index.js";
 import { AGENT_ID_PATTERN } from "../core/registry/index.js";
@@ -109,25 +110,35 @@ export const VERIFY_RESPONSE_SCHEMA = {
   },
 } as const;
 
-/** The known members of `req` only (what is hashed). */
+/**
+ * The known members of `req` only (what is hashed), each object's members inserted in RFC 8785
+ * order (by UTF-16 code units; every name here is plain ASCII). Every value is a string, a
+ * finite number (the schema's bounds), a boolean or such an object, so `JSON.stringify` of the
+ * result IS its canonical JSON: the same text `canonicalJson` gives (checked by
+ * test/unit/verify/request-hash.test.ts), without sorting keys on every verify.
+ */
 function known(req: VerifyRequest): VerifyRequest {
   const a = req.action;
-  const action: VerifyAction = { action_id: a.action_id, action_type: a.action_type, amount: a.amount, currency: a.currency, proposed_at: a.proposed_at };
-  for (const k of ["merchant", "item", "category", "intent_id"] as const) if (a[k] !== undefined) action[k] = a[k];
-  const out: VerifyRequest = { agent_id: req.agent_id, action };
+  const action = { action_id: a.action_id, action_type: a.action_type, amount: a.amount } as VerifyAction;
+  if (a.category !== undefined) action.category = a.category;
+  action.currency = a.currency;
+  if (a.intent_id !== undefined) action.intent_id = a.intent_id;
+  if (a.item !== undefined) action.item = a.item;
+  if (a.merchant !== undefined) action.merchant = a.merchant;
+  action.proposed_at = a.proposed_at;
+  const out = { action, agent_id: req.agent_id } as VerifyRequest;
   if (req.agreement_id !== undefined) out.agreement_id = req.agreement_id;
-  if (req.risk_score !== undefined) out.risk_score = req.risk_score;
-  if (req.principal_present !== undefined) out.principal_present = req.principal_present;
   if (req.ledger_sequence !== undefined) out.ledger_sequence = req.ledger_sequence;
+  if (req.principal_present !== undefined) out.principal_present = req.principal_present;
+  if (req.risk_score !== undefined) out.risk_score = req.risk_score;
   return out;
 }
 
-/** The request hash (see the module comment). */
-export function requestHash(req: VerifyRequest): HashString {
-  return hashOf(known(req));
-}
-
-/** The action the engine evaluates: the request's action, acted by the request's agent. */
-export function toAction(req: VerifyRequest): Action {
-  return { ...known(req).action, agent_id: req.agent_id };
+/**
+ * What a verify needs of its request, computed once: the action the engine evaluates (the
+ * request's action, acted by the request's agent) and the request hash (see the module comment).
+ */
+export function readRequest(req: VerifyRequest): { action: Action; hash: HashString } {
+  const k = known(req);
+  return { action: { ...k.action, agent_id: req.agent_id }, hash: sha256Hash(JSON.stringify(k)) };
 }

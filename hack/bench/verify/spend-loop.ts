@@ -8,7 +8,7 @@
  */
 import { toMinor } from "../../../src/core/money/index.js";
 import { createPool } from "../../../src/store/pool.js";
-import { requestHash, type VerifyRequest } from "../../../src/verify/request.js";
+import { readRequest, type VerifyRequest } from "../../../src/verify/request.js";
 import { recordAllowedSpend } from "../../../src/verify/spend.js";
 import { summarize } from "../stats.js";
 import type { DriverResult } from "./driver.js";
@@ -53,7 +53,7 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
               currency: "USD",
               at: new Date().toISOString(),
               limits: { sliceMinor },
-              decision: { agentId: a.agentId, requestHash: requestHash(req), body },
+              decision: { agentId: a.agentId, requestHash: readRequest(req).hash, body },
             });
             latencies.push(performance.now() - t);
             const v = r.recorded ? "ALLOW" : r.reason;

@@ -5,7 +5,7 @@
  * `"sha256:" + hex(SHA-256(UTF-8(JCS(x))))`; `hashWithout(x, field)` hashes `x` with one
  * top-level member removed (the rule for `event_hash`, `entry_hash` and `mandate_hash`).
  */
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { createRequire } from "node:module";
 
 // canonicalize 2.x is CommonJS (`module.exports = fn`); its typings claim an ES default export.
@@ -37,7 +37,7 @@ export function canonicalBytes(value: unknown): Buffer {
 
 /** `sha256:` + hex of SHA-256 over raw bytes. */
 export function sha256Hash(bytes: Uint8Array | string): HashString {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+  return `sha256:${hash("sha256", bytes, "hex")}`;
 }
 
 /** Raw SHA-256 digest. */

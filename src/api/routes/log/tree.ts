@@ -18,13 +18,22 @@ import { consistencyProofSchema, errorSchema, treeHeadSchema, treeSizeParam } fr
 
 /** True when `origin` can be a checkpoint origin (a note key name). */
 export function isCheckpointOrigin(origin: string): boolean {
-  try {
-    checkpointBody(origin, 0, EMPTY_ROOT);
-    return true;
-  } catch {
-    return false;
+  let ok = originChecks.get(origin);
+  if (ok === undefined) {
+    try {
+      checkpointBody(origin, 0, EMPTY_ROOT);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    // Origins come from settings: a handful per process; the bound only guards against misuse.
+    if (originChecks.size >= 64) originChecks.clear();
+    originChecks.set(origin, ok);
   }
+  return ok;
 }
+
+const originChecks = new Map<string, boolean>();
 
 /** Registers the head, checkpoint and consistency routes on `app`. */
 export function registerTreeRoutes(app: FastifyInstance): void {
