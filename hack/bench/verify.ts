@@ -47,7 +47,7 @@ import { spendLoop } from "./verify/spend-loop.js";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
-const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 5000);
+const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 20_000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
     await migrate(dbUrl);
     console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex") };
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
     const serveArgs = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), join(REPO, "bin/writ.mjs"), "serve"];
     const started = await startChild(serveArgs, env, "/readyz");
     serve = started.child;

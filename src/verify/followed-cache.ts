@@ -46,6 +46,10 @@ export class FollowedCache<V> {
   private readonly max: number;
   private readonly clock: () => number;
   private feed: ChangeFeed | null = null;
+  /** Loads answered from memory. */
+  hits = 0;
+  /** Loads that read (the key was not kept, had expired, or nothing may be kept now). */
+  misses = 0;
 
   constructor(private readonly opts: FollowedCacheOptions) {
     this.max = opts.maxEntries ?? 10_000;
@@ -87,7 +91,11 @@ export class FollowedCache<V> {
   /** The fresh value of `key`, or `read()`'s, which is kept unless an invalidation raced it. */
   async load(key: string, read: () => Promise<V>): Promise<V> {
     const hit = this.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      this.hits++;
+      return hit;
+    }
+    this.misses++;
     if (!this.usable) return read();
     const token: Pending = { stale: false };
     const readAt = this.clock();

@@ -8,6 +8,11 @@
  * - `writ_ledger_append_seconds`: time of every spend transaction (`recordAllowedSpend`).
  * - `writ_revocation_index_stale`: 1 while the process's revocation index is stale (verify
  *   then steps up with REVOCATION_STATE_STALE), else 0; read at scrape time.
+ * - `writ_verify_cached_agents`: agents' snapshots kept in memory (at most
+ *   WRIT_CACHE_MAX_AGENTS); `writ_verify_snapshot_reads_total{result="hit"|"miss"}`: verifies
+ *   that found their agent's snapshot in memory or read it from Postgres. Many misses with the
+ *   gauge at its bound mean the bound is below the number of agents verifying. Read at
+ *   scrape time from the snapshots' own counters (nothing is counted per request here).
  *
  * Promise: creating them twice on one registry reuses the registered metrics.
  */
@@ -30,8 +35,14 @@ function reuse<T>(registry: Registry, name: string, make: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
-/** The verify metrics on `registry`; `isStale` is read when the gauge is scraped. */
-export function verifyMetrics(registry: Registry, isStale: () => boolean): VerifyMetrics {
+/** What the snapshot metrics read at scrape time. */
+export interface SnapshotCounts {
+  size: number;
+  reads: { hits: number; misses: number };
+}
+
+/** The verify metrics on `registry`; `isStale` and `snapshots` are read when scraped. */
+export function verifyMetrics(registry: Registry, isStale: () => boolean, snapshots?: SnapshotCounts): VerifyMetrics {
   const verdicts = reuse(registry, "writ_verdicts_total", () => new Counter({
     name: "writ_verdicts_total",
     help: "Verify decisions by verdict and reason code (NONE for an ALLOW without reasons).",
@@ -58,6 +69,30 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean): Verif
       this.set(isStale() ? 1 : 0);
     },
   }));
+  if (snapshots) {
+    reuse(registry, "writ_verify_cached_agents", () => new Gauge({
+      name: "writ_verify_cached_agents",
+      help: "Agents' verify snapshots kept in memory (at most WRIT_CACHE_MAX_AGENTS).",
+      registers: [registry],
+      collect() {
+        this.set(snapshots.size);
+      },
+    }));
+    const counted = { hit: 0, miss: 0 };
+    reuse(registry, "writ_verify_snapshot_reads_total", () => new Counter({
+      name: "writ_verify_snapshot_reads_total",
+      help: "Agent snapshot reads of verify: hit (from memory) or miss (from Postgres).",
+      labelNames: ["result"] as const,
+      registers: [registry],
+      collect() {
+        const { hits, misses } = snapshots.reads;
+        this.inc({ result: "hit" }, hits - counted.hit);
+        this.inc({ result: "miss" }, misses - counted.miss);
+        counted.hit = hits;
+        counted.miss = misses;
+      },
+    }));
+  }
   return {
     verdicts,
     duration,

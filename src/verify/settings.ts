@@ -8,6 +8,9 @@
  * - `WRIT_CACHE_TTL_MS`: how long the data plane serves what it keeps in memory between change
  *   notices (agents' verify snapshots, API key credentials; ./followed-cache.ts), 0..3600000,
  *   default 60000; 0 reads Postgres on every request.
+ * - `WRIT_CACHE_MAX_AGENTS`: how many agents' verify snapshots are kept (least recently used
+ *   dropped first), 1..10000000, default 10000; the prepared-record cache holds two records per
+ *   agent (an agreement and its delegation). About 8 KB of memory per agent kept.
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
@@ -20,10 +23,15 @@ export interface VerifySettings {
   readonly ackDomainTimeoutMs: number;
   /** WRIT_CACHE_TTL_MS. */
   readonly cacheTtlMs: number;
+  /** WRIT_CACHE_MAX_AGENTS. */
+  readonly cacheMaxAgents: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
 export const DEFAULT_CACHE_TTL_MS = 60_000;
+
+/** Default of WRIT_CACHE_MAX_AGENTS. */
+export const DEFAULT_CACHE_MAX_AGENTS = 10_000;
 
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
@@ -64,12 +72,20 @@ function cacheTtl(raw: string | null, problems: string[]): number {
   return DEFAULT_CACHE_TTL_MS;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_* settings and WRIT_CACHE_TTL_MS from `env`; problems go to `problems`. */
+function cacheMaxAgents(raw: string | null, problems: string[]): number {
+  if (raw === null) return DEFAULT_CACHE_MAX_AGENTS;
+  if (/^\d{1,8}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10_000_000) return Number(raw);
+  problems.push(`WRIT_CACHE_MAX_AGENTS must be an integer from 1 to 10000000; using ${DEFAULT_CACHE_MAX_AGENTS}`);
+  return DEFAULT_CACHE_MAX_AGENTS;
+}
+
+/** Reads the WRIT_ACK_DOMAIN_* and WRIT_CACHE_* settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(trimmed(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
     ackDomainPort: port(trimmed(env, "WRIT_ACK_DOMAIN_PORT"), problems),
     ackDomainTimeoutMs: timeout(trimmed(env, "WRIT_ACK_DOMAIN_TIMEOUT_MS"), problems),
     cacheTtlMs: cacheTtl(trimmed(env, "WRIT_CACHE_TTL_MS"), problems),
+    cacheMaxAgents: cacheMaxAgents(trimmed(env, "WRIT_CACHE_MAX_AGENTS"), problems),
   });
 }

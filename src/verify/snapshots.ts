@@ -98,6 +98,11 @@ export class AgentSnapshots {
     return this.cache.size;
   }
 
+  /** Reads answered from memory (`hits`) and from Postgres (`misses`) since start. */
+  get reads(): { hits: number; misses: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses };
+  }
+
   /**
    * The snapshot of `agentId`: the kept one, or one read now (`fresh` forces the read).
    * `nowMs` (the verify's clock) places the denials read.

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -44,6 +47,32 @@ describe("health", () => {
     expect((await json(`${bare.url}/readyz`)).body).toEqual({ status: "ok", database: "not configured" });
   });
 
+  it("/readyz is 503 {error} until the revocation index can vouch for its state (a Kubernetes watch that never syncs)", async () => {
+    // A kubeconfig whose API server does not exist: the watch never lists, the index stays stale.
+    const dir = await mkdtemp(join(tmpdir(), "writ-readyz-"));
+    const kubeconfig = join(dir, "config");
+    await writeFile(kubeconfig, JSON.stringify({
+      apiVersion: "v1", kind: "Config", "current-context": "c",
+      clusters: [{ name: "k", cluster: { server: "https://127.0.0.1:1", "insecure-skip-tls-verify": true } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
+    }));
+    const unwatched = await startTestServer({ DATABASE_URL: db.url, KUBECONFIG: kubeconfig }, { pool: db.pool });
+    try {
+      expect(unwatched.app.verifyRuntime?.kubeWatch).not.toBeNull();
+      const r = await json(`${unwatched.url}/readyz`);
+      expect(r.status).toBe(503);
+      expect(r.body).toEqual({ error: "revocation index not loaded yet" });
+      expect((await json(`${unwatched.url}/healthz`)).status).toBe(200);
+      // The same database without the watch: the index loads, the process is ready.
+      expect((await json(`${server.url}/readyz`)).status).toBe(200);
+      expect(server.app.verifyRuntime?.everFresh()).toBe(true);
+    } finally {
+      await unwatched.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("/readyz is 503 {error} when the configured database is unreachable", async () => {
     const down = await startTestServer({ DATABASE_URL: "postgres://nobody:pw@127.0.0.1:1/none" });
     try {
@@ -58,13 +87,23 @@ describe("health", () => {
     }
   });
 
-  it("/readyz is 503 until the schema is marked ready", async () => {
+  it("/readyz is 503 until the schema is marked ready and the revocation index has loaded", async () => {
     const s = await startTestServer({ DATABASE_URL: db.url }, { pool: db.pool, schemaReady: false });
     try {
       expect((await json(`${s.url}/readyz`)).status).toBe(503);
       expect((await json(`${s.url}/v1/revocations`)).body).toEqual({ error: "database unavailable" });
       s.app.markSchemaReady();
-      expect((await json(`${s.url}/readyz`)).status).toBe(200);
+      // The index loads in the background (it retries while the schema is not there).
+      const seen = new Set<string>();
+      let r = await json(`${s.url}/readyz`);
+      for (let i = 0; r.status !== 200 && i < 300; i++) {
+        seen.add(String(r.body.error));
+        await new Promise((done) => setTimeout(done, 50));
+        r = await json(`${s.url}/readyz`);
+      }
+      expect(r.status).toBe(200);
+      for (const e of seen) expect(["database unavailable", "revocation index not loaded yet"]).toContain(e);
+      expect(s.app.verifyRuntime?.everFresh()).toBe(true);
     } finally {
       await s.close();
     }

@@ -132,3 +132,50 @@ describe("API key credentials across two data-plane processes", () => {
     expect(status).toBe(401);
   });
 });
+
+describe("the snapshot bound (WRIT_CACHE_MAX_AGENTS) and its metrics", () => {
+  /** The value of one sample of `/metrics` (0 when absent). */
+  async function sample(base: string, name: string): Promise<number> {
+    const text = await fetch(`${base}/metrics`).then((r) => r.text());
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.slice(name.length + 1)) : 0;
+  }
+
+  it("keeps at most the bound; agents taken in turn beyond it are read every time, and the metrics say so", async () => {
+    const bounded = await startTestServer({ BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", WRIT_CACHE_MAX_AGENTS: "1" }, { pool: w.db.pool });
+    try {
+      await listening(bounded);
+      const agents: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { agent_id } = await w.registerAgent(w.operatorKey);
+        await storeAgreement(w, { mandates: [mandate(agent_id, "i1")] });
+        agents.push(agent_id);
+      }
+      const turns = async (base: string) => {
+        for (let round = 0; round < 3; round++) {
+          for (const agent_id of agents) {
+            const r = await fetch(`${base}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" }, body: JSON.stringify({ agent_id, action: action() }) });
+            expect(((await r.json()) as { verdict?: string }).verdict).toBe("ALLOW");
+          }
+        }
+      };
+      const hit = 'writ_verify_snapshot_reads_total{result="hit"}';
+      const miss = 'writ_verify_snapshot_reads_total{result="miss"}';
+
+      const [h0, m0] = [await sample(bounded.url, hit), await sample(bounded.url, miss)];
+      await turns(bounded.url);
+      expect(await sample(bounded.url, "writ_verify_cached_agents")).toBe(1);
+      expect(await sample(bounded.url, miss)).toBe(m0 + 6); // each turn pushed the other agent out
+      expect(await sample(bounded.url, hit)).toBe(h0);
+
+      // The default bound keeps both: after the first read of each, every verify is a hit.
+      const [h1, m1] = [await sample(other.url, hit), await sample(other.url, miss)];
+      await turns(other.url);
+      expect(await sample(other.url, miss)).toBe(m1 + 2);
+      expect(await sample(other.url, hit)).toBe(h1 + 4);
+      expect(await sample(other.url, "writ_verify_cached_agents")).toBeGreaterThanOrEqual(2);
+    } finally {
+      await bounded.close();
+    }
+  });
+});

@@ -1,8 +1,10 @@
 /**
  * Liveness and readiness: `GET /healthz` is always 200 `{status: "ok"}` while the process
  * serves; `GET /readyz` is 200 `{status: "ok", database}` when the database answers (or is not
- * configured: `database: "not configured"`), and 503 `{error: "database unavailable"}` when it
- * is configured but unreachable or not yet migrated.
+ * configured: `database: "not configured"`), 503 `{error: "database unavailable"}` when it is
+ * configured but unreachable or not yet migrated, and 503 `{error: "revocation index not loaded
+ * yet"}` until the verify path's revocation index has first loaded (and the Kubernetes watch,
+ * when it runs, first synced): before that every verify would step up.
  */
 import fp from "fastify-plugin";
 import { API_ERRORS, ERROR_BODY_SCHEMA } from "../errors.js";
@@ -36,10 +38,11 @@ export default fp(
       async (_request, reply) => {
         const pool = app.pool;
         if (pool === null) return { status: "ok", database: "not configured" };
-        if (app.schemaReady() && (await pingWithin(pool.query("SELECT 1"), READY_TIMEOUT_MS))) {
-          return { status: "ok", database: "ok" };
+        if (!app.schemaReady() || !(await pingWithin(pool.query("SELECT 1"), READY_TIMEOUT_MS))) {
+          return reply.code(503).send({ error: API_ERRORS.DATABASE_UNAVAILABLE.message });
         }
-        return reply.code(503).send({ error: API_ERRORS.DATABASE_UNAVAILABLE.message });
+        if (app.verifyRuntime && !app.verifyRuntime.everFresh()) return reply.code(503).send({ error: API_ERRORS.REVOCATIONS_NOT_LOADED.message });
+        return { status: "ok", database: "ok" };
       },
     );
   },

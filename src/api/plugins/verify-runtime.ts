@@ -17,6 +17,8 @@
  *   revocation watch (src/verify/kube-watch.ts) starts with the index, marks revocations seen
  *   on Delegations and IntentAgreements in it, and makes it stale while the watch is down
  *   longer than WRIT_WATCH_STALE_MS; it is stopped in `preClose` too.
+ * - `everFresh()` turns true the first time the index is not stale, and stays true; `/readyz`
+ *   answers 503 until then (./health.ts), so a new replica gets traffic once it can decide.
  */
 import fp from "fastify-plugin";
 import { AckDomainDirectory } from "../../verify/ack-domains.js";
@@ -39,6 +41,12 @@ export interface VerifyRuntime {
   readonly metrics: VerifyMetrics;
   /** The Kubernetes revocation watch, or null when it does not run. */
   readonly kubeWatch: KubeRevocationWatch | null;
+  /**
+   * True once the index has been fresh (loaded, and the Kubernetes watch, when it runs, synced)
+   * at least once: `/readyz` waits for it. A later staleness does not undo it; verify then
+   * fails closed (REVOCATION_STATE_STALE) and `writ_revocation_index_stale` says so.
+   */
+  everFresh(): boolean;
 }
 
 declare module "fastify" {
@@ -66,14 +74,18 @@ export default fp(
         watch = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
         idx.attachWatch(watch);
       }
+      let fresh = false;
+      const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents }).follow(feed);
       runtime = {
         index: idx,
-        cache: new RecordCache(),
-        snapshots: new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs }).follow(feed),
+        // Two prepared records (an agreement, its delegation) per agent kept.
+        cache: new RecordCache({ maxEntries: 2 * app.settings.verify.cacheMaxAgents }),
+        snapshots,
         refusals: new RefusalWriter(pool),
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
-        metrics: verifyMetrics(app.metrics.registry, () => idx.stale()),
+        metrics: verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots),
         kubeWatch: watch,
+        everFresh: () => (fresh ||= !idx.stale()),
       };
     } else {
       verifyMetrics(app.metrics.registry, () => false);

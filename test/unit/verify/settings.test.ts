@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_TTL_MS, loadVerifySettings } from "../../../src/verify/settings.js";
+import { DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_MAX_AGENTS, DEFAULT_CACHE_TTL_MS, loadVerifySettings } from "../../../src/verify/settings.js";
 
 function load(env: Record<string, string>) {
   const problems: string[] = [];
@@ -9,7 +9,7 @@ function load(env: Record<string, string>) {
 describe("verify settings", () => {
   it("defaults", () => {
     expect(load({})).toEqual({
-      settings: { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS },
+      settings: { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS },
       problems: [],
     });
   });
@@ -21,6 +21,17 @@ describe("verify settings", () => {
       const r = load({ WRIT_CACHE_TTL_MS: bad });
       expect(r.settings.cacheTtlMs).toBe(DEFAULT_CACHE_TTL_MS);
       expect(r.problems).toEqual([`WRIT_CACHE_TTL_MS must be an integer from 0 to 3600000; using ${DEFAULT_CACHE_TTL_MS}`]);
+    }
+  });
+
+  it("reads WRIT_CACHE_MAX_AGENTS from 1 to 10,000,000", () => {
+    expect(load({ WRIT_CACHE_MAX_AGENTS: "1" }).settings.cacheMaxAgents).toBe(1);
+    expect(load({ WRIT_CACHE_MAX_AGENTS: "50000" }).settings.cacheMaxAgents).toBe(50_000);
+    expect(load({ WRIT_CACHE_MAX_AGENTS: "10000000" }).settings.cacheMaxAgents).toBe(10_000_000);
+    for (const bad of ["0", "10000001", "1e4", "-5", "many"]) {
+      const r = load({ WRIT_CACHE_MAX_AGENTS: bad });
+      expect(r.settings.cacheMaxAgents).toBe(DEFAULT_CACHE_MAX_AGENTS);
+      expect(r.problems).toEqual([`WRIT_CACHE_MAX_AGENTS must be an integer from 1 to 10000000; using ${DEFAULT_CACHE_MAX_AGENTS}`]);
     }
   });
 
