@@ -144,11 +144,11 @@ let pgPid: number | undefined;
 
 /** Runs `run` and adds the CPU used meanwhile by process `serverPid` and by Postgres. */
 async function measured(serverPid: number | undefined, run: () => Promise<DriverResult>): Promise<Measured> {
+  const p0 = await treeCpuSeconds(pgPid);
   const s0 = cpuSeconds(serverPid);
-  const p0 = treeCpuSeconds(pgPid);
   const r = await run();
   const s1 = cpuSeconds(serverPid);
-  const p1 = treeCpuSeconds(pgPid);
+  const p1 = await treeCpuSeconds(pgPid);
   return { ...r, ...(s0 !== undefined && s1 !== undefined ? { serverCpu: s1 - s0 } : {}), ...(p0 !== undefined && p1 !== undefined ? { pgCpu: p1 - p0 } : {}) };
 }
 
