@@ -15,6 +15,7 @@
  */
 import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
 import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
+import { isCheckpointOrigin } from "../core/tlog/index.js";
 import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
@@ -75,6 +76,8 @@ export interface Settings {
   readonly logLevel: LogLevel;
   /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
   readonly logOrigin: string;
+  /** `logOrigin` when it can be a checkpoint origin (a note key name), else null: what the log signs with. */
+  readonly checkpointOrigin: string | null;
   /** Human-readable problems found while loading (no secret values), for the start-up log. */
   readonly problems: readonly string[];
 }
@@ -157,6 +160,7 @@ function loadReportDailyCap(raw: string | null, problems: string[]): number {
 
 /** Reads every setting from `env` (default `process.env`) once. */
 export function loadSettings(env: Env = process.env): Settings {
+  const logOrigin = text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN;
   const problems: string[] = [];
   const host = text(env, "HOST") ?? "127.0.0.1";
   if (/\s/.test(host)) throw new SettingsError("HOST_INVALID", "HOST must be a host name or address");
@@ -197,7 +201,8 @@ export function loadSettings(env: Env = process.env): Settings {
     verify: loadVerifySettings(env, problems),
     kubeWatch: loadKubeWatchSettings(env, problems),
     logLevel,
-    logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN,
+    logOrigin,
+    checkpointOrigin: isCheckpointOrigin(logOrigin) ? logOrigin : null,
     problems: Object.freeze(problems),
   });
 }

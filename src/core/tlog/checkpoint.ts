@@ -13,8 +13,13 @@ import { decodeStdBase64, isValidKeyName, noteKeyHash as keyHashOf, openNote, si
 
 const SIZE_RE = /^(0|[1-9][0-9]*)$/;
 
+/** True when `origin` can be a checkpoint origin (a note key name: non-empty, no spaces or +). */
+export function isCheckpointOrigin(origin: unknown): origin is string {
+  return isValidKeyName(origin);
+}
+
 function checkOrigin(origin: unknown): string {
-  if (!isValidKeyName(origin)) throw malformed("checkpoint origin must be non-empty without spaces or +");
+  if (!isCheckpointOrigin(origin)) throw malformed("checkpoint origin must be non-empty without spaces or +");
   return origin;
 }
 

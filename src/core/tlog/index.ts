@@ -50,5 +50,5 @@ export {
   verifyTreeHead,
   type TreeHead,
 } from "./treehead.js";
-export { checkpointBody, noteKeyHash, signCheckpoint, verifyCheckpoint } from "./checkpoint.js";
+export { checkpointBody, isCheckpointOrigin, noteKeyHash, signCheckpoint, verifyCheckpoint } from "./checkpoint.js";
 export { openNote, signNote } from "./note.js";

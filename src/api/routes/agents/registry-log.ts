@@ -8,7 +8,6 @@ import type { FastifyInstance } from "fastify";
 import type { Signer } from "../../../core/jose/index.js";
 import type { LogAppendOptions } from "../../../store/log.js";
 import { ApiError, settingNotSet } from "../../errors.js";
-import { isCheckpointOrigin } from "../log/tree.js";
 
 /** The log signing key, or the 503/500 for an unset or unusable SVC_LOG_SIGNING_SEED. */
 export function logSignerOf(app: FastifyInstance): Signer {
@@ -20,5 +19,6 @@ export function logSignerOf(app: FastifyInstance): Signer {
 
 /** Options of a log append made by the registry at `now`. */
 export function logAppendOptions(app: FastifyInstance, now: Date): LogAppendOptions {
-  return isCheckpointOrigin(app.settings.logOrigin) ? { now, origin: app.settings.logOrigin } : { now };
+  const origin = app.settings.checkpointOrigin;
+  return origin !== null ? { now, origin } : { now };
 }

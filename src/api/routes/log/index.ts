@@ -12,7 +12,7 @@ import { ApiError } from "../../errors.js";
 import { registerAppendRoute } from "./append.js";
 import { AppendBatcher } from "./batcher.js";
 import { registerEntryRoutes } from "./entries.js";
-import { isCheckpointOrigin, registerTreeRoutes } from "./tree.js";
+import { registerTreeRoutes } from "./tree.js";
 
 const logRoutes: FastifyPluginAsync = async (app) => {
   const batchSize = new Histogram({
@@ -21,7 +21,7 @@ const logRoutes: FastifyPluginAsync = async (app) => {
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
     registers: [app.metrics.registry],
   });
-  const origin = isCheckpointOrigin(app.settings.logOrigin) ? app.settings.logOrigin : undefined;
+  const origin = app.settings.checkpointOrigin ?? undefined;
   if (origin === undefined) app.log.warn({ origin: app.settings.logOrigin }, "WRIT_LOG_ORIGIN is not a valid checkpoint origin");
   const batcher = new AppendBatcher(
     async (inputs) => {

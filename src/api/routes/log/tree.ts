@@ -10,30 +10,11 @@
  * the same text either way.
  */
 import type { FastifyInstance } from "fastify";
-import { checkpointBody, EMPTY_ROOT, signCheckpoint } from "../../../core/tlog/index.js";
+import { signCheckpoint } from "../../../core/tlog/index.js";
 import { consistencyProofFor, latestTreeHead } from "../../../store/log-read.js";
 import { ApiError, settingNotSet } from "../../errors.js";
 import { lookupFailure } from "./lookup.js";
 import { consistencyProofSchema, errorSchema, treeHeadSchema, treeSizeParam } from "./schemas.js";
-
-/** True when `origin` can be a checkpoint origin (a note key name). */
-export function isCheckpointOrigin(origin: string): boolean {
-  let ok = originChecks.get(origin);
-  if (ok === undefined) {
-    try {
-      checkpointBody(origin, 0, EMPTY_ROOT);
-      ok = true;
-    } catch {
-      ok = false;
-    }
-    // Origins come from settings: a handful per process; the bound only guards against misuse.
-    if (originChecks.size >= 64) originChecks.clear();
-    originChecks.set(origin, ok);
-  }
-  return ok;
-}
-
-const originChecks = new Map<string, boolean>();
 
 /** Registers the head, checkpoint and consistency routes on `app`. */
 export function registerTreeRoutes(app: FastifyInstance): void {
@@ -76,7 +57,7 @@ export function registerTreeRoutes(app: FastifyInstance): void {
       if (!latest) throw new ApiError("TREE_HEAD_NOT_FOUND");
       let note = latest.checkpoint;
       if (note === null || !note.startsWith(`${origin}\n`)) {
-        if (!isCheckpointOrigin(origin)) throw new ApiError("SETTING_NOT_SET", "WRIT_LOG_ORIGIN is not a valid checkpoint origin");
+        if (app.settings.checkpointOrigin === null) throw new ApiError("SETTING_NOT_SET", "WRIT_LOG_ORIGIN is not a valid checkpoint origin");
         if (app.logSigner === null) throw settingNotSet("SVC_LOG_SIGNING_SEED");
         note = signCheckpoint(app.logSigner, origin, latest.treeSize, latest.root);
       }

@@ -18,7 +18,6 @@ import type { FastifyPluginAsync } from "fastify";
 import { hashOf } from "../../../core/canonical/index.js";
 import { listRevocations, MAX_PAGE, recordRevocation } from "../../../store/revocations.js";
 import { ApiError, ERROR_BODY_SCHEMA, settingNotSet } from "../../errors.js";
-import { isCheckpointOrigin } from "../log/tree.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 
 const storedRevocationSchema = {
@@ -39,7 +38,7 @@ interface ListQuery {
 const revocationRoutes: FastifyPluginAsync = async (app) => {
   const { settings } = app;
   // The same checkpoint origin the log area signs with (omitted when WRIT_LOG_ORIGIN is invalid).
-  const origin = isCheckpointOrigin(settings.logOrigin) ? settings.logOrigin : undefined;
+  const origin = settings.checkpointOrigin ?? undefined;
 
   app.get<{ Querystring: ListQuery }>(
     "/v1/revocations",

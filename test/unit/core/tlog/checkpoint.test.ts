@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { proofErrorCode } from "../../../helpers/tlog.js";
 import { generateSigner, signerFromSeed } from "../../../../src/core/jose/index.js";
 import {
-  ProofError,
   appendLeaves,
   checkpointBody,
   leafHash,
@@ -16,15 +16,7 @@ const signer = signerFromSeed(Buffer.alloc(32, 7));
 const ORIGIN = "writ.example/log";
 const tree = appendLeaves(0, [], [leafHash(Buffer.from("a")), leafHash(Buffer.from("b")), leafHash(Buffer.from("c"))]);
 
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ProofError) return e.code;
-    throw e;
-  }
-  return "none";
-}
+const code = proofErrorCode;
 
 describe("checkpoints", () => {
   it("writes the C2SP body: origin, decimal size, base64 root", () => {

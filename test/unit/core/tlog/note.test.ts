@@ -1,8 +1,9 @@
 // Known-answer tests from golang.org/x/mod/sumdb/note (note_test.go, BSD-3-Clause): the
 // "PeterNeumann" key, its key hash c74f20a3 and the exact signed note Go produces.
 import { describe, expect, it } from "vitest";
+import { proofErrorCode } from "../../../helpers/tlog.js";
 import { generateSigner, signerFromSeed } from "../../../../src/core/jose/index.js";
-import { ProofError, noteKeyHash, openNote, signNote } from "../../../../src/core/tlog/index.js";
+import { noteKeyHash, openNote, signNote } from "../../../../src/core/tlog/index.js";
 
 const SKEY = Buffer.from("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz", "base64"); // 0x01 || seed
 const VKEY = Buffer.from("ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW", "base64"); // 0x01 || public key
@@ -11,15 +12,7 @@ const TEXT = "If you think cryptography is the answer to your problem,\nthen you
 const PETER_SIG = "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
 const ENOCH_SIG = "— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n";
 
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ProofError) return e.code;
-    throw e;
-  }
-  return "none";
-}
+const code = proofErrorCode;
 
 describe("signed notes", () => {
   it("derives the key of the Go test vector", () => {
