@@ -192,6 +192,20 @@ describe("recordAllowedSpend", () => {
     expect(await findVerifyDecision(pool, AGENT, "dec-2")).toBeUndefined();
   });
 
+  it("plans its statement once per connection (a generic plan, not one per spend)", async () => {
+    await storeAgreement("agr-plan", [mandate("i1")]);
+    const one = createPool(db.url, { max: 1 });
+    try {
+      for (let i = 0; i < 12; i++) expect((await recordAllowedSpend(one, spend("agr-plan", `plan-${i}`, 1n))).recorded).toBe(true);
+      const { rows } = await one.query<{ generic_plans: string; custom_plans: string }>(
+        "SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = 'writ_spend_record'",
+      );
+      expect(rows).toEqual([{ generic_plans: "12", custom_plans: "0" }]);
+    } finally {
+      await one.end();
+    }
+  });
+
   it("reports the transaction's duration to observe", async () => {
     await storeAgreement("agr-obs", [mandate("i1")]);
     const seen: number[] = [];
