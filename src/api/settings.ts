@@ -18,6 +18,7 @@ import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { isCheckpointOrigin } from "../core/tlog/index.js";
 import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
+import { envInteger, envText, type Env } from "../core/env/index.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
 import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/kube-watch-settings.js";
@@ -96,14 +97,7 @@ export class SettingsError extends Error {
 /** Default checkpoint origin of the transparency log. */
 export const DEFAULT_LOG_ORIGIN = "writ.local/log";
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function text(env: Env, name: string): string | null {
-  const v = env[name];
-  if (v === undefined) return null;
-  const t = v.trim();
-  return t === "" ? null : t;
-}
+const text = envText;
 
 function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -150,14 +144,6 @@ function loadPort(raw: string | null): number {
   return Number(raw);
 }
 
-/** BUR_REPORT_DAILY_CAP: an integer from 1 to 1000000000; otherwise the default (and a problem). */
-function loadReportDailyCap(raw: string | null, problems: string[]): number {
-  if (raw === null) return DEFAULT_REPORT_DAILY_CAP;
-  if (/^\d{1,10}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 1_000_000_000) return Number(raw);
-  problems.push(`BUR_REPORT_DAILY_CAP must be an integer from 1 to 1000000000; using ${DEFAULT_REPORT_DAILY_CAP}`);
-  return DEFAULT_REPORT_DAILY_CAP;
-}
-
 /** Reads every setting from `env` (default `process.env`) once. */
 export function loadSettings(env: Env = process.env): Settings {
   const logOrigin = text(env, "WRIT_LOG_ORIGIN") ?? DEFAULT_LOG_ORIGIN;
@@ -194,7 +180,7 @@ export function loadSettings(env: Env = process.env): Settings {
     adminToken: text(env, "BUR_ADMIN_TOKEN"),
     allowDemoSeed: text(env, "BUR_ALLOW_DEMO_SEED") === "1",
     devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
-    reportDailyCap: loadReportDailyCap(text(env, "BUR_REPORT_DAILY_CAP"), problems),
+    reportDailyCap: envInteger(env, "BUR_REPORT_DAILY_CAP", { min: 1, max: 1_000_000_000, dflt: DEFAULT_REPORT_DAILY_CAP }, problems),
     webhooks: loadWebhookSettings(env, problems),
     portal: loadPortalSettings(env, problems),
     fx: loadFxSettings(env, problems),

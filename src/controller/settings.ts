@@ -6,6 +6,7 @@
  * `ControllerSettingsError` naming it; a malformed optional one falls back to its default and is
  * listed in `problems`.
  */
+import { envInteger, type Env } from "../core/env/index.js";
 import { signerFromSeed, type Signer } from "../core/jose/index.js";
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "./queue/rate-limiter.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
@@ -54,20 +55,12 @@ export class ControllerSettingsError extends Error {
   }
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
 
 function text(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v ? v : undefined;
 }
 
-function int(env: Env, name: string, dflt: number, min: number, max: number, problems: string[]): number {
-  const raw = text(env, name);
-  if (raw === undefined) return dflt;
-  if (/^\d{1,9}$/.test(raw) && Number(raw) >= min && Number(raw) <= max) return Number(raw);
-  problems.push(`${name} must be an integer from ${min} to ${max}; using ${dflt}`);
-  return dflt;
-}
 
 /** Reads the settings from `env` (default `process.env`). */
 export function loadControllerSettings(env: Env = process.env): ControllerSettings {
@@ -99,13 +92,13 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
     podName: text(env, "POD_NAME"),
-    workers: int(env, "WRIT_CONTROLLER_WORKERS", 4, 1, 64, problems),
-    resyncMs: int(env, "WRIT_CONTROLLER_RESYNC_SECONDS", 600, 0, 86_400, problems) * 1000,
-    silenceMs: int(env, "WRIT_WATCH_SILENCE_SECONDS", 150, 5, 3600, problems) * 1000,
+    workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: 4 }, problems),
+    resyncMs: envInteger(env, "WRIT_CONTROLLER_RESYNC_SECONDS", { min: 0, max: 86_400, dflt: 600 }, problems) * 1000,
+    silenceMs: envInteger(env, "WRIT_WATCH_SILENCE_SECONDS", { min: 5, max: 3600, dflt: 150 }, problems) * 1000,
     rateLimits: {
       ...DEFAULT_RATE_LIMITS,
-      qps: int(env, "WRIT_CONTROLLER_QPS", DEFAULT_RATE_LIMITS.qps, 1, 10_000, problems),
-      burst: int(env, "WRIT_CONTROLLER_BURST", DEFAULT_RATE_LIMITS.burst, 1, 100_000, problems),
+      qps: envInteger(env, "WRIT_CONTROLLER_QPS", { min: 1, max: 10_000, dflt: DEFAULT_RATE_LIMITS.qps }, problems),
+      burst: envInteger(env, "WRIT_CONTROLLER_BURST", { min: 1, max: 100_000, dflt: DEFAULT_RATE_LIMITS.burst }, problems),
     },
     logLevel,
     problems,

@@ -8,6 +8,7 @@
  * - `SVC_FX_TIMEOUT_MS`: how long one source request may take, headers and body, integer
  *   1..60000, default 2000. Anything else: the default, plus a start-up problem.
  */
+import { envInteger, envText, type Env } from "../core/env/index.js";
 
 /** The loaded rate settings. */
 export interface FxSettings {
@@ -20,12 +21,6 @@ export interface FxSettings {
 /** Default of SVC_FX_TIMEOUT_MS. */
 export const DEFAULT_FX_TIMEOUT_MS = 2000;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function trimmed(env: Env, name: string): string | null {
-  const v = env[name]?.trim();
-  return v === undefined || v === "" ? null : v;
-}
 
 function sourceUrl(raw: string | null, problems: string[]): string | null {
   if (raw === null) return null;
@@ -43,17 +38,10 @@ function sourceUrl(raw: string | null, problems: string[]): string | null {
   return u.toString().replace(/\/+$/, "");
 }
 
-function timeoutMs(raw: string | null, problems: string[]): number {
-  if (raw === null) return DEFAULT_FX_TIMEOUT_MS;
-  if (/^\d{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 60_000) return Number(raw);
-  problems.push(`SVC_FX_TIMEOUT_MS must be an integer from 1 to 60000; using ${DEFAULT_FX_TIMEOUT_MS}`);
-  return DEFAULT_FX_TIMEOUT_MS;
-}
-
 /** Reads SVC_FX_SOURCE_URL and SVC_FX_TIMEOUT_MS from `env`; problems go to `problems`. */
 export function loadFxSettings(env: Env, problems: string[]): FxSettings {
   return Object.freeze({
-    sourceUrl: sourceUrl(trimmed(env, "SVC_FX_SOURCE_URL"), problems),
-    timeoutMs: timeoutMs(trimmed(env, "SVC_FX_TIMEOUT_MS"), problems),
+    sourceUrl: sourceUrl(envText(env, "SVC_FX_SOURCE_URL"), problems),
+    timeoutMs: envInteger(env, "SVC_FX_TIMEOUT_MS", { min: 1, max: 60_000, dflt: DEFAULT_FX_TIMEOUT_MS }, problems),
   });
 }

@@ -11,6 +11,7 @@
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
+import { envInteger, envText, type Env } from "../core/env/index.js";
 
 /** Where the watch's kubeconfig comes from. */
 export type KubeConfigSource = { readonly kind: "file"; readonly path: string } | { readonly kind: "in-cluster" };
@@ -33,33 +34,22 @@ export const DEFAULT_WATCH_STALE_MS = 5000;
 /** A namespace name (RFC 1123 label). */
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function trimmed(env: Env, name: string): string | null {
-  const v = env[name]?.trim();
-  return v === undefined || v === "" ? null : v;
-}
 
 function kubeconfigOf(env: Env): KubeConfigSource | null {
-  const list = trimmed(env, "KUBECONFIG");
+  const list = envText(env, "KUBECONFIG");
   const first = list?.split(process.platform === "win32" ? ";" : ":").find((p) => p.trim() !== "");
   if (first) return { kind: "file", path: first.trim() };
-  return trimmed(env, "KUBERNETES_SERVICE_HOST") ? { kind: "in-cluster" } : null;
+  return envText(env, "KUBERNETES_SERVICE_HOST") ? { kind: "in-cluster" } : null;
 }
 
 /** Reads the watch settings from `env`; problems go to `problems`. */
 export function loadKubeWatchSettings(env: Env, problems: string[]): KubeWatchSettings {
-  const rawMode = trimmed(env, "WRIT_KUBE_WATCH")?.toLowerCase() ?? "auto";
+  const rawMode = envText(env, "WRIT_KUBE_WATCH")?.toLowerCase() ?? "auto";
   let mode: "auto" | "off" = "auto";
   if (rawMode === "off") mode = "off";
   else if (rawMode !== "auto") problems.push("WRIT_KUBE_WATCH must be auto or off; using auto");
-  const rawStale = trimmed(env, "WRIT_WATCH_STALE_MS");
-  let staleMs = DEFAULT_WATCH_STALE_MS;
-  if (rawStale !== null) {
-    if (/^\d{1,6}$/.test(rawStale) && Number(rawStale) >= 100 && Number(rawStale) <= 600_000) staleMs = Number(rawStale);
-    else problems.push(`WRIT_WATCH_STALE_MS must be an integer from 100 to 600000; using ${DEFAULT_WATCH_STALE_MS}`);
-  }
-  const listed = (trimmed(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const staleMs = envInteger(env, "WRIT_WATCH_STALE_MS", { min: 100, max: 600_000, dflt: DEFAULT_WATCH_STALE_MS }, problems);
+  const listed = (envText(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
   const namespaces = listed.filter((n) => NAMESPACE_NAME.test(n));
   if (namespaces.length < listed.length) problems.push("WRIT_WATCH_NAMESPACES: names that are not Kubernetes namespace names were ignored");
   return Object.freeze({ mode, kubeconfig: kubeconfigOf(env), namespaces: Object.freeze(namespaces), staleMs });

@@ -14,6 +14,7 @@
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
+import { envInteger, envText, type Env } from "../core/env/index.js";
 
 /** The loaded verify settings. */
 export interface VerifySettings {
@@ -36,12 +37,6 @@ export const DEFAULT_CACHE_MAX_AGENTS = 10_000;
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function trimmed(env: Env, name: string): string | null {
-  const v = env[name]?.trim();
-  return v === undefined || v === "" ? null : v;
-}
 
 function scheme(raw: string | null, problems: string[]): "https" | "http" {
   if (raw === null) return "https";
@@ -58,34 +53,13 @@ function port(raw: string | null, problems: string[]): number | null {
   return null;
 }
 
-function timeout(raw: string | null, problems: string[]): number {
-  if (raw === null) return DEFAULT_ACK_DOMAIN_TIMEOUT_MS;
-  if (/^\d{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 60_000) return Number(raw);
-  problems.push(`WRIT_ACK_DOMAIN_TIMEOUT_MS must be an integer from 1 to 60000; using ${DEFAULT_ACK_DOMAIN_TIMEOUT_MS}`);
-  return DEFAULT_ACK_DOMAIN_TIMEOUT_MS;
-}
-
-function cacheTtl(raw: string | null, problems: string[]): number {
-  if (raw === null) return DEFAULT_CACHE_TTL_MS;
-  if (/^\d{1,7}$/.test(raw) && Number(raw) <= 3_600_000) return Number(raw);
-  problems.push(`WRIT_CACHE_TTL_MS must be an integer from 0 to 3600000; using ${DEFAULT_CACHE_TTL_MS}`);
-  return DEFAULT_CACHE_TTL_MS;
-}
-
-function cacheMaxAgents(raw: string | null, problems: string[]): number {
-  if (raw === null) return DEFAULT_CACHE_MAX_AGENTS;
-  if (/^\d{1,8}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10_000_000) return Number(raw);
-  problems.push(`WRIT_CACHE_MAX_AGENTS must be an integer from 1 to 10000000; using ${DEFAULT_CACHE_MAX_AGENTS}`);
-  return DEFAULT_CACHE_MAX_AGENTS;
-}
-
 /** Reads the WRIT_ACK_DOMAIN_* and WRIT_CACHE_* settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
-    ackDomainScheme: scheme(trimmed(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
-    ackDomainPort: port(trimmed(env, "WRIT_ACK_DOMAIN_PORT"), problems),
-    ackDomainTimeoutMs: timeout(trimmed(env, "WRIT_ACK_DOMAIN_TIMEOUT_MS"), problems),
-    cacheTtlMs: cacheTtl(trimmed(env, "WRIT_CACHE_TTL_MS"), problems),
-    cacheMaxAgents: cacheMaxAgents(trimmed(env, "WRIT_CACHE_MAX_AGENTS"), problems),
+    ackDomainScheme: scheme(envText(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
+    ackDomainPort: port(envText(env, "WRIT_ACK_DOMAIN_PORT"), problems),
+    ackDomainTimeoutMs: envInteger(env, "WRIT_ACK_DOMAIN_TIMEOUT_MS", { min: 1, max: 60_000, dflt: DEFAULT_ACK_DOMAIN_TIMEOUT_MS }, problems),
+    cacheTtlMs: envInteger(env, "WRIT_CACHE_TTL_MS", { min: 0, max: 3_600_000, dflt: DEFAULT_CACHE_TTL_MS }, problems),
+    cacheMaxAgents: envInteger(env, "WRIT_CACHE_MAX_AGENTS", { min: 1, max: 10_000_000, dflt: DEFAULT_CACHE_MAX_AGENTS }, problems),
   });
 }

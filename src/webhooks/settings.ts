@@ -14,6 +14,7 @@
  * | BUR_WEBHOOK_CONCURRENCY     | 8       | requests in flight per process                      |
  * | BUR_WEBHOOK_POLL_MS         | 1000    | outbox poll interval (new rows also wake it)        |
  */
+import { envInteger, type Env } from "../core/env/index.js";
 
 /** The typed webhook settings. */
 export interface WebhookSettings {
@@ -26,35 +27,23 @@ export interface WebhookSettings {
   readonly pollMs: number;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
 
-/** A whole number in [min, max] from `env[name]`, or `fallback` (noting a problem when set but bad). */
-function wholeNumber(env: Env, name: string, fallback: number, min: number, max: number, problems: string[]): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const n = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) {
-    problems.push(`${name} must be a whole number from ${min} to ${max}; using ${fallback}`);
-    return fallback;
-  }
-  return n;
-}
 
 /** Reads the BUR_WEBHOOK_* settings; problems are appended to `problems`. */
 export function loadWebhookSettings(env: Env, problems: string[]): WebhookSettings {
-  const backoffMinMs = wholeNumber(env, "BUR_WEBHOOK_BACKOFF_MIN_MS", 1000, 1, 86_400_000, problems);
-  let backoffMaxMs = wholeNumber(env, "BUR_WEBHOOK_BACKOFF_MAX_MS", 600_000, 1, 86_400_000, problems);
+  const backoffMinMs = envInteger(env, "BUR_WEBHOOK_BACKOFF_MIN_MS", { min: 1, max: 86_400_000, dflt: 1000 }, problems);
+  let backoffMaxMs = envInteger(env, "BUR_WEBHOOK_BACKOFF_MAX_MS", { min: 1, max: 86_400_000, dflt: 600_000 }, problems);
   if (backoffMaxMs < backoffMinMs) {
     problems.push("BUR_WEBHOOK_BACKOFF_MAX_MS is below BUR_WEBHOOK_BACKOFF_MIN_MS; using the minimum");
     backoffMaxMs = backoffMinMs;
   }
   return Object.freeze({
     worker: env.BUR_WEBHOOK_WORKER?.trim() !== "0",
-    timeoutMs: wholeNumber(env, "BUR_WEBHOOK_TIMEOUT_MS", 5000, 1, 600_000, problems),
-    maxAttempts: wholeNumber(env, "BUR_WEBHOOK_MAX_ATTEMPTS", 12, 1, 1000, problems),
+    timeoutMs: envInteger(env, "BUR_WEBHOOK_TIMEOUT_MS", { min: 1, max: 600_000, dflt: 5000 }, problems),
+    maxAttempts: envInteger(env, "BUR_WEBHOOK_MAX_ATTEMPTS", { min: 1, max: 1000, dflt: 12 }, problems),
     backoffMinMs,
     backoffMaxMs,
-    concurrency: wholeNumber(env, "BUR_WEBHOOK_CONCURRENCY", 8, 1, 1000, problems),
-    pollMs: wholeNumber(env, "BUR_WEBHOOK_POLL_MS", 1000, 10, 3_600_000, problems),
+    concurrency: envInteger(env, "BUR_WEBHOOK_CONCURRENCY", { min: 1, max: 1000, dflt: 8 }, problems),
+    pollMs: envInteger(env, "BUR_WEBHOOK_POLL_MS", { min: 10, max: 3_600_000, dflt: 1000 }, problems),
   });
 }

@@ -1,0 +1,35 @@
+/**
+ * Reading settings from environment variables (pure: the environment is passed in).
+ *
+ * Every settings module reads through these, so a value means the same everywhere: blank is
+ * unset, surrounding spaces are ignored, and a bad integer falls back to its default with one
+ * start-up problem of the one form `NAME must be an integer from MIN to MAX; using DEFAULT`.
+ */
+
+/** Environment variables (process.env or a test's record). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** `env[name]` trimmed, or null when unset or blank. */
+export function envText(env: Env, name: string): string | null {
+  const v = env[name]?.trim();
+  return v === undefined || v === "" ? null : v;
+}
+
+/** The limits and default of an integer setting. */
+export interface IntegerRange {
+  min: number;
+  max: number;
+  dflt: number;
+}
+
+/**
+ * `env[name]` as a decimal integer in [min, max]; unset gives `dflt`, anything else outside
+ * the range (or not an integer) gives `dflt` and appends a problem to `problems`.
+ */
+export function envInteger(env: Env, name: string, r: IntegerRange, problems: string[]): number {
+  const raw = envText(env, name);
+  if (raw === null) return r.dflt;
+  if (/^\d{1,15}$/.test(raw) && Number(raw) >= r.min && Number(raw) <= r.max) return Number(raw);
+  problems.push(`${name} must be an integer from ${r.min} to ${r.max}; using ${r.dflt}`);
+  return r.dflt;
+}
