@@ -42,6 +42,7 @@ import adminRoutes from "./routes/admin/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
 import webhooksPlugin from "../webhooks/plugin.js";
+import retentionPlugin from "../retention/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
 const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, adminRoutes];
@@ -154,6 +155,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   void app.register(healthPlugin);
   void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope
   void app.register(webhooksPlugin); // the webhook delivery worker: starts on ready, stops in preClose
+  void app.register(retentionPlugin); // pruning of old decisions, deliveries, sign-in tokens and sessions
   void app.register(verifyRuntimePlugin); // the revocation index and record cache: start on ready, stop in preClose
   for (const area of ROUTE_AREAS) void app.register(area);
   return app;

@@ -17,6 +17,7 @@ import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } fr
 import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { isCheckpointOrigin } from "../core/tlog/index.js";
 import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
+import { loadRetentionSettings, type RetentionSettings } from "../retention/settings.js";
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
@@ -65,6 +66,8 @@ export interface Settings {
   readonly reportDailyCap: number;
   /** BUR_WEBHOOK_*: webhook delivery (see src/webhooks/settings.ts, docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
+  /** WRIT_RETENTION_INTERVAL_MS, WRIT_DECISION_RETENTION_DAYS, WRIT_WEBHOOK_RETENTION_DAYS (src/retention/settings.ts, docs/retention.md). */
+  readonly retention: RetentionSettings;
   /** BUR_PORTAL_URL, BUR_SMTP_URL, ...: portal sign-in (see src/api/routes/portal/settings.ts). */
   readonly portal: PortalSettings;
   /** SVC_FX_SOURCE_URL, SVC_FX_TIMEOUT_MS: the rate source (see src/fx/settings.ts, docs/fx.md). */
@@ -182,6 +185,7 @@ export function loadSettings(env: Env = process.env): Settings {
     devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
     reportDailyCap: envInteger(env, "BUR_REPORT_DAILY_CAP", { min: 1, max: 1_000_000_000, dflt: DEFAULT_REPORT_DAILY_CAP }, problems),
     webhooks: loadWebhookSettings(env, problems),
+    retention: loadRetentionSettings(env, problems),
     portal: loadPortalSettings(env, problems),
     fx: loadFxSettings(env, problems),
     verify: loadVerifySettings(env, problems),

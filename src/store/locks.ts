@@ -19,6 +19,8 @@ export const LOCK_IDS = {
   delegationTree: 15,
   /** Reserved for the transparency log's append path (taken after `revocations`). */
   transparencyLog: 20,
+  /** Tried (transaction-level, never waited for) by each retention batch: one process prunes at a time. */
+  retention: 30,
 } as const;
 
 /** SQL that takes the transaction-level lock `id` ($1 is the namespace, $2 the id). */

@@ -1,0 +1,85 @@
+/**
+ * Retention: deletes the rows the service no longer needs, oldest first, in bounded batches
+ * (each one short transaction, so no long lock and no long-running delete).
+ *
+ * What goes (and nothing else: never the ledger, the transparency log, agreements,
+ * delegations, revocations or the registry):
+ * - `verify_decisions` stored more than `decisionDays` ago. This is the idempotency window of
+ *   `POST /v1/verify`: a retry after it is evaluated afresh; an action recorded in a ledger is
+ *   still never spent twice (the spend transaction replays its entry).
+ * - `webhook_outbox` rows created more than `webhookDays` ago that are finished (delivered, or
+ *   given up). A row still due is kept, however old.
+ * - `portal_sign_in_tokens` expired more than a day ago (used or not).
+ * - `portal_sessions` expired, or signed out, more than a day ago.
+ *
+ * Promises of `pruneOnce`: at most `batchSize` rows per statement and `maxBatches`
+ * statements per table per call; every batch takes the transaction-level advisory lock
+ * `retention` without waiting, and when another process holds it, this call stops (that
+ * process is pruning). Returns the rows deleted per table.
+ */
+import type { Pool } from "pg";
+import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
+import { withTransaction } from "./pool.js";
+
+/** What to keep, and how much to delete at a time. */
+export interface RetentionPolicy {
+  /** Days a verify decision is kept (at least 1: the denial-burst rule counts the last minute). */
+  decisionDays: number;
+  /** Days a finished webhook delivery is kept. */
+  webhookDays: number;
+  /** Rows per delete statement (default 5,000). */
+  batchSize?: number;
+  /** Delete statements per table per call (default 100). */
+  maxBatches?: number;
+}
+
+/** The tables pruned. */
+export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions"] as const;
+export type RetentionTable = (typeof RETENTION_TABLES)[number];
+
+/** Rows deleted per table, and whether another process held the lock. */
+export interface PruneResult {
+  deleted: Record<RetentionTable, number>;
+  /** True when another process was pruning (this call stopped early). */
+  busy: boolean;
+}
+
+/** Which rows of each table are old enough to go; `cutoff` is now minus the table's days. */
+const OLD: Record<RetentionTable, string> = {
+  verify_decisions: "created_at < cutoff",
+  webhook_outbox: "next_attempt_at IS NULL AND created_at < cutoff",
+  portal_sign_in_tokens: "expires_at < cutoff",
+  portal_sessions: "(expires_at < cutoff OR revoked_at < cutoff)",
+};
+
+/** Deletes at most $2 old rows of `table`; $1 is the table's days. */
+function deleteSql(table: RetentionTable): string {
+  const old = OLD[table].replaceAll("cutoff", "(now() - make_interval(days => $1::int))");
+  return `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${table} WHERE ${old} LIMIT $2::int))`;
+}
+
+/** One pass over every table (see the module comment). */
+export async function pruneOnce(pool: Pool, policy: RetentionPolicy): Promise<PruneResult> {
+  const batchSize = policy.batchSize ?? 5000;
+  const maxBatches = policy.maxBatches ?? 100;
+  const days: Record<RetentionTable, number> = {
+    verify_decisions: policy.decisionDays,
+    webhook_outbox: policy.webhookDays,
+    portal_sign_in_tokens: 1,
+    portal_sessions: 1,
+  };
+  const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as Record<RetentionTable, number>;
+  for (const table of RETENTION_TABLES) {
+    for (let i = 0; i < maxBatches; i++) {
+      const n = await withTransaction(pool, async (c) => {
+        const lock = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok", [WRIT_LOCK_NAMESPACE, LOCK_IDS.retention]);
+        if (!lock.rows[0]?.ok) return null;
+        return (await c.query(deleteSql(table), [days[table], batchSize])).rowCount ?? 0;
+      });
+      if (n === null) return { deleted, busy: true };
+      deleted[table] += n;
+      if (n < batchSize) break;
+    }
+  }
+  return { deleted, busy: false };
+}
