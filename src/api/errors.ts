@@ -108,6 +108,11 @@ export const ERROR_BODY_SCHEMA = {
   properties: { error: { type: "string" } },
 } as const;
 
+/** Route `response` schemas: `{error}` for each of `statuses`. */
+export function errorResponses<S extends number>(...statuses: S[]): Record<S, typeof ERROR_BODY_SCHEMA> {
+  return Object.fromEntries(statuses.map((s) => [s, ERROR_BODY_SCHEMA])) as Record<S, typeof ERROR_BODY_SCHEMA>;
+}
+
 /** The 503 `{error: "<NAME> is not set"}` for an unset setting. */
 export function settingNotSet(name: string): ApiError {
   return new ApiError("SETTING_NOT_SET", `${name} is not set`);

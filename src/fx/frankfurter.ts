@@ -8,6 +8,7 @@
  * FxSourceError (TIMEOUT, UNREACHABLE, BAD_STATUS, BAD_ANSWER). Nothing is cached here: the
  * store is the cache (rates.ts).
  */
+import { readCapped } from "../http/read-capped.js";
 import { FxSourceError } from "./errors.js";
 import { interpretAnswer, type SourceAnswer } from "./frankfurter-answer.js";
 
@@ -28,24 +29,6 @@ export interface FrankfurterOptions {
 
 /** Largest answer body read from the source. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
-
-async function readCapped(res: Response): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new FxSourceError("BAD_ANSWER", `the source's answer is larger than ${MAX_ANSWER_BYTES} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function failure(e: unknown, signal: AbortSignal, timeoutMs: number): FxSourceError {
   if (e instanceof FxSourceError) return e;
@@ -69,7 +52,7 @@ async function ask(opts: FrankfurterOptions, currency: string, reference: string
       await res.body?.cancel().catch(() => {});
       throw new FxSourceError("BAD_STATUS", `the source answered HTTP ${res.status}`);
     }
-    return interpretAnswer(await readCapped(res), currency, reference, day);
+    return interpretAnswer(await readCapped(res, MAX_ANSWER_BYTES, () => new FxSourceError("BAD_ANSWER", `the source's answer is larger than ${MAX_ANSWER_BYTES} bytes`)), currency, reference, day);
   } catch (e) {
     throw failure(e, signal, opts.timeoutMs);
   }

@@ -22,6 +22,7 @@ import { mandateHash, ackStates, type Acknowledgement } from "../core/agreement/
 import type { HashString } from "../core/canonical/index.js";
 import type { PreparedAgreement, PreparedMandate } from "../core/evaluate/index.js";
 import { keyId, parsePublicJwk } from "../core/jose/index.js";
+import { readCapped } from "../http/read-capped.js";
 import type { VerifySettings } from "./settings.js";
 
 /** Largest key list read (bytes). */
@@ -44,24 +45,6 @@ export function isFetchableDomain(domain: unknown): domain is string {
 /** Fetches key lists; tests replace it. */
 export type KeyListFetch = (url: string, timeoutMs: number) => Promise<unknown>;
 
-async function readLimited(res: Response): Promise<string> {
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_KEY_LIST_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new Error("key list is too large");
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /** The default fetch: GET, no redirects, bounded size and time; the parsed JSON. */
 export const fetchKeyList: KeyListFetch = async (url, timeoutMs) => {
   const res = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
@@ -69,7 +52,7 @@ export const fetchKeyList: KeyListFetch = async (url, timeoutMs) => {
     await res.body?.cancel().catch(() => {});
     throw new Error(`key list answered ${res.status}`);
   }
-  return JSON.parse(await readLimited(res)) as unknown;
+  return JSON.parse(await readCapped(res, MAX_KEY_LIST_BYTES, () => new Error("key list is too large"))) as unknown;
 };
 
 /** The key ids (`sha256:` thumbprints) a key list publishes; unusable records are skipped. */

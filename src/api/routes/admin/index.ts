@@ -12,7 +12,7 @@
  * boolean (the spec's sample shows it as a string). The admin token is never echoed.
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
 import { seedDemo } from "./seed-demo.js";
 
@@ -42,10 +42,7 @@ const adminRoutes: FastifyPluginAsync = async (app) => {
               already_present: { type: "boolean" },
             },
           },
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          500: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(401, 403, 500, 503),
         },
       },
       onRequest: adminThenFlag,

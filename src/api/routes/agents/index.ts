@@ -10,7 +10,7 @@ import { getAgent, setAgentStatus } from "../../../store/agents.js";
 import { agentStanding } from "../../../store/agent-standing.js";
 import { withTransaction } from "../../../store/pool.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, ERROR_BODY_SCHEMA, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerAgentRegistration } from "./register.js";
 import { agentView, agentViewSchema } from "./view.js";
@@ -21,13 +21,7 @@ interface AgentParams {
 
 const agentParams = { type: "object", required: ["agent_id"], properties: { agent_id: { type: "string" } } } as const;
 
-const errors = {
-  400: ERROR_BODY_SCHEMA,
-  401: ERROR_BODY_SCHEMA,
-  403: ERROR_BODY_SCHEMA,
-  404: ERROR_BODY_SCHEMA,
-  503: ERROR_BODY_SCHEMA,
-} as const;
+const errors = errorResponses(400, 401, 403, 404, 503);
 
 const agentRoutes: FastifyPluginAsync = async (app) => {
   registerAgentRegistration(app);

@@ -15,7 +15,7 @@ import { agentStanding } from "../../../store/agent-standing.js";
 import { appendLogEntries } from "../../../store/log.js";
 import { withTransaction } from "../../../store/pool.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { logAppendOptions, logSignerOf } from "./registry-log.js";
 
@@ -68,12 +68,7 @@ export function registerAgentRegistration(app: FastifyInstance): void {
               score: { type: "integer" },
             },
           },
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          409: ERROR_BODY_SCHEMA,
-          500: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 409, 500, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,

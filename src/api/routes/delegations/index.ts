@@ -28,7 +28,7 @@ import { withTransaction } from "../../../store/pool.js";
 import { revokeDelegationLogged, type RevokedBy } from "../../../verify/revoke.js";
 import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/signed-revocation.js";
 import { ownsRecord } from "../../../verify/verify-reads.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
@@ -77,13 +77,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
               log_sequence: { type: ["integer", "null"] },
             },
           },
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          404: ERROR_BODY_SCHEMA,
-          409: ERROR_BODY_SCHEMA,
-          500: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409, 500, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,

@@ -11,7 +11,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { FxSourceError, fxSourceFor, lookupRate, type RateLookup } from "../../../fx/index.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { parseFxQuery } from "./query.js";
 
 const threeLetters = { type: "string", pattern: "^[A-Z]{3}$" } as const;
@@ -49,10 +49,7 @@ const fxRoutes: FastifyPluginAsync = async (app) => {
               rate: { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?$" },
             },
           },
-          400: ERROR_BODY_SCHEMA,
-          404: ERROR_BODY_SCHEMA,
-          502: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 404, 502, 503),
         },
       },
       // The querystring schema documents the request; parseFxQuery checks it (exact 400 texts).

@@ -17,7 +17,7 @@ import { agentStanding } from "../../../store/agent-standing.js";
 import { recordInquiry } from "../../../store/inquiries.js";
 import { isContributor, recentEvidenceHashes } from "../../../store/reports.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 
 const inquiryAnswerSchema = {
@@ -86,11 +86,7 @@ const inquiryRoutes: FastifyPluginAsync = async (app) => {
         },
         response: {
           200: inquiryAnswerSchema,
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          404: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,

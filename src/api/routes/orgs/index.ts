@@ -10,7 +10,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { MAX_NAME_LENGTH, ORG_TYPES, type OrgType } from "../../../core/registry/index.js";
 import { createOrg } from "../../../store/orgs.js";
-import { ERROR_BODY_SCHEMA } from "../../errors.js";
+import { errorResponses } from "../../errors.js";
 import { registerKeyRoutes } from "./keys.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
 
@@ -44,10 +44,7 @@ const orgRoutes: FastifyPluginAsync = async (app) => {
         },
         response: {
           201: orgSchema,
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,

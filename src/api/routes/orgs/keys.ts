@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, type Scope } from "../../../core/registry/index.js";
 import { issueKey, listKeys, revokeKey } from "../../../store/keys.js";
 import { getOrg, type Org } from "../../../store/orgs.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
 
 interface OrgParams {
@@ -37,13 +37,7 @@ const keyRecordSchema = {
   },
 } as const;
 
-const errors = {
-  400: ERROR_BODY_SCHEMA,
-  401: ERROR_BODY_SCHEMA,
-  403: ERROR_BODY_SCHEMA,
-  404: ERROR_BODY_SCHEMA,
-  503: ERROR_BODY_SCHEMA,
-} as const;
+const errors = errorResponses(400, 401, 403, 404, 503);
 
 const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
 

@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { issueSignInToken } from "../../../store/portal.js";
-import { ERROR_BODY_SCHEMA } from "../../errors.js";
+import { errorResponses } from "../../errors.js";
 import { passThroughValidator, stringMember } from "./body.js";
 import type { SignInCourier } from "./courier.js";
 import { newPrincipalId, newSignInToken, normalizeEmail, tokenHash } from "./credentials.js";
@@ -36,8 +36,7 @@ export function registerMagicLink(app: FastifyInstance, courier: SignInCourier):
         body: { type: "object", required: ["email"], properties: { email: { type: "string" } } },
         response: {
           200: { type: "object", required: ["sent"], properties: { sent: { type: "boolean", const: true } } },
-          400: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 503),
         },
       },
       validatorCompiler: passThroughValidator,

@@ -13,7 +13,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { HASH_PATTERN, type HashString } from "../../../core/canonical/index.js";
 import { AGENT_ID_PATTERN, MAX_SUMMARY_LENGTH, REPORT_KINDS, type ReportKind } from "../../../core/registry/index.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { ERROR_BODY_SCHEMA } from "../../errors.js";
+import { errorResponses } from "../../errors.js";
 import { logSignerOf } from "../agents/registry-log.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "../orgs/schema-errors.js";
 import { fileReportWithEffects } from "./file.js";
@@ -48,14 +48,7 @@ const reportRoutes: FastifyPluginAsync = async (app) => {
         },
         response: {
           201: { type: "object", required: ["report_id", "kind"], properties: { report_id: { type: "string" }, kind: { type: "string" } } },
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          404: ERROR_BODY_SCHEMA,
-          409: ERROR_BODY_SCHEMA,
-          429: ERROR_BODY_SCHEMA,
-          500: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,

@@ -17,7 +17,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { hashOf } from "../../../core/canonical/index.js";
 import { listRevocations, MAX_PAGE, recordRevocation } from "../../../store/revocations.js";
-import { ApiError, ERROR_BODY_SCHEMA, settingNotSet } from "../../errors.js";
+import { ApiError, settingNotSet, errorResponses } from "../../errors.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 
 const storedRevocationSchema = {
@@ -55,8 +55,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
         },
         response: {
           200: { type: "object", required: ["revocations"], properties: { revocations: { type: "array", items: storedRevocationSchema } } },
-          400: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 503),
         },
       },
     },
@@ -82,9 +81,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
             type: "object",
             properties: { stored: { type: "boolean" }, revocation_id: { type: "string" }, sequence: { type: "integer" } },
           },
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 503),
         },
       },
       // Settings are checked before the body is read: an unconfigured service answers 503.

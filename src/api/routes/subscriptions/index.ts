@@ -13,7 +13,7 @@ import { AGENT_ID_PATTERN, parseWebhookUrl, RegistryError } from "../../../core/
 import { getAgent } from "../../../store/agents.js";
 import { createSubscription, deactivateSubscription, listSubscriptions } from "../../../store/subscriptions.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 
 const subscriptionSchema = {
@@ -28,13 +28,7 @@ const subscriptionSchema = {
   },
 } as const;
 
-const errors = {
-  400: ERROR_BODY_SCHEMA,
-  401: ERROR_BODY_SCHEMA,
-  403: ERROR_BODY_SCHEMA,
-  404: ERROR_BODY_SCHEMA,
-  503: ERROR_BODY_SCHEMA,
-} as const;
+const errors = errorResponses(400, 401, 403, 404, 503);
 
 function webhookUrl(input: string): string {
   try {

@@ -14,7 +14,7 @@ import { isCurrency } from "../../../core/money/index.js";
 import { fxSourceFor, rateFor } from "../../../fx/index.js";
 import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/decide.js";
 import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/request.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import type { VerifyRuntime } from "../../plugins/verify-runtime.js";
 import { logAppendOptions } from "../agents/registry-log.js";
@@ -34,15 +34,7 @@ export function verifyRuntimeOf(app: FastifyInstance): VerifyRuntime {
   return app.verifyRuntime;
 }
 
-const errors = {
-  400: ERROR_BODY_SCHEMA,
-  401: ERROR_BODY_SCHEMA,
-  403: ERROR_BODY_SCHEMA,
-  404: ERROR_BODY_SCHEMA,
-  409: ERROR_BODY_SCHEMA,
-  500: ERROR_BODY_SCHEMA,
-  503: ERROR_BODY_SCHEMA,
-} as const;
+const errors = errorResponses(400, 401, 403, 404, 409, 500, 503);
 
 const verifyRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Body: VerifyRequest }>(

@@ -14,7 +14,7 @@ import type { FastifyInstance } from "fastify";
 import type { LaterOutcome } from "../../../verify/outcome-rules.js";
 import { recordOutcome } from "../../../verify/outcome.js";
 import { agreementOwner, ownsRecord } from "../../../verify/verify-reads.js";
-import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
+import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 
@@ -61,12 +61,7 @@ export function registerOutcomes(app: FastifyInstance): void {
             required: ["agreement_id", "action_id", "outcome", "replayed", "entry"],
             properties: { agreement_id: { type: "string" }, action_id: { type: "string" }, outcome: { type: "string" }, replayed: { type: "boolean" }, entry: entrySchema },
           },
-          400: ERROR_BODY_SCHEMA,
-          401: ERROR_BODY_SCHEMA,
-          403: ERROR_BODY_SCHEMA,
-          404: ERROR_BODY_SCHEMA,
-          409: ERROR_BODY_SCHEMA,
-          503: ERROR_BODY_SCHEMA,
+          ...errorResponses(400, 401, 403, 404, 409, 503),
         },
       },
       schemaErrorFormatter: registrySchemaErrors,
