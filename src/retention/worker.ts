@@ -13,6 +13,7 @@
  */
 import type { Pool } from "pg";
 import { Counter, type Registry } from "prom-client";
+import { registered } from "../metrics/registered.js";
 import { pruneOnce, type PruneResult, type RetentionPolicy } from "../store/retention.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
@@ -41,9 +42,7 @@ export interface RetentionWorker {
 }
 
 function counter(registry: Registry | undefined, name: string, help: string, label: string): Counter<string> {
-  const existing = registry?.getSingleMetric(name);
-  if (existing) return existing as Counter<string>;
-  return new Counter({ name, help, labelNames: [label], registers: registry ? [registry] : [] });
+  return registered(registry, name, (registers) => new Counter({ name, help, labelNames: [label], registers }));
 }
 
 /** Starts the worker (see the module comment). */

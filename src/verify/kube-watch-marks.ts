@@ -14,6 +14,7 @@
  * - `writ_revocation_lag_seconds{source="kubernetes",kind}` observes, for changes seen live
  *   (`live`), the time from the change (as the object tells) to the mark.
  */
+import { registered } from "../metrics/registered.js";
 import { Histogram, type Registry } from "prom-client";
 import { systemClock } from "../controller/clock.js";
 import { NamespaceBindings } from "../controller/namespace-binding.js";
@@ -41,14 +42,13 @@ const CHECK_ATTEMPTS = 5;
 
 /** The histogram `writ_revocation_lag_seconds` on `registry` (created once). */
 function lagHistogram(registry: Registry): Histogram<"source" | "kind"> {
-  const existing = registry.getSingleMetric("writ_revocation_lag_seconds") as Histogram<"source" | "kind"> | undefined;
-  return existing ?? new Histogram({
+  return registered(registry, "writ_revocation_lag_seconds", (registers) => new Histogram({
     name: "writ_revocation_lag_seconds",
     help: "Time from a revocation (the resource's change) to its mark in this process's revocation index, seconds.",
     labelNames: ["source", "kind"] as const,
     buckets: LAG_BUCKETS,
-    registers: [registry],
-  });
+    registers,
+  }));
 }
 
 /** Checks and marks (see the module comment). */

@@ -18,6 +18,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Verdict } from "../core/evaluate/index.js";
+import { registered } from "../metrics/registered.js";
 
 /** The verify metrics. */
 export interface VerifyMetrics {
@@ -31,10 +32,6 @@ export interface VerifyMetrics {
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
-}
-
 /** What the snapshot metrics read at scrape time. */
 export interface SnapshotCounts {
   size: number;
@@ -43,25 +40,25 @@ export interface SnapshotCounts {
 
 /** The verify metrics on `registry`; `isStale` and `snapshots` are read when scraped. */
 export function verifyMetrics(registry: Registry, isStale: () => boolean, snapshots?: SnapshotCounts): VerifyMetrics {
-  const verdicts = reuse(registry, "writ_verdicts_total", () => new Counter({
+  const verdicts = registered(registry, "writ_verdicts_total", () => new Counter({
     name: "writ_verdicts_total",
     help: "Verify decisions by verdict and reason code (NONE for an ALLOW without reasons).",
     labelNames: ["verdict", "reason"] as const,
     registers: [registry],
   }));
-  const duration = reuse(registry, "writ_verify_duration_seconds", () => new Histogram({
+  const duration = registered(registry, "writ_verify_duration_seconds", () => new Histogram({
     name: "writ_verify_duration_seconds",
     help: "Duration of POST /v1/verify, seconds.",
     buckets: BUCKETS,
     registers: [registry],
   }));
-  const ledgerAppend = reuse(registry, "writ_ledger_append_seconds", () => new Histogram({
+  const ledgerAppend = registered(registry, "writ_ledger_append_seconds", () => new Histogram({
     name: "writ_ledger_append_seconds",
     help: "Duration of the spend transaction that records an ALLOW in the ledger, seconds.",
     buckets: BUCKETS,
     registers: [registry],
   }));
-  const stale = reuse(registry, "writ_revocation_index_stale", () => new Gauge({
+  const stale = registered(registry, "writ_revocation_index_stale", () => new Gauge({
     name: "writ_revocation_index_stale",
     help: "1 while the revocation index may be stale (verify fails closed), else 0.",
     registers: [registry],
@@ -70,7 +67,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
     },
   }));
   if (snapshots) {
-    reuse(registry, "writ_verify_cached_agents", () => new Gauge({
+    registered(registry, "writ_verify_cached_agents", () => new Gauge({
       name: "writ_verify_cached_agents",
       help: "Agents' verify snapshots kept in memory (at most WRIT_CACHE_MAX_AGENTS).",
       registers: [registry],
@@ -79,7 +76,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
       },
     }));
     const counted = { hit: 0, miss: 0 };
-    reuse(registry, "writ_verify_snapshot_reads_total", () => new Counter({
+    registered(registry, "writ_verify_snapshot_reads_total", () => new Counter({
       name: "writ_verify_snapshot_reads_total",
       help: "Agent snapshot reads of verify: hit (from memory) or miss (from Postgres).",
       labelNames: ["result"] as const,

@@ -7,6 +7,7 @@
  * counter instead of throwing.
  */
 import { Counter, type Registry } from "prom-client";
+import { registered } from "../metrics/registered.js";
 
 /** The `result` label values. */
 export type DeliveryResult = "delivered" | "retry" | "failed";
@@ -16,12 +17,10 @@ export const DELIVERIES_METRIC = "writ_webhook_deliveries_total";
 
 /** The counter on `registry` (created on first use), or a private one when no registry is given. */
 export function deliveriesCounter(registry?: Registry): Counter<"result"> {
-  const existing = registry?.getSingleMetric(DELIVERIES_METRIC);
-  if (existing) return existing as Counter<"result">;
-  return new Counter({
+  return registered(registry, DELIVERIES_METRIC, (registers) => new Counter({
     name: DELIVERIES_METRIC,
     help: "Webhook delivery attempts by result (delivered, retry, failed = given up).",
     labelNames: ["result"] as const,
-    registers: registry ? [registry] : [],
-  });
+    registers,
+  }));
 }
