@@ -24,7 +24,7 @@ import type { AgreementRevocation, IntentAgreement, LedgerEntry } from "../core/
 import { verifyLedger } from "../core/agreement/index.js";
 import { canonicalJson, type HashString } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
-import { insertLedgerRows, ledgerHashAt, ledgerRow, writeSpendTotals } from "./ledger.js";
+import { extendLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
@@ -168,7 +168,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }
-  const appended = await extendLedger(q, full, stored, ledger);
+  const appended = await extendLedger(q, full, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
   if (selfRevokes) await announceRevoked(q, "agreement", [id]);
   return {
     agreementId: id,
@@ -180,26 +180,6 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     revoked: selfRevokes || stored.revoked_at != null,
     revokedNow: selfRevokes,
   };
-}
-
-/** Appends the part of `ledger` beyond the stored one (see the module comment); returns the count. */
-async function extendLedger(q: Queryable, full: IntentAgreement, stored: StoredRow, ledger: readonly LedgerEntry[]): Promise<number> {
-  const id = full.agreement_id;
-  const have = stored.ledger_sequence;
-  const common = Math.min(have, ledger.length);
-  if (common > 0) {
-    const storedHash = common === have ? stored.ledger_head : await ledgerHashAt(q, id, common);
-    if (storedHash !== ledger[common - 1]?.entry_hash) {
-      throw new RecordStoreError("LEDGER_CONFLICT", `the agreement's ledger differs from the stored one at or before sequence ${common}; history is never rewritten`);
-    }
-  }
-  if (ledger.length <= have) return 0;
-  const fresh = ledger.slice(have);
-  await insertLedgerRows(q, id, fresh.map((e) => ledgerRow(e, full.mandates)));
-  const head = ledger[ledger.length - 1]?.entry_hash ?? null;
-  await q.query("UPDATE agreements SET ledger_sequence = $2, ledger_head = $3, updated_at = now() WHERE agreement_id = $1", [id, ledger.length, head]);
-  await writeSpendTotals(q, full);
-  return fresh.length;
 }
 
 /**

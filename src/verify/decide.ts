@@ -30,19 +30,20 @@ import type { Pool } from "pg";
 import type { HashString } from "../core/canonical/index.js";
 import { prepareDelegation } from "../core/delegation/index.js";
 import {
-  DEFAULT_POLICY, REASONS, decisionFor, evaluate,
+  DEFAULT_POLICY, REASONS, countsAsAttempt, decisionFor, evaluate,
   type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
 } from "../core/evaluate/index.js";
 import type { Signer } from "../core/jose/index.js";
+import { allowedActionOf, recordAllowedSpend, recordOutcome } from "../store/ledger/index.js";
 import type { LogAppendOptions } from "../store/log.js";
 import { RecordStoreError } from "../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
+import { BURST_EXEMPT, revokedCause } from "../store/verify-reads.js";
 import type { AckDomainDirectory } from "./ack-domains.js";
 import type { RecordCache } from "./cache.js";
 import { prepareCandidates, type VerifyCandidate } from "./candidates.js";
 import { implicitDelegation } from "./implicit-delegation.js";
 import type { VerifyMetrics } from "./metrics.js";
-import { recordOutcome } from "./outcome.js";
 import { ratesFor, type RateLookup } from "./rates.js";
 import type { RefusalWriter } from "./refusal-writer.js";
 import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
@@ -50,14 +51,12 @@ import type { RevocationIndex } from "./revocation-index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
-import { recordAllowedSpend } from "./spend.js";
 import { recentDenialCount, type AgentSnapshots } from "./snapshots.js";
-import { allowedEntryOf, BURST_EXEMPT, revokedCause } from "./verify-reads.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
-export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED";
+export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED";
 
-/** A verify that gets no decision (the route maps the code to 404, 403, 409). */
+/** A verify that gets no decision (the route maps the code to 404, 403, 409, 409). */
 export class VerifyError extends Error {
   override readonly name = "VerifyError";
   constructor(readonly code: VerifyErrorCode, message: string) {
@@ -74,7 +73,7 @@ export interface VerifyDeps {
   };
   cache: RecordCache;
   /** What is known of agents (no statement when warm). */
-  snapshots: Pick<AgentSnapshots, "read" | "noteDenial" | "noteSpend">;
+  snapshots: Pick<AgentSnapshots, "read" | "noteDenial" | "noteSpend" | "forget" | "denialWindowSeconds">;
   /** Where refusals are stored (in batches). */
   refusals: Pick<RefusalWriter, "save">;
   ackDomains: AckDomainDirectory;
@@ -128,10 +127,21 @@ class Run {
     }
     const { [BURST_EXEMPT]: _exempt, ...body } = stored.decision as unknown as VerifyResponse & { [BURST_EXEMPT]?: true };
     if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
-      const entry = await allowedEntryOf(this.deps.pool, body.agreement_id, this.actionId);
-      if (entry) return { ...body, ledger_entry: entry };
+      // An ALLOW is answered again only while its entry still counts against the budget.
+      const a = await allowedActionOf(this.deps.pool, body.agreement_id, this.actionId);
+      if (!a || a.released) throw this.released(body.agreement_id);
+      return { ...body, ledger_entry: { sequence: a.sequence, entry_hash: a.entry_hash } };
     }
     return body;
+  }
+
+  /** The refusal of a retry whose ALLOW was released since (outcome `failed`). */
+  released(agreementId: string): VerifyError {
+    return new VerifyError(
+      "ACTION_RELEASED",
+      `action_id ${this.actionId} was allowed and then recorded as failed in the ledger of agreement ${agreementId}, which released its amount; ` +
+        "it is never allowed again: send the payment as a new action with a new action_id",
+    );
   }
 
   /**
@@ -141,11 +151,13 @@ class Run {
    */
   async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
-    const decision = { ...body, ...(burstExempt ? { [BURST_EXEMPT]: true } : {}) };
+    // Only a DENY that tried what the grant forbids counts toward DENIED_ATTEMPT_BURST.
+    const exempt = burstExempt || body.verdict !== "DENY" || !countsAsAttempt(body.reasons);
+    const decision = { ...body, ...(exempt ? { [BURST_EXEMPT]: true } : {}) };
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
     const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
     if (!saved.stored) return this.replay(saved.decision);
-    if (body.verdict === "DENY" && !burstExempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
+    if (!exempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
     return this.counted(body);
   }
 
@@ -184,6 +196,7 @@ class Run {
       if (e instanceof RecordStoreError && e.code === "SPEND_INVALID") return this.settle(refusal("AMOUNT_INVALID", e.message, baseOf(body)), true);
       throw e;
     }
+    if (!r.recorded && r.reason === "ACTION_RELEASED") throw this.released(c.agreementId);
     if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
     if (!r.replayed && r.intentSpentMinor !== undefined) {
       const del = spend.limits?.delegation;
@@ -208,6 +221,7 @@ class Run {
     }
     // A concurrent request with this action_id stored another answer first: release this spend.
     await recordOutcome(pool, { agreementId: c.agreementId, actionId: this.actionId, outcome: "failed", at });
+    this.deps.snapshots.forget(this.agentId);
     return this.replay(stored);
   }
 }
@@ -230,7 +244,7 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const seen = req.ledger_sequence;
   if (seen !== undefined && snap.candidates.some((c) => c.ledgerSequence < seen)) snap = await deps.snapshots.read(deps.pool, req.agent_id, nowMs, { fresh: true });
   const rows = snap.candidates;
-  const recentDenials = recentDenialCount(snap, nowMs);
+  const recentDenials = recentDenialCount(snap, nowMs, deps.snapshots.denialWindowSeconds);
 
   const candidates = await prepareCandidates(deps.pool, deps.cache, rows, { now: nowMs });
   const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });

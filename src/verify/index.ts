@@ -1,22 +1,12 @@
 /**
  * The data-plane side of verify that is not HTTP: the record cache, the candidates a verify
- * evaluates, the revocation index, and the ledger transactions (spend, later outcomes).
+ * evaluates, and the revocation index. The ledger transactions (spend, later outcomes) are the
+ * ledger repository's (src/store/ledger).
  */
 export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./cache.js";
 export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./candidates.js";
 export { agreementForPreparation, withLedgerTotals, type LedgerTotals } from "./overlay.js";
-export { nextLedgerEntry, type LedgerState } from "./ledger-next.js";
-export {
-  recordAllowedSpend,
-  type AllowedSpend,
-  type SpendLimits,
-  type SpendOptions,
-  type SpendRefusal,
-  type SpendResult,
-} from "./spend.js";
 export { allowedSpendFor, type AllowedSpendOptions } from "./spend-request.js";
-export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
-export { NEXT_OUTCOMES, outcomeStep, type LaterOutcome, type OutcomeStep } from "./outcome-rules.js";
 export {
   RevocationChannel,
   type RevocationChannelOptions,

@@ -11,10 +11,15 @@
  * - `WRIT_CACHE_MAX_AGENTS`: how many agents' verify snapshots are kept (least recently used
  *   dropped first), 1..10000000, default 10000; the prepared-record cache holds two records per
  *   agent (an agreement and its delegation). About 8 KB of memory per agent kept.
+ * - `WRIT_DENIED_ATTEMPT_BURST`: how many counted DENYs of one agent inside the burst window
+ *   make the service revoke its delegation (DENIED_ATTEMPT_BURST), 0..1000, default 5; 0 turns
+ *   the rule off. Which DENYs count: `countsAsAttempt` (src/core/evaluate/reasons.ts).
+ * - `WRIT_DENIED_ATTEMPT_WINDOW_SECONDS`: the burst window, 1..86400, default 60.
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
+import { DEFAULT_POLICY } from "../core/evaluate/index.js";
 
 /** The loaded verify settings. */
 export interface VerifySettings {
@@ -26,6 +31,10 @@ export interface VerifySettings {
   readonly cacheTtlMs: number;
   /** WRIT_CACHE_MAX_AGENTS. */
   readonly cacheMaxAgents: number;
+  /** WRIT_DENIED_ATTEMPT_BURST (0: off). */
+  readonly deniedAttemptBurst: number;
+  /** WRIT_DENIED_ATTEMPT_WINDOW_SECONDS. */
+  readonly deniedAttemptWindowSeconds: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
@@ -33,6 +42,12 @@ export const DEFAULT_CACHE_TTL_MS = 60_000;
 
 /** Default of WRIT_CACHE_MAX_AGENTS. */
 export const DEFAULT_CACHE_MAX_AGENTS = 10_000;
+
+/** Default of WRIT_DENIED_ATTEMPT_BURST (the engine's default policy). */
+export const DEFAULT_DENIED_ATTEMPT_BURST = DEFAULT_POLICY.denialBurstCount;
+
+/** Default of WRIT_DENIED_ATTEMPT_WINDOW_SECONDS. */
+export const DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS = 60;
 
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
@@ -53,7 +68,7 @@ function port(raw: string | null, problems: string[]): number | null {
   return null;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_* and WRIT_CACHE_* settings from `env`; problems go to `problems`. */
+/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_* and WRIT_DENIED_ATTEMPT_* settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(envText(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
@@ -61,5 +76,7 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     ackDomainTimeoutMs: envInteger(env, "WRIT_ACK_DOMAIN_TIMEOUT_MS", { min: 1, max: 60_000, dflt: DEFAULT_ACK_DOMAIN_TIMEOUT_MS }, problems),
     cacheTtlMs: envInteger(env, "WRIT_CACHE_TTL_MS", { min: 0, max: 3_600_000, dflt: DEFAULT_CACHE_TTL_MS }, problems),
     cacheMaxAgents: envInteger(env, "WRIT_CACHE_MAX_AGENTS", { min: 1, max: 10_000_000, dflt: DEFAULT_CACHE_MAX_AGENTS }, problems),
+    deniedAttemptBurst: envInteger(env, "WRIT_DENIED_ATTEMPT_BURST", { min: 0, max: 1000, dflt: DEFAULT_DENIED_ATTEMPT_BURST }, problems),
+    deniedAttemptWindowSeconds: envInteger(env, "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS }, problems),
   });
 }

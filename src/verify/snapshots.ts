@@ -25,7 +25,7 @@ import type { AgentForVerify } from "../store/agents.js";
 import type { ChangeNotice } from "../store/changes.js";
 import type { Pool } from "pg";
 import { FollowedCache, type ChangeFeed } from "./followed-cache.js";
-import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "./verify-reads.js";
+import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../store/verify-reads.js";
 
 /** Default lifetime of a snapshot, ms (WRIT_VERIFY_SNAPSHOT_TTL_MS). */
 export const DEFAULT_SNAPSHOT_TTL_MS = 60_000;
@@ -66,6 +66,8 @@ export interface AgentSnapshotsOptions {
   maxEntries?: number;
   /** Clock of snapshot lifetimes, epoch ms (default Date.now). */
   clock?: () => number;
+  /** The denied-attempt burst window, seconds (default DENIAL_WINDOW_SECONDS; WRIT_DENIED_ATTEMPT_WINDOW_SECONDS). */
+  denialWindowSeconds?: number;
 }
 
 /** Denials within the burst window ending at `nowMs`. */
@@ -79,8 +81,11 @@ export function recentDenialCount(s: AgentSnapshot, nowMs: number, windowSeconds
 /** The agents' snapshots of one process (see the module comment). */
 export class AgentSnapshots {
   private readonly cache: FollowedCache<AgentSnapshot>;
+  /** The burst window, seconds. */
+  readonly denialWindowSeconds: number;
 
   constructor(opts: AgentSnapshotsOptions = {}) {
+    this.denialWindowSeconds = opts.denialWindowSeconds ?? DENIAL_WINDOW_SECONDS;
     this.cache = new FollowedCache({ ttlMs: opts.ttlMs ?? DEFAULT_SNAPSHOT_TTL_MS, ...(opts.maxEntries !== undefined ? { maxEntries: opts.maxEntries } : {}), ...(opts.clock ? { clock: opts.clock } : {}) });
   }
 
@@ -110,7 +115,7 @@ export class AgentSnapshots {
   async read(pool: Pool, agentId: string, nowMs: number, opts: { fresh?: boolean } = {}): Promise<AgentSnapshot> {
     if (opts.fresh) this.cache.invalidate(agentId);
     return this.cache.load(agentId, async () => {
-      const r = await readAgentSnapshot(pool, agentId);
+      const r = await readAgentSnapshot(pool, agentId, this.denialWindowSeconds);
       return { ...(r.agent ? { agent: r.agent } : {}), candidates: r.candidates, denials: r.denialAgesMs.map((age) => nowMs - age) };
     });
   }
@@ -118,7 +123,7 @@ export class AgentSnapshots {
   /** A denial of `agentId` at `atMs` was stored. */
   noteDenial(agentId: string, atMs: number): void {
     this.cache.update(agentId, (s) => {
-      const from = atMs - DENIAL_WINDOW_SECONDS * 1000;
+      const from = atMs - this.denialWindowSeconds * 1000;
       return { ...s, denials: [...s.denials.filter((t) => t > from), atMs] };
     });
   }
@@ -126,6 +131,11 @@ export class AgentSnapshots {
   /** A spend of `agentId` was recorded (see the module comment). */
   noteSpend(agentId: string, n: SpendNote): void {
     this.cache.update(agentId, (s) => ({ ...s, candidates: s.candidates.map((row) => withSpend(row, n)) }));
+  }
+
+  /** Drops the snapshot of `agentId` (its next verify reads Postgres): after a write this process made that lowers a total. */
+  forget(agentId: string): void {
+    this.cache.invalidate(agentId);
   }
 
   /** Drops every snapshot. */

@@ -9,7 +9,7 @@ import type { Action, Decision, EvalContext } from "../core/evaluate/index.js";
 import { convertMinor, toMinor } from "../core/money/index.js";
 import { RecordStoreError } from "../store/record-errors.js";
 import type { VerifyCandidate } from "./candidates.js";
-import type { AllowedSpend, SpendLimits } from "./spend.js";
+import type { AllowedSpend, SpendLimits } from "../store/ledger/index.js";
 
 /** Options of `allowedSpendFor`. */
 export interface AllowedSpendOptions {

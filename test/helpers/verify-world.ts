@@ -6,9 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { buildSignedAgreement, type IntentAgreement, type Mandate, type ParentLimits } from "../../src/core/agreement/index.js";
+import { buildSignedAgreement, mandateHash, signAcknowledgement, type IntentAgreement, type Mandate, type ParentLimits } from "../../src/core/agreement/index.js";
 import type { Delegation, Scope } from "../../src/core/delegation/index.js";
-import type { Signer } from "../../src/core/jose/index.js";
+import { signerFromSeed, type Signer } from "../../src/core/jose/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
@@ -26,6 +26,18 @@ export interface VerifyWorld extends RegistryWorld {
   operatorKey: string;
   agentId: string;
   verify(body: unknown, token?: string | null): Promise<Answer>;
+  /** A payment provider (processor_psp, key with its default scopes, outcomes:write among them) that every stored agreement names as a party unless told otherwise. */
+  psp: PaymentParty;
+  /** POST /v1/verify/outcomes with `token` (default the world's payment provider's key). */
+  outcome(body: unknown, token?: string | null): Promise<Answer>;
+}
+
+/** A payment-side organization that countersigns agreements. */
+export interface PaymentParty {
+  orgId: string;
+  key: string;
+  signer: Signer;
+  role: "psp" | "merchant" | "issuer";
 }
 
 /** A registry world plus an operator, its key and one registered agent. */
@@ -34,12 +46,16 @@ export async function startVerifyWorld(env: Record<string, string> = {}, deps: O
   const operatorOrg = await world.createOrg("agent_operator");
   const { token } = await world.issueKey(operatorOrg);
   const { agent_id } = await world.registerAgent(token);
+  const pspOrg = await world.createOrg("processor_psp");
+  const psp: PaymentParty = { orgId: pspOrg, key: (await world.issueKey(pspOrg)).token, signer: signerFromSeed(randomBytes(32).toString("hex")), role: "psp" };
   return {
     ...world,
     operatorOrg,
     operatorKey: token,
     agentId: agent_id,
     verify: (body, t) => world.call("POST", "/v1/verify", t === undefined ? token : t, body),
+    psp,
+    outcome: (body, t) => world.call("POST", "/v1/verify/outcomes", t === undefined ? psp.key : t, body),
   };
 }
 
@@ -74,6 +90,19 @@ export interface StoreOptions {
   at?: number;
   /** Changes the signed agreement before it is stored (e.g. adds acknowledgements). */
   transform?: (a: IntentAgreement) => IntentAgreement | Promise<IntentAgreement>;
+  /** Payment-side parties that acknowledge every mandate (default: the world's payment provider). */
+  parties?: PaymentParty[];
+}
+
+/** `a` with an acknowledgement of each of its mandates by each party (`id` the party's org id). */
+export async function acknowledgedBy(a: IntentAgreement, parties: readonly PaymentParty[], at: string): Promise<IntentAgreement> {
+  const acks = [];
+  for (const p of parties) {
+    for (const m of a.mandates) {
+      acks.push(await signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: p.role, id: p.orgId, at }, p.signer));
+    }
+  }
+  return acks.length === 0 ? a : { ...a, acknowledgements: [...(a.acknowledgements ?? []), ...acks] };
 }
 
 /** Signs and stores an agreement (bound to a new delegation unless `delegation: false`). */
@@ -84,7 +113,8 @@ export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{
     { agreement_id: agreementId, mandates: o.mandates, ...(o.parentLimits ? { parent_limits: o.parentLimits } : {}), at: iso(at) },
     o.signer ?? principalKey,
   );
-  const agreement = o.transform ? await o.transform(signed) : signed;
+  const acknowledged = await acknowledgedBy(signed, o.parties ?? [w.psp], iso(at));
+  const agreement = o.transform ? await o.transform(acknowledged) : acknowledged;
   const orgId = o.orgId === undefined ? w.operatorOrg : o.orgId;
   if (o.delegation === false) {
     await withTransaction(w.db.pool, (c) => upsertAgreement(c, agreement, { orgId, agentId: o.mandates[0]?.agent.agent_id ?? w.agentId }));

@@ -8,7 +8,8 @@ import { evaluate } from "../../src/core/evaluate/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { loadCandidates, RecordCache, recordAllowedSpend } from "../../src/verify/index.js";
+import { loadCandidates, RecordCache } from "../../src/verify/index.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
 import { action, agreement, AGENT, context, delegation, iso, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 

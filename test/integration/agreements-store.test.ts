@@ -10,9 +10,9 @@ import { agreementFacts } from "../../src/store/agent-standing.js";
 import { listRevokedAgreementIds, loadActiveForAgent, loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { revokeAgreement, upsertAgreement } from "../../src/store/agreements.js";
 import { listRevokedDelegationIds, loadDelegation, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
-import { spendTotals } from "../../src/store/ledger.js";
+import { spendTotals } from "../../src/store/ledger/index.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { recordAllowedSpend } from "../../src/verify/index.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
 import { agreement, AGENT, chain, delegation, iso, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 

@@ -11,7 +11,7 @@ import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
-import { recordAllowedSpend, type SpendLimits } from "../../src/verify/index.js";
+import { recordAllowedSpend, type SpendLimits } from "../../src/store/ledger/index.js";
 import { delegation, iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 

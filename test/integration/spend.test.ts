@@ -10,11 +10,10 @@ import { hashOf } from "../../src/core/canonical/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { revokeAgreement, upsertAgreement } from "../../src/store/agreements.js";
 import { revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
-import { spendTotals } from "../../src/store/ledger.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { RecordStoreError } from "../../src/store/record-errors.js";
 import { findVerifyDecision } from "../../src/store/verify-decisions.js";
-import { recordAllowedSpend, recordOutcome, type AllowedSpend, type SpendResult } from "../../src/verify/index.js";
+import { recordAllowedSpend, recordOutcome, spendTotals, type AllowedSpend, type SpendResult } from "../../src/store/ledger/index.js";
 import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 

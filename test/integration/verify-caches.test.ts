@@ -87,7 +87,7 @@ describe("verify snapshots across two data-plane processes", () => {
   it("a payment that failed on the other process frees its amount here too", async () => {
     const { agent_id, agreementId, first } = await exhaustedBudget(w);
 
-    const failed = await callOther("POST", "/v1/verify/outcomes", w.operatorKey, { agreement_id: agreementId, action_id: first.action_id, outcome: "failed" });
+    const failed = await callOther("POST", "/v1/verify/outcomes", w.psp.key, { agreement_id: agreementId, action_id: first.action_id, outcome: "failed" });
     expect(failed.status).toBe(200);
     const { answer } = await until(() => w.verify({ agent_id, action: action() }), (a) => a.body.verdict === "ALLOW");
     expect(answer.body.verdict).toBe("ALLOW");

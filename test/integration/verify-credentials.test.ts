@@ -64,12 +64,16 @@ describe("credential matrix", () => {
     const wallet = await w.createOrg("wallet");
     const walletKey = (await w.issueKey(wallet)).token; // no verify, no agents:write
     expect(await w.call("POST", "/v1/verify", walletKey, ROUTES[0]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope verify" } });
-    expect((await w.call("POST", "/v1/verify/outcomes", walletKey, ROUTES[1]?.body())).status).toBe(403);
+    // A wallet holds outcomes:write, but is no party of this agreement: the same 404 as an unknown one.
+    expect(await w.call("POST", "/v1/verify/outcomes", walletKey, ROUTES[1]?.body())).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
     expect(await w.call("DELETE", `/svc/delegations/${delegationId}`, walletKey)).toMatchObject({ status: 403, body: { error: "API key lacks the scope agents:write" } });
     expect((await w.call("POST", "/v1/admin/seed-demo", walletKey)).status).toBe(403);
     const verifyOnly = (await w.issueKey(w.operatorOrg, { scopes: ["verify"] })).token;
     expect((await w.call("POST", "/v1/verify", verifyOnly, ROUTES[0]?.body())).status).toBe(200);
-    expect((await w.call("POST", "/v1/verify/outcomes", verifyOnly, ROUTES[1]?.body())).status).toBe(404); // passes auth; the action is unknown
+    // The operator never records outcomes (it would release its own spend).
+    expect(await w.call("POST", "/v1/verify/outcomes", verifyOnly, ROUTES[1]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope outcomes:write" } });
+    expect(await w.call("POST", "/v1/verify/outcomes", w.operatorKey, ROUTES[1]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope outcomes:write" } });
+    expect((await w.call("POST", "/v1/verify/outcomes", w.psp.key, ROUTES[1]?.body())).status).toBe(404); // a party: passes; the action is unknown
   });
 });
 

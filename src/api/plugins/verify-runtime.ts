@@ -21,6 +21,7 @@
  *   answers 503 until then (./health.ts), so a new replica gets traffic once it can decide.
  */
 import fp from "fastify-plugin";
+import { DEFAULT_POLICY, type EvalPolicy } from "../../core/evaluate/index.js";
 import { AckDomainDirectory } from "../../verify/ack-domains.js";
 import { RecordCache } from "../../verify/cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
@@ -39,6 +40,8 @@ export interface VerifyRuntime {
   readonly refusals: RefusalWriter;
   readonly ackDomains: AckDomainDirectory;
   readonly metrics: VerifyMetrics;
+  /** The evaluation policy (the default one, with WRIT_DENIED_ATTEMPT_BURST). */
+  readonly policy: EvalPolicy;
   /** The Kubernetes revocation watch, or null when it does not run. */
   readonly kubeWatch: KubeRevocationWatch | null;
   /**
@@ -75,7 +78,7 @@ export default fp(
         idx.attachWatch(watch);
       }
       let fresh = false;
-      const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents }).follow(feed);
+      const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents, denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds }).follow(feed);
       runtime = {
         index: idx,
         // Two prepared records (an agreement, its delegation) per agent kept.
@@ -84,6 +87,7 @@ export default fp(
         refusals: new RefusalWriter(pool),
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
         metrics: verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots),
+        policy: { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst },
         kubeWatch: watch,
         everFresh: () => (fresh ||= !idx.stale()),
       };

@@ -26,6 +26,14 @@ export interface ReasonInfo {
   /** What clears it. */
   readonly clears: string;
   readonly revoke?: true;
+  /**
+   * True for a DENY that says the agent tried an action its grant forbids (a ceiling, a
+   * budget, a merchant, a category, an action verb, a time window, the intent's constraints):
+   * what DENIED_ATTEMPT_BURST counts. Malformed input, refusals caused by the state of records
+   * (revoked, expired, not selected, broken) and refusals of the spend transaction do not
+   * count (docs/verify.md, "Which refusals count toward the burst").
+   */
+  readonly attempt?: true;
 }
 
 export const REASONS = {
@@ -34,11 +42,11 @@ export const REASONS = {
   NO_ACTIVE_AGREEMENT: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "the agent has no active stored agreement", clears: "a principal signs and activates an agreement for the agent" },
   AGREEMENT_NOT_SELECTED: { verdict: "DENY", requiredAction: "SELECT_AGREEMENT", means: "several agreements could apply and the request names none", clears: "send agreement_id (or intent_id) with the action" },
   // Amounts and budgets
-  AMOUNT_ABOVE_INTENT_CEILING: { verdict: "DENY", requiredAction: "NONE", means: "the amount is above the intent's per-transaction ceiling", clears: "a smaller amount, or an amended mandate with a higher ceiling" },
-  AMOUNT_ABOVE_DELEGATION_CEILING: { verdict: "DENY", requiredAction: "NONE", means: "the amount is above the delegation scope's maximum_amount", clears: "a smaller amount, or a new grant with a higher ceiling" },
+  AMOUNT_ABOVE_INTENT_CEILING: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the amount is above the intent's per-transaction ceiling", clears: "a smaller amount, or an amended mandate with a higher ceiling" },
+  AMOUNT_ABOVE_DELEGATION_CEILING: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the amount is above the delegation scope's maximum_amount", clears: "a smaller amount, or a new grant with a higher ceiling" },
   AMOUNT_INVALID: { verdict: "DENY", requiredAction: "NONE", means: "the amount is negative, not finite, or has more decimals than the currency allows", clears: "send an amount valid in its currency" },
-  CUMULATIVE_BUDGET_EXCEEDED: { verdict: "DENY", requiredAction: "NONE", means: "the action would take the intent's cumulative slice or the parent budget past its limit", clears: "a smaller amount, a released (failed) spend, or an amended mandate" },
-  DELEGATION_BUDGET_EXCEEDED: { verdict: "DENY", requiredAction: "NONE", means: "the action would take the delegation's cumulative_maximum past its limit", clears: "a smaller amount or a new grant" },
+  CUMULATIVE_BUDGET_EXCEEDED: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the action would take the intent's cumulative slice or the parent budget past its limit", clears: "a smaller amount, a released (failed) spend, or an amended mandate" },
+  DELEGATION_BUDGET_EXCEEDED: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the action would take the delegation's cumulative_maximum past its limit", clears: "a smaller amount or a new grant" },
   PARENT_LIMITS_EXCEEDED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "the agreement's intents do not fit inside parent_limits (a ceiling, a slice or the sum of slices)", clears: "an amended agreement whose intents fit parent_limits" },
   CURRENCY_MISMATCH: { verdict: "STEP_UP", requiredAction: "CONVERT_CURRENCY", means: "the action's currency differs from the intent's and no rate for the day is known", clears: "pay in the intent's currency, or a rate for the day becomes available" },
   // Intent shape and selection
@@ -48,16 +56,16 @@ export const REASONS = {
   INTENT_EXPIRED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "the intent's expires_at has passed", clears: "a renewed (new) intent" },
   INTENT_NOT_YET_VALID: { verdict: "DENY", requiredAction: "NONE", means: "the intent's not_before is in the future", clears: "wait until not_before" },
   INTENT_DRIFT: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "the action departs from one structured constraint the intent declares (category, merchant or item)", clears: "the principal confirms, or the action matches the intent" },
-  INTENT_MISMATCH: { verdict: "DENY", requiredAction: "NONE", means: "the action departs from two or more structured constraints the intent declares", clears: "an action that matches the intent" },
+  INTENT_MISMATCH: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the action departs from two or more structured constraints the intent declares", clears: "an action that matches the intent" },
   // Delegation
   DELEGATION_EXPIRED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "the delegation's expires_at has passed (checked at evaluation time)", clears: "a renewal: a new grant" },
   DELEGATION_NOT_YET_VALID: { verdict: "DENY", requiredAction: "NONE", means: "the delegation's granted_at is in the future", clears: "wait until granted_at" },
   DELEGATION_REVOKED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "the delegation is revoked", clears: "a new grant" },
   DELEGATION_SUSPENDED: { verdict: "DENY", requiredAction: "PRINCIPAL_CONFIRMATION", means: "the delegation is suspended", clears: "the principal re-grants or lifts the suspension" },
-  ACTION_NOT_ALLOWED: { verdict: "DENY", requiredAction: "NONE", means: "the action verb is not in the scope's (or intent's) action_types", clears: "an allowed action verb" },
-  AGENT_MISMATCH: { verdict: "DENY", requiredAction: "NONE", means: "the acting agent is not the delegate of the delegation or the agent of the mandate", clears: "act as the delegated agent" },
-  MERCHANT_NOT_IN_SCOPE: { verdict: "DENY", requiredAction: "NONE", means: "the merchant is outside the delegation scope's merchants", clears: "a merchant within scope" },
-  CATEGORY_NOT_IN_SCOPE: { verdict: "DENY", requiredAction: "NONE", means: "the category is outside the delegation scope's categories", clears: "a category within scope" },
+  ACTION_NOT_ALLOWED: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the action verb is not in the scope's (or intent's) action_types", clears: "an allowed action verb" },
+  AGENT_MISMATCH: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the acting agent is not the delegate of the delegation or the agent of the mandate", clears: "act as the delegated agent" },
+  MERCHANT_NOT_IN_SCOPE: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the merchant is outside the delegation scope's merchants", clears: "a merchant within scope" },
+  CATEGORY_NOT_IN_SCOPE: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the category is outside the delegation scope's categories", clears: "a category within scope" },
   HUMAN_APPROVAL_MISSING: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "a standing or high-privilege delegation carries no HUMAN_APPROVAL evidence", clears: "a grant with HUMAN_APPROVAL evidence" },
   RECONFIRMATION_OVERDUE: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "a standing or high-privilege delegation was not re-confirmed within the re-confirmation period", clears: "the principal re-confirms (reconfirmed_at)" },
   // Chain
@@ -66,12 +74,12 @@ export const REASONS = {
   CHAIN_LINK_REVOKED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a delegation above this one in the chain is revoked", clears: "a new chain" },
   CHAIN_LINK_EXPIRED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a link above this one in the chain has expired", clears: "a renewed chain" },
   // Conditions
-  OUTSIDE_TIME_WINDOW: { verdict: "DENY", requiredAction: "NONE", means: "the action falls outside a time_window condition", clears: "act inside the window" },
-  OUTSIDE_BUSINESS_HOURS: { verdict: "DENY", requiredAction: "NONE", means: "business_hours_only holds and it is not Monday to Friday 09:00-17:00 in the zone", clears: "act during business hours" },
+  OUTSIDE_TIME_WINDOW: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the action falls outside a time_window condition", clears: "act inside the window" },
+  OUTSIDE_BUSINESS_HOURS: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "business_hours_only holds and it is not Monday to Friday 09:00-17:00 in the zone", clears: "act during business hours" },
   CONDITION_INVALID: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a condition of the delegation is malformed or of an unknown type, so it cannot be evaluated", clears: "a grant whose conditions are well-formed" },
   RISK_SCORE_ABOVE_LIMIT: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "the risk score is above a max_risk_score condition", clears: "a lower risk score or the principal's confirmation" },
   RISK_SCORE_UNKNOWN: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "a max_risk_score condition holds but no risk score was supplied", clears: "supply a risk score" },
-  MERCHANT_NOT_ALLOWED: { verdict: "DENY", requiredAction: "NONE", means: "the merchant is not on a merchant_allowlist condition", clears: "an allowed merchant" },
+  MERCHANT_NOT_ALLOWED: { verdict: "DENY", attempt: true, requiredAction: "NONE", means: "the merchant is not on a merchant_allowlist condition", clears: "an allowed merchant" },
   PRINCIPAL_NOT_PRESENT: { verdict: "STEP_UP", requiredAction: "PRINCIPAL_CONFIRMATION", means: "a principal_present condition holds and the principal is not present", clears: "the principal is present" },
   // Ledger
   LEDGER_STALE: { verdict: "STEP_UP", requiredAction: "REFRESH_LEDGER", means: "ledger_as_of is older than the staleness window (default 60 s)", clears: "a ledger synced within the window" },
@@ -109,6 +117,11 @@ export function isReasonCode(s: string): s is ReasonCode {
 export interface Finding {
   code: ReasonCode;
   message: string;
+}
+
+/** True when a DENY with `reasons` counts toward DENIED_ATTEMPT_BURST (some reason is an `attempt`). */
+export function countsAsAttempt(reasons: readonly ReasonCode[]): boolean {
+  return reasons.some((r) => (REASONS[r] as ReasonInfo).attempt === true);
 }
 
 /** Maps a verdict to the service decision: DENY is BLOCK. */

@@ -5,8 +5,9 @@
  * Rules (docs/registry.md, "Scopes"):
  * - agent operators may hold keys:write, agents:write, verify, registry:read (all by default);
  * - wallets, bank issuers, processors/PSPs and merchants may hold keys:write, registry:read,
- *   inquiries:write, reports:write, subscriptions:write (all by default). They do not hold
- *   verify: verify checks an agent's action for its own operator (docs/verify.md);
+ *   inquiries:write, reports:write, subscriptions:write, outcomes:write (all by default). They
+ *   do not hold verify: verify checks an agent's action for its own operator (docs/verify.md);
+ *   operators do not hold outcomes:write: the party that spends never releases its own spend;
  * - an explicit list must be non-empty, name only known scopes and stay inside what the type
  *   may hold. The result is deduplicated and in SCOPES order.
  */
@@ -22,6 +23,7 @@ export const SCOPES = [
   "inquiries:write",
   "reports:write",
   "subscriptions:write",
+  "outcomes:write",
 ] as const;
 
 /** A scope name. */
@@ -33,7 +35,7 @@ export function isScope(v: unknown): v is Scope {
 }
 
 const OPERATOR_DEFAULT: readonly Scope[] = ["keys:write", "agents:write", "registry:read", "verify"];
-const PAYMENT_SIDE_DEFAULT: readonly Scope[] = ["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write"];
+const PAYMENT_SIDE_DEFAULT: readonly Scope[] = ["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write", "outcomes:write"];
 
 /** The scopes a key of `orgType` gets when it is requested with just a name. */
 export function defaultScopes(orgType: OrgType): Scope[] {

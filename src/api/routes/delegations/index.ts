@@ -27,7 +27,7 @@ import { loadDelegation } from "../../../store/delegations.js";
 import { withTransaction } from "../../../store/pool.js";
 import { revokeDelegationLogged, type RevokedBy } from "../../../verify/revoke.js";
 import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/signed-revocation.js";
-import { ownsRecord } from "../../../verify/verify-reads.js";
+import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";

@@ -21,10 +21,11 @@ import { logAppendOptions } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
 
-const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED"> = {
+const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED"> = {
   AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
   AGENT_NOT_OWNED: "AGENT_NOT_OWNED",
   ACTION_REUSED: "VERIFY_ACTION_REUSED",
+  ACTION_RELEASED: "VERIFY_ACTION_RELEASED",
 };
 
 /** The verify runtime of an app with a database (503 without one). */
@@ -75,6 +76,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           now,
           logSigner: app.logSigner,
           logOptions: logAppendOptions(app, now),
+          policy: rt.policy,
         };
         const answer = await verifyAction(deps, credential.org_id, body);
         request.log.debug({ agent_id: answer.agent_id, action_id: answer.action_id, verdict: answer.verdict, reasons: answer.reasons }, "verify decided");

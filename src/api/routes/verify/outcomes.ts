@@ -1,19 +1,23 @@
 /**
- * `POST /v1/verify/outcomes` (scope `verify`, the organization the agreement belongs to):
- * records a later outcome of an allowed action in the agreement's ledger
- * (src/verify/outcome.ts): `allowed -> authorized -> settled`, `allowed | authorized ->
- * failed`; `failed` releases the amount from the budgets. A payment provider records outcomes
- * with a key of the operator's organization that holds only `verify` (docs/verify.md).
+ * `POST /v1/verify/outcomes` (scope `outcomes:write`, which only payment-side organizations
+ * hold, and only for agreements that name the caller's organization as a party): records a
+ * later outcome of an allowed action in the agreement's ledger (src/store/ledger/outcome.ts):
+ * `allowed -> authorized -> settled`, `allowed | authorized -> failed`; `failed` releases the
+ * amount from the budgets. The agent's operator cannot record outcomes at all, so it can never
+ * release its own spend. Parties: src/core/agreement/parties.ts; docs/verify.md, "Who records
+ * outcomes".
  *
  * Answers 200 `{agreement_id, action_id, outcome, replayed, entry}` (`replayed` true when the
- * action already had that outcome: nothing appended); 404 `agreement was not found` (unknown,
- * or another organization's), 404 `action is not recorded as allowed in the agreement's
- * ledger`, 409 `outcome <x> cannot follow <y>`.
+ * action already had that outcome: nothing appended); 403 a key without `outcomes:write`; 404
+ * `agreement was not found` (unknown, or the caller is not its party: the same answer), 404
+ * `action is not recorded as allowed in the agreement's ledger`, 409 `outcome <x> cannot
+ * follow <y>`. An outcome that lowers a total drops this process's verify snapshot of the
+ * agent before it answers, so a verify right after it sees the room it freed.
  */
 import type { FastifyInstance } from "fastify";
-import type { LaterOutcome } from "../../../verify/outcome-rules.js";
-import { recordOutcome } from "../../../verify/outcome.js";
-import { agreementOwner, ownsRecord } from "../../../verify/verify-reads.js";
+import { paymentParties, type LaterOutcome } from "../../../core/agreement/index.js";
+import { loadAgreementRecords } from "../../../store/agreements-read.js";
+import { recordOutcome } from "../../../store/ledger/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
@@ -49,7 +53,7 @@ export function registerOutcomes(app: FastifyInstance): void {
     {
       schema: {
         tags: ["verify"],
-        summary: "Record a later outcome (authorized, settled, failed) of an allowed action (scope verify)",
+        summary: "Record a later outcome (authorized, settled, failed) of an allowed action (scope outcomes:write, a payment-side party of the agreement)",
         body: {
           type: "object",
           required: ["agreement_id", "action_id", "outcome"],
@@ -65,21 +69,23 @@ export function registerOutcomes(app: FastifyInstance): void {
         },
       },
       schemaErrorFormatter: registrySchemaErrors,
-      onRequest: app.requireScope("verify"),
+      onRequest: app.requireScope("outcomes:write"),
     },
     async (request) => {
       const credential = keyCredential(request);
       const pool = app.requireDb();
       const { agreement_id: agreementId, action_id: actionId, outcome } = request.body;
-      const owner = await agreementOwner(pool, agreementId);
-      if (!owner || !ownsRecord(credential.org_id, owner.orgId, owner.operatorOrgId)) throw new ApiError("AGREEMENT_NOT_FOUND");
+      const [stored] = await loadAgreementRecords(pool, [agreementId]);
+      // Not a party, or unknown: the same 404, so existence is not revealed.
+      if (!stored || !(await paymentParties(stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
       const r = await recordOutcome(pool, { agreementId, actionId, outcome, at: app.clock().toISOString() });
       if (!r.recorded) {
         if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);
         if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
         throw new ApiError("ACTION_NOT_RECORDED", `action ${actionId} is not recorded as allowed in the ledger of agreement ${agreementId}`);
       }
-      request.log.info({ agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed }, "outcome recorded");
+      if (!r.replayed && r.agentId !== null) app.verifyRuntime?.snapshots.forget(r.agentId);
+      request.log.info({ agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, org_id: credential.org_id }, "outcome recorded");
       return { agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, entry: r.entry };
     },
   );

@@ -8,11 +8,11 @@
  * hold the agreement row lock (`FOR NO KEY UPDATE`) while they insert, so sequences stay
  * gapless and each entry names the previous head.
  */
-import type { HashString } from "../core/canonical/index.js";
-import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, type Mandate } from "../core/agreement/index.js";
-import { toMinor } from "../core/money/index.js";
-import type { Queryable } from "./pool.js";
-import { RecordStoreError } from "./record-errors.js";
+import type { HashString } from "../../core/canonical/index.js";
+import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, type Mandate } from "../../core/agreement/index.js";
+import { toMinor } from "../../core/money/index.js";
+import type { Queryable } from "../pool.js";
+import { RecordStoreError } from "../record-errors.js";
 
 /** The columns of one `ledger_entries` row, as computed from an entry. */
 export interface LedgerRow {

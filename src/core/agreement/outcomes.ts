@@ -9,7 +9,7 @@
  * an outcome the action already has is a replay: the existing entry is the answer and nothing
  * is appended. Pure.
  */
-import type { LedgerOutcome } from "../core/agreement/index.js";
+import type { LedgerOutcome } from "./types.js";
 
 /** Outcomes recorded after the allowed one. */
 export type LaterOutcome = Exclude<LedgerOutcome, "allowed">;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NEXT_OUTCOMES, outcomeStep } from "../../../src/verify/outcome-rules.js";
+import { NEXT_OUTCOMES, outcomeStep } from "../../../../src/core/agreement/index.js";
 
 describe("outcomeStep", () => {
   it("allows allowed -> authorized -> settled and allowed|authorized -> failed", () => {

@@ -1,8 +1,10 @@
 /**
- * The one statement of the spend transaction (src/verify/spend.ts), run while the agreement
+ * The one statement of the spend transaction (./spend.ts), run while the agreement
  * row is locked. Its snapshot is taken after the lock, so it sees every spend committed before.
  *
- * It decides, in this order: `replay` (the action is already recorded as allowed), the refusal
+ * It decides, in this order: `released` (the action was allowed and its spend released since
+ * by a `failed` outcome: never replayed, never spent again), `replay` (the action is already
+ * recorded as allowed), the refusal
  * the caller found on the locked row ($10), DELEGATION_REVOKED, AGREEMENT_REVOKED (a pushed
  * principal revocation), CUMULATIVE_BUDGET_EXCEEDED (slice, then parent), DELEGATION_BUDGET_EXCEEDED,
  * else `ok`; only on `ok` do the writes happen (each write reads the `ins` CTE, so they are all
@@ -17,7 +19,8 @@
  */
 export const SPEND_SQL = `
 WITH existing AS (
-  SELECT entry FROM ledger_entries WHERE agreement_id = $1 AND action_id = $4 AND outcome = 'allowed'
+  SELECT e.entry, EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = $1 AND f.action_id = $4 AND f.outcome = 'failed') AS released
+  FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $4 AND e.outcome = 'allowed'
 ),
 totals AS (
   SELECT
@@ -35,6 +38,7 @@ totals AS (
 ),
 verdict AS (
   SELECT t.*, CASE
+    WHEN EXISTS (SELECT 1 FROM existing WHERE released) THEN 'released'
     WHEN EXISTS (SELECT 1 FROM existing) THEN 'replay'
     WHEN $10::text IS NOT NULL THEN $10::text
     WHEN t.delegation_revoked THEN 'DELEGATION_REVOKED'

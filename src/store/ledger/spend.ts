@@ -22,7 +22,10 @@
  * - Idempotent on `actionId`: an action already recorded as allowed returns its entry
  *   (`replayed: true`) and spends nothing, whatever the budgets and revocations say now. A
  *   caller compares `entry.amount`/`intent_id` with its request (or relies on the verify
- *   decision's request hash) to detect a reused action id.
+ *   decision's request hash) to detect a reused action id. An action whose spend was released
+ *   since (a `failed` outcome) is neither replayed nor spent again: the result is
+ *   `{recorded: false, reason: "ACTION_RELEASED"}` and the caller tells its client to use a new action id
+ *   (an ALLOW is never answered for an amount the budget no longer counts).
  * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
  *   revoked (also not named by a pushed revocation), the intent is live, and the delegation is
  *   not revoked. Each refusal is a reason code of the evaluation union, which the caller
@@ -32,18 +35,16 @@
  * - The revision of the agreement is NOT bumped (the ledger is versioned by its sequence), so
  *   prepared records stay cached.
  *
- * Lock order of every writer of these tables (so none deadlocks another): the delegation-tree
- * advisory lock, then delegation rows, then agreement rows. Row locks are FOR NO KEY UPDATE,
- * which does not conflict with the KEY SHARE locks of foreign-key checks.
+ * Lock order: ./index.ts.
  */
-import { withTransaction } from "../store/pool.js";
+import { withTransaction } from "../pool.js";
 import type { Pool, PoolClient, QueryResult } from "pg";
-import type { LedgerEntry } from "../core/agreement/index.js";
-import type { HashString } from "../core/canonical/index.js";
-import type { ReasonCode } from "../core/evaluate/index.js";
-import { formatMinor, minorToNumber, toMinor, isCurrency } from "../core/money/index.js";
-import { RecordStoreError } from "../store/record-errors.js";
-import { nextLedgerEntry } from "./ledger-next.js";
+import type { LedgerEntry } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { ReasonCode } from "../../core/evaluate/index.js";
+import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { RecordStoreError } from "../record-errors.js";
+import { nextLedgerEntry } from "./next-entry.js";
 import { SPEND_SQL } from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
@@ -101,7 +102,9 @@ export type SpendResult =
        */
       decisionStored?: boolean;
     }
-  | { recorded: false; reason: SpendRefusal; message: string };
+  | { recorded: false; reason: SpendRefusal; message: string }
+  /** The action was allowed before and its spend released since (outcome `failed`): never replayed as an ALLOW. */
+  | { recorded: false; reason: "ACTION_RELEASED"; message: string; entry: LedgerEntry };
 
 /** Options of `recordAllowedSpend`. */
 export interface SpendOptions {
@@ -119,7 +122,7 @@ interface LockRow {
 }
 
 interface SpendRow {
-  outcome: "ok" | "replay" | SpendRefusal;
+  outcome: "ok" | "replay" | "released" | SpendRefusal;
   intent_spent: string;
   total_spent: string;
   delegation_spent: string;
@@ -213,6 +216,9 @@ async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
   ] });
   const r = res.rows[0] as SpendRow;
   if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
+  if (r.outcome === "released" && r.existing) {
+    return { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing };
+  }
   if (r.outcome === "ok") {
     return {
       recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor, decisionStored: r.decision_stored,

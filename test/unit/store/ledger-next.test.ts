@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { appendLedgerEntry, type LedgerEntry, type LedgerEntryFields } from "../../../src/core/agreement/index.js";
 import { RecordStoreError } from "../../../src/store/record-errors.js";
-import { nextLedgerEntry } from "../../../src/verify/ledger-next.js";
+import { nextLedgerEntry } from "../../../src/store/ledger/index.js";
 
 const fieldsArb: fc.Arbitrary<LedgerEntryFields> = fc.record(
   {

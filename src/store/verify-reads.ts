@@ -1,15 +1,13 @@
 /**
  * The small reads of the verify routes: what a verify reads of an agent (the agent, its recent
  * denials for the DENIED_ATTEMPT_BURST policy, and its candidate agreements; kept in memory by
- * ./snapshots.ts), why an agent has no live agreement when a revocation is the
- * cause, the ledger entry of a recorded ALLOW (for retries), and whose an agreement is (for
- * outcomes). One statement each.
+ * src/verify/snapshots.ts), why an agent has no live agreement when a revocation is the
+ * cause, and whether an organization acts for a record. One statement each.
  */
 import type { Pool, PoolClient } from "pg";
-import type { HashString } from "../core/canonical/index.js";
-import type { AgentForVerify } from "../store/agents.js";
-import { activeCandidatesSql, MAX_CANDIDATES, toActiveAgreementRow, type ActiveAgreementRow, type ActiveCandidateRow } from "../store/agreements-read.js";
-import type { Queryable } from "../store/pool.js";
+import type { AgentForVerify } from "./agents.js";
+import { activeCandidatesSql, MAX_CANDIDATES, toActiveAgreementRow, type ActiveAgreementRow, type ActiveCandidateRow } from "./agreements-read.js";
+import type { Queryable } from "./pool.js";
 
 /** The burst window of denied attempts, seconds (the engine's DENIED_ATTEMPT_BURST, docs/evaluation.md). */
 export const DENIAL_WINDOW_SECONDS = 60;
@@ -95,25 +93,6 @@ export async function revokedCause(q: Queryable, agentId: string, orgId: string,
   const r = rows[0];
   if (!r) return undefined;
   return { agreementId: r.agreement_id, reason: r.delegation_revoked ? "DELEGATION_REVOKED" : "AGREEMENT_REVOKED", delegationId: r.delegation_id };
-}
-
-/** Sequence and hash of the `allowed` entry of `actionId` in `agreementId`'s ledger, or undefined. */
-export async function allowedEntryOf(q: Queryable, agreementId: string, actionId: string): Promise<{ sequence: number; entry_hash: HashString } | undefined> {
-  const { rows } = await q.query<{ sequence: number; entry_hash: HashString }>(
-    "SELECT sequence, entry_hash FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 AND outcome = 'allowed'",
-    [agreementId, actionId],
-  );
-  return rows[0];
-}
-
-/** Whose agreement `agreementId` is: its tenant and its agent's operator (null when unknown), or undefined. */
-export async function agreementOwner(q: Queryable, agreementId: string): Promise<{ orgId: string | null; operatorOrgId: string | null } | undefined> {
-  const { rows } = await q.query<{ org_id: string | null; operator_org_id: string | null }>(
-    `SELECT a.org_id, g.org_id AS operator_org_id FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id WHERE a.agreement_id = $1`,
-    [agreementId],
-  );
-  const r = rows[0];
-  return r ? { orgId: r.org_id, operatorOrgId: r.operator_org_id } : undefined;
 }
 
 /** True when organization `orgId` acts for a record of tenant `recordOrgId` whose agent it operates (`operatorOrgId`). */

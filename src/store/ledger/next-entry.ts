@@ -8,10 +8,10 @@
  * the first entry), `entry_hash` = SHA-256 of JCS(entry without `entry_hash`). Fields the core
  * would refuse are refused here too (RecordStoreError SPEND_INVALID).
  */
-import { appendLedgerEntry, type LedgerEntry, type LedgerEntryFields } from "../core/agreement/index.js";
-import { AgreementError } from "../core/agreement/index.js";
-import { hashWithout, type HashString } from "../core/canonical/index.js";
-import { RecordStoreError } from "../store/record-errors.js";
+import { appendLedgerEntry, type LedgerEntry, type LedgerEntryFields } from "../../core/agreement/index.js";
+import { AgreementError } from "../../core/agreement/index.js";
+import { hashWithout, type HashString } from "../../core/canonical/index.js";
+import { RecordStoreError } from "../record-errors.js";
 
 /** The stored state of a ledger. */
 export interface LedgerState {

@@ -1,17 +1,17 @@
 /**
  * Later outcomes of an allowed action (authorized, settled, failed), appended to the
  * agreement's ledger under the same row lock as spends. The moves are those of
- * ./outcome-rules.ts; a `failed` entry releases the amount from the intent's total in the same
- * transaction. The new entry repeats the action's amount, currency and intent, and carries
+ * src/core/agreement/outcomes.ts; a `failed` entry releases the amount from the intent's total
+ * in the same transaction. Who may ask for an outcome is the caller's check (docs/verify.md,
+ * "Who records outcomes"); this module only keeps the ledger right. The new entry repeats the action's amount, currency and intent, and carries
  * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
  */
-import { withTransaction } from "../store/pool.js";
+import { withTransaction } from "../pool.js";
 import type { Pool, PoolClient } from "pg";
-import type { LedgerEntry, LedgerOutcome } from "../core/agreement/index.js";
-import type { HashString } from "../core/canonical/index.js";
-import { RecordStoreError } from "../store/record-errors.js";
-import { nextLedgerEntry } from "./ledger-next.js";
-import { outcomeStep, type LaterOutcome } from "./outcome-rules.js";
+import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import { RecordStoreError } from "../record-errors.js";
+import { nextLedgerEntry } from "./next-entry.js";
 
 /** A later outcome to record. */
 export interface OutcomeRequest {
@@ -24,7 +24,7 @@ export interface OutcomeRequest {
 
 /** The outcome of `recordOutcome`. */
 export type OutcomeResult =
-  | { recorded: true; replayed: boolean; entry: LedgerEntry }
+  | { recorded: true; replayed: boolean; entry: LedgerEntry; /** The agreement's agent (whose verify snapshot the caller refreshes). */ agentId: string | null }
   | { recorded: false; code: "AGREEMENT_NOT_FOUND" | "ACTION_NOT_RECORDED" }
   | { recorded: false; code: "OUTCOME_NOT_ALLOWED"; current: LedgerOutcome };
 
@@ -36,8 +36,8 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ ledger_sequence: number; ledger_head: HashString | null }>(
-    "SELECT ledger_sequence, ledger_head FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
+  const lock = await client.query<{ ledger_sequence: number; ledger_head: HashString | null; agent_id: string | null }>(
+    "SELECT ledger_sequence, ledger_head, agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
     [req.agreementId],
   );
   const head = lock.rows[0];
@@ -48,7 +48,7 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
   );
   const step = outcomeStep(rows.map((r) => r.outcome), req.outcome);
   if (step.kind === "refused") return step.code === "OUTCOME_NOT_ALLOWED" ? { recorded: false, code: step.code, current: step.current } : { recorded: false, code: step.code };
-  if (step.kind === "replay") return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry };
+  if (step.kind === "replay") return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry, agentId: head.agent_id };
 
   const last = rows[rows.length - 1] as EntryRow;
   // The amount in force is the latest one an entry of the action carried (the core's rule).
@@ -78,7 +78,7 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
     [req.agreementId, entry.sequence, JSON.stringify(entry), req.actionId, req.outcome, last.intent_id, last.entry.currency,
       carrying?.amount_minor ?? null, entry.entry_hash, entry.prev_entry_hash ?? null],
   );
-  return { recorded: true, replayed: false, entry };
+  return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }
 
 /** Records a later outcome of an allowed action (see the module comment). Throws SPEND_INVALID for a malformed request. */

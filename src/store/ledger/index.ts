@@ -1,0 +1,44 @@
+/**
+ * The ledger repository: the ONE owner of an agreement's spend ledger in Postgres. Every write
+ * of `ledger_entries`, of the ledger head (`agreements.ledger_sequence`, `ledger_head`) and of
+ * the spent totals (`agreement_spend`) is made here, by one of three paths:
+ *
+ * - a spend (./spend.ts, `recordAllowedSpend`): a verified ALLOW, re-checked against every
+ *   budget under the locks below, recorded with its verify answer;
+ * - an outcome (./outcome.ts, `recordOutcome`): `authorized`, `settled` or `failed` of an
+ *   allowed action; `failed` releases its amount;
+ * - an import (./import.ts, `extendLedger`): a ledger that arrives with an agreement record,
+ *   which may only extend the stored one.
+ *
+ * Entries are only ever inserted, never updated or deleted; each names the previous head
+ * (./next-entry.ts computes it, the core's chain rule).
+ *
+ * Lock order (every writer of these tables takes its locks in this order, so none deadlocks
+ * another; src/store/locks.ts numbers the advisory locks):
+ *
+ *   1. the delegation-tree advisory lock (`LOCK_IDS.delegationTree`: shared by delegation
+ *      upserts, exclusive for revocations), when taken;
+ *   2. delegation rows (`FOR NO KEY UPDATE`), parents before children; a spend locks its
+ *      delegation's row only when a delegation budget applies;
+ *   3. the agreement row (`FOR NO KEY UPDATE`, which also reads the ledger head), one agreement
+ *      per transaction on the spend and outcome paths;
+ *   4. then the writes: `ledger_entries`, the head, `agreement_spend`, and `verify_decisions`
+ *      (a spend stores its answer last, in the same statement).
+ *
+ * Row locks are `FOR NO KEY UPDATE`, which does not conflict with the KEY SHARE locks of
+ * foreign-key checks. The budget re-check reads the totals in a statement that starts after
+ * the agreement row's lock is held, so it sees every spend and release committed before.
+ */
+export { extendLedger } from "./import.js";
+export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
+export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
+export { allowedActionOf, type AllowedAction } from "./reads.js";
+export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
+export {
+  recordAllowedSpend,
+  type AllowedSpend,
+  type SpendLimits,
+  type SpendOptions,
+  type SpendRefusal,
+  type SpendResult,
+} from "./spend.js";

@@ -1,0 +1,23 @@
+/** Reads of one agreement's ledger that are not part of a write. */
+import type { HashString } from "../../core/canonical/index.js";
+import type { Queryable } from "../pool.js";
+
+/** Where an allowed action stands in its agreement's ledger. */
+export interface AllowedAction {
+  /** Sequence and hash of the action's `allowed` entry. */
+  sequence: number;
+  entry_hash: HashString;
+  /** True when a later `failed` entry released its amount (it no longer counts against any budget). */
+  released: boolean;
+}
+
+/** The `allowed` entry of `actionId` in `agreementId`'s ledger and whether it was released since, or undefined. */
+export async function allowedActionOf(q: Queryable, agreementId: string, actionId: string): Promise<AllowedAction | undefined> {
+  const { rows } = await q.query<AllowedAction>(
+    `SELECT e.sequence, e.entry_hash,
+            EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome = 'failed') AS released
+     FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $2 AND e.outcome = 'allowed'`,
+    [agreementId, actionId],
+  );
+  return rows[0];
+}
