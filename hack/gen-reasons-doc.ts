@@ -10,7 +10,8 @@ export function renderReasonsDoc(): string {
   const rows = REASON_CODES.map((code) => {
     const r = REASONS[code];
     const verdict = "revoke" in r ? `${r.verdict} (svc_decision REVOKE)` : r.verdict;
-    return `| \`${code}\` | ${verdict} | ${r.means} | ${r.clears} | \`${r.requiredAction}\` |`;
+    const attempt = "attempt" in r ? "yes" : "";
+    return `| \`${code}\` | ${verdict} | ${r.means} | ${r.clears} | \`${r.requiredAction}\` | ${attempt} |`;
   });
   return [
     "# Reason codes",
@@ -23,8 +24,12 @@ export function renderReasonsDoc(): string {
     "REVOKE code makes it REVOKE. `required_action` is that of the first reason with the deciding",
     "verdict.",
     "",
-    "| code | verdict | means | what clears it | required_action |",
-    "|---|---|---|---|---|",
+    "`attempt`: a DENY with at least one such reason counts toward DENIED_ATTEMPT_BURST (the agent",
+    "tried what its grant forbids); no other refusal counts (docs/verify.md, \"Which refusals count",
+    "toward the burst\").",
+    "",
+    "| code | verdict | means | what clears it | required_action | attempt |",
+    "|---|---|---|---|---|---|",
     ...rows,
     "",
   ].join("\n");

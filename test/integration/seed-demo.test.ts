@@ -69,6 +69,12 @@ describe("POST /v1/admin/seed-demo", () => {
       action: { action_id: "act_seed_big", action_type: "purchase", amount: 75, currency: "USD", proposed_at: new Date().toISOString() },
     });
     expect(above.body.reasons).toContain("AMOUNT_ABOVE_INTENT_CEILING");
+
+    // The demo wallet and merchant are the agreement's payment-side parties: they record outcomes; the operator cannot.
+    const base = { agreement_id: "agr_demo", action_id: "act_seed_check" };
+    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.operator, { ...base, outcome: "failed" })).status).toBe(403);
+    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.wallet, { ...base, outcome: "authorized" })).body).toMatchObject({ outcome: "authorized", replayed: false });
+    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.merchant, { ...base, outcome: "settled" })).body).toMatchObject({ outcome: "settled", replayed: false });
   });
 
   it("concurrent seeds on a fresh registry insert once", async () => {

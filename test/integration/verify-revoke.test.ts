@@ -81,3 +81,42 @@ describe("REVOKE decisions", () => {
     expect(next.body).toMatchObject({ verdict: "DENY", reasons: ["AGREEMENT_REVOKED"], agreement_id: agreementId });
   });
 });
+
+describe("which refusals count toward the burst, and its settings", () => {
+  it("malformed amounts and refusals by the state of records never count: ten of them revoke nothing", async () => {
+    const { agent_id } = await w.registerAgent(w.operatorKey);
+    const { delegationId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 20 })] });
+    for (let i = 0; i < 10; i++) {
+      const r = await w.verify({ agent_id, action: action({ amount: 10.001 }) });
+      expect(r.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK", reasons: ["AMOUNT_INVALID"] });
+      const unknown = await w.verify({ agent_id, action: action({ intent_id: "no-such-intent" }) });
+      expect(unknown.body).toMatchObject({ verdict: "DENY", reasons: ["INTENT_NOT_FOUND"] });
+    }
+    expect(await loadDelegation(w.db.pool, delegationId as string)).toMatchObject({ status: "active" });
+    expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
+  });
+
+  it("WRIT_DENIED_ATTEMPT_BURST sets the threshold; 0 turns the rule off", async () => {
+    const three = await startVerifyWorld({ WRIT_DENIED_ATTEMPT_BURST: "3" });
+    const off = await startVerifyWorld({ WRIT_DENIED_ATTEMPT_BURST: "0" });
+    try {
+      for (const [world, revokesAt] of [[three, 4], [off, 0]] as const) {
+        const { agent_id } = await world.registerAgent(world.operatorKey);
+        const { delegationId } = await storeAgreement(world, { mandates: [mandate(agent_id, "i1", { maximum_amount: 20 })] });
+        for (let i = 1; i <= 8; i++) {
+          const r = await world.verify({ agent_id, action: action({ amount: 50 }) });
+          if (i === revokesAt) {
+            expect(r.body).toMatchObject({ svc_decision: "REVOKE" });
+            expect(r.body.reasons).toContain("DENIED_ATTEMPT_BURST");
+            break;
+          }
+          expect(r.body, `attempt ${i}`).toMatchObject({ svc_decision: "BLOCK", reasons: ["AMOUNT_ABOVE_INTENT_CEILING"] });
+        }
+        const stored = await loadDelegation(world.db.pool, delegationId as string);
+        expect(stored?.status).toBe(revokesAt === 0 ? "active" : "revoked");
+      }
+    } finally {
+      await Promise.all([three.close(), off.close()]);
+    }
+  });
+});

@@ -11,7 +11,9 @@
  * The grant runs for exactly seven days from the seeding (the longest standard grant, which
  * needs no human approval): per payment at most 50 USD, in all at most 500 USD.
  */
-import type { IntentAgreement } from "../agreement/types.js";
+import { mandateHash, signAcknowledgement } from "../agreement/index.js";
+import type { AckRole, IntentAgreement } from "../agreement/types.js";
+import { signerFromSeed } from "../jose/index.js";
 import { sha256 } from "../canonical/index.js";
 import type { Delegation } from "../delegation/types.js";
 import { formatKeyToken, type OrgType } from "../registry/index.js";
@@ -25,14 +27,36 @@ export interface DemoSeedOrg {
   name: string;
   org_type: OrgType;
   keyLabel: string;
+  /** The acknowledgement role it countersigns the demo agreement with (payment-side only). */
+  ackRole?: AckRole;
 }
 
 /** The seeded organizations, in seeding order. */
 export const DEMO_SEED_ORGS: readonly DemoSeedOrg[] = [
   { role: "operator", name: "Writ public demo operator", org_type: "agent_operator", keyLabel: "writ demo operator key" },
-  { role: "wallet", name: "Writ public demo wallet", org_type: "wallet", keyLabel: "writ demo wallet key" },
-  { role: "merchant", name: "Writ public demo merchant", org_type: "merchant", keyLabel: "writ demo merchant key" },
+  { role: "wallet", name: "Writ public demo wallet", org_type: "wallet", keyLabel: "writ demo wallet key", ackRole: "psp" },
+  { role: "merchant", name: "Writ public demo merchant", org_type: "merchant", keyLabel: "writ demo merchant key", ackRole: "merchant" },
 ];
+
+/**
+ * `agreement` countersigned by the seeded payment-side organizations (the wallet as `psp`, the
+ * merchant as `merchant`; `id` their org ids, which the seeding learns as it creates them), so
+ * that their public demo keys may record the outcomes of its payments (docs/verify.md, "Who
+ * records outcomes"). The signing keys are public: their Ed25519 seeds are SHA-256 of
+ * "writ demo wallet" and "writ demo merchant".
+ */
+export async function acknowledgedByDemoParties(agreement: IntentAgreement, orgIds: ReadonlyMap<DemoSeedOrg["role"], string>, nowMs: number): Promise<IntentAgreement> {
+  const acks = [...(agreement.acknowledgements ?? [])];
+  for (const o of DEMO_SEED_ORGS) {
+    const id = orgIds.get(o.role);
+    if (!o.ackRole || id === undefined) continue;
+    const signer = signerFromSeed(sha256(`writ demo ${o.role}`).toString("hex"));
+    for (const m of agreement.mandates) {
+      acks.push(await signAcknowledgement({ agreement_id: agreement.agreement_id, mandate_hash: mandateHash(m), role: o.ackRole, id, at: formatInstant(nowMs) }, signer));
+    }
+  }
+  return { ...agreement, acknowledgements: acks };
+}
 
 /** The pseudonymous principal id the demo agent is registered with. */
 export const DEMO_SEED_PRINCIPAL_ID = "prn_demo";

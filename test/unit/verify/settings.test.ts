@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_MAX_AGENTS, DEFAULT_CACHE_TTL_MS, loadVerifySettings } from "../../../src/verify/settings.js";
+import {
+  DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_MAX_AGENTS, DEFAULT_CACHE_TTL_MS, DEFAULT_DENIED_ATTEMPT_BURST, DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS, loadVerifySettings,
+} from "../../../src/verify/settings.js";
 
 function load(env: Record<string, string>) {
   const problems: string[] = [];
@@ -9,9 +11,23 @@ function load(env: Record<string, string>) {
 describe("verify settings", () => {
   it("defaults", () => {
     expect(load({})).toEqual({
-      settings: { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS },
+      settings: {
+        ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
+        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60,
+      },
       problems: [],
     });
+    expect([DEFAULT_DENIED_ATTEMPT_BURST, DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS]).toEqual([5, 60]);
+  });
+
+  it("reads WRIT_DENIED_ATTEMPT_BURST (0 = off) and WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", () => {
+    expect(load({ WRIT_DENIED_ATTEMPT_BURST: "0", WRIT_DENIED_ATTEMPT_WINDOW_SECONDS: "300" }).settings).toMatchObject({ deniedAttemptBurst: 0, deniedAttemptWindowSeconds: 300 });
+    const bad = load({ WRIT_DENIED_ATTEMPT_BURST: "-1", WRIT_DENIED_ATTEMPT_WINDOW_SECONDS: "0" });
+    expect(bad.settings).toMatchObject({ deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60 });
+    expect(bad.problems).toEqual([
+      "WRIT_DENIED_ATTEMPT_BURST must be an integer from 0 to 1000; using 5",
+      "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS must be an integer from 1 to 86400; using 60",
+    ]);
   });
 
   it("reads WRIT_CACHE_TTL_MS from 0 (caches off) to an hour", () => {

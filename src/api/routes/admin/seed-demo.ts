@@ -12,7 +12,7 @@
  */
 import type { Pool } from "pg";
 import { DEMO_AGENT_ID, DEMO_AGREEMENT_ID, demoAgentSigner } from "../../../core/demo/index.js";
-import { DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
+import { acknowledgedByDemoParties, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
 import { keyId, type Signer } from "../../../core/jose/index.js";
 import { defaultScopes } from "../../../core/registry/index.js";
 import { getAgent, insertAgent, registrationLogEntry } from "../../../store/agents.js";
@@ -76,7 +76,8 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
       );
       if (!inserted.ok) throw new AlreadyPresent();
       await appendLogEntries(client, [registrationLogEntry(inserted.agent)], opts.signer, opts.logOptions ?? { now: opts.now });
-      await upsertDelegation(client, delegation, { orgId: operator, at: opts.now });
+      const agreement = await acknowledgedByDemoParties(delegation.intent_agreement, orgIds, opts.now.getTime());
+      await upsertDelegation(client, { ...delegation, intent_agreement: agreement }, { orgId: operator, at: opts.now });
     });
     return { ...answer, already_present: false };
   } catch (e) {
