@@ -21,7 +21,8 @@
  */
 import { prepareDelegation } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/types.js";
-import { revokeAgreement, upsertAgreement } from "../../store/agreements.js";
+import { upsertAgreement } from "../../store/agreements.js";
+import { recordRevocation } from "../../store/revocation-record.js";
 import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
@@ -35,7 +36,7 @@ import { summary, type Refusal } from "../spec-errors.js";
 import { agreementRow, type AgreementRow } from "../store-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
-import { agreementRevocationBody, appendRevocationEntry, loggedText, storedMandateHashes } from "./revocation-log.js";
+import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
 import { conditionOf, delegationIdOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 
@@ -121,16 +122,20 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
           appended = logged.appended;
         }
         // Declared revoked (with the principal's signed revocation, verified above): ONE entry, only when this call revoked it.
-        let revocationSequence: number | undefined;
+        let revocationSequence: number | null = null;
         if (up.revokedNow) {
-          const facts = {
+          const body = {
+            agreement_id: record.agreement_id,
             ids: [record.agreement_id],
             reason: record.revocation?.reason ?? "the record's status is revoked",
             by: record.revocation !== undefined ? ("principal" as const) : ("policy" as const),
-            at,
+            at: at.toISOString(),
+            mandate_hashes: prepared.mandates.map((m) => m.hash),
+            ...(record.revocation !== undefined ? { revocation: record.revocation } : {}),
+            source: "kubernetes" as const,
             resource: key,
           };
-          revocationSequence = await appendRevocationEntry(c, ctx, agreementRevocationBody(record.agreement_id, facts, prepared.mandates.map((m) => m.hash), record.revocation), at);
+          revocationSequence = await recordRevocation(c, body, controllerLogging(ctx, at));
         }
         return { appended, revokedNow: up.revokedNow, revocationSequence };
       });
@@ -201,11 +206,6 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
     ref: AGREEMENTS,
     noun: "agreement",
     load: (c, id) => agreementRow(c.pool, id),
-    revoke: async (c, id, f) => {
-      const r = await revokeAgreement(c, id, { reason: f.reason, by: "controller", at: f.at });
-      if (r.ids.length === 0) return { ids: r.ids };
-      const m = await storedMandateHashes(c, id);
-      return { ids: r.ids, body: agreementRevocationBody(id, { ids: r.ids, reason: f.reason, by: "policy", at: f.at, resource: f.resource }, m.hashes, m.revocation) };
-    },
+    target: (id) => ({ kind: "agreement", id }),
   });
 }

@@ -23,7 +23,8 @@
  */
 import { silentExtension } from "../../core/delegation/index.js";
 import type { Delegation } from "../../core/delegation/index.js";
-import { loadDelegation, revokeDelegation, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
+import { loadDelegation, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
+import { recordRevocation } from "../../store/revocation-record.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { mandateHash } from "../../core/agreement/index.js";
@@ -37,7 +38,7 @@ import { summary, type Refusal } from "../spec-errors.js";
 import { revokedDelegationIds } from "../store-reads.js";
 import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
-import { agreementRevocationBody, appendRevocationEntry, delegationRevocationBody, loggedText } from "./revocation-log.js";
+import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
@@ -73,20 +74,23 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
     }
     // Only the revocation the record itself declares: one inherited from a link above (or made
     // before, over HTTP) was logged when it was made.
+    const origin = { source: "kubernetes" as const, resource };
     if (r.revocation?.declared) {
-      const facts = { ids: r.revocation.ids, reason: r.revocation.reason, by: "principal" as const, at: r.revocation.at, resource };
-      out.revocationSequence = await appendRevocationEntry(c, ctx, delegationRevocationBody(record.delegation_id, facts), at);
+      const body = { delegation_id: record.delegation_id, ids: r.revocation.ids, reason: r.revocation.reason, by: "principal" as const, at: r.revocation.at.toISOString(), ...origin };
+      out.revocationSequence = (await recordRevocation(c, body, controllerLogging(ctx, at))) ?? undefined;
     }
     if (embedded && r.agreement?.revokedNow) {
-      const facts = {
+      const body = {
+        agreement_id: embedded.agreement_id,
         ids: [embedded.agreement_id],
         reason: embedded.revocation?.reason ?? "the record's status is revoked",
         by: embedded.revocation !== undefined ? ("principal" as const) : ("policy" as const),
-        at,
-        resource,
+        at: at.toISOString(),
+        mandate_hashes: embedded.mandates.map((m) => mandateHash(m)),
+        ...(embedded.revocation !== undefined ? { revocation: embedded.revocation } : {}),
+        ...origin,
       };
-      const body = agreementRevocationBody(embedded.agreement_id, facts, embedded.mandates.map((m) => mandateHash(m)), embedded.revocation);
-      await appendRevocationEntry(c, ctx, body, at);
+      await recordRevocation(c, body, controllerLogging(ctx, at));
     }
     return out;
   });
@@ -226,10 +230,7 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
     ref: DELEGATIONS,
     noun: "delegation",
     load: (c, id) => loadDelegation(c.pool, id),
-    revoke: async (c, id, f) => {
-      const r = await revokeDelegation(c, id, { reason: f.reason, by: "controller", at: f.at });
-      return { ids: r.ids, body: delegationRevocationBody(id, { ids: r.ids, reason: f.reason, by: "policy", at: f.at, resource: f.resource }) };
-    },
+    target: (id) => ({ kind: "delegation", id }),
     describe: (ids) => ` with everything below it (${ids.length} record(s))`,
     after: (c, o, id) => {
       enqueueBelow(c, id);

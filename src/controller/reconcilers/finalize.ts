@@ -4,14 +4,14 @@
  * with its single `revocation` log entry and subscriber alerts; then the finalizer is removed so
  * the resource goes. A retried finalizer (or a second replica) revokes and logs nothing twice.
  */
-import type { PoolClient } from "pg";
 import type { ResourceRef } from "../../sources/kubernetes/objects.js";
 import { withTransaction } from "../../store/pool.js";
+import { revokeAndRecord, type RevocationTarget } from "../../store/revocation-record.js";
 import type { WritResource } from "../kinds.js";
 import { hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
 import type { ReconcileResult } from "../runner.js";
 import type { ReconcileContext } from "./context.js";
-import { appendRevocationEntry, loggedText } from "./revocation-log.js";
+import { controllerLogging, loggedText } from "./revocation-log.js";
 
 /** What a kind contributes to its deletion. */
 export interface FinalizedKind {
@@ -22,8 +22,8 @@ export interface FinalizedKind {
   noun: string;
   /** The stored record's tenant and revocation state, when stored. */
   load(ctx: ReconcileContext, id: string): Promise<{ orgId: string | null; revokedAt: Date | null } | undefined>;
-  /** Revokes `id` in `client`'s transaction; the ids it newly revoked and the log body for them. */
-  revoke(client: PoolClient, id: string, facts: { reason: string; at: Date; resource: string }): Promise<{ ids: string[]; body?: Record<string, unknown> }>;
+  /** What a deletion of record `id` revokes. */
+  target(id: string): RevocationTarget;
   /** Extra words for the Event (e.g. how much below it was revoked). */
   describe?(ids: readonly string[]): string;
   /** Follow-up after a revocation (requeue what depends on the record). */
@@ -43,12 +43,10 @@ export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource,
         const resource = `${namespace}/${obj.metadata.name}`;
         const reason = `the ${k.kind} ${resource} was deleted`;
         const at = new Date(ctx.clock.now());
-        const { ids, sequence } = await withTransaction(ctx.pool, async (c) => {
-          const r = await k.revoke(c, id, { reason, at, resource });
-          // Only when this call revoked something: a retried finalizer or a second replica logs nothing.
-          const sequence = r.ids.length > 0 && r.body ? await appendRevocationEntry(c, ctx, r.body, at) : undefined;
-          return { ids: r.ids, sequence };
-        });
+        // Only when this call revokes something is it logged: a retried finalizer or a second replica logs nothing.
+        const { ids, logSequence: sequence } = await withTransaction(ctx.pool, (c) =>
+          revokeAndRecord(c, k.target(id), { reason, by: "policy", storedBy: "controller", at, resource }, controllerLogging(ctx, at)),
+        );
         const logged = ids.length === 0 ? "already revoked" : loggedText(sequence);
         ctx.events.record(obj, k.kind, "Normal", "Revoked", `deleted: ${k.noun} ${id} revoked${k.describe?.(ids) ?? ""}; ${logged}; its history is kept`);
         k.after?.(ctx, obj, id);

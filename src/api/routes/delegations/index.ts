@@ -25,7 +25,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { getAgentForVerify } from "../../../store/agents.js";
 import { loadDelegation } from "../../../store/delegations.js";
 import { withTransaction } from "../../../store/pool.js";
-import { revokeDelegationLogged, type RevokedBy } from "../../../verify/revoke.js";
+import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
 import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/signed-revocation.js";
 import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
@@ -112,7 +112,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
       if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
       const signer = logSignerOf(app);
       const now = app.clock();
-      const r = await withTransaction(pool, (client) => revokeDelegationLogged(client, { id, reason, by, at: now, signer, logOptions: logAppendOptions(app, now) }));
+      const r = await withTransaction(pool, (client) => revokeAndRecord(client, { kind: "delegation", id }, { reason, by, at: now }, { signer, logOptions: logAppendOptions(app, now) }));
       if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
       for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
       request.log.info({ delegation_id: id, by, revoked_ids: r.ids }, "delegation revoked");
