@@ -1,0 +1,71 @@
+/**
+ * The money path's model-based test (test/helpers/money-model.ts): random sequences of verify,
+ * retry, outcome (party, operator, stranger), revocation and concurrent bursts against two
+ * `writ serve` processes on one Postgres, every invariant checked after every step and every
+ * ledger chain at the end. Bounded here (WRIT_MODEL_RUNS runs of at most WRIT_MODEL_COMMANDS
+ * commands, within WRIT_MODEL_SECONDS); `npx tsx hack/model/money.ts` runs it longer.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { moneyCommands, runMoneyModel, type ModelSystem } from "../helpers/money-model.js";
+import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
+import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+
+const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 12);
+const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 30);
+const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 90);
+
+let w: VerifyWorld;
+const children: ServeProcess[] = [];
+let sys: ModelSystem;
+
+/** Waits (bounded) until a process has migrated and loaded its revocation index: a verify answers ALLOW. */
+async function untilAllowing(url: string, agentId: string, token: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await fetch(`${url}/v1/verify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ agent_id: agentId, action: action({ amount: 1 }) }),
+    });
+    const body = (await r.json()) as Record<string, unknown>;
+    if (r.status === 200 && body.verdict === "ALLOW") return;
+    if (Date.now() > deadline) throw new Error(`${url} does not allow: ${r.status} ${JSON.stringify(body)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+beforeAll(async () => {
+  w = await startVerifyWorld();
+  const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
+  children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
+  const { agent_id } = await w.registerAgent(w.operatorKey);
+  await storeAgreement(w, { mandates: [mandate(agent_id, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
+  await Promise.all(children.map((c) => untilAllowing(c.url, agent_id, w.operatorKey)));
+  const stranger = await w.createOrg("processor_psp");
+  sys = { w, urls: children.map((c) => c.url), strangerKey: (await w.issueKey(stranger)).token };
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of children) await c.stop("SIGTERM", 10_000).catch(() => {});
+  await w?.close();
+});
+
+describe("the money path against a reference model (two processes, one Postgres)", () => {
+  it("no sequence of verify, retry, outcome, revocation and burst beats a budget or answers an ALLOW that does not count", async () => {
+    let runs = 0;
+    let commands = 0;
+    await fc.assert(
+      fc.asyncProperty(moneyCommands(COMMANDS), async (cmds) => {
+        const model = await runMoneyModel(sys, cmds);
+        runs++;
+        commands += model.actions.length;
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, endOnFailure: true },
+    );
+    // Bounded in time, but never vacuous: at least a few runs with real traffic.
+    expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
+    expect(commands).toBeGreaterThan(0);
+    console.log(`money model: ${runs} runs, ${commands} verify actions`);
+  }, (SECONDS + 60) * 1000);
+});
