@@ -1,6 +1,7 @@
 // @ts-check
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import writ from "./hack/eslint/layers.js";
 
 export default tseslint.config(
   { ignores: ["node_modules/", ".writ/", ".scratch/", "coverage/", "charts/", "crds/", "dist/"] },
@@ -15,7 +16,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bin/**/*.mjs", "eslint.config.js"],
+    // One-way dependencies between the top folders of src/ (the table: hack/eslint/layers.js).
+    files: ["src/**/*.ts"],
+    plugins: { writ },
+    rules: { "writ/layers": "error" },
+  },
+  {
+    files: ["bin/**/*.mjs", "eslint.config.js", "hack/eslint/**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },
 );

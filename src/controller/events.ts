@@ -7,7 +7,7 @@
  */
 import type { KubeTransport } from "../sources/kubernetes/client.js";
 import { resourcePath } from "../sources/kubernetes/objects.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../core/time/clock.js";
 import { WRIT_API_VERSION, type WritResource } from "./kinds.js";
 import { errorText, type Logger } from "./log.js";
 

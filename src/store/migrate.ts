@@ -24,6 +24,18 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.
 /** Name of the table that records applied migrations. */
 export const MIGRATIONS_TABLE = "pgmigrations";
 
+/** Creates the database `name` unless it exists, connected to another database of the server (`serverUrl`). */
+export async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: serverUrl });
+  await c.connect();
+  try {
+    const { rowCount } = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (!rowCount) await c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`);
+  } finally {
+    await c.end();
+  }
+}
+
 /** Where migration progress is reported (default: nowhere). */
 export interface MigrateLog {
   info(msg: string): void;

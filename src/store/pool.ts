@@ -15,6 +15,11 @@ export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
 }
 
+/** One round trip (`SELECT 1`): resolves when the database answers. */
+export async function ping(q: Queryable): Promise<void> {
+  await q.query("SELECT 1");
+}
+
 /** Options of `createPool`. */
 export interface PoolOptions {
   /** Largest number of connections (default 10). */

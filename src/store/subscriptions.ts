@@ -4,13 +4,14 @@
  *
  * Promise: one organization holds at most one active subscription per (agent, webhook URL): a
  * repeat returns the existing one. `alertSubscribers` enqueues, in the caller's transaction,
- * one outbox row per active subscription for ONE event (one `event_id`), through the webhooks
- * area's `enqueueAlert`; the alert is therefore sent only if the caller commits.
+ * one outbox row per active subscription for ONE event (one `event_id`), through
+ * `enqueueAlert` (./webhook-outbox.ts); the alert is therefore sent only if the caller commits.
  */
 import { randomBytes } from "node:crypto";
 import { formatId, ID_RANDOM_BYTES } from "../core/registry/index.js";
-import { enqueueAlert, type Alert } from "../webhooks/index.js";
+import type { Alert } from "../core/alerts/alert.js";
 import type { Queryable } from "./pool.js";
+import { enqueueAlert } from "./webhook-outbox.js";
 
 /** A subscription. */
 export interface Subscription {

@@ -16,9 +16,9 @@
  */
 import { registered } from "../metrics/registered.js";
 import { Histogram, type Registry } from "prom-client";
-import { systemClock } from "../controller/clock.js";
-import { NamespaceBindings } from "../controller/namespace-binding.js";
-import { agreementRow } from "../controller/store-reads.js";
+import { systemClock } from "../core/time/clock.js";
+import { NamespaceBindings } from "../sources/kubernetes/namespace-binding.js";
+import { agreementRow } from "../store/status-reads.js";
 import type { KubeTransport } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
 import type { KubeObject } from "../sources/kubernetes/objects.js";

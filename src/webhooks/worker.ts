@@ -17,12 +17,12 @@
 import type { Pool, ClientConfig } from "pg";
 import type { Registry } from "prom-client";
 import type { Signer } from "../core/jose/index.js";
-import { signAlert } from "./alert.js";
+import { signAlert } from "../core/alerts/alert.js";
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backoff.js";
 import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
-import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "./outbox.js";
-import { listenForWakeups, type Wakeup } from "./wakeup.js";
+import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "../store/webhook-outbox.js";
+import { listenForWakeups, type Wakeup } from "../store/webhook-wakeup.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
 export interface WorkerLog {

@@ -1,10 +1,11 @@
 /**
  * Local manifests (src/sources/local) against a real Postgres: a folder of live copies of the
- * samples reconciles to Ready=True through the controller's reconcilers with its rows stored;
- * editing a file to `state: revoked` revokes the record (and the data plane's revocation index
- * hears it); a malformed file is reported and changes nothing; a removed file deletes its
- * resource through the finalizer (revoked, row kept), also when removed while the source was
- * stopped (the persisted state).
+ * samples reconciles to Ready=True through the controller's reconcilers (wired as `writ dev`
+ * wires them, src/dev/local-controller.ts) with its rows stored; editing a file to `state:
+ * revoked` revokes the record (and the data plane's revocation index hears it); a malformed
+ * file is reported and changes nothing; a removed file deletes its resource through the
+ * finalizer (revoked, row kept), also when removed while the source was stopped (the persisted
+ * state).
  */
 import { mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
 import { renderSamples } from "../../hack/samples/render.js";
 import { signerFromSeed } from "../../src/core/jose/index.js";
+import { localController } from "../../src/dev/local-controller.js";
 import { registerManifestAgents } from "../../src/dev/manifest-agents.js";
 import { startLocalManifests, type LocalManifests } from "../../src/sources/local/index.js";
 import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
@@ -44,9 +46,8 @@ describe("local manifests", () => {
   const start = () =>
     startLocalManifests({
       dir,
-      databaseUrl: db.url,
       orgId: org.org_id,
-      logSigner: signer,
+      startReconcilers: localController({ databaseUrl: db.url, logSigner: signer, print: (l) => lines.push(l) }),
       stateFile,
       print: (l) => lines.push(l),
       debounceMs: 50,

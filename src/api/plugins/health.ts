@@ -7,6 +7,7 @@
  * when it runs, first synced): before that every verify would step up.
  */
 import fp from "fastify-plugin";
+import { ping } from "../../store/pool.js";
 import { API_ERRORS, ERROR_BODY_SCHEMA } from "../errors.js";
 
 const READY_TIMEOUT_MS = 2000;
@@ -38,7 +39,7 @@ export default fp(
       async (_request, reply) => {
         const pool = app.pool;
         if (pool === null) return { status: "ok", database: "not configured" };
-        if (!app.schemaReady() || !(await pingWithin(pool.query("SELECT 1"), READY_TIMEOUT_MS))) {
+        if (!app.schemaReady() || !(await pingWithin(ping(pool), READY_TIMEOUT_MS))) {
           return reply.code(503).send({ error: API_ERRORS.DATABASE_UNAVAILABLE.message });
         }
         if (app.verifyRuntime && !app.verifyRuntime.everFresh()) return reply.code(503).send({ error: API_ERRORS.REVOCATIONS_NOT_LOADED.message });

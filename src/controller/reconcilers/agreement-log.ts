@@ -16,7 +16,7 @@ import { canonicalJson, type HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
 import { appendLogEntries } from "../../store/log.js";
 import { logEntryBySequence } from "../../store/log-read.js";
-import { agreementLogSequence } from "../store-reads.js";
+import { agreementLogSequence } from "../../store/status-reads.js";
 
 /** The body of an agreement's log entry. */
 export function agreementLogBody(agreementId: string, delegationId: string | null, mandateHashes: readonly HashString[]): Record<string, unknown> {

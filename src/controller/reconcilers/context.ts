@@ -7,12 +7,12 @@ import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
 import type { KubeTransport } from "../../sources/kubernetes/client.js";
 import type { ResourceRef } from "../../sources/kubernetes/objects.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../core/time/clock.js";
 import { findCondition, mergeConditions, type DesiredCondition } from "../conditions.js";
 import type { EventRecorder } from "../events.js";
 import type { WritResource } from "../kinds.js";
 import type { Logger } from "../log.js";
-import type { NamespaceBindings } from "../namespace-binding.js";
+import type { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
 import { writeStatus } from "../resource-writes.js";
 import { summary, type Refusal } from "../spec-errors.js";
 

@@ -18,8 +18,9 @@ import { createSubscription, deactivateSubscription } from "../../store/subscrip
 import { splitKey } from "../../sources/kubernetes/objects.js";
 import { WEBHOOK_URL_PATTERN } from "../../core/crd/index.js";
 import type { DesiredCondition } from "../conditions.js";
-import { writRef, type WritResource } from "../kinds.js";
-import { UNBOUND_RETRY_MS } from "../namespace-binding.js";
+import { writRef } from "../../sources/kubernetes/writ-refs.js";
+import type { WritResource } from "../kinds.js";
+import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";

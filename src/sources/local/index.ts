@@ -1,8 +1,9 @@
 /**
  * Local manifests as a source of declarations (the embedded default of `writ dev`): a folder
  * of Delegation, IntentAgreement and Subscription manifests is applied to an in-memory API
- * server (./api-server.ts) and the controller's own reconcilers (`startController` with that
- * server as its client) store them in Postgres exactly as `writ controller` does on a cluster.
+ * server (./api-server.ts), and the reconcilers the caller starts on that server store them
+ * (`writ dev` passes the controller's own, src/dev/local-controller.ts: they store in Postgres
+ * exactly as `writ controller` does on a cluster).
  *
  * Promises:
  * - The folder is watched (`fs.watch`, debounced) and re-read every `rescanMs` as a safety net;
@@ -18,11 +19,7 @@
  * - With `stateFile`, the resources survive restarts (./state-file.ts).
  */
 import { watch, type FSWatcher } from "node:fs";
-import type { Signer } from "../../core/jose/index.js";
-import { startController, type ControllerHandle } from "../../controller/manager.js";
-import { loadControllerSettings } from "../../controller/settings.js";
-import { ORG_LABEL } from "../../controller/namespace-binding.js";
-import type { Logger } from "../../controller/log.js";
+import { ORG_LABEL } from "../kubernetes/namespace-binding.js";
 import type { KubeObject } from "../kubernetes/objects.js";
 import { LocalApiServer, type PostedEvent } from "./api-server.js";
 import { isManifestFileName, type ManifestObject } from "./manifests.js";
@@ -39,13 +36,10 @@ export { ManifestSync, type SyncResult } from "./sync.js";
 export interface LocalManifestsOptions {
   /** The folder of manifests. */
   dir: string;
-  /** Postgres the reconcilers store in (migrated by the caller). */
-  databaseUrl: string;
   /** The organization every namespace is bound to; undefined: none is bound. */
   orgId: string | undefined;
-  /** Signs the log heads of agreement entries (the dev server's log key). */
-  logSigner: Signer | undefined;
-  logOrigin?: string;
+  /** Starts the reconcilers that store the resources, with `api` as their API server (after the first sync); stopped with the source. */
+  startReconcilers(api: LocalApiServer): Promise<Reconcilers>;
   /** Where lines go. */
   print(line: string): void;
   /** Persist the resources here (see ./state-file.ts). */
@@ -56,15 +50,18 @@ export interface LocalManifestsOptions {
   debounceMs?: number;
   /** Re-read the folder this often regardless of events (default 5000 ms; 0: never). */
   rescanMs?: number;
-  /** Reconcile workers per kind (default 2). */
-  workers?: number;
+}
+
+/** Running reconcilers (see `startReconcilers`). */
+export interface Reconcilers {
+  stop(): Promise<void>;
 }
 
 /** A running local source. */
 export interface LocalManifests {
   readonly store: LocalObjectStore;
   readonly api: LocalApiServer;
-  readonly controller: ControllerHandle;
+  readonly reconcilers: Reconcilers;
   /** Syncs now (after any sync in progress); resolves with its result. */
   sync(): Promise<SyncResult>;
   stop(): Promise<void>;
@@ -78,12 +75,6 @@ function readyLine(plural: string, o: KubeObject): string | undefined {
   const ready = Array.isArray(conditions) ? (conditions as { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[]).find((c) => c.type === "Ready") : undefined;
   if (!ready) return undefined;
   return `${kindOf(plural)} ${nameOf(o)}: Ready=${String(ready.status)} ${String(ready.reason)}: ${String(ready.message)}`;
-}
-
-/** The controller's log as lines: warnings and errors only. */
-function lineLogger(print: (line: string) => void): Logger {
-  const line = (level: string) => (msg: string, fields?: Record<string, unknown>) => print(`controller ${level}: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ""}`);
-  return { debug: () => {}, info: () => {}, warn: line("warning"), error: line("error") };
 }
 
 /** Starts the local source (see the module comment). */
@@ -153,14 +144,7 @@ export async function startLocalManifests(opts: LocalManifestsOptions): Promise<
   };
 
   await syncNow();
-  const settings = loadControllerSettings({
-    DATABASE_URL: opts.databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: "0",
-    WRIT_CONTROLLER_WORKERS: String(opts.workers ?? 2),
-    ...(opts.logOrigin ? { WRIT_LOG_ORIGIN: opts.logOrigin } : {}),
-  });
-  const controller = await startController({ ...settings, logSigner: opts.logSigner }, { client: api, skipMigrations: true, log: lineLogger(print) });
+  const reconcilers = await opts.startReconcilers(api);
 
   let debounce: NodeJS.Timeout | undefined;
   const changed = () => {
@@ -186,14 +170,14 @@ export async function startLocalManifests(opts: LocalManifestsOptions): Promise<
   return {
     store,
     api,
-    controller,
+    reconcilers,
     sync: syncNow,
     async stop() {
       fsWatcher?.close();
       if (rescan) clearInterval(rescan);
       if (debounce) clearTimeout(debounce);
       await running?.catch(() => {});
-      await controller.stop();
+      await reconcilers.stop();
       await writer?.flush();
     },
   };

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LeaderElector, leaderIdentity, microTime, type Lease } from "../../../src/controller/leader-election.js";
 import type { KubeTransport, RequestOptions } from "../../../src/sources/kubernetes/client.js";
 import { KubeApiError } from "../../../src/sources/kubernetes/errors.js";
-import { FakeClock } from "./fake-clock.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 
 const PATH = "/apis/coordination.k8s.io/v1/namespaces/writ-system/leases/writ-controller";
 

@@ -9,7 +9,7 @@ import { defaultRateLimiter } from "../../../src/controller/queue/rate-limiter.j
 import { WorkQueue } from "../../../src/controller/queue/work-queue.js";
 import { ControllerRunner, type ReconcileResult } from "../../../src/controller/runner.js";
 import { KubeApiError, isKubeError } from "../../../src/sources/kubernetes/errors.js";
-import { FakeClock } from "./fake-clock.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
 
 const flush = async () => {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ItemExponentialLimiter, MaxOfLimiter, TokenBucketLimiter, defaultRateLimiter } from "../../../../src/controller/queue/rate-limiter.js";
-import { FakeClock } from "../fake-clock.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
 
 describe("ItemExponentialLimiter", () => {
   it("doubles per failure from 5 ms and caps at 1000 s, per key", () => {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ItemExponentialLimiter, defaultRateLimiter } from "../../../../src/controller/queue/rate-limiter.js";
 import { WorkQueue, type QueueMetrics } from "../../../../src/controller/queue/work-queue.js";
-import { FakeClock } from "../fake-clock.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
 
 function recorder() {
   const m = { adds: 0, retries: 0, depth: 0, latencies: [] as number[], works: [] as number[] };

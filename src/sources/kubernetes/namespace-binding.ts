@@ -11,11 +11,11 @@
  * (`UNBOUND_RETRY_MS`), so labelling a namespace takes effect within that. The organization an
  * agent is registered to (`agentOrg`) is cached the same way.
  */
-import type { Org } from "../store/orgs.js";
-import type { KubeTransport } from "../sources/kubernetes/client.js";
-import { isKubeError } from "../sources/kubernetes/errors.js";
-import { resourcePath, type KubeObject } from "../sources/kubernetes/objects.js";
-import type { Clock } from "./clock.js";
+import type { Org } from "../../store/orgs.js";
+import type { KubeTransport } from "./client.js";
+import { isKubeError } from "./errors.js";
+import { resourcePath, type KubeObject } from "./objects.js";
+import type { Clock } from "../../core/time/clock.js";
 
 /** The namespace label naming the organization. */
 export const ORG_LABEL = "writ.dev/org-id";

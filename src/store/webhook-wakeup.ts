@@ -9,7 +9,7 @@
  */
 import pg from "pg";
 import type { Client, ClientConfig } from "pg";
-import { WEBHOOKS_CHANNEL } from "./outbox.js";
+import { WEBHOOKS_CHANNEL } from "./webhook-outbox.js";
 
 /** A running listener. */
 export interface Wakeup {

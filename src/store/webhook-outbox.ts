@@ -10,9 +10,9 @@
  * claim is still the current one (fenced by the attempt number). All times are the database's.
  */
 import type { Pool } from "pg";
-import { WebhookError } from "./errors.js";
-import { alertPayload, type Alert, type AlertPayload } from "./alert.js";
-import type { Queryable } from "../store/pool.js";
+import { WebhookError } from "../core/alerts/errors.js";
+import { alertPayload, type Alert, type AlertPayload } from "../core/alerts/alert.js";
+import type { Queryable } from "./pool.js";
 
 /** The NOTIFY channel that wakes delivery workers (payload empty). */
 export const WEBHOOKS_CHANNEL = "writ_webhooks";

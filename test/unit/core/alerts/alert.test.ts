@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../../src/core/canonical/index.js";
-import { generateSigner, signJws } from "../../../src/core/jose/index.js";
-import { ALERT_TYP, alertPayload, signAlert, verifyAlert, WebhookError, type Alert } from "../../../src/webhooks/index.js";
+import { canonicalJson } from "../../../../src/core/canonical/index.js";
+import { generateSigner, signJws } from "../../../../src/core/jose/index.js";
+import { ALERT_TYP, alertPayload, signAlert, verifyAlert, type Alert } from "../../../../src/core/alerts/alert.js";
+import { WebhookError } from "../../../../src/core/alerts/errors.js";
 
 const alert: Alert = {
   event_id: "evt_1",

@@ -1,7 +1,7 @@
 /**
- * Time as the controller's pure parts see it: the current instant and one-shot timers. The real
- * clock uses `Date.now` and `setTimeout` (unref'd: a pending requeue never keeps a process
- * alive); tests pass a fake one and advance it by hand.
+ * Time as the controller's queues and caches (and the namespace bindings) see it: the current
+ * instant and one-shot timers. The real clock uses `Date.now` and `setTimeout` (unref'd: a
+ * pending requeue never keeps a process alive); tests pass a fake one and advance it by hand.
  */
 
 /** A timer handle of a `Clock`. */

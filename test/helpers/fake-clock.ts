@@ -1,5 +1,5 @@
 /** A hand-driven Clock for tests: time moves only through `advance`, firing due timers in order. */
-import type { Clock, ClockTimer } from "../../../src/controller/clock.js";
+import type { Clock, ClockTimer } from "../../src/core/time/clock.js";
 
 interface Timer {
   at: number;

@@ -12,9 +12,9 @@
  * signature verifies with the given key, whose payload equals the body, and whose shape is an
  * alert. Signing is deterministic for Ed25519, so every retry carries identical bytes.
  */
-import { canonicalBytes } from "../core/canonical/index.js";
-import { parsePublicJwk, signJws, verifyJws, type JwsObject, type Signer } from "../core/jose/index.js";
-import { parseInstant } from "../core/time/index.js";
+import { canonicalBytes } from "../canonical/index.js";
+import { parsePublicJwk, signJws, verifyJws, type JwsObject, type Signer } from "../jose/index.js";
+import { parseInstant } from "../time/index.js";
 import { WebhookError } from "./errors.js";
 
 /** The protected-header typ of an alert signature. */

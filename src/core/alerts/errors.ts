@@ -1,4 +1,4 @@
-/** Errors of the webhook layer, each with a stable code (never branch on the message). */
+/** Errors of subscriber alerts (enqueueing, verifying), each with a stable code (never branch on the message). */
 
 /** Stable codes of `WebhookError`. */
 export type WebhookErrorCode =

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { NamespaceBindings, bindingFor, ORG_LABEL } from "../../../src/controller/namespace-binding.js";
-import { KubeApiError } from "../../../src/sources/kubernetes/errors.js";
-import type { KubeTransport } from "../../../src/sources/kubernetes/client.js";
-import type { Org } from "../../../src/store/orgs.js";
-import { FakeClock } from "./fake-clock.js";
+import { NamespaceBindings, bindingFor, ORG_LABEL } from "../../../../src/sources/kubernetes/namespace-binding.js";
+import { KubeApiError } from "../../../../src/sources/kubernetes/errors.js";
+import type { KubeTransport } from "../../../../src/sources/kubernetes/client.js";
+import type { Org } from "../../../../src/store/orgs.js";
+import { FakeClock } from "../../../helpers/fake-clock.js";
 
 const ORG = "org_0123456789abcdef01234567";
 const org = (status = "active"): Org => ({ org_id: ORG, name: "Acme", org_type: "agent_operator", status: status as Org["status"], created_at: "2026-01-01T00:00:00.000Z" });

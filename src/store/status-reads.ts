@@ -1,11 +1,11 @@
 /**
- * Reads of Postgres the controller needs beyond the store modules' functions: the tenancy and
- * revocation columns of a stored agreement, which ids of a chain are revoked, and the
- * transparency log entry recording a body. Writes always go through the store modules (the
- * same functions as the API). Candidates to move into src/store.
+ * Reads the controller needs to write a resource's status (and the data plane's Kubernetes
+ * watch to check tenancy): the tenancy and revocation columns of a stored agreement, which ids
+ * of a chain are revoked, and the transparency log entry recording a body. Writes go through
+ * the other store modules (the same functions as the API).
  */
 import type { HashString } from "../core/canonical/index.js";
-import type { Queryable } from "../store/pool.js";
+import type { Queryable } from "./pool.js";
 
 /** The columns of a stored agreement the controller reports or checks. */
 export interface AgreementRow {
