@@ -336,7 +336,7 @@ export function moneyCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>> 
       fc.nat(200).map((x) => new RetryWhileFailing(x)),
       fc.tuple(ai, p).map(([a, q]) => new Revoke(a, q)),
     ],
-    { maxCommands },
+    { maxCommands, size: "max" },
   );
 }
 

@@ -11,8 +11,8 @@ import { moneyCommands, runMoneyModel, type ModelSystem } from "../helpers/money
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 
-const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 12);
-const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 30);
+const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 40);
+const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 60);
 const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 90);
 
 let w: VerifyWorld;
