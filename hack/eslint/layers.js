@@ -69,13 +69,8 @@ export const CORE_PACKAGES = [
 
 /** The layers that may import `pg` values. */
 export const PG_VALUE_LAYERS = ["store"];
-/**
- * Files outside PG_VALUE_LAYERS that still import `pg` values, each with the reason. Pending:
- * the LISTEN connection moves into src/store with the rest of verify's SQL.
- */
-export const PG_VALUE_EXCEPTIONS = {
-  "src/verify/revocation-channel.ts": "the data plane's LISTEN connection",
-};
+/** Files outside PG_VALUE_LAYERS that still import `pg` values, each with the reason (none today). */
+export const PG_VALUE_EXCEPTIONS = {};
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SRC = path.join(ROOT, "src");

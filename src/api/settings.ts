@@ -22,7 +22,7 @@ import { loadPortalSettings, type PortalSettings } from "./routes/portal/setting
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
-import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/kube-watch-settings.js";
+import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/revocation/kube-watch-settings.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -74,7 +74,7 @@ export interface Settings {
   readonly fx: FxSettings;
   /** WRIT_ACK_DOMAIN_*: how acknowledgement domains' key lists are fetched (src/verify/settings.ts, docs/verify.md). */
   readonly verify: VerifySettings;
-  /** WRIT_KUBE_WATCH, WRIT_WATCH_NAMESPACES, WRIT_WATCH_STALE_MS (+ KUBECONFIG / in-cluster): the revocation watch (src/verify/kube-watch-settings.ts, docs/operator.md). */
+  /** WRIT_KUBE_WATCH, WRIT_WATCH_NAMESPACES, WRIT_WATCH_STALE_MS (+ KUBECONFIG / in-cluster): the revocation watch (src/verify/revocation/kube-watch-settings.ts, docs/operator.md). */
   readonly kubeWatch: KubeWatchSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;

@@ -1,7 +1,7 @@
 /**
  * The typed error of the delegation, agreement and ledger stores: a record that cannot be
  * stored as given. Branch on `code`, never on the message. Refusals that are verdicts (a budget
- * that would be exceeded, a revoked record) are results, not errors: see src/verify/spend.ts.
+ * that would be exceeded, a revoked record) are results, not errors: see src/store/ledger/spend.ts.
  */
 
 /** Stable codes of the record stores. */

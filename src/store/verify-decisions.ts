@@ -3,7 +3,7 @@
  * the decision given to (agent_id, action_id) and the hash of the request it answered.
  *
  * Promise: at most one decision per (agent, action); the first stored wins and later saves
- * return it. An ALLOW is stored by the spend transaction itself (src/verify/spend.ts, option
+ * return it. An ALLOW is stored by the spend transaction itself (src/store/ledger/spend.ts, option
  * `decision`), so a recorded spend and its answer commit together; other verdicts are saved
  * with `saveVerifyDecision` (or, outside any transaction and in batches, `saveRefusalDecisions`, which commits
  * without waiting for the WAL flush: see docs/verify.md, "Durability"). A retry with the same request hash gets the stored body; the same

@@ -3,19 +3,19 @@
  * evaluates, and the revocation index. The ledger transactions (spend, later outcomes) are the
  * ledger repository's (src/store/ledger).
  */
-export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./cache.js";
-export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./candidates.js";
-export { agreementForPreparation, withLedgerTotals, type LedgerTotals } from "./overlay.js";
-export { allowedSpendFor, type AllowedSpendOptions } from "./spend-request.js";
+export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./caches/record-cache.js";
+export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./caches/candidates.js";
+export { agreementForPreparation, withLedgerTotals, type LedgerTotals } from "./caches/overlay.js";
+export { allowedSpendFor, type AllowedSpendOptions } from "./pipeline/spend-request.js";
 export {
   RevocationChannel,
   type RevocationChannelOptions,
   type RevocationSource,
   type RevocationSourceEvents,
-} from "./revocation-channel.js";
+} from "../store/revocation-channel.js";
 export {
   DEFAULT_STALE_AFTER_MS,
   RevocationIndex,
   type RevocationIndexEvents,
   type RevocationIndexOptions,
-} from "./revocation-index.js";
+} from "./revocation/index.js";

@@ -6,7 +6,7 @@
  * - `WRIT_ACK_DOMAIN_PORT`: a port appended to the domain (1..65535); unset: the scheme's own.
  * - `WRIT_ACK_DOMAIN_TIMEOUT_MS`: how long one key-list request may take, 1..60000, default 2000.
  * - `WRIT_CACHE_TTL_MS`: how long the data plane serves what it keeps in memory between change
- *   notices (agents' verify snapshots, API key credentials; ./followed-cache.ts), 0..3600000,
+ *   notices (agents' verify snapshots, API key credentials; ./caches/followed-cache.ts), 0..3600000,
  *   default 60000; 0 reads Postgres on every request.
  * - `WRIT_CACHE_MAX_AGENTS`: how many agents' verify snapshots are kept (least recently used
  *   dropped first), 1..10000000, default 10000; the prepared-record cache holds two records per

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChangeNotice } from "../../src/store/changes.js";
 import { parseChangeNotice } from "../../src/store/changes.js";
-import { RevocationChannel } from "../../src/verify/revocation-channel.js";
+import { RevocationChannel } from "../../src/store/revocation-channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;

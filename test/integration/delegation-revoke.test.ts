@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PRINCIPAL, otherKey, principalKey } from "../fixtures/records.js";
 import { loadDelegation } from "../../src/store/delegations.js";
 import { createPool } from "../../src/store/pool.js";
-import { signDelegationRevocation } from "../../src/verify/signed-revocation.js";
+import { signDelegationRevocation } from "../../src/verify/pipeline/signed-revocation.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { action, HOUR, iso, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 

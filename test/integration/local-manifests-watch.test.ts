@@ -16,9 +16,9 @@ import { KubeApiError } from "../../src/sources/kubernetes/errors.js";
 import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
 import { LocalApiServer } from "../../src/sources/local/api-server.js";
 import { LocalObjectStore } from "../../src/sources/local/object-store.js";
-import { WatchedRevocationIndex } from "../../src/verify/kube-watch-index.js";
-import { KubeRevocationWatch } from "../../src/verify/kube-watch.js";
-import { RevocationChannel } from "../../src/verify/revocation-channel.js";
+import { WatchedRevocationIndex } from "../../src/verify/revocation/kube-watch-index.js";
+import { KubeRevocationWatch } from "../../src/verify/revocation/kube-watch.js";
+import { RevocationChannel } from "../../src/store/revocation-channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 const STALE_MS = 400;

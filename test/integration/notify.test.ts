@@ -3,7 +3,7 @@ import pg from "pg";
 import { hashOf } from "../../src/core/canonical/index.js";
 import { notifyRevocation, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
 import type { RevocationAnnouncement } from "../../src/store/revocation-announce.js";
-import { RevocationChannel } from "../../src/verify/revocation-channel.js";
+import { RevocationChannel } from "../../src/store/revocation-channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { createPool } from "../../src/store/pool.js";
 import { saveVerifyDecision, type NewVerifyDecision } from "../../src/store/verify-decisions.js";
-import { RefusalWriter } from "../../src/verify/refusal-writer.js";
+import { RefusalWriter } from "../../src/verify/pipeline/refusal-writer.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;

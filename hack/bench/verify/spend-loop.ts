@@ -8,7 +8,7 @@
  */
 import { toMinor } from "../../../src/core/money/index.js";
 import { createPool } from "../../../src/store/pool.js";
-import { readRequest, type VerifyRequest } from "../../../src/verify/request.js";
+import { readRequest, type VerifyRequest } from "../../../src/verify/pipeline/request.js";
 import { recordAllowedSpend } from "../../../src/store/ledger/index.js";
 import { summarize } from "../stats.js";
 import type { DriverResult } from "./driver.js";

@@ -10,7 +10,7 @@
  * Rules (docs/registry.md, "Credentials"):
  * - the admin token is compared in constant time (SHA-256 of both sides, `timingSafeEqual`);
  * - an API key is looked up by SHA-256(token); an active key's credential is then kept in
- *   memory (a FollowedCache, src/verify/followed-cache.ts: at most WRIT_CACHE_TTL_MS, never
+ *   memory (a FollowedCache, src/verify/caches/followed-cache.ts: at most WRIT_CACHE_TTL_MS, never
  *   while the process's LISTEN connection is down) and dropped, with every other, when any key
  *   or organization changes: this process drops them before it answers a key revocation, the
  *   others on the change notice Postgres sends when it commits (`writ_changes`, `keys`). So a
@@ -26,7 +26,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { looksLikeKeyToken, type OrgType, type Scope } from "../../core/registry/index.js";
 import { findKeyByToken } from "../../store/keys.js";
-import { FollowedCache } from "../../verify/followed-cache.js";
+import { FollowedCache } from "../../verify/caches/followed-cache.js";
 import { ApiError, settingNotSet } from "../errors.js";
 
 /** Who is calling. */

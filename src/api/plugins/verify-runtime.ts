@@ -13,8 +13,8 @@
  *   bound, the index is stale and verify steps up (REVOCATION_STATE_STALE).
  * - The index listens on its own connection (DATABASE_URL, or the pool's connection settings)
  *   and is stopped in `preClose`, before the pool ends.
- * - With a kubeconfig (WRIT_KUBE_WATCH auto, src/verify/kube-watch-settings.ts) the Kubernetes
- *   revocation watch (src/verify/kube-watch.ts) starts with the index, marks revocations seen
+ * - With a kubeconfig (WRIT_KUBE_WATCH auto, src/verify/revocation/kube-watch-settings.ts) the Kubernetes
+ *   revocation watch (src/verify/revocation/kube-watch.ts) starts with the index, marks revocations seen
  *   on Delegations and IntentAgreements in it, and makes it stale while the watch is down
  *   longer than WRIT_WATCH_STALE_MS; it is stopped in `preClose` too.
  * - `everFresh()` turns true the first time the index is not stale, and stays true; `/readyz`
@@ -22,15 +22,15 @@
  */
 import fp from "fastify-plugin";
 import { DEFAULT_POLICY, type EvalPolicy } from "../../core/evaluate/index.js";
-import { AckDomainDirectory } from "../../verify/ack-domains.js";
-import { RecordCache } from "../../verify/cache.js";
+import { AckDomainDirectory } from "../../verify/pipeline/ack-domains.js";
+import { RecordCache } from "../../verify/caches/record-cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
-import { RefusalWriter } from "../../verify/refusal-writer.js";
-import { AgentSnapshots } from "../../verify/snapshots.js";
-import type { RevocationIndex } from "../../verify/revocation-index.js";
-import { WatchedRevocationIndex } from "../../verify/kube-watch-index.js";
-import { createKubeWatch, type KubeRevocationWatch } from "../../verify/kube-watch.js";
-import { kubeWatchEnabled } from "../../verify/kube-watch-settings.js";
+import { RefusalWriter } from "../../verify/pipeline/refusal-writer.js";
+import { AgentSnapshots } from "../../verify/caches/snapshots.js";
+import type { RevocationIndex } from "../../verify/revocation/index.js";
+import { WatchedRevocationIndex } from "../../verify/revocation/kube-watch-index.js";
+import { createKubeWatch, type KubeRevocationWatch } from "../../verify/revocation/kube-watch.js";
+import { kubeWatchEnabled } from "../../verify/revocation/kube-watch-settings.js";
 
 /** The verify path's state. */
 export interface VerifyRuntime {

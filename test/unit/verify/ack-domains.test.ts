@@ -13,7 +13,7 @@ import {
   MAX_KEY_LIST_BYTES,
   publishedKeyIds,
   type KeyListFetch,
-} from "../../../src/verify/ack-domains.js";
+} from "../../../src/verify/pipeline/ack-domains.js";
 import type { VerifySettings } from "../../../src/verify/settings.js";
 import { iso, merchantKey, otherKey, PRINCIPAL, principalKey, T0 } from "../../fixtures/records.js";
 

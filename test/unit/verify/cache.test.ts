@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { splitAgreement } from "../../../src/store/agreements.js";
-import { RecordCache } from "../../../src/verify/cache.js";
+import { RecordCache } from "../../../src/verify/caches/record-cache.js";
 import { agreement, delegation } from "../../fixtures/records.js";
 
 const record = async () => splitAgreement(await agreement()).record;

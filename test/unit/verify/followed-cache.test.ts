@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { FollowedCache } from "../../../src/verify/followed-cache.js";
+import { FollowedCache } from "../../../src/verify/caches/followed-cache.js";
 
 class Feed extends EventEmitter {
   listening = true;

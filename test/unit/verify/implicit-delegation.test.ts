@@ -3,7 +3,7 @@ import { buildEvent, buildSignedAgreement, mandateHash, prepareAgreement, type A
 import { prepareDelegation } from "../../../src/core/delegation/index.js";
 import { evaluate } from "../../../src/core/evaluate/index.js";
 import { keyId } from "../../../src/core/jose/index.js";
-import { IMPLICIT_DELEGATION_PREFIX, implicitDelegation, OPEN_END } from "../../../src/verify/implicit-delegation.js";
+import { IMPLICIT_DELEGATION_PREFIX, implicitDelegation, OPEN_END } from "../../../src/verify/pipeline/implicit-delegation.js";
 import { action, context, iso, otherKey, PRINCIPAL, principalKey, T0 } from "../../fixtures/records.js";
 
 const DAY = 24 * 3600_000;

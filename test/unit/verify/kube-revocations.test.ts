@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../src/sources/kubernetes/objects.js";
-import { revocationOf } from "../../../src/verify/kube-revocations.js";
+import { revocationOf } from "../../../src/verify/revocation/kube-revocations.js";
 
 function delegation(spec: Record<string, unknown>, meta: Partial<KubeObject["metadata"]> = {}, status?: Record<string, unknown>): KubeObject {
   return { metadata: { name: "d", namespace: "ns", ...meta }, spec: { delegation_id: "del_1", ...spec }, ...(status ? { status } : {}) };

@@ -3,7 +3,7 @@
  * stale bound and namespaces are checked, falling back with a problem.
  */
 import { describe, expect, it } from "vitest";
-import { kubeWatchEnabled, loadKubeWatchSettings } from "../../../src/verify/kube-watch-settings.js";
+import { kubeWatchEnabled, loadKubeWatchSettings } from "../../../src/verify/revocation/kube-watch-settings.js";
 
 function load(env: Record<string, string>) {
   const problems: string[] = [];

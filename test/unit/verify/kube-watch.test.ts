@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { LocalApiServer } from "../../../src/sources/local/api-server.js";
 import { LocalObjectStore } from "../../../src/sources/local/object-store.js";
-import { createKubeWatch, KubeRevocationWatch } from "../../../src/verify/kube-watch.js";
+import { createKubeWatch, KubeRevocationWatch } from "../../../src/verify/revocation/kube-watch.js";
 
 const index = { markDelegationRevoked() {}, markAgreementRevoked() {}, isDelegationRevoked: () => false, isAgreementRevoked: () => false };
 const noDb = { query: async () => ({ rows: [] }) } as never;

@@ -3,7 +3,7 @@ import { prepareAgreement, spentByIntent, type IntentAgreement } from "../../../
 import { evaluate } from "../../../src/core/evaluate/index.js";
 import { prepareDelegation } from "../../../src/core/delegation/index.js";
 import { splitAgreement } from "../../../src/store/agreements.js";
-import { agreementForPreparation, withLedgerTotals } from "../../../src/verify/overlay.js";
+import { agreementForPreparation, withLedgerTotals } from "../../../src/verify/caches/overlay.js";
 import { action, agreement, context, delegation, mandates, T0 } from "../../fixtures/records.js";
 
 async function overlaid(a: IntentAgreement, asOfMs: number) {

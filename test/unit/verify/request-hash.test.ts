@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hashOf } from "../../../src/core/canonical/index.js";
-import { readRequest, type VerifyRequest } from "../../../src/verify/request.js";
+import { readRequest, type VerifyRequest } from "../../../src/verify/pipeline/request.js";
 
 const ACTION_KEYS = ["action_id", "action_type", "amount", "currency", "proposed_at", "merchant", "item", "category", "intent_id"] as const;
 const TOP_KEYS = ["agent_id", "agreement_id", "risk_score", "principal_present", "ledger_sequence"] as const;

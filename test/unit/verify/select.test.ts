@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { VerifyCandidate } from "../../../src/verify/candidates.js";
-import { selectCandidate } from "../../../src/verify/select.js";
+import type { VerifyCandidate } from "../../../src/verify/caches/candidates.js";
+import { selectCandidate } from "../../../src/verify/pipeline/select.js";
 
 /** A candidate with only what selection reads: its id, organization and intent ids. */
 function cand(agreementId: string, orgId: string | null, intents: string[] = ["i1"]): VerifyCandidate {

@@ -5,10 +5,10 @@ import { parseRate } from "../../../src/core/money/index.js";
 import { splitAgreement } from "../../../src/store/agreements.js";
 import { RecordStoreError } from "../../../src/store/record-errors.js";
 import type { ActiveAgreementRow } from "../../../src/store/agreements-read.js";
-import { RecordCache } from "../../../src/verify/cache.js";
-import type { VerifyCandidate } from "../../../src/verify/candidates.js";
-import { withLedgerTotals } from "../../../src/verify/overlay.js";
-import { allowedSpendFor } from "../../../src/verify/spend-request.js";
+import { RecordCache } from "../../../src/verify/caches/record-cache.js";
+import type { VerifyCandidate } from "../../../src/verify/caches/candidates.js";
+import { withLedgerTotals } from "../../../src/verify/caches/overlay.js";
+import { allowedSpendFor } from "../../../src/verify/pipeline/spend-request.js";
 import { action, agreement, context, delegation, T0 } from "../../fixtures/records.js";
 
 async function candidate(): Promise<VerifyCandidate> {

@@ -3,7 +3,7 @@
  * (its bound agreements are invalidated with it), appends ONE `revocation` log entry, alerts
  * the subscribers of every affected agent, all in one transaction, and announces the revoked
  * ids on `writ_revocations`, so verify on every data-plane process refuses at once
- * (src/verify/revoke.ts, docs/verify.md).
+ * (src/verify/pipeline/revoke.ts, docs/verify.md).
  *
  * Who may revoke (checked before the body is read when a bearer is sent):
  * - the admin token: the service operator (`by: "service"`), any delegation, also an id known
@@ -12,7 +12,7 @@
  *   delegation stored without one, the operator of its agent): policy acting for the principal
  *   (`by: "policy"`); any other organization gets 404, as for an unknown id;
  * - no bearer: the principal, with a body `{revocation: <JWS>}` signed by the delegation's
- *   `principal.public_key` (src/verify/signed-revocation.ts; `by: "principal"`); 401 when it
+ *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401 when it
  *   does not verify.
  * An optional `reason` (at most 500 characters) is recorded for bearer callers.
  *
@@ -26,7 +26,7 @@ import { getAgentForVerify } from "../../../store/agents.js";
 import { loadDelegation } from "../../../store/delegations.js";
 import { withTransaction } from "../../../store/pool.js";
 import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
-import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/signed-revocation.js";
+import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/pipeline/signed-revocation.js";
 import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";

@@ -1,7 +1,7 @@
 /**
  * `POST /v1/verify` (an organization key with scope `verify`, of the agent's operator): checks
  * one payment action against the agent's active stored agreement and records an ALLOW in the
- * ledger (src/verify/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
+ * ledger (src/verify/pipeline/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
  * svc_decision, reasons, messages, required_action, agent_id, agreement_id, action_id,
  * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency),
  * 401/403 credentials, 403 another operator's agent, 404 unknown agent, 409 a reused
@@ -12,8 +12,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { isCurrency } from "../../../core/money/index.js";
 import { fxSourceFor, rateFor } from "../../../fx/index.js";
-import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/decide.js";
-import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/request.js";
+import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/pipeline/decide.js";
+import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/pipeline/request.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import type { VerifyRuntime } from "../../plugins/verify-runtime.js";

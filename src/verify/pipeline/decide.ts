@@ -12,7 +12,7 @@
  * the same request gets it again, another request ACTION_REUSED.
  *
  * Statements per verify (warm caches, besides authentication): the agent, its candidates and
- * its recent denials come from its snapshot (./snapshots.ts: no statement); then a refusal
+ * its recent denials come from its snapshot (../caches/snapshots.ts: no statement); then a refusal
  * stores its decision in a batch shared with concurrent refusals (./refusal-writer.ts),
  * committed asynchronously, and an ALLOW runs the spend transaction (BEGIN with its locks, the
  * spend, COMMIT: three round trips), durably.
@@ -27,31 +27,31 @@
  *   for this one is released (outcome `failed`) and the stored answer is returned.
  */
 import type { Pool } from "pg";
-import type { HashString } from "../core/canonical/index.js";
-import { prepareDelegation } from "../core/delegation/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import { prepareDelegation } from "../../core/delegation/index.js";
 import {
   DEFAULT_POLICY, REASONS, countsAsAttempt, decisionFor, evaluate,
   type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
-} from "../core/evaluate/index.js";
-import type { Signer } from "../core/jose/index.js";
-import { allowedActionOf, recordAllowedSpend, recordOutcome } from "../store/ledger/index.js";
-import type { LogAppendOptions } from "../store/log.js";
-import { RecordStoreError } from "../store/record-errors.js";
-import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
-import { BURST_EXEMPT, revokedCause } from "../store/verify-reads.js";
+} from "../../core/evaluate/index.js";
+import type { Signer } from "../../core/jose/index.js";
+import { allowedActionOf, recordAllowedSpend, recordOutcome } from "../../store/ledger/index.js";
+import type { LogAppendOptions } from "../../store/log.js";
+import { RecordStoreError } from "../../store/record-errors.js";
+import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
+import { BURST_EXEMPT, revokedCause } from "../../store/verify-reads.js";
 import type { AckDomainDirectory } from "./ack-domains.js";
-import type { RecordCache } from "./cache.js";
-import { prepareCandidates, type VerifyCandidate } from "./candidates.js";
+import type { RecordCache } from "../caches/record-cache.js";
+import { prepareCandidates, type VerifyCandidate } from "../caches/candidates.js";
 import { implicitDelegation } from "./implicit-delegation.js";
-import type { VerifyMetrics } from "./metrics.js";
+import type { VerifyMetrics } from "../metrics.js";
 import { ratesFor, type RateLookup } from "./rates.js";
 import type { RefusalWriter } from "./refusal-writer.js";
 import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
-import type { RevocationIndex } from "./revocation-index.js";
+import type { RevocationIndex } from "../revocation/index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
-import { recentDenialCount, type AgentSnapshots } from "./snapshots.js";
+import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
 export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED";
@@ -147,7 +147,7 @@ class Run {
   /**
    * Stores a decision that is not an ALLOW (unless another answer won) and answers it.
    * `burstExempt` marks a refusal of the spend transaction, which DENIED_ATTEMPT_BURST does
-   * not count (see ./verify-reads.ts).
+   * not count (see src/store/verify-reads.ts).
    */
   async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);

@@ -18,10 +18,10 @@
  *   principal signing event (`accepted`, `amended`, `added`) is its re-confirmation. A standing
  *   agreement not re-signed for 30 days therefore steps up with RECONFIRMATION_OVERDUE.
  */
-import type { AgreementEvent, IntentAgreement } from "../core/agreement/index.js";
-import type { Delegation } from "../core/delegation/index.js";
-import { keyId, parsePublicJwk } from "../core/jose/index.js";
-import { formatInstant, parseInstant } from "../core/time/index.js";
+import type { AgreementEvent, IntentAgreement } from "../../core/agreement/index.js";
+import type { Delegation } from "../../core/delegation/index.js";
+import { keyId, parsePublicJwk } from "../../core/jose/index.js";
+import { formatInstant, parseInstant } from "../../core/time/index.js";
 
 /** Window end of an agreement whose intents name no expiry. */
 export const OPEN_END = "9999-12-31T23:59:59Z";

@@ -5,11 +5,11 @@
  * cumulative maximum with the action's amount in the delegation's currency (converted with the
  * same rate the evaluation used, rounded up, as the core does). Pure.
  */
-import type { Action, Decision, EvalContext } from "../core/evaluate/index.js";
-import { convertMinor, toMinor } from "../core/money/index.js";
-import { RecordStoreError } from "../store/record-errors.js";
-import type { VerifyCandidate } from "./candidates.js";
-import type { AllowedSpend, SpendLimits } from "../store/ledger/index.js";
+import type { Action, Decision, EvalContext } from "../../core/evaluate/index.js";
+import { convertMinor, toMinor } from "../../core/money/index.js";
+import { RecordStoreError } from "../../store/record-errors.js";
+import type { VerifyCandidate } from "../caches/candidates.js";
+import type { AllowedSpend, SpendLimits } from "../../store/ledger/index.js";
 
 /** Options of `allowedSpendFor`. */
 export interface AllowedSpendOptions {

@@ -14,19 +14,19 @@
  * - `writ_revocation_lag_seconds{source="kubernetes",kind}` observes, for changes seen live
  *   (`live`), the time from the change (as the object tells) to the mark.
  */
-import { registered } from "../metrics/registered.js";
+import { registered } from "../../metrics/registered.js";
 import { Histogram, type Registry } from "prom-client";
-import { systemClock } from "../core/time/clock.js";
-import { NamespaceBindings } from "../sources/kubernetes/namespace-binding.js";
-import { agreementRow } from "../store/status-reads.js";
-import type { KubeTransport } from "../sources/kubernetes/client.js";
-import { isKubeError } from "../sources/kubernetes/errors.js";
-import type { KubeObject } from "../sources/kubernetes/objects.js";
-import { loadDelegation } from "../store/delegations.js";
-import { getOrg } from "../store/orgs.js";
-import type { Queryable } from "../store/pool.js";
+import { systemClock } from "../../core/time/clock.js";
+import { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
+import { agreementRow } from "../../store/status-reads.js";
+import type { KubeTransport } from "../../sources/kubernetes/client.js";
+import { isKubeError } from "../../sources/kubernetes/errors.js";
+import type { KubeObject } from "../../sources/kubernetes/objects.js";
+import { loadDelegation } from "../../store/delegations.js";
+import { getOrg } from "../../store/orgs.js";
+import type { Queryable } from "../../store/pool.js";
 import { revocationOf, type WatchedKind, type WatchedRevocation } from "./kube-revocations.js";
-import type { RevocationIndex } from "./revocation-index.js";
+import type { RevocationIndex } from "./index.js";
 
 /** What the watch needs of the index. */
 export type RevocationMarks = Pick<RevocationIndex, "markDelegationRevoked" | "markAgreementRevoked" | "isDelegationRevoked" | "isAgreementRevoked">;

@@ -7,9 +7,9 @@
  * The engine's `rate` is synchronous, so the answers are collected first; a currency without
  * a rate stays unknown and the engine fails closed (CURRENCY_MISMATCH, never a guess).
  */
-import type { Action, EvalContext, PreparedAgreement, PreparedDelegation } from "../core/evaluate/index.js";
-import type { Rate } from "../core/money/index.js";
-import { formatInstant, parseInstant } from "../core/time/index.js";
+import type { Action, EvalContext, PreparedAgreement, PreparedDelegation } from "../../core/evaluate/index.js";
+import type { Rate } from "../../core/money/index.js";
+import { formatInstant, parseInstant } from "../../core/time/index.js";
 
 /** Looks up units of `to` per one `from` on `day` (undefined when no rate is known). */
 export type RateLookup = (from: string, to: string, day: string) => Promise<Rate | undefined>;

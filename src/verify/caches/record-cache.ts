@@ -11,10 +11,10 @@
  * - Agreements are prepared with an empty ledger (./overlay.ts): callers overlay the totals they
  *   read at verify time with `withLedgerTotals`. The cached object is shared: never mutate it.
  */
-import { prepareAgreement } from "../core/agreement/index.js";
-import { prepareDelegation, type Delegation, type PreparedDelegationWithProblems } from "../core/delegation/index.js";
-import type { PreparedAgreement } from "../core/evaluate/index.js";
-import type { AgreementRecord } from "../store/agreements.js";
+import { prepareAgreement } from "../../core/agreement/index.js";
+import { prepareDelegation, type Delegation, type PreparedDelegationWithProblems } from "../../core/delegation/index.js";
+import type { PreparedAgreement } from "../../core/evaluate/index.js";
+import type { AgreementRecord } from "../../store/agreements.js";
 import { agreementForPreparation } from "./overlay.js";
 
 /** Default bound of the cache (entries). */

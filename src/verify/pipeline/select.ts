@@ -10,7 +10,7 @@
  *    INTENT_NOT_FOUND (unless the agent has a single candidate: the engine then names it).
  * 4. Otherwise the only candidate; several are ambiguous (AGREEMENT_NOT_SELECTED).
  */
-import type { VerifyCandidate } from "./candidates.js";
+import type { VerifyCandidate } from "../caches/candidates.js";
 
 /** The outcome of a selection. */
 export type Selection =

@@ -5,7 +5,7 @@
  * code's meaning ("the revocation watch has been down longer than its bound") covers both
  * watches, and `staleReason()` says which one.
  */
-import { RevocationIndex } from "./revocation-index.js";
+import { RevocationIndex } from "./index.js";
 
 /** Something that can make revocation state stale. */
 export interface StalenessSource {

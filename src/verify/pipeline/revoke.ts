@@ -4,13 +4,13 @@
  * as policy acting for the principal, and store the verify answer, in ONE transaction.
  */
 import type { Pool } from "pg";
-import type { HashString } from "../core/canonical/index.js";
-import type { Signer } from "../core/jose/index.js";
-import type { LogAppendOptions } from "../store/log.js";
-import { withTransaction } from "../store/pool.js";
-import { revokeAndRecord, type RecordedRevocation } from "../store/revocation-record.js";
-import { saveVerifyDecision, type StoredVerifyDecision } from "../store/verify-decisions.js";
-import type { VerifyCandidate } from "./candidates.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { Signer } from "../../core/jose/index.js";
+import type { LogAppendOptions } from "../../store/log.js";
+import { withTransaction } from "../../store/pool.js";
+import { revokeAndRecord, type RecordedRevocation } from "../../store/revocation-record.js";
+import { saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
+import type { VerifyCandidate } from "../caches/candidates.js";
 
 /** The service's REVOKE decision to carry out. */
 export interface PolicyRevoke {

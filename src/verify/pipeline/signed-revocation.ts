@@ -10,9 +10,9 @@
  * delegation it names. Revocation is final and idempotent, so a replayed revocation changes
  * nothing. Pure apart from signature checks; never throws from `verifyDelegationRevocation`.
  */
-import { canonicalBytes } from "../core/canonical/index.js";
-import { parsePublicJwk, signJws, verifyJws, type JwsObject, type Signer } from "../core/jose/index.js";
-import { parseInstant } from "../core/time/index.js";
+import { canonicalBytes } from "../../core/canonical/index.js";
+import { parsePublicJwk, signJws, verifyJws, type JwsObject, type Signer } from "../../core/jose/index.js";
+import { parseInstant } from "../../core/time/index.js";
 
 /** The protected-header typ of a signed delegation revocation. */
 export const DELEGATION_REVOCATION_TYP = "svc-delegation-revocation+jws";

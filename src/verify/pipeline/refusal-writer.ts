@@ -15,7 +15,7 @@
  * - A batch holds at most `maxBatch` decisions.
  */
 import type { Pool } from "pg";
-import { decisionKey, saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../store/verify-decisions.js";
+import { decisionKey, saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../../store/verify-decisions.js";
 
 /** Largest batch by default. */
 export const DEFAULT_MAX_BATCH = 500;

@@ -8,10 +8,10 @@
  * validation, so the same request always has the same hash and any change of a known member
  * changes it.
  */
-import { sha256Hash, type HashString } from "../core/canonical/index.js";
-import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../core/evaluate/index.js";
-import { REASON_CODES } from "../core/evaluate/index.js";
-import { AGENT_ID_PATTERN } from "../core/registry/index.js";
+import { sha256Hash, type HashString } from "../../core/canonical/index.js";
+import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../../core/evaluate/index.js";
+import { REASON_CODES } from "../../core/evaluate/index.js";
+import { AGENT_ID_PATTERN } from "../../core/registry/index.js";
 
 /** Longest id accepted in a verify request (an action, agreement or intent id). */
 export const MAX_VERIFY_ID_LENGTH = 256;

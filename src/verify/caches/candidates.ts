@@ -14,12 +14,12 @@
  * change, so a warm verify only stamps the kept candidate with its own time (`ledgerAsOfMs`:
  * the database is the system of record, and the snapshot follows it).
  */
-import type { PreparedDelegationWithProblems } from "../core/delegation/index.js";
-import type { PreparedAgreement } from "../core/evaluate/index.js";
-import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow } from "../store/agreements-read.js";
-import { loadDelegationRecords } from "../store/delegations.js";
-import type { Queryable } from "../store/pool.js";
-import type { RecordCache } from "./cache.js";
+import type { PreparedDelegationWithProblems } from "../../core/delegation/index.js";
+import type { PreparedAgreement } from "../../core/evaluate/index.js";
+import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow } from "../../store/agreements-read.js";
+import { loadDelegationRecords } from "../../store/delegations.js";
+import type { Queryable } from "../../store/pool.js";
+import type { RecordCache } from "./record-cache.js";
 import { withLedgerTotals } from "./overlay.js";
 
 /** One agreement the action may be evaluated against. */

@@ -15,9 +15,9 @@
 import { EventEmitter } from "node:events";
 import pg from "pg";
 import type { Client, ClientConfig } from "pg";
-import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "../store/changes.js";
-import { REVOCATIONS_CHANNEL } from "../store/notify.js";
-import { parseRevocationPayload, type RevocationAnnouncement } from "../store/revocation-announce.js";
+import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "./changes.js";
+import { REVOCATIONS_CHANNEL } from "./notify.js";
+import { parseRevocationPayload, type RevocationAnnouncement } from "./revocation-announce.js";
 
 /** Events of a revocation source (this channel, or a fake in tests). */
 export interface RevocationSourceEvents {

@@ -11,7 +11,7 @@
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
-import { envInteger, envText, type Env } from "../core/env/index.js";
+import { envInteger, envText, type Env } from "../../core/env/index.js";
 
 /** Where the watch's kubeconfig comes from. */
 export type KubeConfigSource = { readonly kind: "file"; readonly path: string } | { readonly kind: "in-cluster" };

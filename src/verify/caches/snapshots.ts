@@ -19,13 +19,13 @@
  * - Denials stored by this process are added as they are stored (`noteDenial`); those of other
  *   processes are counted from the last read, at most `ttlMs` old.
  */
-import type { HashString } from "../core/canonical/index.js";
-import type { ActiveAgreementRow } from "../store/agreements-read.js";
-import type { AgentForVerify } from "../store/agents.js";
-import type { ChangeNotice } from "../store/changes.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { ActiveAgreementRow } from "../../store/agreements-read.js";
+import type { AgentForVerify } from "../../store/agents.js";
+import type { ChangeNotice } from "../../store/changes.js";
 import type { Pool } from "pg";
 import { FollowedCache, type ChangeFeed } from "./followed-cache.js";
-import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../store/verify-reads.js";
+import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../../store/verify-reads.js";
 
 /** Default lifetime of a snapshot, ms (WRIT_VERIFY_SNAPSHOT_TTL_MS). */
 export const DEFAULT_SNAPSHOT_TTL_MS = 60_000;

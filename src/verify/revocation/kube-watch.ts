@@ -20,13 +20,13 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
-import type { BackoffPolicy } from "../sources/kubernetes/backoff.js";
-import { KubeClient, loadKubeConfig, type KubeTransport } from "../sources/kubernetes/client.js";
-import { KubeApiError } from "../sources/kubernetes/errors.js";
-import { startInformer, type Informer } from "../sources/kubernetes/informer.js";
-import type { KubeObject } from "../sources/kubernetes/objects.js";
-import { writRef } from "../sources/kubernetes/writ-refs.js";
-import type { Queryable } from "../store/pool.js";
+import type { BackoffPolicy } from "../../sources/kubernetes/backoff.js";
+import { KubeClient, loadKubeConfig, type KubeTransport } from "../../sources/kubernetes/client.js";
+import { KubeApiError } from "../../sources/kubernetes/errors.js";
+import { startInformer, type Informer } from "../../sources/kubernetes/informer.js";
+import type { KubeObject } from "../../sources/kubernetes/objects.js";
+import { writRef } from "../../sources/kubernetes/writ-refs.js";
+import type { Queryable } from "../../store/pool.js";
 import type { WatchedKind } from "./kube-revocations.js";
 import { RevocationMarker, type KubeWatchLog, type RevocationMarks } from "./kube-watch-marks.js";
 import type { KubeConfigSource, KubeWatchSettings } from "./kube-watch-settings.js";

@@ -12,11 +12,11 @@
  * The overlaid `agreement` carries `ledger_sequence`, `ledger_head` and `ledger_as_of` but no
  * `ledger` array (the entries stay in the database). Pure; the base object is never changed.
  */
-import type { IntentAgreement } from "../core/agreement/index.js";
-import type { HashString } from "../core/canonical/index.js";
-import type { PreparedAgreement } from "../core/evaluate/index.js";
-import { formatInstant } from "../core/time/index.js";
-import type { AgreementRecord } from "../store/agreements.js";
+import type { IntentAgreement } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { PreparedAgreement } from "../../core/evaluate/index.js";
+import { formatInstant } from "../../core/time/index.js";
+import type { AgreementRecord } from "../../store/agreements.js";
 
 /** Ledger state and totals read at verify time. */
 export interface LedgerTotals {

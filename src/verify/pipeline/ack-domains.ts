@@ -18,12 +18,12 @@
  *   of one domain share one request. The re-computed ack states are cached per agreement
  *   revision and outcome, so a hot agreement costs one map lookup.
  */
-import { mandateHash, ackStates, type Acknowledgement } from "../core/agreement/index.js";
-import type { HashString } from "../core/canonical/index.js";
-import type { PreparedAgreement, PreparedMandate } from "../core/evaluate/index.js";
-import { keyId, parsePublicJwk } from "../core/jose/index.js";
-import { readCapped } from "../http/read-capped.js";
-import type { VerifySettings } from "./settings.js";
+import { mandateHash, ackStates, type Acknowledgement } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { PreparedAgreement, PreparedMandate } from "../../core/evaluate/index.js";
+import { keyId, parsePublicJwk } from "../../core/jose/index.js";
+import { readCapped } from "../../http/read-capped.js";
+import type { VerifySettings } from "../settings.js";
 
 /** Largest key list read (bytes). */
 export const MAX_KEY_LIST_BYTES = 64 * 1024;
