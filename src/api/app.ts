@@ -41,6 +41,7 @@ import delegationRoutes from "./routes/delegations/index.js";
 import adminRoutes from "./routes/admin/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
+import { loneSurrogateError } from "./well-formed-input.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
 
@@ -117,6 +118,13 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     done();
+  });
+  // I-JSON (RFC 7493): a lone surrogate ("\ud800") in any string of the path, the query or a
+  // JSON body is refused here, for every route and before its schema, with a 400 naming the
+  // field (./well-formed-input.ts): Postgres jsonb refuses such text, and a statement shared
+  // with other requests (a group commit) must not be handed it.
+  app.addHook("preValidation", (request, _reply, done) => {
+    done(loneSurrogateError(request));
   });
   // Ajv coerces a query or path value such as "1e400" or "Infinity" to Infinity and then skips
   // the type and range checks, which hold only for finite numbers; and a decoded `%00` is text

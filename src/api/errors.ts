@@ -8,7 +8,7 @@
  * hand. To add an error, add a code here.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { isDbUnavailable, isUnstorableText } from "../store/db-errors.js";
+import { isDataException, isDbUnavailable, isUnstorableText } from "../store/db-errors.js";
 
 /** Every API error code with its status and default message. */
 export const API_ERRORS = {
@@ -20,6 +20,8 @@ export const API_ERRORS = {
   LOG_APPEND_INVALID: { status: 400, message: "log append needs kind and a body object" },
   LOG_KIND_REJECTED: { status: 400, message: "log entry kind is not accepted" },
   LOG_SIZES_OUT_OF_ORDER: { status: 400, message: "consistency proof needs 1 <= first <= second" },
+  TEXT_NOT_STORABLE: { status: 400, message: "text must not contain NUL or unrepresentable characters" },
+  VALUE_NOT_STORABLE: { status: 400, message: "a value of the request cannot be stored" },
   // 401
   UNAUTHORIZED: { status: 401, message: "authorization required" },
   PUSH_NOT_VERIFIED: { status: 401, message: "revocation push did not verify" },
@@ -141,7 +143,8 @@ export function toResponse(err: unknown): { status: number; error: string; logAs
   const mapped = typeof fe?.code === "string" ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return { status: API_ERRORS[mapped].status, error: API_ERRORS[mapped].message, logAsError: false };
   if (isDbUnavailable(err)) return { status: 503, error: API_ERRORS.DATABASE_UNAVAILABLE.message, logAsError: true };
-  if (isUnstorableText(err)) return { status: 400, error: "text must not contain NUL or unrepresentable characters", logAsError: false };
+  if (isUnstorableText(err)) return { status: 400, error: API_ERRORS.TEXT_NOT_STORABLE.message, logAsError: false };
+  if (isDataException(err)) return { status: 400, error: API_ERRORS.VALUE_NOT_STORABLE.message, logAsError: false };
   // Other Fastify 4xx errors (bad URL, ...) carry safe, library-written messages; anything else
   // is internal and its message never leaves the process.
   const status = typeof fe?.statusCode === "number" ? fe.statusCode : 500;

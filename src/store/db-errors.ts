@@ -1,6 +1,8 @@
 /**
  * Tells a "the database cannot be reached" failure from every other database error, so the
- * API answers 503 `{error: "database unavailable"}` for the former and 500 for the rest.
+ * API answers 503 `{error: "database unavailable"}` for the former, 400 for a value Postgres
+ * refused (a data exception, SQLSTATE class 22), and 500 for the rest. A group commit retries
+ * its rows apart on any failure but the first kind (./isolated-batch.ts).
  *
  * Classification: network error codes of node (ECONNREFUSED, ...), SQLSTATE class 08
  * (connection exception), 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now) and
@@ -35,6 +37,17 @@ const PG_LIBRARY_TEXTS = [
 export function isUnstorableText(err: unknown): boolean {
   const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
   return code === "22021" || code === "22P05";
+}
+
+/**
+ * True for any data exception (SQLSTATE class 22: a value out of range, malformed, too long,
+ * or text as in `isUnstorableText`): Postgres refused a value it was given, which only request
+ * input carries, so the API answers 400, never 500. A group commit that fails so retries its
+ * rows apart (./isolated-batch.ts), and only the request whose value it was gets the 400.
+ */
+export function isDataException(err: unknown): boolean {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 /** True when `err` means Postgres could not be reached (or dropped the connection). */

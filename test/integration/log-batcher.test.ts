@@ -1,22 +1,32 @@
 /**
- * The append batcher of POST /v1/log/entries with a stand-in writer: appends arriving while a
+ * The append batcher of POST /v1/log/entries, with a stand-in writer: appends arriving while a
  * batch is written join the next batch, in arrival order; each caller gets its own entry and
- * its batch's head; a failing batch rejects only its own callers; drain waits for the queue.
+ * its batch's head; a batch that cannot reach the database rejects only its own callers; a
+ * batch that fails otherwise is written again by halves, so only the entry that fails alone
+ * is rejected; drain waits for the queue. Then with the real store on Postgres: an entry that
+ * Postgres refuses, or that cannot be built, fails alone and the log stays one chain.
  */
-import { describe, expect, it } from "vitest";
-import type { LogEntry, TreeHead } from "../../src/core/tlog/index.js";
-import { AppendBatcher } from "../../src/api/routes/log/batcher.js";
-import type { LogAppendInput, LogAppendResult } from "../../src/store/log.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateSigner } from "../../src/core/jose/index.js";
+import { LogEntryError, verifyLogLink, type LogEntry, type TreeHead } from "../../src/core/tlog/index.js";
+import { AppendBatcher, type BatchedAppend } from "../../src/api/routes/log/batcher.js";
+import { appendToLog, type LogAppendInput, type LogAppendResult } from "../../src/store/log.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
-/** A writer that records its batches and answers after `release()` is called for each. */
-function gatedWriter(failBatch?: number) {
+/**
+ * A writer that records its batches and answers after `release()` is called for each; a
+ * batch for which `fail(nth, ns)` returns an error throws it.
+ */
+function gatedWriter(fail: (nth: number, ns: number[]) => Error | undefined = () => undefined) {
   const batches: number[][] = [];
   const gates: (() => void)[] = [];
   let size = 0;
   const write = async (inputs: LogAppendInput[]): Promise<LogAppendResult> => {
-    const nth = batches.push(inputs.map((i) => i.body.n as number)) - 1;
+    const ns = inputs.map((i) => i.body.n as number);
+    const nth = batches.push(ns) - 1;
     await new Promise<void>((r) => gates.push(r));
-    if (nth === failBatch) throw new Error(`batch ${nth} failed`);
+    const error = fail(nth, ns);
+    if (error) throw error;
     const entries = inputs.map((input) => ({ kind: input.kind, sequence: ++size, body: input.body }) as unknown as LogEntry);
     return { entries, head: { tree_size: size } as unknown as TreeHead, checkpoint: null };
   };
@@ -60,8 +70,9 @@ describe("AppendBatcher", () => {
     expect(w.batches).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
   });
 
-  it("rejects only the callers of a failed batch and goes on with the next", async () => {
-    const w = gatedWriter(1);
+  it("rejects every caller of a batch that cannot reach the database, without a retry, and goes on with the next", async () => {
+    const down = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    const w = gatedWriter((nth) => (nth === 1 ? down : undefined));
     const b = new AppendBatcher(w.write);
     const first = b.append(input(0));
     await new Promise((r) => setImmediate(r));
@@ -73,6 +84,24 @@ describe("AppendBatcher", () => {
     expect((await results).map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected"]);
     expect((await third).entry.body.n).toBe(3);
     expect((await third).entry.sequence).toBe(2);
+    expect(w.batches).toEqual([[0], [1, 2], [3]]);
+  });
+
+  it("writes the halves of a batch that failed otherwise apart, in order, rejecting only the entry that fails alone", async () => {
+    const w = gatedWriter((_nth, ns) => (ns.includes(2) ? new Error("entry 2 refused") : undefined));
+    const seen: number[] = [];
+    const b = new AppendBatcher(w.write, 500, (n) => seen.push(n));
+    const first = b.append(input(0));
+    await new Promise((r) => setImmediate(r));
+    const rest = [1, 2, 3, 4].map((n) => b.append(input(n)));
+    const settled = Promise.allSettled([first, ...rest]);
+    await w.releaseAll();
+    const results = await settled;
+    expect(w.batches).toEqual([[0], [1, 2, 3, 4], [1, 2], [1], [2], [3, 4]]);
+    expect(results.map((r) => (r.status === "fulfilled" ? [r.value.entry.body.n, r.value.entry.sequence, r.value.head.tree_size] : (r.reason as Error).message))).toEqual([
+      [0, 1, 1], [1, 2, 2], "entry 2 refused", [3, 3, 4], [4, 4, 4],
+    ]);
+    expect(seen).toEqual([1, 1, 2]); // one size per signed head written
   });
 
   it("drain resolves once nothing is queued or being written", async () => {
@@ -88,5 +117,74 @@ describe("AppendBatcher", () => {
     await Promise.all(appended);
     expect(drained).toBe(true);
     expect(w.pending()).toBe(0);
+  });
+});
+
+describe("AppendBatcher on the log store (Postgres)", () => {
+  let db: TestDatabase;
+  const signer = generateSigner();
+  /** Sizes of the appends sent to the store, in order. */
+  const writes: number[] = [];
+  let batcher: AppendBatcher;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // A row Postgres itself refuses (23514), as any row-specific failure inside the statement.
+    await db.pool.query("ALTER TABLE log_entries ADD CONSTRAINT test_refused_body CHECK (strpos(body, 'refused-by-postgres') = 0)");
+    batcher = new AppendBatcher(async (inputs) => {
+      writes.push(inputs.length);
+      return appendToLog(db.pool, inputs, signer);
+    });
+  });
+  afterAll(async () => {
+    await batcher?.drain();
+    await db?.drop();
+  });
+
+  /** Appends `inputs` together (one first batch) and answers each caller's outcome. */
+  async function appendTogether(inputs: LogAppendInput[]): Promise<PromiseSettledResult<BatchedAppend>[]> {
+    writes.length = 0;
+    const results = await Promise.allSettled(inputs.map((i) => batcher.append(i)));
+    expect(writes[0]).toBe(inputs.length); // they shared the first transaction
+    return results;
+  }
+
+  /** The stored bodies' `n`, by sequence. */
+  async function storedNs(): Promise<number[]> {
+    const { rows } = await db.pool.query<{ body: string }>("SELECT body FROM log_entries ORDER BY sequence");
+    return rows.map((r) => (JSON.parse(r.body) as { n: number }).n);
+  }
+
+  /** Each answered entry follows the one before it, and is under the head it was answered with. */
+  function expectOneChain(answers: BatchedAppend[], before: LogEntry | undefined): void {
+    let prev = before;
+    for (const a of answers) {
+      expect(verifyLogLink(prev, a.entry)).toBeUndefined();
+      expect(a.head.tree_size).toBeGreaterThanOrEqual(a.entry.sequence);
+      prev = a.entry;
+    }
+  }
+
+  it("writes every other append of a batch in which Postgres refuses one entry, in arrival order, and rejects only that one", async () => {
+    const inputs = [0, 1, 2, 3, 4, 5, 6].map((n) => (n === 4 ? { kind: "incident" as const, body: { n, note: "refused-by-postgres" } } : input(n)));
+    const results = await appendTogether(inputs);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect(((results[4] as PromiseRejectedResult).reason as { code?: string }).code).toBe("23514");
+    const answers = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    expect(answers.map((a) => [a.entry.body.n, a.entry.sequence])).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [5, 5], [6, 6]]);
+    expectOneChain(answers, undefined);
+    expect(await storedNs()).toEqual([0, 1, 2, 3, 5, 6]);
+  });
+
+  it("writes every other append of a batch in which one entry cannot be built (a lone surrogate), rejecting only that one", async () => {
+    const tip = (await batcher.append(input(7))).entry;
+    const inputs = [8, 9, 10].map((n) => (n === 9 ? { kind: "incident" as const, body: { n, lone: "\ud800x" } } : input(n)));
+    const results = await appendTogether(inputs);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const refused = (results[1] as PromiseRejectedResult).reason as Error;
+    expect(refused).toBeInstanceOf(LogEntryError);
+    expect(refused.message).toBe("body.lone must not contain a lone surrogate");
+    expectOneChain(results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])), tip);
+    expect((await storedNs()).slice(-3)).toEqual([7, 8, 10]);
   });
 });

@@ -3,6 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
+import { toResponse } from "../../src/api/errors.js";
 import { createPool } from "../../src/store/pool.js";
 import { saveVerifyDecision, type NewVerifyDecision } from "../../src/store/verify-decisions.js";
 import { RefusalWriter } from "../../src/verify/pipeline/refusal-writer.js";
@@ -23,16 +24,22 @@ function refusal(agentId: string, actionId: string, requestHash: `sha256:${strin
   return { agentId, actionId, agreementId: null, requestHash, decision: { verdict: "DENY", reasons: ["AMOUNT_EXCEEDS_CEILING"], action_id: actionId } };
 }
 
-/** `pool` that counts the statements sent through it. */
-function counting(pool: Pool): { pool: Pool; statements: () => number } {
+/** `pool` that counts the statements sent through it, and the rows of each batch insert. */
+function counting(pool: Pool): { pool: Pool; statements: () => number; batchSizes: () => number[] } {
   let n = 0;
+  const sizes: number[] = [];
   const proxy = new Proxy(pool, {
     get(target, prop, receiver) {
-      if (prop === "query") return (...args: unknown[]) => (n++, (target.query as (...a: unknown[]) => unknown)(...args));
-      return Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "query") return Reflect.get(target, prop, receiver) as unknown;
+      return (...args: unknown[]) => {
+        n++;
+        const q = args[0] as { name?: string; values?: unknown[] };
+        if (q.name === "writ_verify_decisions_async") sizes.push((JSON.parse(String(q.values?.[0])) as unknown[]).length);
+        return (target.query as (...a: unknown[]) => unknown)(...args);
+      };
     },
   });
-  return { pool: proxy, statements: () => n };
+  return { pool: proxy, statements: () => n, batchSizes: () => sizes };
 }
 
 describe("RefusalWriter", () => {
@@ -57,13 +64,39 @@ describe("RefusalWriter", () => {
     expect(b).toMatchObject({ stored: false, decision: { requestHash: HASH } });
   });
 
-  it("rejects every refusal of a batch that failed, and works again afterwards", async () => {
+  it("rejects every refusal of a batch that cannot reach Postgres, in one attempt, and works again afterwards", async () => {
     const dead = createPool("postgres://nobody:x@127.0.0.1:1/none", { connectionTimeoutMillis: 500 });
-    const writer = new RefusalWriter(dead);
+    const c = counting(dead);
+    const writer = new RefusalWriter(c.pool);
     const all = await Promise.allSettled([writer.save(refusal("agent-x", "a")), writer.save(refusal("agent-x", "b"))]);
     expect(all.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect(c.statements()).toBe(1); // no retry by halves for an unreachable database
     await dead.end();
     const live = new RefusalWriter(db.pool);
     expect(await live.save(refusal("agent-x", "c"))).toEqual({ stored: true });
+  });
+
+  it("stores every other decision of a batch in which Postgres refuses one row (a lone surrogate in jsonb), and rejects only that one", async () => {
+    const c = counting(db.pool);
+    const writer = new RefusalWriter(c.pool);
+    // JSON.stringify keeps a lone surrogate as the escape \ud800, which jsonb refuses.
+    const bad: NewVerifyDecision = { ...refusal("agent-lone", "act-bad"), decision: { verdict: "DENY", reasons: ["AMOUNT_EXCEEDS_CEILING"], note: "\ud800" } };
+    const good = Array.from({ length: 6 }, (_, i) => refusal(`agent-good-${i}`, `act-${i}`));
+    const saves = [...good.slice(0, 3), bad, ...good.slice(3)].map((d) => writer.save(d));
+    const results = await Promise.allSettled(saves);
+
+    // All seven were sent in ONE insert first (the batch they shared), then apart.
+    expect(c.batchSizes()[0]).toBe(7);
+    expect(c.batchSizes().length).toBeGreaterThan(1);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    for (const r of results) if (r.status === "fulfilled") expect(r.value).toEqual({ stored: true });
+    const refused = results[3] as PromiseRejectedResult;
+    expect((refused.reason as { code?: string }).code).toMatch(/^22/); // a data exception (22P02)
+    expect(toResponse(refused.reason)).toEqual({ status: 400, error: "a value of the request cannot be stored", logAsError: false });
+
+    const { rows } = await db.pool.query<{ agent_id: string; action_id: string }>(
+      "SELECT agent_id, action_id FROM verify_decisions WHERE agent_id LIKE 'agent-good-%' OR agent_id = 'agent-lone' ORDER BY agent_id",
+    );
+    expect(rows).toEqual(good.map((d) => ({ agent_id: d.agentId, action_id: d.actionId })));
   });
 });

@@ -4,9 +4,12 @@
  * Contract: `canonicalJson` is byte-for-byte RFC 8785; `hashOf(x)` is
  * `"sha256:" + hex(SHA-256(UTF-8(JCS(x))))`; `hashWithout(x, field)` hashes `x` with one
  * top-level member removed (the rule for `event_hash`, `entry_hash` and `mandate_hash`).
+ * RFC 8785 takes I-JSON input: `findLoneSurrogate` (./well-formed.ts) finds text that is not.
  */
 import { createHash, hash } from "node:crypto";
 import { createRequire } from "node:module";
+
+export { describeLoneSurrogate, findLoneSurrogate, isWellFormedText, type LoneSurrogate } from "./well-formed.js";
 
 // canonicalize 2.x is CommonJS (`module.exports = fn`); its typings claim an ES default export.
 const canonicalize = createRequire(import.meta.url)("canonicalize") as (input: unknown) => string | undefined;

@@ -6,7 +6,7 @@
  * leaf hash of the canonical bytes of the whole entry (with `entry_hash`), and leaf index =
  * sequence - 1.
  */
-import { canonicalBytes, canonicalJson, hashWithout, isHashString, type HashString } from "../canonical/index.js";
+import { canonicalBytes, canonicalJson, describeLoneSurrogate, findLoneSurrogate, hashWithout, isHashString, type HashString } from "../canonical/index.js";
 import { leafHash } from "./hash.js";
 
 /** Kinds of log entries. */
@@ -58,8 +58,10 @@ function headProblem(kind: unknown, sequence: unknown, body: unknown, prev: unkn
 
 /**
  * Builds entry `sequence` of the log with its `entry_hash`. The body is normalised to its
- * canonical JSON value (what is hashed is what is stored). `prevEntryHash` is required for
- * every sequence after 1 and refused for sequence 1. Throws LogEntryError.
+ * canonical JSON value (what is hashed is what is stored); it must be I-JSON (RFC 8785 input):
+ * a lone surrogate in its text has no UTF-8 form, so no independent verifier could reproduce
+ * the hash. `prevEntryHash` is required for every sequence after 1 and refused for sequence 1.
+ * Throws LogEntryError.
  */
 export function buildLogEntry(
   kind: LogKind,
@@ -69,6 +71,8 @@ export function buildLogEntry(
 ): LogEntry {
   const problem = headProblem(kind, sequence, body, prevEntryHash);
   if (problem) throw new LogEntryError(problem);
+  const lone = findLoneSurrogate(body);
+  if (lone) throw new LogEntryError(describeLoneSurrogate({ ...lone, path: ["body", ...lone.path] }, "body"));
   let normal: Record<string, unknown>;
   try {
     normal = JSON.parse(canonicalJson(body)) as Record<string, unknown>;

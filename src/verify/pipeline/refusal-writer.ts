@@ -8,13 +8,19 @@
  *
  * Promises:
  * - `save` resolves only once its decision is stored (or once the decision that another
- *   request stored first for the same (agent, action) is read); it rejects with the batch's
- *   error (the caller answers 503) and nothing of a failed batch is half-stored.
+ *   request stored first for the same (agent, action) is read).
+ * - One request's decision never fails another's (src/store/isolated-batch.ts): when the
+ *   batch's insert fails for a reason other than Postgres being unreachable (e.g. 22P02, text
+ *   `jsonb` refuses), its halves are inserted apart, down to single decisions, so that every
+ *   other decision is stored and answered as usual and only the one that fails on its own
+ *   rejects, with its own error (a data exception is answered 400). When Postgres cannot be
+ *   reached, every decision of the batch rejects with that error (the callers answer 503).
  * - Two decisions of one (agent, action) never share a batch: the later waits for the next,
  *   where it finds the first stored.
  * - A batch holds at most `maxBatch` decisions.
  */
 import type { Pool } from "pg";
+import { writeIsolated, type PendingRow } from "../../store/isolated-batch.js";
 import { decisionKey, saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../../store/verify-decisions.js";
 
 /** Largest batch by default. */
@@ -22,11 +28,7 @@ export const DEFAULT_MAX_BATCH = 500;
 /** How long the first refusal waits for others to join its batch, ms (default). */
 export const DEFAULT_GATHER_MS = 1;
 
-interface Waiting {
-  d: NewVerifyDecision;
-  resolve: (r: SavedRefusal) => void;
-  reject: (e: unknown) => void;
-}
+type Waiting = PendingRow<NewVerifyDecision, SavedRefusal>;
 
 /** The batching writer (see the module comment). */
 export class RefusalWriter {
@@ -41,7 +43,7 @@ export class RefusalWriter {
   /** Stores `d` (see the module comment): `stored`, or the decision stored before. */
   save(d: NewVerifyDecision): Promise<SavedRefusal> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ d, resolve, reject });
+      this.queue.push({ item: d, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         // Let the requests of the next moment join the first batch.
@@ -58,7 +60,7 @@ export class RefusalWriter {
     const rest: Waiting[] = [];
     const keys = new Set<string>();
     for (const w of this.queue) {
-      const k = decisionKey(w.d.agentId, w.d.actionId);
+      const k = decisionKey(w.item.agentId, w.item.actionId);
       if (batch.length >= max || keys.has(k)) rest.push(w);
       else {
         keys.add(k);
@@ -71,13 +73,7 @@ export class RefusalWriter {
 
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.take();
-      try {
-        const results = await saveRefusalDecisions(this.pool, batch.map((w) => w.d));
-        batch.forEach((w, i) => w.resolve(results[i] as SavedRefusal));
-      } catch (e) {
-        for (const w of batch) w.reject(e);
-      }
+      await writeIsolated(this.take(), (ds) => saveRefusalDecisions(this.pool, ds));
     }
     this.flushing = false;
   }

@@ -6,14 +6,20 @@
  * and still sustain thousands of appends per second.
  *
  * Promise: at most one batch of this process is being written at a time; requests are written
- * in arrival order; each caller gets its own entry and the head of its batch; a batch that
- * fails rejects every caller in it (nothing of it was committed) and the next batch still runs.
- * Writers in other processes are serialised by the log store's advisory lock.
+ * in arrival order; each caller gets its own entry and the head of the transaction that wrote
+ * it. One caller's entry never fails another's (src/store/isolated-batch.ts): when a batch's
+ * transaction fails for a reason other than Postgres being unreachable (an entry that cannot
+ * be built, a row Postgres refuses), nothing of it was committed and its halves are written
+ * apart, in order, each in its own transaction under its own signed head, down to single
+ * entries; only an entry that fails on its own rejects, with its own error. When Postgres
+ * cannot be reached, every caller of the batch rejects with that error (503). The next batch
+ * still runs. Writers in other processes are serialised by the log store's advisory lock.
  */
 import type { LogEntry, TreeHead } from "../../../core/tlog/index.js";
+import { writeIsolated, type PendingRow } from "../../../store/isolated-batch.js";
 import type { LogAppendInput, LogAppendResult } from "../../../store/log.js";
 
-/** Writes one batch (in order) and returns what the store wrote. */
+/** Writes one batch (in order, one transaction) and returns what the store wrote; throws only when nothing of it was committed. */
 export type BatchWriter = (inputs: LogAppendInput[]) => Promise<LogAppendResult>;
 
 /** What one caller gets back. */
@@ -22,20 +28,15 @@ export interface BatchedAppend {
   head: TreeHead;
 }
 
-interface Waiting {
-  input: LogAppendInput;
-  resolve: (v: BatchedAppend) => void;
-  reject: (e: unknown) => void;
-}
-
 /** Default cap on the entries of one batch. */
 export const DEFAULT_MAX_BATCH = 500;
 
 /** Queues appends and writes them in batches (see the module comment). */
 export class AppendBatcher {
-  private queue: Waiting[] = [];
+  private queue: PendingRow<LogAppendInput, BatchedAppend>[] = [];
   private running: Promise<void> | null = null;
 
+  /** `onBatch` is told the size of every batch written (one signed head each). */
   constructor(
     private readonly write: BatchWriter,
     private readonly maxBatch: number = DEFAULT_MAX_BATCH,
@@ -45,7 +46,7 @@ export class AppendBatcher {
   /** Appends one entry; resolves once its batch is committed. */
   append(input: LogAppendInput): Promise<BatchedAppend> {
     return new Promise<BatchedAppend>((resolve, reject) => {
-      this.queue.push({ input, resolve, reject });
+      this.queue.push({ item: input, resolve, reject });
       this.running ??= this.run();
     });
   }
@@ -60,18 +61,11 @@ export class AppendBatcher {
     await Promise.resolve();
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        this.onBatch?.(batch.length);
-        try {
-          const out = await this.write(batch.map((w) => w.input));
-          batch.forEach((w, i) => {
-            const entry = out.entries[i];
-            if (entry) w.resolve({ entry, head: out.head });
-            else w.reject(new Error("the log store returned fewer entries than appended"));
-          });
-        } catch (e) {
-          for (const w of batch) w.reject(e);
-        }
+        await writeIsolated(this.queue.splice(0, this.maxBatch), async (inputs) => {
+          const out = await this.write(inputs);
+          this.onBatch?.(out.entries.length);
+          return out.entries.map((entry) => ({ entry, head: out.head }));
+        });
       }
     } finally {
       this.running = null;

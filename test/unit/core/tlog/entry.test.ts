@@ -34,6 +34,13 @@ describe("log entries", () => {
     );
   });
 
+  it("refuses a body that is not I-JSON (a lone surrogate in a value or a member name), naming where; emoji are fine", () => {
+    expect(() => buildLogEntry("incident", 1, { lone: "\ud800x" })).toThrow(new LogEntryError("body.lone must not contain a lone surrogate"));
+    expect(() => buildLogEntry("incident", 1, { a: [{ "\udc00": 1 }] })).toThrow(new LogEntryError("member names of body.a.0 must not contain a lone surrogate"));
+    expect(() => buildLogEntry("incident", 1, { "k\ud800": 1 })).toThrow(new LogEntryError("member names of body must not contain a lone surrogate"));
+    expect(buildLogEntry("incident", 1, { "😀": "😀" }).body).toEqual({ "😀": "😀" });
+  });
+
   it("uses the RFC 6962 leaf hash of the whole canonical entry as the Merkle leaf", () => {
     expect(logLeafHash(second).equals(leafHash(canonicalBytes(second)))).toBe(true);
     expect(logLeafHash(second).equals(logLeafHash(first))).toBe(false);
