@@ -21,8 +21,8 @@ function code(fn: () => unknown): string | undefined {
 }
 
 describe("scopes", () => {
-  it("names exactly the seven scopes", () => {
-    expect([...SCOPES]).toEqual(["keys:write", "agents:write", "registry:read", "verify", "inquiries:write", "reports:write", "subscriptions:write"]);
+  it("names exactly the eight scopes", () => {
+    expect([...SCOPES]).toEqual(["keys:write", "agents:write", "registry:read", "verify", "inquiries:write", "reports:write", "subscriptions:write", "outcomes:write"]);
     expect(isScope("registry:read")).toBe(true);
     expect(isScope("admin")).toBe(false);
     expect(isScope(undefined)).toBe(false);
@@ -30,11 +30,13 @@ describe("scopes", () => {
 
   it("gives agent operators keys:write, agents:write, verify and registry:read by default", () => {
     expect(defaultScopes("agent_operator")).toEqual(["keys:write", "agents:write", "registry:read", "verify"]);
+    // The side that spends never records outcomes (it would release its own spend).
+    expect(code(() => resolveScopes("agent_operator", ["outcomes:write"]))).toBe("SCOPE_NOT_ALLOWED");
   });
 
-  it("gives every payment-side type keys:write, registry:read, inquiries:write, reports:write, subscriptions:write by default", () => {
+  it("gives every payment-side type keys:write, registry:read, inquiries:write, reports:write, subscriptions:write, outcomes:write by default", () => {
     for (const t of ["wallet", "bank_issuer", "processor_psp", "merchant"] as const) {
-      expect(defaultScopes(t)).toEqual(["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write"]);
+      expect(defaultScopes(t)).toEqual(["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write", "outcomes:write"]);
       expect(allowedScopes(t)).toEqual(defaultScopes(t));
       expect(() => resolveScopes(t, ["verify"])).toThrow();
     }
