@@ -4,11 +4,15 @@
  * received is in its agreement's ledger (by action_id, with the answered entry hash), no
  * action is recorded twice, every ledger chain verifies, and a restarted server serves again:
  * an ALLOWed action_id retried answers the same ALLOW without a second entry, and an action
- * whose request was cut off by the kill is recorded at most once when retried.
+ * whose request was cut off by the kill is recorded at most once when retried. Outcomes are in
+ * flight too (a payment provider posts `authorized` or `failed` for allowed actions while the
+ * load runs): every outcome answered is in the ledger, none twice, and the spent totals are
+ * exactly what the ledger says (the core's rule), so a release is never lost nor applied twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLedger } from "../../src/core/agreement/index.js";
+import { spentByIntent, verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { spendTotals } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -51,10 +55,10 @@ function serve(): Promise<ServeProcess> {
   }).then((p) => (children.push(p), p));
 }
 
-async function post(url: string, body: unknown): Promise<{ status: number; answer: Record<string, unknown> }> {
-  const r = await fetch(`${url}/v1/verify`, {
+async function post(url: string, body: unknown, path = "/v1/verify", token = w.operatorKey): Promise<{ status: number; answer: Record<string, unknown> }> {
+  const r = await fetch(`${url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
@@ -86,6 +90,12 @@ async function ledgers() {
   return out;
 }
 
+/** The intents whose stored total differs from what the ledger says (the core's rule): none, when every release was applied once. */
+async function totalsMatchLedger(id: string, a: Parameters<typeof spentByIntent>[0]): Promise<string[]> {
+  const stored = await spendTotals(w.db.pool, id);
+  return [...spentByIntent(a)].filter(([intent, spent]) => (stored.get(intent) ?? 0n) !== spent).map(([intent, spent]) => `${intent}: stored ${stored.get(intent) ?? 0n}, ledger ${spent}`);
+}
+
 describe("SIGKILL of writ serve during a verify load", () => {
   it("loses no ALLOW, keeps every chain valid, and serves the same answers after a restart", async () => {
     const first = await serve();
@@ -99,6 +109,19 @@ describe("SIGKILL of writ serve during a verify load", () => {
     let next = 0;
     let answered = 0;
     let killed = false;
+    // Outcomes in flight: every third ALLOW answered gets `failed`, the others `authorized`.
+    const outcomes: { agreementId: string; actionId: string; outcome: string; status?: number; cut?: boolean }[] = [];
+    const outcomeCalls: Promise<void>[] = [];
+    const postOutcome = (s: Sent) => {
+      const o = { agreementId: s.agreementId, actionId: s.body.action.action_id as string, outcome: outcomes.length % 3 === 0 ? "failed" : "authorized" } as (typeof outcomes)[number];
+      outcomes.push(o);
+      outcomeCalls.push(
+        post(first.url, { agreement_id: o.agreementId, action_id: o.actionId, outcome: o.outcome }, "/v1/verify/outcomes", w.psp.key).then(
+          (r) => void (o.status = r.status),
+          () => void (o.cut = true),
+        ),
+      );
+    };
     const worker = async () => {
       while (next < sent.length) {
         const s = sent[next++] as Sent;
@@ -107,6 +130,7 @@ describe("SIGKILL of writ serve during a verify load", () => {
           s.status = r.status;
           s.answer = r.answer;
           answered++;
+          if (!killed && r.answer.verdict === "ALLOW") postOutcome(s);
           if (answered >= KILL_AFTER && !killed) {
             killed = true;
             process.kill(first.pid, "SIGKILL");
@@ -118,6 +142,7 @@ describe("SIGKILL of writ serve during a verify load", () => {
       }
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    await Promise.all(outcomeCalls);
     expect(killed).toBe(true);
     expect(await first.exited).toEqual({ code: null, signal: "SIGKILL" });
 
@@ -141,9 +166,21 @@ describe("SIGKILL of writ serve during a verify load", () => {
     }
     for (const [id, a] of before) {
       expect(verifyLedger(a), id).toEqual({ state: "ok" });
-      const ids = (a.ledger ?? []).map((e) => e.action_id);
-      expect(new Set(ids).size, id).toBe(ids.length);
+      const allowed = (a.ledger ?? []).filter((e) => e.outcome === "allowed").map((e) => e.action_id);
+      expect(new Set(allowed).size, id).toBe(allowed.length);
+      const pairs = (a.ledger ?? []).map((e) => `${e.action_id}/${e.outcome}`);
+      expect(new Set(pairs).size, id).toBe(pairs.length);
+      // The totals are exactly the ledger's: no release lost, none applied twice.
+      expect(await totalsMatchLedger(id, a), id).toEqual([]);
     }
+    // Every outcome answered before the kill is in the ledger; some were cut off by it.
+    const answeredOutcomes = outcomes.filter((o) => o.status !== undefined);
+    expect(answeredOutcomes.length).toBeGreaterThan(10);
+    for (const o of answeredOutcomes) {
+      expect(o.status).toBe(200);
+      expect(before.get(o.agreementId)?.ledger?.filter((e) => e.action_id === o.actionId && e.outcome === o.outcome)).toHaveLength(1);
+    }
+    const failed = new Set(answeredOutcomes.filter((o) => o.outcome === "failed").map((o) => o.actionId));
 
     // A restarted server serves again.
     const second = await serve();
@@ -153,6 +190,11 @@ describe("SIGKILL of writ serve during a verify load", () => {
     const retried = got.slice(0, 20);
     for (const s of retried) {
       const r = await post(second.url, s.body);
+      if (failed.has(s.body.action.action_id as string)) {
+        // Released by its failed outcome: never the old ALLOW.
+        expect(r.status).toBe(409);
+        continue;
+      }
       expect(r.status).toBe(200);
       expect(r.answer).toEqual(s.answer);
     }
@@ -165,7 +207,7 @@ describe("SIGKILL of writ serve during a verify load", () => {
     }
     const after = await ledgers();
     for (const s of retried) {
-      expect(after.get(s.agreementId)?.ledger?.filter((e) => e.action_id === s.body.action.action_id)).toHaveLength(1);
+      expect(after.get(s.agreementId)?.ledger?.filter((e) => e.action_id === s.body.action.action_id && e.outcome === "allowed")).toHaveLength(1);
     }
     for (const s of cut.slice(0, 30)) {
       const rec = after.get(s.agreementId)?.ledger?.filter((e) => e.action_id === s.body.action.action_id) ?? [];
@@ -174,8 +216,9 @@ describe("SIGKILL of writ serve during a verify load", () => {
     }
     for (const [id, a] of after) {
       expect(verifyLedger(a), id).toEqual({ state: "ok" });
-      const ids = (a.ledger ?? []).map((e) => e.action_id);
-      expect(new Set(ids).size, id).toBe(ids.length);
+      const pairs = (a.ledger ?? []).map((e) => `${e.action_id}/${e.outcome}`);
+      expect(new Set(pairs).size, id).toBe(pairs.length);
+      expect(await totalsMatchLedger(id, a), id).toEqual([]);
     }
     expect(await second.stop("SIGTERM")).toEqual({ code: 0, signal: null });
   }, 90_000);

@@ -5,7 +5,9 @@
  * revocation index has been cut off longer than its bound, the fail-closed STEP_UP
  * REVOCATION_STATE_STALE), never a 500 and never an ALLOW; `/readyz` is 503. After Postgres is
  * back, the same server process ALLOWs again by itself. Every ALLOW answered is in the ledger
- * and the chain verifies.
+ * and the chain verifies. Outcomes are in flight too (a payment provider posts `authorized` or
+ * `failed` after ALLOWs): each answers 200 or 503, never 500; every one answered 200 is in the
+ * ledger once, and the spent totals are exactly the ledger's.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -13,18 +15,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSignedAgreement, verifyLedger } from "../../src/core/agreement/index.js";
+import { buildSignedAgreement, spentByIntent, verifyLedger } from "../../src/core/agreement/index.js";
 import type { Delegation } from "../../src/core/delegation/index.js";
 import { freePort } from "../../src/dev/free-port.js";
 import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/postgres.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { spendTotals } from "../../src/store/ledger/index.js";
+import { generateSigner } from "../../src/core/jose/index.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { PRINCIPAL, principalKey } from "../fixtures/records.js";
 import { freshPublicKey } from "../helpers/registry-client.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
-import { action, HOUR, iso, mandate } from "../helpers/verify-world.js";
+import { acknowledgedBy, action, HOUR, iso, mandate } from "../helpers/verify-world.js";
 
 const PG_SETTINGS = { fsync: "off", synchronous_commit: "off", full_page_writes: "off" };
 const IN_FLIGHT = 6;
@@ -38,6 +42,7 @@ let pool: Pool | undefined;
 let server: ServeProcess | undefined;
 const admin = `admin-${randomBytes(12).toString("hex")}`;
 let operatorKey = "";
+let pspKey = "";
 let agentId = "";
 let agreementId = "";
 
@@ -84,9 +89,14 @@ beforeAll(async () => {
   agentId = `agent-pgstop-${randomBytes(4).toString("hex")}`;
   const agent = await call("POST", "/v1/agents", operatorKey, { agent_id: agentId, principal_id: "prn_pgstop", verification_level: "operator_verified", public_key: freshPublicKey() });
   expect(agent.status).toBe(201);
+  // A payment provider the agreement names as a party, to post outcomes.
+  const psp = await call("POST", "/v1/orgs", admin, { name: "pg stop psp", org_type: "processor_psp" });
+  const pspKeyAnswer = await call("POST", `/v1/orgs/${String(psp.body.org_id)}/keys`, admin, { name: "outcomes" });
+  pspKey = String(pspKeyAnswer.body.token);
   agreementId = `agr-${randomBytes(4).toString("hex")}`;
   const at = Date.now() - HOUR;
-  const agreement = await buildSignedAgreement({ agreement_id: agreementId, mandates: [mandate(agentId, "i1", { cumulative_maximum: 1_000_000 })], at: iso(at) }, principalKey);
+  const signed = await buildSignedAgreement({ agreement_id: agreementId, mandates: [mandate(agentId, "i1", { cumulative_maximum: 1_000_000 })], at: iso(at) }, principalKey);
+  const agreement = await acknowledgedBy(signed, [{ orgId: String(psp.body.org_id), key: pspKey, signer: generateSigner(), role: "psp" }], iso(at));
   const delegation: Delegation = {
     delegation_id: `del-${randomBytes(4).toString("hex")}`,
     principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
@@ -132,12 +142,20 @@ describe("Postgres stopped during a verify load", () => {
     await expect.poll(async () => (await verify()).body.verdict, { timeout: 20_000, interval: 100 }).toBe("ALLOW");
 
     const answers: Answer[] = [];
+    const outcomes: { actionId: string; outcome: string; status: number; body: Record<string, unknown> }[] = [];
     let stop = false;
     const deadline = Date.now() + 60_000;
     const load = Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
+      Array.from({ length: IN_FLIGHT }, async (_, worker) => {
         while (!stop && Date.now() < deadline) {
-          answers.push(await verify());
+          const a = await verify();
+          answers.push(a);
+          // One worker of two posts an outcome for its ALLOW: every third `failed`.
+          if (a.body.verdict === "ALLOW" && worker % 2 === 0) {
+            const outcome = outcomes.length % 3 === 0 ? "failed" : "authorized";
+            const r = await call("POST", "/v1/verify/outcomes", pspKey, { agreement_id: agreementId, action_id: a.actionId, outcome });
+            outcomes.push({ actionId: a.actionId, outcome, ...r });
+          }
           await sleep(5);
         }
       }),
@@ -192,11 +210,25 @@ describe("Postgres stopped during a verify load", () => {
     const a = await loadAgreementWithLedger(pool as Pool, agreementId);
     if (!a) throw new Error("agreement is not stored");
     expect(verifyLedger(a)).toEqual({ state: "ok" });
-    const byAction = new Map((a.ledger ?? []).map((e) => [e.action_id, e]));
+    const byAction = new Map((a.ledger ?? []).filter((e) => e.outcome === "allowed").map((e) => [e.action_id, e]));
     const allowed = answers.filter((x) => x.body.verdict === "ALLOW");
     expect(allowed.length).toBeGreaterThan(10);
     for (const x of allowed) {
       expect(byAction.get(x.actionId)?.entry_hash).toBe((x.body.ledger_entry as { entry_hash: string }).entry_hash);
     }
+
+    // Outcomes in flight: 200 or a clean 503, never 500; each 200 is in the ledger once; the totals are the ledger's.
+    expect(outcomes.filter((o) => o.status === 200).length).toBeGreaterThan(5);
+    for (const o of outcomes) {
+      if (o.status === 200) {
+        expect((a.ledger ?? []).filter((e) => e.action_id === o.actionId && e.outcome === o.outcome)).toHaveLength(1);
+        continue;
+      }
+      expect(o.status, JSON.stringify(o.body)).toBe(503);
+      expect(Object.keys(o.body)).toEqual(["error"]);
+    }
+    const pairs = (a.ledger ?? []).map((e) => `${e.action_id}/${e.outcome}`);
+    expect(new Set(pairs).size).toBe(pairs.length);
+    expect((await spendTotals(pool as Pool, agreementId)).get("i1")).toBe(spentByIntent(a).get("i1"));
   }, 90_000);
 });
