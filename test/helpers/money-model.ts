@@ -249,7 +249,8 @@ class Outcome implements Cmd {
     if (this.who === "operator") return void expect(r.status).toBe(403);
     if (this.who === "stranger") return void expect(r).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
     const step = outcomeStep(x.outcomes, this.outcome);
-    if (step.kind === "refused") return void expect(r.status, JSON.stringify(r.body)).toBe(step.code === "ACTION_NOT_RECORDED" ? 404 : 409);
+    const context = JSON.stringify({ answer: r.body, first: x.first, outcomes: x.outcomes });
+    if (step.kind === "refused") return void expect(r.status, context).toBe(step.code === "ACTION_NOT_RECORDED" ? 404 : 409);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.replayed).toBe(step.kind === "replay");
     if (step.kind === "append") x.outcomes.push(this.outcome);

@@ -3,7 +3,8 @@
  * retry, outcome (party, operator, stranger), revocation and concurrent bursts against two
  * `writ serve` processes on one Postgres, every invariant checked after every step and every
  * ledger chain at the end. Bounded here (WRIT_MODEL_RUNS runs of at most WRIT_MODEL_COMMANDS
- * commands, within WRIT_MODEL_SECONDS); `npx tsx hack/model/money.ts` runs it longer.
+ * commands, within WRIT_MODEL_SECONDS); `npm run model:money` runs it longer; WRIT_MODEL_SEED and
+ * WRIT_MODEL_PATH replay a failure fast-check printed.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,7 +62,11 @@ describe("the money path against a reference model (two processes, one Postgres)
         runs++;
         commands += model.actions.length;
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, endOnFailure: true },
+      {
+        numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, endOnFailure: true,
+        // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
+        ...(process.env.WRIT_MODEL_SEED ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) } : {}),
+      },
     );
     // Bounded in time, but never vacuous: at least a few runs with real traffic.
     expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));

@@ -84,7 +84,7 @@ describe("POST /v1/orgs/{org_id}/keys", () => {
 
   it("gives payment-side organizations their defaults", async () => {
     const k = await w.issueKey(wallet);
-    expect(k.scopes).toEqual(["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write"]);
+    expect(k.scopes).toEqual(["keys:write", "registry:read", "inquiries:write", "reports:write", "subscriptions:write", "outcomes:write"]);
   });
 
   it("issues explicit scopes inside what the type may hold, and 400 otherwise", async () => {
@@ -112,7 +112,7 @@ describe("POST /v1/orgs/{org_id}/keys", () => {
     const escalate = await w.call("POST", `/v1/orgs/${wallet}/keys`, narrow.token, { name: "more" });
     expect(escalate).toMatchObject({
       status: 403,
-      body: { error: "a key cannot grant a scope it does not hold: inquiries:write, reports:write, subscriptions:write" },
+      body: { error: "a key cannot grant a scope it does not hold: inquiries:write, reports:write, subscriptions:write, outcomes:write" },
     });
     expect((await w.issueKey(wallet, { token: narrow.token, scopes: ["registry:read"] })).scopes).toEqual(["registry:read"]);
   });

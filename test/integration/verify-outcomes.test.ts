@@ -75,6 +75,18 @@ describe("POST /v1/verify/outcomes", () => {
     expect(a?.ledger?.map((e) => e.outcome)).toEqual(["allowed", "allowed", "failed", "allowed"]);
   });
 
+  it("a retry of a refused action, once room is freed, answers the stored refusal and writes nothing to the ledger", async () => {
+    const { agent_id, agreementId, first } = await exhaustedBudget(w);
+    const refused = action();
+    expect((await w.verify({ agent_id, action: refused })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
+    expect((await outcome({ agreement_id: agreementId, action_id: first.action_id, outcome: "failed" })).status).toBe(200);
+    const retry = await w.verify({ agent_id, action: refused });
+    expect(retry.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
+    const a = await loadAgreementWithLedger(w.db.pool, agreementId);
+    expect(a?.ledger?.filter((e) => e.action_id === refused.action_id)).toEqual([]);
+    expect(a?.ledger?.map((e) => e.outcome)).toEqual(["allowed", "allowed", "failed"]);
+  });
+
   it("the bypass of the money-path issue is closed: the operator cannot release its own spend", async () => {
     const { agent_id, agreementId, first } = await exhaustedBudget(w);
     const own = await outcome({ agreement_id: agreementId, action_id: first.action_id, outcome: "failed" }, w.operatorKey);

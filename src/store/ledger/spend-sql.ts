@@ -4,7 +4,8 @@
  *
  * It decides, in this order: `released` (the action was allowed and its spend released since
  * by a `failed` outcome: never replayed, never spent again), `replay` (the action is already
- * recorded as allowed), the refusal
+ * recorded as allowed), `decided` (another answer is already stored for the action, e.g. a
+ * retry of an action that was refused: nothing is spent, the caller answers the stored one), the refusal
  * the caller found on the locked row ($10), DELEGATION_REVOKED, AGREEMENT_REVOKED (a pushed
  * principal revocation), CUMULATIVE_BUDGET_EXCEEDED (slice, then parent), DELEGATION_BUDGET_EXCEEDED,
  * else `ok`; only on `ok` do the writes happen (each write reads the `ins` CTE, so they are all
@@ -40,6 +41,7 @@ verdict AS (
   SELECT t.*, CASE
     WHEN EXISTS (SELECT 1 FROM existing WHERE released) THEN 'released'
     WHEN EXISTS (SELECT 1 FROM existing) THEN 'replay'
+    WHEN $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM verify_decisions WHERE agent_id = $17::text AND action_id = $4::text) THEN 'decided'
     WHEN $10::text IS NOT NULL THEN $10::text
     WHEN t.delegation_revoked THEN 'DELEGATION_REVOKED'
     WHEN t.pushed_revocation THEN 'AGREEMENT_REVOKED'

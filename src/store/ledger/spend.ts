@@ -25,7 +25,9 @@
  *   decision's request hash) to detect a reused action id. An action whose spend was released
  *   since (a `failed` outcome) is neither replayed nor spent again: the result is
  *   `{recorded: false, reason: "ACTION_RELEASED"}` and the caller tells its client to use a new action id
- *   (an ALLOW is never answered for an amount the budget no longer counts).
+ *   (an ALLOW is never answered for an amount the budget no longer counts). An action that
+ *   already has a stored answer (its `decision`'s agent and action) is not spent either
+ *   (`ACTION_DECIDED`): a retry of a refused action never writes to the ledger.
  * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
  *   revoked (also not named by a pushed revocation), the intent is live, and the delegation is
  *   not revoked. Each refusal is a reason code of the evaluation union, which the caller
@@ -104,7 +106,9 @@ export type SpendResult =
     }
   | { recorded: false; reason: SpendRefusal; message: string }
   /** The action was allowed before and its spend released since (outcome `failed`): never replayed as an ALLOW. */
-  | { recorded: false; reason: "ACTION_RELEASED"; message: string; entry: LedgerEntry };
+  | { recorded: false; reason: "ACTION_RELEASED"; message: string; entry: LedgerEntry }
+  /** Another answer is already stored for the action (its `decision`): nothing was spent. */
+  | { recorded: false; reason: "ACTION_DECIDED"; message: string };
 
 /** Options of `recordAllowedSpend`. */
 export interface SpendOptions {
@@ -122,7 +126,7 @@ interface LockRow {
 }
 
 interface SpendRow {
-  outcome: "ok" | "replay" | "released" | SpendRefusal;
+  outcome: "ok" | "replay" | "released" | "decided" | SpendRefusal;
   intent_spent: string;
   total_spent: string;
   delegation_spent: string;
@@ -216,6 +220,7 @@ async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
   ] });
   const r = res.rows[0] as SpendRow;
   if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
+  if (r.outcome === "decided") return { recorded: false, reason: "ACTION_DECIDED", message: `an answer for action ${s.actionId} is already stored` };
   if (r.outcome === "released" && r.existing) {
     return { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing };
   }

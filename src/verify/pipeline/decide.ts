@@ -197,6 +197,12 @@ class Run {
       throw e;
     }
     if (!r.recorded && r.reason === "ACTION_RELEASED") throw this.released(c.agreementId);
+    if (!r.recorded && r.reason === "ACTION_DECIDED") {
+      // Answered before (a retry of a refusal, or a concurrent request that won): that answer again.
+      const earlier = await findVerifyDecision(pool, this.agentId, this.actionId);
+      if (!earlier) throw new Error("verify decision was reported stored but not found");
+      return this.replay(earlier);
+    }
     if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
     if (!r.replayed && r.intentSpentMinor !== undefined) {
       const del = spend.limits?.delegation;
