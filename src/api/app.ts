@@ -38,6 +38,7 @@ import fxRoutes from "./routes/fx/index.js";
 import demoRoutes from "./routes/demo/index.js";
 import verifyRoutes from "./routes/verify/index.js";
 import delegationRoutes from "./routes/delegations/index.js";
+import recordRoutes from "./routes/records/index.js";
 import adminRoutes from "./routes/admin/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
@@ -46,7 +47,7 @@ import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, adminRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, adminRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {

@@ -32,7 +32,7 @@
 export { extendLedger } from "./import.js";
 export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
-export { allowedActionOf, type AllowedAction } from "./reads.js";
+export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
 export {
   recordAllowedSpend,

@@ -1,4 +1,5 @@
 /** Reads of one agreement's ledger that are not part of a write. */
+import type { LedgerEntry } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { Queryable } from "../pool.js";
 
@@ -20,4 +21,13 @@ export async function allowedActionOf(q: Queryable, agreementId: string, actionI
     [agreementId, actionId],
   );
   return rows[0];
+}
+
+/** A page of `agreementId`'s ledger: the entries after sequence `after`, at most `limit`, in order. */
+export async function ledgerPage(q: Queryable, agreementId: string, after: number, limit: number): Promise<LedgerEntry[]> {
+  const { rows } = await q.query<{ entry: LedgerEntry }>(
+    "SELECT entry FROM ledger_entries WHERE agreement_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
+    [agreementId, after, limit],
+  );
+  return rows.map((r) => r.entry);
 }

@@ -1,0 +1,78 @@
+/** JSON Schemas of the read API's answers (docs/records.md). */
+const str = { type: "string" } as const;
+const nullableStr = { type: ["string", "null"] } as const;
+const record = { type: "object", additionalProperties: true } as const;
+
+export const ID_PARAM = { type: "string", minLength: 1, maxLength: 256 } as const;
+
+const revocation = {
+  type: ["object", "null"],
+  description: "How and when the record was revoked; null while it is not",
+  properties: { at: str, reason: nullableStr, by: nullableStr },
+} as const;
+
+export const DELEGATION_SCHEMA = {
+  type: "object",
+  required: ["delegation_id", "agent_id", "status", "revocation", "parent_delegation_id", "agreement_ids", "delegation"],
+  properties: {
+    delegation_id: str,
+    agent_id: str,
+    status: { type: "string", description: "active, suspended, revoked or expired, as stored (expiry is enforced at evaluation time)" },
+    revocation,
+    parent_delegation_id: nullableStr,
+    agreement_ids: { type: "array", items: str, description: "Agreements bound to the delegation" },
+    delegation: { ...record, description: "The Delegation as declared, without intent_agreement" },
+  },
+} as const;
+
+const budgetLine = {
+  type: "object",
+  required: ["currency"],
+  properties: {
+    currency: str,
+    maximum_amount: { type: "string", description: "Per-payment ceiling (decimal string)" },
+    limit: { type: "string", description: "Cumulative limit (decimal string)" },
+    spent: { type: "string", description: "Counted spend: allowed, authorized or settled, not released" },
+    remaining: { type: "string", description: "limit - spent, at least 0" },
+  },
+} as const;
+
+export const BUDGET_SCHEMA = {
+  type: "object",
+  required: ["intents"],
+  description: "What is left to spend, per intent, under the agreement's parent limits and under its delegation",
+  properties: {
+    intents: { type: "array", items: { ...budgetLine, required: ["intent_id", "currency"], properties: { intent_id: str, ...budgetLine.properties } } },
+    agreement: budgetLine,
+    delegation: { ...budgetLine, required: ["delegation_id", "currency"], properties: { delegation_id: str, ...budgetLine.properties } },
+  },
+} as const;
+
+export const AGREEMENT_SCHEMA = {
+  type: "object",
+  required: ["agreement_id", "agent_id", "delegation_id", "status", "revocation", "ledger_sequence", "agreement", "budget"],
+  properties: {
+    agreement_id: str,
+    agent_id: str,
+    delegation_id: nullableStr,
+    status: { type: "string", description: "The stored status; revoked when revoked here or by a pushed principal revocation" },
+    revocation,
+    ledger_sequence: { type: "integer" },
+    ledger_head: str,
+    agreement: { ...record, description: "The agreement record: mandates, acknowledgements, revocation, events (its ledger: GET .../ledger)" },
+    budget: BUDGET_SCHEMA,
+  },
+} as const;
+
+export const LEDGER_SCHEMA = {
+  type: "object",
+  required: ["agreement_id", "ledger_sequence", "entries", "next_after", "budget"],
+  properties: {
+    agreement_id: str,
+    ledger_sequence: { type: "integer", description: "Entries in the ledger (send it with a verify as ledger_sequence)" },
+    ledger_head: { type: "string", description: "entry_hash of the last entry; absent when the ledger is empty" },
+    entries: { type: "array", items: record, description: "The hash-chained entries after `after`, in order" },
+    next_after: { type: ["integer", "null"], description: "Pass as `after` for the next page; null on the last page" },
+    budget: BUDGET_SCHEMA,
+  },
+} as const;

@@ -1,0 +1,80 @@
+/**
+ * The remaining budget of an agreement, per intent, for the agreement (its parent limit) and for
+ * its delegation, from the limits the records declare and the totals the ledger keeps. What an
+ * agent reads before it proposes a payment (`GET /v1/agreements/{id}/ledger`, docs/records.md).
+ *
+ * Rules: amounts are decimal strings in the currency's minor-unit precision, computed in integer
+ * minor units (never floats); `remaining` is `limit - spent`, at least "0"; a limit that is not
+ * declared has no `limit` and no `remaining` (nothing bounds it there). A delegation's spend is
+ * unknown (`spent` absent) when part of it is in another currency than its scope's, which
+ * cannot be added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so
+ * `remaining` is "0". Pure.
+ */
+import { formatMinor, toMinor } from "../money/index.js";
+import type { Mandate, ParentLimits } from "./types.js";
+
+/** One budget line. */
+export interface BudgetLine {
+  currency: string;
+  /** The per-payment ceiling, when declared. */
+  maximum_amount?: string;
+  /** The cumulative limit, when declared. */
+  limit?: string;
+  /** Counted spend: allowed, authorized or settled, not released. Absent when unknown. */
+  spent?: string;
+  /** limit - spent, at least 0; absent without a limit. */
+  remaining?: string;
+}
+
+/** The budget of an agreement. */
+export interface BudgetView {
+  intents: (BudgetLine & { intent_id: string })[];
+  /** The agreement's parent_limits, when declared. */
+  agreement?: BudgetLine;
+  /** The delegation's scope limits, when the agreement is bound to a delegation with a currency. */
+  delegation?: BudgetLine & { delegation_id: string };
+}
+
+/** What the budget is computed from. */
+export interface BudgetInput {
+  mandates: readonly Mandate[];
+  parentLimits?: ParentLimits;
+  /** Spent per intent (minor units of each intent's currency). */
+  spent: ReadonlyMap<string, bigint>;
+  delegation?: {
+    delegationId: string;
+    currency: string;
+    maximumAmount?: number;
+    cumulativeMaximum?: number;
+    /** Spent under the delegation in its currency; undefined when it cannot be added (mixed currencies). */
+    spentMinor: bigint | undefined;
+  };
+}
+
+function line(currency: string, maximum: number | undefined, cumulative: number | undefined, spentMinor: bigint | undefined): BudgetLine {
+  const out: BudgetLine = { currency };
+  if (maximum !== undefined) out.maximum_amount = formatMinor(toMinor(maximum, currency), currency);
+  if (cumulative !== undefined) {
+    const limit = toMinor(cumulative, currency);
+    out.limit = formatMinor(limit, currency);
+    const left = spentMinor === undefined ? 0n : limit - spentMinor;
+    out.remaining = formatMinor(left > 0n ? left : 0n, currency);
+  }
+  if (spentMinor !== undefined) out.spent = formatMinor(spentMinor, currency);
+  return out;
+}
+
+/** The budget view (see the module comment). */
+export function budgetView(b: BudgetInput): BudgetView {
+  const intents = b.mandates.map((m) => ({ intent_id: m.intent_id, ...line(m.currency, m.maximum_amount, m.cumulative_maximum, b.spent.get(m.intent_id) ?? 0n) }));
+  const out: BudgetView = { intents };
+  const p = b.parentLimits;
+  if (p) {
+    let total = 0n;
+    for (const m of b.mandates) if (m.currency === p.currency) total += b.spent.get(m.intent_id) ?? 0n;
+    out.agreement = line(p.currency, p.maximum_amount, p.cumulative_maximum, total);
+  }
+  const d = b.delegation;
+  if (d) out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };
+  return out;
+}
