@@ -13,6 +13,7 @@ import { migrate } from "../store/migrate.js";
 import { isDbUnavailable } from "../store/db-errors.js";
 import { buildApp, type AppDeps } from "./app.js";
 import { loadSettings, type Settings } from "./settings.js";
+import { onShutdownSignals } from "./signals.js";
 
 /** A listening server. */
 export interface RunningServer {
@@ -65,7 +66,14 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
   const runMigrations = (opts.migrate ?? true) && settings.databaseUrl !== null && opts.deps?.pool === undefined;
   const app = buildApp(settings, { ...opts.deps, schemaReady: !runMigrations && (opts.deps?.schemaReady ?? true) });
   for (const problem of settings.problems) app.log.warn({ problem }, "setting did not load");
-  const address = await app.listen({ host: settings.host, port: settings.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: settings.host, port: settings.port });
+  } catch (err) {
+    // Nothing may keep running when the port cannot be had (workers, the LISTEN connection).
+    await app.close().catch(() => {});
+    throw err;
+  }
   let closing: Promise<void> | null = null;
   const migrated =
     runMigrations && settings.databaseUrl
@@ -79,10 +87,6 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
   if (opts.handleSignals) {
     const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
     const onSignal = (signal: NodeJS.Signals) => {
-      if (closing) {
-        app.log.warn({ signal }, "second signal: exiting now");
-        process.exit(1);
-      }
       app.log.info({ signal }, "shutting down");
       const force = setTimeout(() => {
         app.log.error("graceful shutdown timed out: exiting");
@@ -91,8 +95,7 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
       force.unref();
       close().then(
         () => {
-          process.removeListener("SIGTERM", onSignal);
-          process.removeListener("SIGINT", onSignal);
+          removeSignals();
           app.log.info("server closed");
         },
         (err: unknown) => {
@@ -101,8 +104,13 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
         },
       );
     };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
+    const removeSignals = onShutdownSignals({
+      first: onSignal,
+      again: (signal) => {
+        app.log.warn({ signal }, "second signal: exiting now");
+        process.exit(1);
+      },
+    });
   }
   return { app, url: address, migrated, close, closed };
 }

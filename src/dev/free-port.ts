@@ -17,3 +17,13 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
     });
   });
 }
+
+/** True when `host:port` cannot be bound now because something listens there (EADDRINUSE). */
+export function portInUse(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once("error", (e: NodeJS.ErrnoException) => (e.code === "EADDRINUSE" ? resolve(true) : reject(e)));
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve(false)));
+  });
+}

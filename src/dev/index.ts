@@ -27,11 +27,12 @@ import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
 import { startServer } from "../api/server.js";
+import { onShutdownSignals } from "../api/signals.js";
 import { migrate } from "../store/migrate.js";
 import { seedDevDemo } from "./demo-seed.js";
 import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
-import { freePort } from "./free-port.js";
+import { freePort, portInUse } from "./free-port.js";
 import { startPostgres, type RunningPostgres } from "./postgres.js";
 
 /** The database `writ dev` serves from. */
@@ -46,22 +47,19 @@ function pgPort(env: NodeJS.ProcessEnv): Promise<number> {
   return Promise.resolve(Number(raw));
 }
 
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolveSignal) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.removeListener("SIGINT", onSignal);
-      process.removeListener("SIGTERM", onSignal);
-      const again = () => {
+/** The first shutdown signal; a later one (not the same Ctrl-C delivered twice) exits at once. */
+function waitForSignal(): { signal: Promise<NodeJS.Signals>; remove: () => void } {
+  let remove: () => void = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolveSignal) => {
+    remove = onShutdownSignals({
+      first: resolveSignal,
+      again: () => {
         console.error("writ dev: second signal, exiting now");
         process.exit(1);
-      };
-      process.once("SIGINT", again);
-      process.once("SIGTERM", again);
-      resolveSignal(signal);
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+      },
+    });
   });
+  return { signal, remove };
 }
 
 /** Runs `writ dev` in folder `cwd` until a signal; returns the exit status. */
@@ -72,7 +70,16 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
   if (userInfo().uid === 0) await chmod(root, 0o711);
   const settingsFile = join(root, "dev-settings.json");
   const { secrets, created } = await loadOrCreateDevSecrets(settingsFile);
-  const signal = waitForSignal();
+  const probe = loadSettings(env);
+  // Before anything starts: a taken port stops here, with nothing to clean up.
+  if (await portInUse(probe.host, probe.port)) {
+    console.error(
+      `writ dev: cannot serve on ${probe.host}:${probe.port}: the address is in use (EADDRINUSE). ` +
+        `Stop what uses it, or choose another port: PORT=${probe.port === 65535 ? 8081 : probe.port + 1} npm start`,
+    );
+    return 1;
+  }
+  const { signal, remove: removeSignals } = waitForSignal();
 
   let pg: RunningPostgres | null = null;
   try {
@@ -125,6 +132,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
     console.log("writ dev: stopped");
     return 0;
   } catch (e) {
+    removeSignals();
     await pg?.stop();
     throw e;
   }

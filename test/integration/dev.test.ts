@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { access, chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,17 +20,21 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
+function spawnDev(dir: string, port: number) {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "warn" };
+  return spawn(process.execPath, [BIN, "dev"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+}
+
 async function runDev() {
   const port = await freePort();
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "warn" };
-  const child = spawn(process.execPath, [BIN, "dev"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnDev(cwd, port);
   let out = "";
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
   child.stderr.on("data", (b: Buffer) => (out += b.toString()));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   const url = `http://127.0.0.1:${port}`;
   await expect.poll(() => out.includes(`serving ${url}`), { timeout: 60_000, interval: 100 }).toBe(true);
-  return { url, output: () => out, stop: async () => (child.kill("SIGTERM"), exited) };
+  return { url, output: () => out, stop: async () => (child.kill("SIGTERM"), exited), child, exited };
 }
 
 describe("writ dev", () => {
@@ -63,6 +68,37 @@ describe("writ dev", () => {
       expect(list.revocations.map((x) => x.sequence)).toEqual([sequence]);
     } finally {
       expect(await second.stop()).toBe(0);
+    }
+  });
+
+  it("one Ctrl-C delivered twice (the terminal and npm both forward it) stops cleanly, with no 'second signal'", async () => {
+    const dev = await runDev();
+    dev.child.kill("SIGINT");
+    dev.child.kill("SIGINT");
+    expect(await dev.exited).toBe(0);
+    expect(dev.output()).toContain("writ dev: stopped");
+    expect(dev.output()).not.toContain("second signal");
+  });
+
+  it("a port in use: exits at once with status 1 and a clear message, starting nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "writ-dev-busy-"));
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen({ host: "127.0.0.1", port: 0 }, r));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const child = spawnDev(dir, port);
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+      child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+      const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+      expect(code).toBe(1);
+      expect(out).toContain(`cannot serve on 127.0.0.1:${port}: the address is in use (EADDRINUSE)`);
+      expect(out).not.toContain("serving");
+      // Postgres was never started: no data folder.
+      await expect(access(join(dir, ".writ", "pg"))).rejects.toThrow();
+    } finally {
+      busy.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
