@@ -97,7 +97,7 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
 /** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
 export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
   const app = Fastify({
-    logger: { level: settings.logLevel },
+    logger: { level: settings.logLevel, ...(settings.logFile !== null ? { file: settings.logFile } : {}) },
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : randomUUID();

@@ -78,6 +78,8 @@ export interface Settings {
   readonly kubeWatch: KubeWatchSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
+  /** WRIT_LOG_FILE: where the JSON log lines go instead of standard output (appended); null: standard output. `writ dev` sets `.writ/writ.log`. */
+  readonly logFile: string | null;
   /** WRIT_LOG_ORIGIN: the checkpoint origin of the transparency log, default `writ.local/log`. */
   readonly logOrigin: string;
   /** `logOrigin` when it can be a checkpoint origin (a note key name), else null: what the log signs with. */
@@ -175,6 +177,7 @@ export function loadSettings(env: Env = process.env): Settings {
   return Object.freeze({
     port: loadPort(text(env, "PORT")),
     host,
+    logFile: text(env, "WRIT_LOG_FILE"),
     databaseUrl: text(env, "DATABASE_URL"),
     pushNotifierJwk: Object.freeze(pushNotifierJwk),
     logSigner: Object.freeze(logSigner),

@@ -80,15 +80,26 @@ async function migrateCommand(): Promise<number> {
   return 0;
 }
 
+/** `writ <version> (node <version>)`: the package's version (package.json, two folders up from src/cli or dist/cli). */
+async function versionLine(): Promise<string> {
+  const { readFile } = await import("node:fs/promises");
+  const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  return `writ ${String(pkg.version)} (node ${process.version})`;
+}
+
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return ["usage: writ <command> [args]", "", "commands:", ...lines, "", "Run writ <command> --help for its flags and an example."].join("\n");
+  return ["usage: writ <command> [args]", "       writ --version", "", "commands:", ...lines, "", "Run writ <command> --help for its flags and an example."].join("\n");
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit status. */
 export async function main(argv: string[]): Promise<number> {
   const [verb, ...args] = argv;
+  if (verb === "--version" || verb === "-v" || verb === "version") {
+    console.log(await versionLine());
+    return 0;
+  }
   if (verb === undefined || verb === "help" || verb === "--help" || verb === "-h") {
     console.log(usage());
     return verb === undefined ? 2 : 0;

@@ -6,6 +6,8 @@
  */
 import type { FastifyInstance } from "fastify";
 import { DEMO_DELEGATION_ID } from "../core/demo/index.js";
+import { DEMO_SEED_ORGS } from "../core/demo/seed.js";
+import { defaultScopes } from "../core/registry/index.js";
 import { parseInstant } from "../core/time/index.js";
 import { loadDelegation } from "../store/delegations.js";
 import { seedDemo } from "../api/routes/admin/seed-demo.js";
@@ -25,7 +27,10 @@ export async function seedDevDemo(app: FastifyInstance, url: string, now: Date):
   };
   const lines = [
     `  demo data: ${out.already_present ? "already present" : "seeded now"} (PUBLIC demo keys, see docs/demo.md)`,
-    `  demo operator key: ${out.operator_key}   wallet: ${out.wallet_key}   merchant: ${out.merchant_key}`,
+    ...DEMO_SEED_ORGS.map((o) => {
+      const key = o.role === "operator" ? out.operator_key : o.role === "wallet" ? out.wallet_key : out.merchant_key;
+      return `  demo ${`${o.role} key:`.padEnd(13)} ${key}  (${defaultScopes(o.org_type).join(", ")})`;
+    }),
   ];
   if (grant?.revokedAt) lines.push("  note: the demo delegation is revoked; verify answers DENY. Remove .writ/pg to start afresh.");
   else if (expiresAt === undefined || expiresAt <= now.getTime()) {

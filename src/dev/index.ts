@@ -95,6 +95,8 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
       BUR_DEV_MAILBOX: "1",
       BUR_ALLOW_DEMO_SEED: "1",
       WRIT_KUBE_WATCH: "off",
+      // Request logs go to a file, not between the banner's lines.
+      WRIT_LOG_FILE: join(root, "writ.log"),
       ...env,
       ...devSecretsEnv(secrets),
       DATABASE_URL: databaseUrl,
@@ -114,6 +116,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
         `  BUR_ADMIN_TOKEN=${secrets.admin_token}`,
         `  SVC_PUSH_NOTIFIER_JWK=${JSON.stringify(secrets.notifier.public_jwk)}`,
         `  notifier private key: ${settingsFile} (notifier.private_jwk)`,
+        `  request log: ${settings.logFile ?? "standard output"}${settings.logFile ? `  (tail -f ${settings.logFile}; WRIT_LOG_FILE= to print it here)` : ""}`,
         ...demo,
         "  Ctrl-C stops the server, then Postgres.",
         "",

@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 function spawnDev(dir: string, port: number) {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "warn" };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "info" };
   return spawn(process.execPath, [BIN, "dev"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
 }
 
@@ -61,6 +61,12 @@ describe("writ dev", () => {
       expect(await first.stop()).toBe(0);
     }
     expect(first.output()).toContain("stopped");
+    // Request logs went to .writ/writ.log, not between the banner's lines.
+    expect(first.output()).toContain(`request log: ${join(cwd, ".writ", "writ.log")}`);
+    expect(first.output()).not.toContain('"msg":"incoming request"');
+    expect(await readFile(join(cwd, ".writ", "writ.log"), "utf8")).toContain('"url":"/v1/revocations/push"');
+    // The banner says what each public demo key may do.
+    expect(first.output()).toMatch(/demo operator key: +bur_\S+ +\(keys:write, agents:write, registry:read, verify\)/);
 
     const second = await runDev();
     try {

@@ -23,6 +23,14 @@ describe("bin/writ.mjs", () => {
     expect(secret.stderr).toContain("--token is refused");
   });
 
+  it("--version prints the package's version and the Node version", async () => {
+    const { readFileSync } = await import("node:fs");
+    const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+    const r = writ("--version");
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe(`writ ${pkg.version} (node ${process.version})`);
+  });
+
   it("a failed check exits 1", () => {
     const r = writ("log", "verify", "--bundle", "/nonexistent/bundle.json");
     expect(r.status).toBe(1);
