@@ -19,6 +19,7 @@
  * - With `stateFile`, the resources survive restarts (./state-file.ts).
  */
 import { watch, type FSWatcher } from "node:fs";
+import { dirname } from "node:path";
 import { ORG_LABEL } from "../kubernetes/namespace-binding.js";
 import type { KubeObject } from "../kubernetes/objects.js";
 import { LocalApiServer, type PostedEvent } from "./api-server.js";
@@ -124,6 +125,13 @@ export async function startLocalManifests(opts: LocalManifestsOptions): Promise<
     reported = now;
     if (first || r.created.length + r.configured.length + r.deleted.length > 0) {
       print(`manifests: ${opts.dir}: ${r.objects.length} declared; ${r.created.length} created, ${r.configured.length} changed, ${r.deleted.length} deleted`);
+    }
+    if (first && r.elsewhere.length > 0) {
+      const folders = [...new Set(r.elsewhere.map((e) => dirname(e.file)))].join(", ");
+      print(
+        `manifests: ${r.elsewhere.length} resource(s) declared in another folder (${folders}) are kept as they are, NOT revoked: ` +
+          `${r.elsewhere.map((e) => e.key).join(", ")}. To revoke them, point WRIT_MANIFESTS_DIR back there and delete their manifests; to start afresh, remove .writ`,
+      );
     }
     first = false;
     return r;

@@ -12,8 +12,12 @@
  *   DELETED like `kubectl delete`: with the controller's finalizer it is revoked (rows are
  *   kept) before it goes. Because deletion revokes for good, it is confirmed by a second read of
  *   the folder `confirmMs` later (a file caught mid-save is not taken for a deletion).
+ * - A resource that came from ANOTHER folder (WRIT_MANIFESTS_DIR pointed elsewhere before) is
+ *   not pruned: switching folders never revokes silently. It is kept as it is and listed in
+ *   `elsewhere`, so the caller can say so.
  * The file each resource came from is remembered (and persisted with the store, ./state-file.ts).
  */
+import { dirname, resolve } from "node:path";
 import type { FileScan, ManifestObject } from "./manifests.js";
 import { scanFolder } from "./manifests.js";
 import { storeKey, type LocalObjectStore } from "./object-store.js";
@@ -23,6 +27,8 @@ export interface SyncResult {
   created: string[];
   configured: string[];
   deleted: string[];
+  /** Resources this folder does not declare that came from another folder: kept, not pruned (key and file). */
+  elsewhere: { key: string; file: string }[];
   /** One line per unusable file or duplicate. */
   problems: string[];
   /** Skipped documents of other kinds. */
@@ -69,6 +75,12 @@ export class ManifestSync {
     return [...this.sourceOf.entries()];
   }
 
+  /** The file `key` came from when it is not in this folder. */
+  private elsewhere(key: string): string | undefined {
+    const file = this.sourceOf.get(key);
+    return file !== undefined && dirname(file) !== resolve(this.opts.dir) ? file : undefined;
+  }
+
   private deleting(key: string): boolean {
     const [plural = "", namespace = "", name = ""] = key.split("/");
     return this.opts.store.get(plural, namespace, name)?.metadata.deletionTimestamp !== undefined;
@@ -101,14 +113,19 @@ export class ManifestSync {
     const d = await this.desired();
     const objects = [...d.objects.values()];
     await this.opts.beforeApply?.(objects);
-    const result: SyncResult = { created: [], configured: [], deleted: [], problems: d.problems, notes: d.notes, objects };
+    const result: SyncResult = { created: [], configured: [], deleted: [], elsewhere: [], problems: d.problems, notes: d.notes, objects };
     for (const [key, o] of d.objects) {
       const what = this.opts.store.apply(o.plural, o.object);
       this.sourceOf.set(key, o.file);
       if (what === "created") result.created.push(key);
       if (what === "configured") result.configured.push(key);
     }
-    let gone = this.opts.store.keys().filter((k) => !d.objects.has(k) && !d.keep.has(k) && !this.deleting(k));
+    const undeclared = this.opts.store.keys().filter((k) => !d.objects.has(k) && !d.keep.has(k) && !this.deleting(k));
+    for (const key of undeclared) {
+      const file = this.elsewhere(key);
+      if (file !== undefined) result.elsewhere.push({ key, file });
+    }
+    let gone = undeclared.filter((k) => this.elsewhere(k) === undefined);
     if (gone.length > 0) {
       await delay(this.opts.confirmMs ?? 150);
       const again = await this.desired();

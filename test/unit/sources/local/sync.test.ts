@@ -42,6 +42,19 @@ describe("ManifestSync", () => {
     expect(store.get("subscriptions", "default", "b")).toBeUndefined();
   });
 
+  it("never prunes what another folder declared (WRIT_MANIFESTS_DIR switched): kept and listed", async () => {
+    const store = new LocalObjectStore();
+    store.apply("subscriptions", sub("/old/x.yaml", "old").object);
+    const sync = new ManifestSync({ dir: "/d", store, confirmMs: 1, sources: [["subscriptions/default/old", "/old/x.yaml"]], scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"))] });
+    const r = await sync.run();
+    expect(r.deleted).toEqual([]);
+    expect(r.elsewhere).toEqual([{ key: "subscriptions/default/old", file: "/old/x.yaml" }]);
+    expect(store.get("subscriptions", "default", "old")?.metadata.deletionTimestamp).toBeUndefined();
+    // Declared again here, it belongs to this folder from then on, and is pruned like any other.
+    const adopt = new ManifestSync({ dir: "/d", store, confirmMs: 1, sources: sync.sources(), scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"), sub("/d/1.yaml", "old"))] });
+    expect((await adopt.run()).elsewhere).toEqual([]);
+  });
+
   it("keeps what a broken file declared and reports it", async () => {
     const store = new LocalObjectStore();
     const s = syncWith(store, [[ok("/d/1.yaml", sub("/d/1.yaml", "a")), ok("/d/2.yaml", sub("/d/2.yaml", "b"))]]);
