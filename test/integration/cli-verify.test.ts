@@ -51,4 +51,21 @@ describe("writ verify against the real server", () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/POST \/v1\/verify answered 40[13]/);
   });
+
+  it("the example of `writ verify --help` answers ALLOW against writ dev's demo data, as shown", async () => {
+    const dev = await startVerifyWorld({ BUR_ALLOW_DEMO_SEED: "1" });
+    try {
+      expect((await dev.call("POST", "/v1/admin/seed-demo", dev.admin)).status).toBe(200);
+      const example = /example:\n {2}(.+)\n/.exec(verifyVerb.help())?.[1] ?? "";
+      // WRIT_API_KEY=<key> writ verify <args>: run the args with that key, against this server.
+      const [assignment = "", , , ...rest] = example.match(/'[^']*'|\S+/g) ?? [];
+      const args = rest.map((a) => a.replace(/^'(.*)'$/, "$1")).map((a) => (a === "http://127.0.0.1:8080" ? dev.server.url : a));
+      const r = await runVerb(verifyVerb, args, { env: { WRIT_API_KEY: assignment.slice("WRIT_API_KEY=".length) }, now });
+      expect(r.err).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("ALLOW  (svc_decision ALLOW)");
+    } finally {
+      await dev.close();
+    }
+  });
 });

@@ -72,7 +72,8 @@ export const verifyVerb = defineVerb({
     "An ALLOW records the spend: this is a real authorization.",
     "Exit status: 0 ALLOW; 1 DENY, STEP_UP, any other verdict or an error answer; 2 bad usage.",
   ],
-  examples: ["WRIT_API_KEY=$(cat api-key) writ verify --server http://127.0.0.1:8080 --agent agent_procurement --amount 12.50 --currency EUR --merchant db-bahn"],
+  // Answers ALLOW against `writ dev` (npm start): the PUBLIC demo operator key and the demo agent it seeds.
+  examples: ["WRIT_API_KEY=bur_f-sGsUrJQHACja5SyeafOMFOnvA8ues53Q_7k-FPJl4 writ verify --server http://127.0.0.1:8080 --agent agent_demo --amount 12.50 --currency USD --merchant 'Corner Market'"],
   options: {
     server: { type: "string" },
     agent: { type: "string" },
