@@ -1,14 +1,15 @@
 /**
  * `writ serve` as a child process, for tests of the real executable (start-up, signals,
- * restarts). Runs `node bin/writ.mjs serve` (tsx loader, no build) with exactly the given
- * environment (plus PATH and HOME), HOST 127.0.0.1 and the port the test chose, and waits until
- * `/healthz` answers.
+ * restarts). Runs `node bin/writ.mjs serve` in the checkout (the sources through tsx, see
+ * bin/writ.mjs) or in another folder (`root`: a production install) with exactly the given
+ * environment (plus PATH, HOME and TMPDIR), HOST 127.0.0.1 and the port the test chose, and
+ * waits until `/healthz` answers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../src/dev/free-port.js";
 
-const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 /** How a child process ended. */
@@ -39,6 +40,10 @@ export interface ServeProcessOptions {
   port?: number;
   /** Longest wait for /healthz (default 30 s). */
   readyTimeoutMs?: number;
+  /** The folder holding bin/writ.mjs, also the working directory (default: this checkout). */
+  root?: string;
+  /** Time between two /healthz tries (default 100 ms; a start-up benchmark uses less). */
+  pollIntervalMs?: number;
 }
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,7 +56,8 @@ export async function startServeProcess(opts: ServeProcessOptions = {}): Promise
     const v = process.env[k];
     if (v !== undefined && env[k] === undefined) env[k] = v;
   }
-  const child = spawn(process.execPath, [BIN, "serve"], { cwd: REPO, env, stdio: ["ignore", "pipe", "pipe"] });
+  const root = opts.root ?? REPO;
+  const child = spawn(process.execPath, [join(root, "bin", "writ.mjs"), "serve"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
   child.stderr?.on("data", (b: Buffer) => (out += b.toString("utf8")));
@@ -73,7 +79,7 @@ export async function startServeProcess(opts: ServeProcessOptions = {}): Promise
       child.kill("SIGKILL");
       throw new Error(`writ serve did not answer /healthz in time:\n${out}`);
     }
-    await delay(100);
+    await delay(opts.pollIntervalMs ?? 100);
   }
 
   const pid = child.pid as number;

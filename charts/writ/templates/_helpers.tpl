@@ -122,7 +122,7 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- if semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version -}}policy/v1{{- else -}}policy/v1beta1{{- end -}}
 {{- end -}}
 
-{{/* The writable /tmp every container gets (the root filesystem is read-only; tsx caches there). */}}
+{{/* The writable /tmp every container gets (the root filesystem is read-only; temporary files go there). */}}
 {{- define "writ.tmpVolume" -}}
 - name: tmp
   emptyDir: { sizeLimit: 128Mi }

@@ -4,7 +4,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const bin = fileURLToPath(new URL("../../../bin/writ.mjs", import.meta.url));
-const writ = (...args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+const run = (env: Record<string, string>, ...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "", ...env } });
+const writ = (...args: string[]) => run({}, ...args);
 
 describe("bin/writ.mjs", () => {
   it("--help lists every command and exits 0", () => {
@@ -29,6 +31,13 @@ describe("bin/writ.mjs", () => {
     const r = writ("--version");
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe(`writ ${pkg.version} (node ${process.version})`);
+  });
+
+  it("WRIT_RUN_FROM picks src or dist, and anything else is bad usage (exit 2)", () => {
+    expect(run({ WRIT_RUN_FROM: "src" }, "--help").status).toBe(0);
+    const bad = run({ WRIT_RUN_FROM: "build" }, "--help");
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('WRIT_RUN_FROM must be "src" or "dist"');
   });
 
   it("a failed check exits 1", () => {
