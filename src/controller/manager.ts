@@ -40,12 +40,17 @@ import type { ReconcileContext, ResourceCache } from "./reconcilers/context.js";
 import { reconcileDelegation } from "./reconcilers/delegation.js";
 import { reconcileSubscription } from "./reconcilers/subscription.js";
 import { ControllerRunner, type ReconcileResult } from "./runner.js";
+import { admissionLookup } from "./admission/lookup.js";
+import { reviewAdmission } from "./admission/review.js";
+import { startAdmissionServer, type AdmissionServer } from "./admission/server.js";
 import type { ControllerSettings } from "./settings.js";
 
 /** A running controller. */
 export interface ControllerHandle {
   /** URL of the health/metrics server. */
   readonly url: string;
+  /** URL of the admission webhook server, when WRIT_WEBHOOK_PORT is set. */
+  readonly webhookUrl: string | undefined;
   /** This replica's leader election identity. */
   readonly identity: string;
   readonly metrics: ControllerMetrics;
@@ -206,7 +211,18 @@ export async function startController(settings: ControllerSettings, deps: Contro
   }
 
   let server: HealthServer;
+  let admission: AdmissionServer | undefined;
   try {
+    if (settings.webhookPort !== undefined) {
+      const lookup = admissionLookup(pool, ctx.bindings);
+      admission = await startAdmissionServer({
+        host: settings.host,
+        port: settings.webhookPort,
+        certDir: settings.webhookCertDir,
+        log,
+        review: (req, phase) => reviewAdmission(req, { now: clock.now(), phase, lookup }),
+      });
+    }
     server = await startHealthServer({
       host: settings.host,
       port: settings.port,
@@ -218,6 +234,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     });
   } catch (err) {
     stopping = true;
+    await admission?.close();
     await elector?.stop();
     await stopProcessing();
     await Promise.all(all.map((i) => i.stop()));
@@ -227,6 +244,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   }
   log.info("writ controller started", {
     url: server.url,
+    webhook: admission?.url ?? null,
     identity,
     lease: settings.leaseName ? `${settings.leaseNamespace}/${settings.leaseName}` : null,
     namespaces: settings.watchNamespaces.length > 0 ? settings.watchNamespaces : "all",
@@ -234,6 +252,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
 
   return {
     url: server.url,
+    webhookUrl: admission?.url,
     identity,
     metrics,
     done,
@@ -246,6 +265,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
       leading = false;
       await stopProcessing();
       await Promise.all(all.map((i) => i.stop()));
+      await admission?.close();
       await server.close();
       await pool.end();
       owned?.close();

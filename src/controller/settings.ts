@@ -23,6 +23,10 @@ export interface ControllerSettings {
   host: string;
   /** PORT of the health/metrics server (default 8081). */
   port: number;
+  /** WRIT_WEBHOOK_PORT: port of the admission webhook server (HTTPS on HOST); undefined: no webhook server. */
+  webhookPort: number | undefined;
+  /** WRIT_WEBHOOK_CERT_DIR: folder holding tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs). */
+  webhookCertDir: string;
   /** WRIT_WATCH_NAMESPACES: comma-separated; empty: every namespace. */
   watchNamespaces: string[];
   /** WRIT_LEADER_ELECTION_LEASE: the Lease name; unset: no leader election (one replica). */
@@ -48,7 +52,7 @@ export interface ControllerSettings {
 export class ControllerSettingsError extends Error {
   override readonly name = "ControllerSettingsError";
   constructor(
-    readonly code: "DATABASE_URL_UNSET" | "PORT_INVALID" | "SEED_INVALID",
+    readonly code: "DATABASE_URL_UNSET" | "PORT_INVALID" | "SEED_INVALID" | "LEADER_ELECTION_INVALID",
     message: string,
   ) {
     super(message);
@@ -69,6 +73,10 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
   if (!databaseUrl) throw new ControllerSettingsError("DATABASE_URL_UNSET", "DATABASE_URL is not set: the controller stores what it reconciles in Postgres");
   const portText = text(env, "PORT") ?? "8081";
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new ControllerSettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+  const webhookText = text(env, "WRIT_WEBHOOK_PORT");
+  if (webhookText !== undefined && (!/^\d{1,5}$/.test(webhookText) || Number(webhookText) > 65535)) {
+    throw new ControllerSettingsError("PORT_INVALID", "WRIT_WEBHOOK_PORT must be an integer from 0 to 65535");
+  }
   const seed = text(env, "SVC_LOG_SIGNING_SEED");
   let logSigner: Signer | undefined;
   if (seed !== undefined) {
@@ -88,6 +96,8 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? "writ.local/log",
     host: text(env, "HOST") ?? "127.0.0.1",
     port: Number(portText),
+    webhookPort: webhookText === undefined ? undefined : Number(webhookText),
+    webhookCertDir: text(env, "WRIT_WEBHOOK_CERT_DIR") ?? "/tmp/k8s-webhook-server/serving-certs",
     watchNamespaces: (text(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
     leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",

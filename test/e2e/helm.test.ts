@@ -5,9 +5,11 @@
  * uninstall); RBAC checked by the API server's own authorizer (kubectl auth can-i --as);
  * values.schema.json refuses bad values.
  *
- * ServiceMonitor and PrometheusRule need the Prometheus Operator's CRDs: minimal stand-ins
- * from test/fixtures/monitoring-coreos-crds.yaml are installed first.
+ * ServiceMonitor and PrometheusRule need the Prometheus Operator's CRDs, and the webhook's
+ * Certificate and Issuer cert-manager's: minimal stand-ins from
+ * test/fixtures/monitoring-coreos-crds.yaml and cert-manager-crds.yaml are installed first.
  */
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,6 +22,7 @@ import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from ".
 const CHART = fileURLToPath(new URL("../../charts/writ", import.meta.url));
 const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const MONITORING_CRDS = fileURLToPath(new URL("../fixtures/monitoring-coreos-crds.yaml", import.meta.url));
+const CERT_MANAGER_CRDS = fileURLToPath(new URL("../fixtures/cert-manager-crds.yaml", import.meta.url));
 const DOCKERFILE = fileURLToPath(new URL("../../Dockerfile", import.meta.url));
 const NS = "writ-system";
 const TENANTS = ["team-a", "team-b"];
@@ -58,6 +61,7 @@ const ALL_ON = {
   podDisruptionBudget: { enabled: true, minAvailable: 2 },
   serviceMonitor: { enabled: true, interval: "15s", scrapeTimeout: "5s", labels: { release: "prometheus" } },
   prometheusRule: { enabled: true, labels: { release: "prometheus" }, for: "5m", thresholds: { denyRatio: 0.4, revocationLagSeconds: 0.5 } },
+  admissionWebhook: { failurePolicy: "Ignore", timeoutSeconds: 5, certificate: { source: "cert-manager" } },
 };
 
 interface K8sObject {
@@ -81,6 +85,12 @@ interface Container {
 }
 interface Deployment extends K8sObject {
   spec: { replicas: number; template: { spec: { securityContext: Record<string, unknown>; containers: Container[]; serviceAccountName: string } } };
+}
+interface Webhook {
+  name: string;
+  clientConfig: { service?: { name: string; namespace: string; path: string; port: number }; caBundle?: string };
+  rules: unknown[];
+  failurePolicy: string;
 }
 interface Rule {
   apiGroups: string[];
@@ -211,7 +221,8 @@ describe("the Helm chart", () => {
     const kinds = objs.map((o) => o.kind).sort();
     expect(kinds).toEqual([
       "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment", "Deployment",
-      "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceAccount",
+      "MutatingWebhookConfiguration", "Role", "RoleBinding", "Secret", "Secret", "Service", "Service", "ServiceAccount", "ServiceAccount",
+      "ValidatingWebhookConfiguration",
     ]);
     const dp = find<Deployment>(objs, "Deployment", "writ-data-plane");
     const ctl = find<Deployment>(objs, "Deployment", "writ-controller");
@@ -285,9 +296,55 @@ describe("the Helm chart", () => {
     expect(alerts.map((a) => a.expr).join("\n")).toContain("controller_runtime_reconcile_errors_total");
   });
 
+  it("renders the admission webhooks: a Service on every controller replica, a generated CA that signs the serving certificate, failurePolicy Fail", async () => {
+    const objs = await template();
+    const validating = find<K8sObject & { webhooks: Webhook[] }>(objs, "ValidatingWebhookConfiguration", "writ");
+    const screening = find<K8sObject & { webhooks: Webhook[] }>(objs, "MutatingWebhookConfiguration", "writ-screen");
+    const [v, m] = [validating.webhooks[0]!, screening.webhooks[0]!];
+    expect([v.name, v.clientConfig.service?.path, m.name, m.clientConfig.service?.path]).toEqual(["validate.writ.dev", "/validate", "screen.writ.dev", "/screen"]);
+    for (const w of [v, m]) {
+      expect(w).toMatchObject({ failurePolicy: "Fail", sideEffects: "None", admissionReviewVersions: ["v1"], timeoutSeconds: 10 });
+      expect(w.clientConfig.service).toEqual({ name: "writ-controller-webhook", namespace: NS, path: w.clientConfig.service?.path, port: 443 });
+      expect(w.rules).toEqual([{ apiGroups: ["writ.dev"], apiVersions: ["v1alpha1"], operations: ["CREATE", "UPDATE"], resources: ["delegations", "intentagreements", "subscriptions"], scope: "Namespaced" }]);
+    }
+    const tls = find<K8sObject & { type: string; data: Record<string, string> }>(objs, "Secret", "writ-controller-webhook-tls");
+    expect(tls.type).toBe("kubernetes.io/tls");
+    const pem = (k: string) => Buffer.from(tls.data[k] ?? "", "base64").toString("utf8");
+    expect(v.clientConfig.caBundle).toBe(tls.data["ca.crt"]);
+    const ca = new X509Certificate(pem("ca.crt"));
+    const serving = new X509Certificate(pem("tls.crt"));
+    expect(serving.verify(ca.publicKey)).toBe(true);
+    expect(serving.subjectAltName).toContain(`DNS:writ-controller-webhook.${NS}.svc`);
+    const svc = find<K8sObject & { spec: { selector: Record<string, string>; ports: unknown[] } }>(objs, "Service", "writ-controller-webhook");
+    expect(svc.spec.selector["app.kubernetes.io/component"]).toBe("controller");
+    expect(svc.spec.ports).toEqual([{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }]);
+    const ctl = find<Deployment>(objs, "Deployment", "writ-controller").spec.template.spec.containers[0]!;
+    expect(ctl.ports).toContainEqual({ name: "webhook", containerPort: 9443, protocol: "TCP" });
+    expect(ctl.env).toEqual(expect.arrayContaining([{ name: "WRIT_WEBHOOK_PORT", value: "9443" }, { name: "WRIT_WEBHOOK_CERT_DIR", value: "/etc/writ/webhook-certs" }]));
+    expect(ctl.volumeMounts).toContainEqual({ name: "webhook-certs", mountPath: "/etc/writ/webhook-certs", readOnly: true });
+
+    // cert-manager: a Certificate from a self-signed Issuer, and the CA injector fills the caBundle.
+    const cm = await template("-f", allOnValues);
+    const cert = find<K8sObject & { spec: { secretName: string; issuerRef: unknown; dnsNames: string[] } }>(cm, "Certificate", "writ-controller-webhook");
+    expect(cert.spec).toMatchObject({ secretName: "writ-controller-webhook-tls", issuerRef: { name: "writ-controller-selfsigned", kind: "Issuer" } });
+    expect(cert.spec.dnsNames).toContain(`writ-controller-webhook.${NS}.svc`);
+    find(cm, "Issuer", "writ-controller-selfsigned");
+    const injected = find<K8sObject & { metadata: { annotations?: Record<string, string> }; webhooks: Webhook[] }>(cm, "ValidatingWebhookConfiguration", "writ");
+    expect(injected.metadata.annotations?.["cert-manager.io/inject-ca-from"]).toBe(`${NS}/writ-controller-webhook`);
+    expect(injected.webhooks[0]?.clientConfig.caBundle).toBeUndefined();
+    expect(injected.webhooks[0]?.failurePolicy).toBe("Ignore");
+    expect(cm.filter((o) => o.kind === "Secret")).toEqual([]);
+    // Off: no webhook objects, no webhook port.
+    const off = await template("--set", "admissionWebhook.enabled=false");
+    expect(off.filter((o) => o.kind.endsWith("WebhookConfiguration") || o.metadata.name.includes("webhook"))).toEqual([]);
+  });
+
   it("applies with server-side dry-run: defaults and every option on", async () => {
-    ok(await kubectl(["apply", "-f", MONITORING_CRDS]));
-    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com"]));
+    ok(await kubectl(["apply", "-f", MONITORING_CRDS, "-f", CERT_MANAGER_CRDS]));
+    ok(
+      await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com",
+        "crd/issuers.cert-manager.io", "crd/certificates.cert-manager.io"]),
+    );
     for (const values of [[], ["-f", allOnValues]]) {
       // --kube-version: render what Helm would render for this API server (policy/v1beta1 PDB on 1.20).
       const rendered = ok(await helm(["template", "writ", CHART, "-n", NS, "--kube-version", "1.20.2", ...values]));

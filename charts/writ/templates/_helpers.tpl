@@ -127,3 +127,29 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 - name: tmp
   emptyDir: { sizeLimit: 128Mi }
 {{- end -}}
+
+{{/* The Secret holding the admission webhook's serving certificate. */}}
+{{- define "writ.webhookSecretName" -}}{{ include "writ.controller.fullname" . }}-webhook-tls{{- end -}}
+
+{{/* One webhook's client config, rules and policy: call with (dict "svc" "ns" "caBundle" "w" "path"). */}}
+{{- define "writ.webhookCommon" -}}
+clientConfig:
+  service:
+    name: {{ .svc }}
+    namespace: {{ .ns }}
+    path: {{ .path }}
+    port: 443
+  {{- if .caBundle }}
+  caBundle: {{ .caBundle }}
+  {{- end }}
+rules:
+  - apiGroups: ["writ.dev"]
+    apiVersions: ["v1alpha1"]
+    operations: ["CREATE", "UPDATE"]
+    resources: ["delegations", "intentagreements", "subscriptions"]
+    scope: Namespaced
+failurePolicy: {{ .w.failurePolicy }}
+sideEffects: None
+admissionReviewVersions: ["v1"]
+timeoutSeconds: {{ .w.timeoutSeconds }}
+{{- end -}}
