@@ -40,6 +40,8 @@ import type { ReconcileContext, ResourceCache } from "./reconcilers/context.js";
 import { reconcileDelegation } from "./reconcilers/delegation.js";
 import { reconcileSubscription } from "./reconcilers/subscription.js";
 import { ControllerRunner, type ReconcileResult } from "./runner.js";
+import { followRevocations } from "./revocation-follower.js";
+import { StatusMemo } from "./status-memo.js";
 import { admissionLookup } from "./admission/lookup.js";
 import { reviewAdmission } from "./admission/review.js";
 import { startAdmissionServer, type AdmissionServer } from "./admission/server.js";
@@ -112,6 +114,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     agreement: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.agreement) }),
     subscription: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.subscription) }),
   };
+  const statusMemo = new StatusMemo();
   const informersOf = (plural: Plural, queue: WorkQueue): Informer<WritResource>[] =>
     namespaces.map((namespace) =>
       startInformer<WritResource>({
@@ -120,7 +123,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
         resyncMs: settings.resyncMs,
         silenceTimeoutMs: settings.silenceMs,
         onEvent: (type, obj, old) => {
-          if (shouldEnqueue(type, obj, old)) queue.add(objectKey(obj));
+          if (type === "deleted") statusMemo.forget(obj.metadata.uid);
+          if (shouldEnqueue(type, obj, old, statusMemo)) queue.add(objectKey(obj));
         },
         onError: (err, context) => log.warn("informer recovered from a failure", { resource: plural, namespace, context, error: errorText(err) }),
         onStateChange: (state) => log.debug("informer state", { resource: plural, namespace, state }),
@@ -148,7 +152,10 @@ export async function startController(settings: ControllerSettings, deps: Contro
     },
     logSigner: settings.logSigner,
     logOrigin: settings.logOrigin,
+    statusMemo,
   };
+  // Revocations made outside the cluster (HTTP, another replica) reach the status at once.
+  const revocations = followRevocations(settings.databaseUrl, ctx, log);
   if (!settings.logSigner) log.warn("SVC_LOG_SIGNING_SEED is unset: signed agreements are stored but not logged (Ready=False, LogNotConfigured)");
 
   const runner = (name: string, queue: WorkQueue, fn: (c: ReconcileContext, key: string) => Promise<ReconcileResult>) =>
@@ -234,6 +241,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     });
   } catch (err) {
     stopping = true;
+    await revocations.stop();
     await admission?.close();
     await elector?.stop();
     await stopProcessing();
@@ -265,6 +273,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
       leading = false;
       await stopProcessing();
       await Promise.all(all.map((i) => i.stop()));
+      await revocations.stop();
       await admission?.close();
       await server.close();
       await pool.end();

@@ -15,6 +15,9 @@ import type { Logger } from "../log.js";
 import type { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
 import { writeStatus } from "../resource-writes.js";
 import { summary, type Refusal } from "../spec-errors.js";
+import type { StatusMemo } from "../status-memo.js";
+import { isDbUnavailable } from "../../store/db-errors.js";
+import { errorText } from "../log.js";
 
 /** Cached resources of one kind (the informers' caches). */
 export interface ResourceCache {
@@ -37,6 +40,8 @@ export interface ReconcileContext {
   logSigner: Signer | undefined;
   /** Checkpoint origin of log heads. */
   logOrigin: string | undefined;
+  /** The statuses the controller wrote (foreign status writes are then reconciled at once). */
+  statusMemo?: StatusMemo;
 }
 
 /** A condition from the refusals of `type`: False with the first one's code, else True with `ok`. */
@@ -74,6 +79,7 @@ export async function report(
   const generation = obj.metadata.generation ?? 0;
   const merged = mergeConditions(obj.status?.conditions, conditions, generation, ctx.clock.now());
   const status = { ...defined(fields), conditions: merged, observedGeneration: generation };
+  ctx.statusMemo?.remember(obj.metadata.uid, status);
   const written = await writeStatus(ctx.client, ref, obj, status);
   const before = findCondition(obj.status, "Ready");
   const ready = merged.find((c) => c.type === "Ready");
@@ -115,4 +121,32 @@ export function enqueueBelow(ctx: ReconcileContext, delegationId: string): void 
 /** A requeue delay for an instant: at least 1 s after it, at most a day away. */
 export function requeueAt(whenMs: number, now: number): number {
   return Math.min(24 * 3600_000, Math.max(1000, whenMs - now + 1000));
+}
+
+/** The reason of conditions that cannot be evaluated while Postgres is unreachable. */
+export const STORE_UNAVAILABLE = "StoreUnavailable";
+
+/**
+ * Runs `work` (a reconcile of `obj`); when it fails because Postgres cannot be reached, the
+ * status says so first (phase Unknown; every condition but those in `keep` Unknown, reason
+ * StoreUnavailable, with the error), rather than staying empty or stale; then the error is
+ * rethrown, so the key is retried with backoff and counted as an error.
+ */
+export async function reportingStoreOutage<T>(
+  ctx: ReconcileContext,
+  ref: ResourceRef,
+  kind: string,
+  obj: WritResource,
+  types: readonly string[],
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!isDbUnavailable(err)) throw err;
+    const message = `Postgres cannot be reached (${errorText(err)}): what is stored for this resource, and so what verify answers, cannot be read; retrying`;
+    const conditions = types.map((type): DesiredCondition => ({ type, status: "Unknown", reason: STORE_UNAVAILABLE, message }));
+    await report(ctx, ref, kind, obj, { phase: "Unknown" }, conditions).catch((e: unknown) => ctx.log.warn("cannot report the database outage in the status", { error: errorText(e) }));
+    throw err;
+  }
 }
