@@ -41,6 +41,8 @@ import { reconcileDelegation } from "./reconcilers/delegation.js";
 import { reconcileSubscription } from "./reconcilers/subscription.js";
 import { ControllerRunner, type ReconcileResult } from "./runner.js";
 import { followRevocations } from "./revocation-follower.js";
+import { ControllerHeartbeat } from "./heartbeat.js";
+import { ApiServerProbe } from "../sources/kubernetes/api-probe.js";
 import { StatusMemo } from "./status-memo.js";
 import { admissionLookup } from "./admission/lookup.js";
 import { reviewAdmission } from "./admission/review.js";
@@ -77,6 +79,12 @@ export interface ControllerDeps {
 }
 
 type Plural = "delegations" | "intentagreements" | "subscriptions";
+
+/**
+ * Informers reconnect within 5 s of the API server's return (client-go's reflector waits up to
+ * 30 s): the controller's heartbeat, which the data plane may decide on, catches up sooner.
+ */
+const INFORMER_BACKOFF = { initialMs: 500, maxMs: 5000, jitter: 0.5 };
 
 /** One kind's informers (one per watched namespace) seen as one cache. */
 function cacheOf(informers: readonly Informer<WritResource>[]): ResourceCache {
@@ -122,6 +130,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
         ...writRef(plural, namespace),
         resyncMs: settings.resyncMs,
         silenceTimeoutMs: settings.silenceMs,
+        backoff: INFORMER_BACKOFF,
         onEvent: (type, obj, old) => {
           if (type === "deleted") statusMemo.forget(obj.metadata.uid);
           if (shouldEnqueue(type, obj, old, statusMemo)) queue.add(objectKey(obj));
@@ -217,6 +226,23 @@ export async function startController(settings: ControllerSettings, deps: Contro
     void startProcessing();
   }
 
+  // How far this replica has observed the cluster, published through Postgres for the data plane.
+  const probe = new ApiServerProbe({ client, intervalMs: 1000, timeoutMs: 1000 });
+  probe.start();
+  const heartbeat = new ControllerHeartbeat({
+    pool,
+    lease: leaseLabel,
+    identity,
+    intervalMs: settings.heartbeatIntervalMs,
+    clock,
+    log,
+    informers: [...informers.delegations, ...informers.agreements],
+    queues: [queues.delegation, queues.agreement],
+    probe,
+    leading: () => leading,
+  });
+  heartbeat.start();
+
   let server: HealthServer;
   let admission: AdmissionServer | undefined;
   try {
@@ -241,6 +267,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
     });
   } catch (err) {
     stopping = true;
+    heartbeat.stop();
+    probe.stop();
     await revocations.stop();
     await admission?.close();
     await elector?.stop();
@@ -272,6 +300,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
       await elector?.stop({ release: true });
       leading = false;
       await stopProcessing();
+      heartbeat.stop();
+      probe.stop();
       await Promise.all(all.map((i) => i.stop()));
       await revocations.stop();
       await admission?.close();

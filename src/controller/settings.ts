@@ -41,6 +41,8 @@ export interface ControllerSettings {
   resyncMs: number;
   /** WRIT_WATCH_SILENCE_SECONDS: restart a watch silent this long (default 150). */
   silenceMs: number;
+  /** WRIT_HEARTBEAT_INTERVAL_MS: how often the leader writes its heartbeat to Postgres (default 1000). */
+  heartbeatIntervalMs: number;
   /** WRIT_CONTROLLER_QPS / WRIT_CONTROLLER_BURST: the retry token bucket (default 10 / 100). */
   rateLimits: RateLimitSettings;
   /** LOG_LEVEL (default info). */
@@ -105,6 +107,7 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: 4 }, problems),
     resyncMs: envInteger(env, "WRIT_CONTROLLER_RESYNC_SECONDS", { min: 0, max: 86_400, dflt: 600 }, problems) * 1000,
     silenceMs: envInteger(env, "WRIT_WATCH_SILENCE_SECONDS", { min: 5, max: 3600, dflt: 150 }, problems) * 1000,
+    heartbeatIntervalMs: envInteger(env, "WRIT_HEARTBEAT_INTERVAL_MS", { min: 100, max: 10_000, dflt: 1000 }, problems),
     rateLimits: {
       ...DEFAULT_RATE_LIMITS,
       qps: envInteger(env, "WRIT_CONTROLLER_QPS", { min: 1, max: 10_000, dflt: DEFAULT_RATE_LIMITS.qps }, problems),

@@ -63,6 +63,10 @@ export interface Envtest {
   helm(args: string[], opts?: CommandOptions): Promise<CommandResult>;
   /** Stops kube-apiserver and starts it again on the same port and etcd; resolves when ready. */
   restartApiServer(): Promise<void>;
+  /** Stops kube-apiserver (by its pid; etcd and the data stay). */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port, etcd and data; resolves when ready. */
+  startApiServer(): Promise<void>;
   /** The last output of etcd and kube-apiserver, for failure messages. */
   logs(): string;
   /** Stops kube-apiserver, then etcd, and deletes the temp folder. Safe to call twice. */
@@ -286,6 +290,13 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
       helm: (args, o = {}) => run(join(binDir, "helm"), args, toolEnv, o),
       async restartApiServer() {
         await apiServer?.stop(stopTimeoutMs);
+        await startApiServer();
+      },
+      async stopApiServer() {
+        await apiServer?.stop(stopTimeoutMs);
+      },
+      async startApiServer() {
+        if (apiServer && !apiServer.hasExited()) return;
         await startApiServer();
       },
       logs: () => `--- etcd ---\n${etcd?.output() ?? ""}\n--- kube-apiserver ---\n${apiServer?.output() ?? ""}`,
