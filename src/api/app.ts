@@ -94,10 +94,20 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
   return undefined;
 }
 
+/**
+ * The one JSON log line of every Writ process (the controller's logger writes the same:
+ * src/controller/log.ts): `{"level":"info","time":"<RFC 3339, ms, UTC>","pid":..,"hostname":..,
+ * ...fields,"msg":..}`. The level is its name, never pino's number.
+ */
+export const LOG_FORMAT = {
+  formatters: { level: (label: string) => ({ level: label }) },
+  timestamp: () => `,"time":"${new Date().toISOString()}"`,
+};
+
 /** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
 export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
   const app = Fastify({
-    logger: { level: settings.logLevel, ...(settings.logFile !== null ? { file: settings.logFile } : {}) },
+    logger: { level: settings.logLevel, ...LOG_FORMAT, ...(settings.logFile !== null ? { file: settings.logFile } : {}) },
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : randomUUID();
@@ -159,7 +169,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   void app.register(dbPlugin, { pool, ownsPool, schemaReady: deps.schemaReady ?? true });
   void app.register(changesPlugin); // the LISTEN connection: revocations and change notices (started by the verify runtime)
   void app.register(keysPlugin, { settings });
-  void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
+  void app.register(metricsPlugin, { route: settings.metricsPort === null, ...(deps.metricsRegistry ? { registry: deps.metricsRegistry } : {}) });
   void app.register(openapiPlugin);
   void app.register(healthPlugin);
   void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope

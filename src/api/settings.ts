@@ -46,6 +46,14 @@ export interface Settings {
   readonly port: number;
   /** HOST, default 127.0.0.1. */
   readonly host: string;
+  /**
+   * METRICS_PORT: serve `/metrics` on this port (METRICS_HOST, default HOST) instead of the public
+   * port, which then answers 404 for it; null (unset): on the public port (local use; the chart
+   * sets 9090).
+   */
+  readonly metricsPort: number | null;
+  /** METRICS_HOST, default HOST. */
+  readonly metricsHost: string;
   /** DATABASE_URL, or null when unset. */
   readonly databaseUrl: string | null;
   /** SVC_PUSH_NOTIFIER_JWK: the notifier's public key for the revocation push webhook. */
@@ -141,10 +149,10 @@ export function parsePublishedKeys(json: unknown): readonly PublishedKeyRecord[]
   );
 }
 
-function loadPort(raw: string | null): number {
+function loadPort(raw: string | null, name = "PORT"): number {
   if (raw === null) return 8080;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new SettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+    throw new SettingsError("PORT_INVALID", `${name} must be an integer from 0 to 65535`);
   }
   return Number(raw);
 }
@@ -177,6 +185,8 @@ export function loadSettings(env: Env = process.env): Settings {
   return Object.freeze({
     port: loadPort(text(env, "PORT")),
     host,
+    metricsPort: text(env, "METRICS_PORT") === null ? null : loadPort(text(env, "METRICS_PORT"), "METRICS_PORT"),
+    metricsHost: text(env, "METRICS_HOST") ?? host,
     logFile: text(env, "WRIT_LOG_FILE"),
     databaseUrl: text(env, "DATABASE_URL"),
     pushNotifierJwk: Object.freeze(pushNotifierJwk),

@@ -26,7 +26,7 @@ import { objectKey } from "../sources/kubernetes/objects.js";
 import { systemClock, type Clock } from "../core/time/clock.js";
 import { shouldEnqueue } from "./event-filter.js";
 import { EventRecorder } from "./events.js";
-import { startHealthServer, type HealthServer } from "./health-server.js";
+import { startHealthServer, type HealthServer } from "../metrics/http-server.js";
 import { CONTROLLER_NAMES, type WritResource } from "./kinds.js";
 import { writRef } from "../sources/kubernetes/writ-refs.js";
 import { LeaderElector, leaderIdentity } from "./leader-election.js";
@@ -80,6 +80,9 @@ export interface ControllerDeps {
 
 type Plural = "delegations" | "intentagreements" | "subscriptions";
 
+/** The controller's name in the `managedFields` of everything it writes (status, finalizers, Events, the Lease). */
+export const FIELD_MANAGER = "writ-controller";
+
 /**
  * Informers reconnect within 5 s of the API server's return (client-go's reflector waits up to
  * 30 s): the controller's heartbeat, which the data plane may decide on, catches up sooner.
@@ -106,7 +109,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const clock = deps.clock ?? systemClock;
   for (const p of settings.problems) log.warn("setting ignored", { problem: p });
   if (!deps.skipMigrations) await migrate(settings.databaseUrl, { info: (msg) => log.info(msg) });
-  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig());
+  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
     max: settings.workers * 3 + 4,
@@ -117,10 +120,14 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const identity = leaderIdentity(settings.podName);
   const namespaces: (string | undefined)[] = settings.watchNamespaces.length > 0 ? settings.watchNamespaces : [undefined];
 
+  const queueOf = (name: string): WorkQueue => {
+    const q: WorkQueue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(name, () => q.unfinishedWork()) });
+    return q;
+  };
   const queues = {
-    delegation: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.delegation) }),
-    agreement: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.agreement) }),
-    subscription: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.subscription) }),
+    delegation: queueOf(CONTROLLER_NAMES.delegation),
+    agreement: queueOf(CONTROLLER_NAMES.agreement),
+    subscription: queueOf(CONTROLLER_NAMES.subscription),
   };
   const statusMemo = new StatusMemo();
   const informersOf = (plural: Plural, queue: WorkQueue): Informer<WritResource>[] =>
@@ -204,6 +211,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
       namespace: settings.leaseNamespace,
       name: settings.leaseName,
       identity,
+      ...settings.leaderElection,
       clock,
       log,
       onStartedLeading: () => {
@@ -229,6 +237,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   // How far this replica has observed the cluster, published through Postgres for the data plane.
   const probe = new ApiServerProbe({ client, intervalMs: 1000, timeoutMs: 1000 });
   probe.start();
+  metrics.watch(() => all.every((i) => i.healthy()), () => probe.reachable());
   const heartbeat = new ControllerHeartbeat({
     pool,
     lease: leaseLabel,

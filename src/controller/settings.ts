@@ -33,6 +33,12 @@ export interface ControllerSettings {
   leaseName: string | undefined;
   /** WRIT_LEADER_ELECTION_NAMESPACE (default POD_NAMESPACE, else "default"). */
   leaseNamespace: string;
+  /**
+   * WRIT_LEADER_ELECTION_LEASE_DURATION / _RENEW_DEADLINE / _RETRY_PERIOD, in seconds
+   * (controller-runtime's 15 / 10 / 2); the lease must outlast the renew deadline, which must
+   * outlast 1.2 retry periods (client-go's rule), else the settings are refused.
+   */
+  leaderElection: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** POD_NAME: the base of this replica's identity (default the host name). */
   podName: string | undefined;
   /** WRIT_CONTROLLER_WORKERS: workers per kind (default 4, 1 to 64). */
@@ -92,6 +98,15 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
   const logLevel = (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info";
   if (logLevel !== level) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}; using info`);
   const podNamespace = text(env, "POD_NAMESPACE");
+  const lease = envInteger(env, "WRIT_LEADER_ELECTION_LEASE_DURATION", { min: 2, max: 600, dflt: 15 }, problems);
+  const renew = envInteger(env, "WRIT_LEADER_ELECTION_RENEW_DEADLINE", { min: 1, max: 600, dflt: 10 }, problems);
+  const retry = envInteger(env, "WRIT_LEADER_ELECTION_RETRY_PERIOD", { min: 1, max: 600, dflt: 2 }, problems);
+  if (!(lease > renew && renew > 1.2 * retry)) {
+    throw new ControllerSettingsError(
+      "LEADER_ELECTION_INVALID",
+      `leader election: the lease duration (${lease} s) must be longer than the renew deadline (${renew} s), which must be longer than 1.2 retry periods (${retry} s)`,
+    );
+  }
   return {
     databaseUrl,
     logSigner,
@@ -104,6 +119,7 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
     podName: text(env, "POD_NAME"),
+    leaderElection: { leaseDurationMs: lease * 1000, renewDeadlineMs: renew * 1000, retryPeriodMs: retry * 1000 },
     workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: 4 }, problems),
     resyncMs: envInteger(env, "WRIT_CONTROLLER_RESYNC_SECONDS", { min: 0, max: 86_400, dflt: 600 }, problems) * 1000,
     silenceMs: envInteger(env, "WRIT_WATCH_SILENCE_SECONDS", { min: 5, max: 3600, dflt: 150 }, problems) * 1000,

@@ -104,6 +104,11 @@ describe("writ controller against a real API server and Postgres", () => {
     expect(root.status?.conditions?.map((c) => [c.type, c.status])).toEqual([["Valid", "True"], ["ChainValid", "True"], ["Bound", "True"], ["Stored", "True"], ["Ready", "True"]]);
     const chained = await get("wdel", SAMPLE_NAMES.chainedDelegation);
     expect(chained.status).toMatchObject({ chainDepth: 1 });
+    // Its writes are named in managedFields (the finalizer, the annotation, the status), never "unknown".
+    const managed = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json", "--show-managed-fields"]))) as { metadata: { managedFields: { manager: string }[] } };
+    const managers = managed.metadata.managedFields.map((m) => m.manager);
+    expect(managers).toContain("writ-controller");
+    expect(managers).not.toContain("unknown");
 
     const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>("SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id");
     expect(rows.rows).toEqual([

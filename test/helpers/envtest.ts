@@ -49,6 +49,12 @@ export interface EnvtestOptions {
   stopTimeoutMs?: number;
   /** Appended to the kube-apiserver command line. */
   apiServerFlags?: string[];
+  /**
+   * More static tokens (kube-apiserver's --token-auth-file): a test can act as a service account
+   * (`system:serviceaccount:<ns>:<name>`, groups `system:serviceaccounts`, ...) without the
+   * token controller envtest does not run.
+   */
+  tokens?: { token: string; user: string; groups: string[] }[];
 }
 
 /** A running API server and the tools bound to it. */
@@ -252,7 +258,8 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     const [saKey, saPub, tokens] = [join(dir, "sa.key"), join(dir, "sa.pub"), join(dir, "tokens.csv")];
     await run("openssl", ["genrsa", "-out", saKey, "2048"], env, {}).then(mustSucceed("openssl genrsa"));
     await run("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], env, {}).then(mustSucceed("openssl rsa"));
-    await writeFile(tokens, `${token},admin,admin,system:masters\n`, { mode: 0o600 });
+    const extra = (opts.tokens ?? []).map((t) => `${t.token},${t.user},${t.user},"${t.groups.join(",")}"\n`).join("");
+    await writeFile(tokens, `${token},admin,admin,system:masters\n${extra}`, { mode: 0o600 });
     const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${join(dir, "certs")}`,
@@ -316,6 +323,11 @@ function mustSucceed(what: string) {
   return (r: CommandResult) => {
     if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.stderr}`);
   };
+}
+
+/** A kubeconfig (YAML text) for `server` authenticating with `token` (the server's certificate is not checked). */
+export function kubeconfigFor(server: string, token: string): string {
+  return stringify(kubeconfig(server, token));
 }
 
 function kubeconfig(server: string, token: string) {

@@ -81,9 +81,12 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
-{{/* Refuses an existing Secret combined with inline secret values. */}}
+{{/* Refuses an existing Secret combined with inline secret values, and an install without a database. */}}
 {{- define "writ.validateSecret" -}}
 {{- $s := .Values.secret -}}
+{{- if and (not $s.existingSecret) (not $s.databaseUrl) -}}
+{{- fail "secret.databaseUrl is required (postgres://user:password@host:5432/db), or secret.existingSecret naming a Secret with DATABASE_URL: without Postgres the controller cannot start and the data plane answers 503" -}}
+{{- end -}}
 {{- if and $s.existingSecret (or $s.logSigningSeed $s.appendToken $s.adminToken $s.databaseUrl) -}}
 {{- fail "secret.existingSecret is set: leave secret.logSigningSeed, appendToken, adminToken and databaseUrl empty (put them in that Secret)" -}}
 {{- end -}}
@@ -115,6 +118,14 @@ checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sh
 {{- if not .Values.secret.existingSecret }}
 checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha256sum }}
 {{- end }}
+{{- end -}}
+
+{{/* Refuses leader election timings client-go would refuse: lease > renew deadline > 1.2 retry periods. */}}
+{{- define "writ.validateLeaderElection" -}}
+{{- $le := .Values.controller.leaderElection -}}
+{{- if not (and (gt (int $le.leaseDurationSeconds) (int $le.renewDeadlineSeconds)) (gt (mulf $le.renewDeadlineSeconds 1.0) (mulf $le.retryPeriodSeconds 1.2))) -}}
+{{- fail (printf "controller.leaderElection: leaseDurationSeconds (%v) must be longer than renewDeadlineSeconds (%v), which must be longer than 1.2 x retryPeriodSeconds (%v)" $le.leaseDurationSeconds $le.renewDeadlineSeconds $le.retryPeriodSeconds) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* policy/v1 from Kubernetes 1.21, policy/v1beta1 before. */}}

@@ -29,4 +29,17 @@ describe("loadControllerSettings", () => {
     expect(s.logLevel).toBe("info");
     expect(s.problems).toHaveLength(2);
   });
+
+  it("reads the leader election timings, the webhook and the heartbeat, and refuses timings client-go would", () => {
+    const d = loadControllerSettings(base);
+    expect(d).toMatchObject({ leaderElection: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 }, webhookPort: undefined, heartbeatIntervalMs: 1000 });
+    const s = loadControllerSettings({
+      ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "30", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "20", WRIT_LEADER_ELECTION_RETRY_PERIOD: "4",
+      WRIT_WEBHOOK_PORT: "9443", WRIT_WEBHOOK_CERT_DIR: "/certs", WRIT_HEARTBEAT_INTERVAL_MS: "500",
+    });
+    expect(s).toMatchObject({ leaderElection: { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 4000 }, webhookPort: 9443, webhookCertDir: "/certs", heartbeatIntervalMs: 500 });
+    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "10", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "10" })).toThrow(/lease duration \(10 s\) must be longer than the renew deadline/);
+    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_RENEW_DEADLINE: "2", WRIT_LEADER_ELECTION_RETRY_PERIOD: "2" })).toThrow(ControllerSettingsError);
+    expect(() => loadControllerSettings({ ...base, WRIT_WEBHOOK_PORT: "https" })).toThrow(/WRIT_WEBHOOK_PORT/);
+  });
 });
