@@ -5,8 +5,11 @@
  * 1. Baseline, in the same run: the time to create 5,000 Delegation objects with NO controller
  *    running (namespace `bench-baseline`), by POSTs from this process, BENCH_CONCURRENCY (16) at
  *    a time.
- * 2. `writ controller` as a child process (leader election on, 4 workers per kind, watching only
- *    namespace `bench`, bound to a registered organization). Once it leads with synced caches,
+ * 2. `writ controller` as a child process (leader election on, its default workers per kind (16;
+ *    BENCH_WORKERS), watching only
+ *    namespace `bench`, bound to a registered organization), serving its admission webhooks,
+ *    registered as the chart registers them (failurePolicy Fail, a test CA; BENCH_WEBHOOK=0: none,
+ *    the controller then adds its finalizer with a patch). Once it leads with synced caches,
  *    the same 5,000 objects (other ids) are created in `bench` the same way; a watch (the
  *    supervised informer) counts `Ready=True`. Reported: time to create, time until all are
  *    Ready (from the first create), the controller's peak resident memory (VmHWM of
@@ -34,10 +37,15 @@ import { migrate } from "../../src/store/migrate.js";
 import { createOrg } from "../../src/store/orgs.js";
 import { createPool } from "../../src/store/pool.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../../test/helpers/envtest.js";
+import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
+import { DEFAULT_WORKERS } from "../../src/controller/settings.js";
+import { makeWebhookCerts, webhookConfigurations } from "../../test/helpers/webhook-certs.js";
 
 const COUNT = Number(process.env.BENCH_DELEGATIONS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const WORKERS = process.env.BENCH_WORKERS ?? "4";
+/** Workers per kind: the controller's default unless BENCH_WORKERS says otherwise. */
+const WORKERS = process.env.BENCH_WORKERS ?? String(DEFAULT_WORKERS);
+const WEBHOOK = process.env.BENCH_WEBHOOK !== "0";
 const READY_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 900) * 1000;
 const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -100,7 +108,9 @@ async function metric(url: string, pattern: RegExp): Promise<number[]> {
 
 async function startController(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, "controller"], { cwd: REPO, env: { ...env, HOST: "127.0.0.1", PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+  // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
+  const nodeArgs = (process.env.BENCH_CONTROLLER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const child = spawn(process.execPath, [...nodeArgs, BIN, "controller"], { cwd: REPO, env: { ...env, HOST: "127.0.0.1", PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-100_000)));
   child.stderr?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-100_000)));
@@ -133,6 +143,7 @@ function stopChild(child: ChildProcess): Promise<string> {
 async function main(): Promise<void> {
   const loadAtStart = loadavg()[0] ?? 0;
   const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-reconcile-"));
+  const certsDir = await mkdtemp(join(tmpdir(), "writ-bench-webhook-"));
   let pg: RunningPostgres | undefined;
   let env: Envtest | undefined;
   let controller: ChildProcess | undefined;
@@ -159,11 +170,18 @@ async function main(): Promise<void> {
     console.log(`envtest kube-apiserver 1.20 at ${env.server}; Postgres on 127.0.0.1:${pg.port}; ${cpus().length} cores, load ${fmt(loadAtStart, 2)}`);
 
     // 1. Baseline: the same creates, no controller.
+    const basePids = env.pids();
+    const baseCpu = () => ({ apiServer: cpuSeconds(basePids.apiServer) ?? 0, etcd: cpuSeconds(basePids.etcd) ?? 0 });
+    const baseBefore = baseCpu();
     const baselineMs = await createAll(client, "bench-baseline", "base");
-    console.log(`baseline: created ${fmt(COUNT)} Delegations with no controller in ${seconds(baselineMs)}`);
+    const baseAfter = baseCpu();
+    console.log(`baseline: created ${fmt(COUNT)} Delegations with no controller in ${seconds(baselineMs)} (CPU: kube-apiserver ${fmt(baseAfter.apiServer - baseBefore.apiServer, 1)} s, etcd ${fmt(baseAfter.etcd - baseBefore.etcd, 1)} s)`);
 
-    // 2. The controller.
+    // 2. The controller (and its webhooks, as the chart installs them).
+    const webhookPort = await freePort();
+    const certs = WEBHOOK ? await makeWebhookCerts(certsDir) : undefined;
     const started = await startController({
+      ...(certs ? { WRIT_WEBHOOK_PORT: String(webhookPort), WRIT_WEBHOOK_CERT_DIR: certs.certDir } : {}),
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? "/tmp",
       KUBECONFIG: env.kubeconfigPath,
@@ -177,6 +195,19 @@ async function main(): Promise<void> {
     });
     controller = started.child;
     const pid = controller.pid as number;
+    if (certs) {
+      const configs = webhookConfigurations(`https://127.0.0.1:${webhookPort}`, certs.caBundle);
+      for (const c of configs) await client.create(`/apis/admissionregistration.k8s.io/v1/${c.kind === "MutatingWebhookConfiguration" ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"}`, c);
+      // The API server reads webhook configurations through an informer: wait until it calls ours.
+      for (let i = 0; ; i++) {
+        const probe = delegation(0, "probe", Date.now());
+        (probe.spec as { expires_at: string }).expires_at = "2000-01-01T00:00:00Z";
+        const refused = await client.request("POST", "/apis/writ.dev/v1alpha1/namespaces/bench/delegations", { body: probe, query: { dryRun: "All" } }).then(() => false, () => true);
+        if (refused) break;
+        if (i > 100) throw new Error("the admission webhook is not called");
+        await sleep(100);
+      }
+    }
     const idle = memory(pid);
     let peakRss = idle?.rssKb ?? 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, memory(pid)?.rssKb ?? 0)), 250);
@@ -201,6 +232,16 @@ async function main(): Promise<void> {
     });
     await watch.synced;
 
+    const pids = env.pids();
+    const pgPid = postmasterPid(dataDir);
+    const cpuNow = async () => ({
+      apiServer: cpuSeconds(pids.apiServer),
+      etcd: cpuSeconds(pids.etcd),
+      postgres: await treeCpuSeconds(pgPid, 500),
+      controller: cpuSeconds(pid),
+      bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    });
+    const cpuBefore = await cpuNow();
     const t0 = performance.now();
     const createMs = await createAll(client, "bench", "bench");
     let timer: NodeJS.Timeout | undefined;
@@ -210,6 +251,7 @@ async function main(): Promise<void> {
     const readyMs = performance.now() - t0;
     clearInterval(sampler);
     const mem = memory(pid);
+    const cpuAfter = await cpuNow();
     await watch.stop();
     client.close();
 
@@ -221,7 +263,7 @@ async function main(): Promise<void> {
     console.log("");
     console.log(`load average (1 min): ${fmt(loadAtStart, 2)} before, ${fmt(loadavg()[0] ?? 0, 2)} after; ${cpus().length} cores`);
     console.log(`baseline (no controller): create ${fmt(COUNT)} Delegations              ${seconds(baselineMs)}  (${fmt(COUNT / (baselineMs / 1000))} objects/s)`);
-    console.log(`with writ controller (${WORKERS} workers, leader-elected): create ${fmt(COUNT)}  ${seconds(createMs)}`);
+    console.log(`with writ controller (${WORKERS} workers, leader-elected, ${certs ? "admission webhooks on" : "no admission webhooks"}): create ${fmt(COUNT)}  ${seconds(createMs)}`);
     if (outcome === "ready") {
       console.log(`  all ${fmt(COUNT)} Ready=True after                                ${seconds(readyMs)} from the first create  (${fmt(COUNT / (readyMs / 1000))} reconciled/s)`);
     } else {
@@ -230,6 +272,12 @@ async function main(): Promise<void> {
     console.log(`  ratio: time to all Ready / baseline create time = ${fmt(readyMs / baselineMs, 2)}`);
     console.log(`controller memory (pid ${pid}): idle RSS ${fmt((idle?.rssKb ?? 0) / 1024)} MiB; peak VmHWM ${fmt((mem?.hwmKb ?? 0) / 1024)} MiB; peak sampled RSS ${fmt(peakRss / 1024)} MiB; RSS at the end ${fmt((mem?.rssKb ?? 0) / 1024)} MiB`);
     console.log(`reconciles (delegation): ${fmt(reconciles.reduce((a, b) => a + b, 0))}, errors ${fmt(errors[0] ?? 0)}; rows stored for the organization: ${rows.rows[0]?.n}`);
+    const cpu = (k: keyof typeof cpuBefore) => {
+      const a = cpuBefore[k];
+      const b = cpuAfter[k];
+      return a === undefined || b === undefined ? "?" : `${fmt(b - a, 1)} s`;
+    };
+    console.log(`CPU from the first create to all Ready: kube-apiserver ${cpu("apiServer")}, etcd ${cpu("etcd")}, Postgres ${cpu("postgres")}, controller ${cpu("controller")}, this process (creates, watch) ${cpu("bench")}`);
     if (outcome !== "ready" || Number(rows.rows[0]?.n) !== COUNT || (errors[0] ?? 0) > 0) {
       console.log(started.output().slice(-3000));
       process.exitCode = 1;
@@ -239,6 +287,7 @@ async function main(): Promise<void> {
     await env?.stop();
     await pg?.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await rm(certsDir, { recursive: true, force: true });
   }
 }
 

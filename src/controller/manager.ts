@@ -112,7 +112,9 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
-    max: settings.workers * 3 + 4,
+    // A worker holds at most one connection at a time; a few more for the heartbeat, the
+    // admission webhook's lookups and the bindings.
+    max: settings.workers + 8,
     applicationName: "writ-controller",
     onError: (err) => log.warn("idle database connection failed", { error: err.message }),
   });

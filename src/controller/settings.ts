@@ -41,7 +41,7 @@ export interface ControllerSettings {
   leaderElection: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** POD_NAME: the base of this replica's identity (default the host name). */
   podName: string | undefined;
-  /** WRIT_CONTROLLER_WORKERS: workers per kind (default 4, 1 to 64). */
+  /** WRIT_CONTROLLER_WORKERS: workers per kind (default 16, 1 to 64). */
   workers: number;
   /** WRIT_CONTROLLER_RESYNC_SECONDS: informer resync period (default 600; 0: never). */
   resyncMs: number;
@@ -55,6 +55,12 @@ export interface ControllerSettings {
   logLevel: LogLevel;
   problems: string[];
 }
+
+/**
+ * Workers per kind: a reconcile mostly waits (API server, Postgres), and 16 keep up with a burst
+ * of creates where 4 fell behind (docs/operator.md, bench:reconcile).
+ */
+export const DEFAULT_WORKERS = 16;
 
 /** A required setting is missing or unusable. */
 export class ControllerSettingsError extends Error {
@@ -120,7 +126,7 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
     podName: text(env, "POD_NAME"),
     leaderElection: { leaseDurationMs: lease * 1000, renewDeadlineMs: renew * 1000, retryPeriodMs: retry * 1000 },
-    workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: 4 }, problems),
+    workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: DEFAULT_WORKERS }, problems),
     resyncMs: envInteger(env, "WRIT_CONTROLLER_RESYNC_SECONDS", { min: 0, max: 86_400, dflt: 600 }, problems) * 1000,
     silenceMs: envInteger(env, "WRIT_WATCH_SILENCE_SECONDS", { min: 5, max: 3600, dflt: 150 }, problems) * 1000,
     heartbeatIntervalMs: envInteger(env, "WRIT_HEARTBEAT_INTERVAL_MS", { min: 100, max: 10_000, dflt: 1000 }, problems),

@@ -5,6 +5,7 @@
  * declarations that can never be valid are refused by the API server with the controller's own
  * messages (cross-field times, private key members, a changed id, a signature that does not
  * verify, a chain that widens, a silent extension of a stored grant), nothing of them is stored;
+ * a new resource gets the finalizer and the record-id annotation from the mutating webhook;
  * valid ones pass and reconcile (the controller's own finalizer writes pass the webhook);
  * deletion works; re-declaring a revoked id is accepted with a warning saying that revocation is
  * final; with the webhook down, creates are refused (fail closed).
@@ -127,6 +128,13 @@ describe("admission webhooks served by writ controller", () => {
     const err = refused(await apply(m));
     expect(err).toContain("SIGNATURE_INVALID: spec.mandates[0] (intent int_office_supplies): the signature does not verify");
     await notFound("wia", "tampered");
+  });
+
+  it("adds the finalizer and the record-id annotation at creation (one write per resource saved)", async () => {
+    const m = await named(DELEGATION, "defaulted", "del_defaulted");
+    const created = JSON.parse(ok(await kubectl(["create", "--dry-run=server", "-n", NS, "-o", "json", "-f", "-"], stringify(m)))) as { metadata: { finalizers?: string[]; annotations?: Record<string, string> } };
+    expect(created.metadata.finalizers).toEqual(["writ.dev/revoke"]);
+    expect(created.metadata.annotations?.["writ.dev/record-id"]).toBe("del_defaulted");
   });
 
   it("admits valid declarations, which the controller reconciles through the webhook (its finalizer writes pass)", async () => {

@@ -73,6 +73,8 @@ export interface Envtest {
   stopApiServer(): Promise<void>;
   /** Starts kube-apiserver again on the same port, etcd and data; resolves when ready. */
   startApiServer(): Promise<void>;
+  /** Process ids of etcd and kube-apiserver (undefined when not running), for CPU accounting. */
+  pids(): { etcd: number | undefined; apiServer: number | undefined };
   /** The last output of etcd and kube-apiserver, for failure messages. */
   logs(): string;
   /** Stops kube-apiserver, then etcd, and deletes the temp folder. Safe to call twice. */
@@ -130,6 +132,7 @@ process.once("exit", () => {
 
 interface Proc {
   readonly name: string;
+  readonly pid: number;
   /** Resolves with a description of how it ended. */
   readonly exited: Promise<string>;
   hasExited(): boolean;
@@ -156,6 +159,7 @@ function startProc(name: string, bin: string, args: string[], env: Record<string
   });
   return {
     name,
+    pid,
     exited,
     hasExited: () => ended !== null,
     output: () => out,
@@ -306,6 +310,7 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
         if (apiServer && !apiServer.hasExited()) return;
         await startApiServer();
       },
+      pids: () => ({ etcd: etcd && !etcd.hasExited() ? etcd.pid : undefined, apiServer: apiServer && !apiServer.hasExited() ? apiServer.pid : undefined }),
       logs: () => `--- etcd ---\n${etcd?.output() ?? ""}\n--- kube-apiserver ---\n${apiServer?.output() ?? ""}`,
       async stop() {
         if (stopped) return;

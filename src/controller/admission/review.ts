@@ -19,13 +19,18 @@
  * Phases: `validate` (ValidatingWebhookConfiguration: everything above) and `screen`
  * (MutatingWebhookConfiguration, which the API server calls BEFORE its schema check: only the
  * private key members, whose schema rule can only say "must not validate the schema (not)").
+ * On CREATE the screen also defaults what the controller would otherwise add with a patch of
+ * its own once the object exists (`defaultsPatch`): the finalizer `writ.dev/revoke` and, for a
+ * Delegation or IntentAgreement, the record-id annotation naming `spec.delegation_id` /
+ * `spec.agreement_id`. One write per resource saved; from its creation the resource cannot go
+ * without its record being revoked.
  */
 import { canonicalJson } from "../../core/canonical/index.js";
 import { delegationFromSpec } from "../../core/crd/index.js";
 import { silentExtension, type Delegation } from "../../core/delegation/index.js";
 import { validate } from "../../core/schemas/index.js";
 import { findCondition } from "../conditions.js";
-import { WRIT_API_VERSION, type WritResource } from "../kinds.js";
+import { RECORD_ID_ANNOTATION, REVOKE_FINALIZER, WRIT_API_VERSION, type WritResource } from "../kinds.js";
 import { storedRecordId } from "../resource-writes.js";
 import { privateKeyRefusals, type Refusal } from "../spec-errors.js";
 import { checkAgreementSpec } from "../reconcilers/agreement-checks.js";
@@ -43,11 +48,19 @@ export interface AdmissionRequest {
   oldObject?: unknown;
 }
 
-/** The answer: allowed, or refused with a message; warnings either way. */
+/** One JSON Patch operation (RFC 6902) of a mutating answer. */
+export interface PatchOp {
+  op: "add";
+  path: string;
+  value: unknown;
+}
+
+/** The answer: allowed, or refused with a message; warnings either way; a patch (screen phase, CREATE). */
 export interface AdmissionVerdict {
   allowed: boolean;
   message?: string;
   warnings?: string[];
+  patch?: PatchOp[];
 }
 
 /** Which webhook asks (see the module comment). */
@@ -146,6 +159,28 @@ async function revokedWarning(kind: string, obj: WritResource, lookup: Admission
   ];
 }
 
+/** JSON pointer escaping of one token. */
+const pointer = (token: string) => token.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * The patch that adds the finalizer and (Delegation, IntentAgreement) the record-id annotation
+ * to a new resource, when they are not there yet; empty when nothing is missing.
+ */
+export function defaultsPatch(kind: string, obj: WritResource): PatchOp[] {
+  const ops: PatchOp[] = [];
+  const finalizers = obj.metadata.finalizers;
+  if (!finalizers) ops.push({ op: "add", path: "/metadata/finalizers", value: [REVOKE_FINALIZER] });
+  else if (!finalizers.includes(REVOKE_FINALIZER)) ops.push({ op: "add", path: "/metadata/finalizers/-", value: REVOKE_FINALIZER });
+  const field = kind === "Delegation" ? "delegation_id" : kind === "IntentAgreement" ? "agreement_id" : undefined;
+  const id = field ? idOf(obj, field) : undefined;
+  if (id !== undefined && storedRecordId(obj) === undefined) {
+    const annotations = obj.metadata.annotations;
+    if (!annotations) ops.push({ op: "add", path: "/metadata/annotations", value: { [RECORD_ID_ANNOTATION]: id } });
+    else ops.push({ op: "add", path: `/metadata/annotations/${pointer(RECORD_ID_ANNOTATION)}`, value: id });
+  }
+  return ops;
+}
+
 /** Reviews one request (see the module comment). */
 export async function reviewAdmission(
   req: AdmissionRequest,
@@ -167,6 +202,10 @@ export async function reviewAdmission(
   else if (kind === "Subscription") refusals = checkSubscriptionSpec(obj.spec).refusals;
   else return { allowed: true };
   if (refusals.length > 0) return { allowed: false, message: messageOf(kind, obj, refusals) };
-  const warnings = opts.phase === "validate" && req.operation === "CREATE" ? await revokedWarning(kind, obj, opts.lookup) : [];
+  if (opts.phase === "screen") {
+    const patch = req.operation === "CREATE" ? defaultsPatch(kind, obj) : [];
+    return patch.length > 0 ? { allowed: true, patch } : { allowed: true };
+  }
+  const warnings = req.operation === "CREATE" ? await revokedWarning(kind, obj, opts.lookup) : [];
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
 }

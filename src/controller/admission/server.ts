@@ -2,7 +2,7 @@
  * The admission webhook server of `writ controller` (node:https on HOST:WRIT_WEBHOOK_PORT):
  * `POST /validate` (the ValidatingWebhookConfiguration) and `POST /screen` (the
  * MutatingWebhookConfiguration that refuses private key material before the API server's schema
- * check; it never patches). Both take and answer an `admission.k8s.io/v1` AdmissionReview
+ * check, and on CREATE adds the finalizer and the record-id annotation). Both take and answer an `admission.k8s.io/v1` AdmissionReview
  * (./review.ts decides).
  *
  * Promises:
@@ -87,6 +87,10 @@ export function reviewResponse(uid: string, verdict: AdmissionVerdict): Record<s
   const response: Record<string, unknown> = { uid, allowed: verdict.allowed };
   if (!verdict.allowed) response.status = { code: 422, reason: "Invalid", message: verdict.message ?? "refused" };
   if (verdict.warnings && verdict.warnings.length > 0) response.warnings = verdict.warnings;
+  if (verdict.allowed && verdict.patch && verdict.patch.length > 0) {
+    response.patchType = "JSONPatch";
+    response.patch = Buffer.from(JSON.stringify(verdict.patch)).toString("base64");
+  }
   return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What every reconciler works with (the API client, the pool, the informer caches, the queues,
  * events, bindings, the log signer) and the shared last step: turning the outcome into
- * conditions, writing `.status` when it changed, and emitting an Event when `Ready` changes.
+ * conditions, writing `.status` when it changed, and emitting an Event when `Ready` changes (not
+ * for a new resource that is simply Ready).
  */
 import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
@@ -66,7 +67,8 @@ function defined(fields: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * Writes the status (`fields` plus merged `conditions` and `observedGeneration`) unless it is
- * unchanged, and records an Event when the Ready condition's status or reason changes.
+ * unchanged, and records an Event when the Ready condition's status or reason changes, or when
+ * a new resource is not Ready.
  */
 export async function report(
   ctx: ReconcileContext,
@@ -83,7 +85,10 @@ export async function report(
   const written = await writeStatus(ctx.client, ref, obj, status);
   const before = findCondition(obj.status, "Ready");
   const ready = merged.find((c) => c.type === "Ready");
-  if (written && ready && (!before || before.status !== ready.status || before.reason !== ready.reason)) {
+  // A new resource that is simply Ready gets no Event (one write fewer per resource); a refusal,
+  // and every later change of Ready's status or reason, does.
+  const changed = before ? before.status !== ready?.status || before.reason !== ready?.reason : ready?.status !== "True";
+  if (written && ready && changed) {
     ctx.events.record(obj, kind, ready.status === "True" ? "Normal" : "Warning", ready.reason, ready.message);
   }
 }

@@ -6,7 +6,7 @@ const base = { DATABASE_URL: "postgres://x@localhost/writ" };
 describe("loadControllerSettings", () => {
   it("has the chart's contract and controller-runtime's defaults", () => {
     const s = loadControllerSettings(base);
-    expect(s).toMatchObject({ host: "127.0.0.1", port: 8081, watchNamespaces: [], leaseName: undefined, leaseNamespace: "default", workers: 4, resyncMs: 600_000, silenceMs: 150_000, logOrigin: "writ.local/log", logSigner: undefined });
+    expect(s).toMatchObject({ host: "127.0.0.1", port: 8081, watchNamespaces: [], leaseName: undefined, leaseNamespace: "default", workers: 16, resyncMs: 600_000, silenceMs: 150_000, logOrigin: "writ.local/log", logSigner: undefined });
     expect(s.rateLimits).toEqual({ baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100 });
     expect(s.problems).toEqual([]);
   });
@@ -25,7 +25,7 @@ describe("loadControllerSettings", () => {
     expect(() => loadControllerSettings({ ...base, PORT: "http" })).toThrow(/PORT/);
     expect(() => loadControllerSettings({ ...base, SVC_LOG_SIGNING_SEED: "short" })).toThrow(/SVC_LOG_SIGNING_SEED/);
     const s = loadControllerSettings({ ...base, WRIT_CONTROLLER_WORKERS: "0", LOG_LEVEL: "loud" });
-    expect(s.workers).toBe(4);
+    expect(s.workers).toBe(16);
     expect(s.logLevel).toBe("info");
     expect(s.problems).toHaveLength(2);
   });

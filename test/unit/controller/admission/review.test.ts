@@ -58,7 +58,33 @@ describe("reviewAdmission", () => {
     }
     const late = object(SAMPLE_NAMES.delegation);
     late.spec.expires_at = "2000-01-01T00:00:00Z";
-    expect(await review(request(late), "screen")).toEqual({ allowed: true });
+    expect((await review(request(late), "screen")).allowed).toBe(true);
+  });
+
+  it("defaults the finalizer and the record-id annotation on CREATE in the screen phase, and only what is missing", async () => {
+    const d = object(SAMPLE_NAMES.delegation);
+    expect(await review(request(d), "screen")).toEqual({
+      allowed: true,
+      patch: [
+        { op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] },
+        { op: "add", path: "/metadata/annotations", value: { "writ.dev/record-id": "del_acme_procurement" } },
+      ],
+    });
+    d.metadata.finalizers = ["example.com/other"];
+    d.metadata.annotations = { team: "a" };
+    expect((await review(request(d), "screen")).patch).toEqual([
+      { op: "add", path: "/metadata/finalizers/-", value: "writ.dev/revoke" },
+      { op: "add", path: "/metadata/annotations/writ.dev~1record-id", value: "del_acme_procurement" },
+    ]);
+    d.metadata.finalizers = ["writ.dev/revoke"];
+    d.metadata.annotations = { "writ.dev/record-id": "del_acme_procurement" };
+    expect(await review(request(d), "screen")).toEqual({ allowed: true });
+    // A Subscription's record id is made by the store: the finalizer only. No patch on UPDATE.
+    expect((await review(request(object(SAMPLE_NAMES.subscription)), "screen")).patch).toEqual([{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }]);
+    const a = object(SAMPLE_NAMES.agreement);
+    const b = object(SAMPLE_NAMES.agreement);
+    b.spec.updated_at = "2026-11-21T09:00:00Z";
+    expect(await review(request(b, "UPDATE", a), "screen")).toEqual({ allowed: true });
   });
 
   it("refuses a tampered mandate (SIGNATURE_INVALID) and a widening chain (CHAIN_SCOPE_WIDENED)", async () => {
@@ -138,5 +164,8 @@ describe("the AdmissionReview wire format", () => {
       apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "x", allowed: false, status: { code: 422, reason: "Invalid", message: "no" } },
     });
     expect(reviewResponse("y", { allowed: true, warnings: ["w"] })).toEqual({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "y", allowed: true, warnings: ["w"] } });
+    const patched = reviewResponse("z", { allowed: true, patch: [{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }] }).response as Record<string, string>;
+    expect(patched.patchType).toBe("JSONPatch");
+    expect(JSON.parse(Buffer.from(patched.patch ?? "", "base64").toString("utf8"))).toEqual([{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }]);
   });
 });
