@@ -192,6 +192,8 @@ async function main(): Promise<void> {
       WRIT_LEADER_ELECTION_NAMESPACE: "default",
       WRIT_CONTROLLER_WORKERS: WORKERS,
       LOG_LEVEL: "warn",
+      // BENCH_RUN_FROM=dist: the compiled build, as the image runs it (after npm run build).
+      ...(process.env.BENCH_RUN_FROM ? { WRIT_RUN_FROM: process.env.BENCH_RUN_FROM } : {}),
     });
     controller = started.child;
     const pid = controller.pid as number;

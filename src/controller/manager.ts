@@ -173,7 +173,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     statusMemo,
   };
   // Revocations made outside the cluster (HTTP, another replica) reach the status at once.
-  const revocations = followRevocations(settings.databaseUrl, ctx, log);
+  const revocations = followRevocations(settings.databaseUrl, pool, ctx, log);
   if (!settings.logSigner) log.warn("SVC_LOG_SIGNING_SEED is unset: signed agreements are stored but not logged (Ready=False, LogNotConfigured)");
 
   const runner = (name: string, queue: WorkQueue, fn: (c: ReconcileContext, key: string) => Promise<ReconcileResult>) =>
@@ -258,7 +258,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   let admission: AdmissionServer | undefined;
   try {
     if (settings.webhookPort !== undefined) {
-      const lookup = admissionLookup(pool, ctx.bindings);
+      const lookup = admissionLookup(pool, ctx.bindings, revocations.index);
       admission = await startAdmissionServer({
         host: settings.host,
         port: settings.webhookPort,

@@ -4,21 +4,31 @@
  * `.status` says "revoked" within a reconcile of the revocation, not at the next resync. A
  * delegation's revocation also queues the Delegations whose chain names it and the
  * IntentAgreements bound to them. Revocation is final, so a missed announcement (a reconnect)
- * only delays the status until the periodic resync; nothing is re-read on reconnect.
+ * only delays the status until the periodic resync; nothing is re-read on reconnect for that.
+ *
+ * The same connection feeds a revocation index (the data plane's, src/verify/revocation): the
+ * revoked ids, loaded at every (re)connection, so the admission webhook's warning for a revoked
+ * id needs no query for the ids that are not revoked (nearly all of them).
  */
 import { RevocationChannel } from "../store/revocation-channel.js";
+import type { Pool } from "pg";
+import { RevocationIndex } from "../verify/revocation/index.js";
 import { delegationIdOf, enqueueAgreementsOf, enqueueBelow, type ReconcileContext } from "./reconcilers/context.js";
 import { storedRecordId } from "./resource-writes.js";
 import type { Logger } from "./log.js";
 
 /** A running follower. */
 export interface RevocationFollower {
+  /** The revoked ids (stale until its first load: then ask Postgres). */
+  readonly index: RevocationIndex;
   stop(): Promise<void>;
 }
 
 /** Starts following the announcements on `databaseUrl` (see the module comment). */
-export function followRevocations(databaseUrl: string, ctx: ReconcileContext, log: Logger): RevocationFollower {
+export function followRevocations(databaseUrl: string, pool: Pool, ctx: ReconcileContext, log: Logger): RevocationFollower {
   const channel = new RevocationChannel({ connection: databaseUrl, applicationName: "writ-controller-revocations", maxBackoffMs: 10_000 });
+  const index = new RevocationIndex({ db: pool, source: channel });
+  index.on("failure", (err) => log.debug("revoked ids did not load; retrying", { error: err.message }));
   channel.on("revoked", (a) => {
     const ids = new Set(a.ids);
     if (a.kind === "delegation") {
@@ -38,6 +48,6 @@ export function followRevocations(databaseUrl: string, ctx: ReconcileContext, lo
     }
   });
   channel.on("disconnected", ({ error, retryInMs }) => log.debug("revocation announcements disconnected", { error: error.message, retryInMs }));
-  void channel.start();
-  return { stop: () => channel.stop() };
+  void index.start();
+  return { index, stop: () => index.stop() };
 }

@@ -18,18 +18,17 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { agreementResource, createOperator, delegationResource, storeGrants, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { agreementResource, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { setUpGrantTenant, verifyUntil } from "../helpers/grant-tenant.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
-import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";
+import { ensureEnvtest, kubeconfigFor, startEnvtest, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok } from "../helpers/sample-tenant.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
-const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const NS = "acme";
 const STALE_MS = 2000;
 const OUTAGE_MS = 30_000;
@@ -67,26 +66,13 @@ describe("payments through an API server outage", () => {
       await delay(200);
     }
   };
-  /** Verifies `g` every `everyMs` until `test` holds; the answer and when. */
-  const until = async (g: Grant, test: (a: VerifyAnswer) => boolean, timeoutMs: number, everyMs = 50) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const answer = await verify(g);
-      if (test(answer)) return { answer, at: Date.now() };
-      if (Date.now() > deadline) throw new Error(`verify of ${g.agentId}: ${JSON.stringify(answer)}\n${serve.output().slice(-3000)}`);
-      await delay(everyMs);
-    }
-  };
+  const until = (g: Grant, test: (a: VerifyAnswer) => boolean, timeoutMs: number, everyMs = 50) =>
+    verifyUntil(serve.url, acme.key, g, test, { timeoutMs, everyMs, output: () => serve.output() });
 
   beforeAll(async () => {
     env = await startEnvtest({ binDir: await ensureEnvtest() });
     db = await createTestDatabase();
-    ok(await kubectl(["apply", "-f", CRDS]));
-    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev"]));
-    acme = await createOperator(db.pool, "Acme Corp");
-    grants = await storeGrants(db.pool, acme.orgId, "o", 3);
-    ok(await kubectl(["create", "namespace", NS]));
-    ok(await kubectl(["label", "namespace", NS, `writ.dev/org-id=${acme.orgId}`]));
+    ({ operator: acme, grants } = await setUpGrantTenant(env, db, NS, "o", 3));
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], grants.flatMap((g) => [delegationResource(g), agreementResource(g)]).map((d) => stringify(d)).join("---\n")));
     controller = await startControllerProcess({ kubeconfigPath: env.kubeconfigPath, databaseUrl: db.url, podName: "ctl-outage", lease: "writ-controller" });
     ok(await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s", ...grants.map((g) => `delegation/${g.name}`)]));
@@ -98,14 +84,7 @@ describe("payments through an API server outage", () => {
     apiProxy = await startTcpProxy({ host: api.hostname, port: Number(api.port) });
     dir = await mkdtemp(join(tmpdir(), "writ-outage-"));
     const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(kubeconfig, stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "envtest", cluster: { server: `https://127.0.0.1:${apiProxy.port}`, "insecure-skip-tls-verify": true } }],
-      users: [{ name: "admin", user: { token: env.token } }],
-      contexts: [{ name: "envtest", context: { cluster: "envtest", user: "admin" } }],
-      "current-context": "envtest",
-    }), { mode: 0o600 });
+    await writeFile(kubeconfig, kubeconfigFor(`https://127.0.0.1:${apiProxy.port}`, env.token), { mode: 0o600 });
     serve = await startServeProcess({
       env: {
         DATABASE_URL: throughProxy(db.url, proxy),

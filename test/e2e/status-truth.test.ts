@@ -17,7 +17,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { agreementResource, createOperator, delegationResource, storeGrants, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { agreementResource, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { setUpGrantTenant } from "../helpers/grant-tenant.js";
 import { revokeAndRecord } from "../../src/store/revocation-record.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
@@ -26,9 +27,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok } from "../helpers/sample-tenant.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
-import { fileURLToPath } from "node:url";
 
-const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const NS = "acme";
 
 interface Resource {
@@ -65,12 +64,7 @@ describe("status that tells the truth", () => {
   beforeAll(async () => {
     env = await startEnvtest({ binDir: await ensureEnvtest() });
     db = await createTestDatabase();
-    ok(await kubectl(["apply", "-f", CRDS]));
-    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev"]));
-    acme = await createOperator(db.pool, "Acme Corp");
-    grants = await storeGrants(db.pool, acme.orgId, "t", 6);
-    ok(await kubectl(["create", "namespace", NS]));
-    ok(await kubectl(["label", "namespace", NS, `writ.dev/org-id=${acme.orgId}`]));
+    ({ operator: acme, grants } = await setUpGrantTenant(env, db, NS, "t", 6));
     const u = new URL(db.url);
     proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) });
     controller = await startControllerProcess({ kubeconfigPath: env.kubeconfigPath, databaseUrl: throughProxy(db.url, proxy), podName: "ctl-status", lease: null });
