@@ -20,8 +20,8 @@ export interface RevokedIds {
   stale(): boolean;
 }
 
-/** The lookup over the controller's pool and namespace bindings. */
-export function admissionLookup(pool: Pool, bindings: NamespaceBindings, revoked?: RevokedIds, timeoutMs = 500): AdmissionLookup {
+/** The lookup over the controller's pool and namespace bindings (only `labelledOrg` is asked). */
+export function admissionLookup(pool: Pool, bindings: Pick<NamespaceBindings, "labelledOrg">, revoked?: RevokedIds, timeoutMs = 500): AdmissionLookup {
   const read = async (kind: "delegation" | "agreement", id: string, namespace: string): Promise<RevokedRecord | undefined> => {
     const org = await bindings.labelledOrg(namespace);
     if (org === undefined) return undefined;
