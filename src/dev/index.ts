@@ -88,6 +88,8 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
       BUR_DEV_MAILBOX: "1",
       BUR_ALLOW_DEMO_SEED: "1",
       WRIT_KUBE_WATCH: "off",
+      // Local webhook receivers, key servers and rate sources are on this machine.
+      WRIT_OUTBOUND_ALLOW_LOOPBACK: "1",
       ...env,
       ...devSecretsEnv(secrets),
       DATABASE_URL: databaseUrl,
