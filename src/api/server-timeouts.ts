@@ -7,7 +7,7 @@
  * |----------------------------------|---------|----------------------------------------------------------|
  * | WRIT_HTTP_HEADERS_TIMEOUT_MS     | 10000   | the request line and headers must arrive within this     |
  * | WRIT_HTTP_REQUEST_TIMEOUT_MS     | 30000   | the whole request (headers and body) within this         |
- * | WRIT_HTTP_KEEP_ALIVE_TIMEOUT_MS  | 5000    | an idle keep-alive connection is closed after this       |
+ * | WRIT_HTTP_KEEP_ALIVE_TIMEOUT_MS  | 5000    | an idle keep-alive connection is closed after this (+1 s)|
  * | WRIT_HTTP_CONNECTION_TIMEOUT_MS  | 60000   | a connection with no traffic either way is closed        |
  *
  * The headers limit is at most the request limit (a larger one is lowered, with a start-up

@@ -17,6 +17,8 @@
  * - Deliveries go only where the outbound policy allows (`policy`; src/http/outbound.ts); a
  *   refused destination is a failed attempt (retried, then failed for good) naming the reason.
  * - Several workers (in one process or many) share the table safely (`FOR UPDATE SKIP LOCKED`).
+ * - Each round first expands pending alert fan-outs (src/store/alert-fanout.ts) that their
+ *   writer did not expand after commit, so such an alert is delivered all the same.
  * - New rows go out promptly (LISTEN `writ_webhooks`), due retries when their time comes (a local
  *   timer), and anything else within `pollIntervalMs` (the poll is the durable path).
  * - `stop()` aborts requests in flight, gives their rows back (due now, the interrupted attempt
@@ -32,6 +34,7 @@ import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backof
 import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
 import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "../store/webhook-outbox.js";
+import { expandFanouts } from "../store/alert-fanout.js";
 import { listenForWakeups, type Wakeup } from "../store/webhook-wakeup.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
@@ -177,6 +180,9 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   };
 
   const claimLoop = async () => {
+    if (opts.isReady && !opts.isReady()) return;
+    // Fan-outs whose writer did not expand them (it died after commit) become outbox rows here.
+    for (let full = true; full && !stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
     do {
       again = false;
       if (opts.isReady && !opts.isReady()) return;
