@@ -15,7 +15,7 @@
  * them, 100..5000 ms) is how often, so a slow request is closed within its limit plus that.
  * A request over its limit is answered 408 and its connection closed. Never throws.
  */
-import { envInteger, type Env } from "../core/env/index.js";
+import { envInteger, envIntegerWithin, type Env } from "../core/env/index.js";
 
 /** The loaded timeouts (milliseconds). */
 export interface ServerTimeouts {
@@ -30,11 +30,13 @@ export interface ServerTimeouts {
 /** Reads the WRIT_HTTP_*_TIMEOUT_MS settings; problems go to `problems`. */
 export function loadServerTimeouts(env: Env, problems: string[]): ServerTimeouts {
   const requestTimeoutMs = envInteger(env, "WRIT_HTTP_REQUEST_TIMEOUT_MS", { min: 100, max: 3_600_000, dflt: 30_000 }, problems);
-  let headersTimeoutMs = envInteger(env, "WRIT_HTTP_HEADERS_TIMEOUT_MS", { min: 100, max: 3_600_000, dflt: 10_000 }, problems);
-  if (headersTimeoutMs > requestTimeoutMs) {
-    problems.push("WRIT_HTTP_HEADERS_TIMEOUT_MS is above WRIT_HTTP_REQUEST_TIMEOUT_MS; using the request timeout");
-    headersTimeoutMs = requestTimeoutMs;
-  }
+  const headersTimeoutMs = envIntegerWithin(
+    env,
+    "WRIT_HTTP_HEADERS_TIMEOUT_MS",
+    { min: 100, max: 3_600_000, dflt: 10_000 },
+    { atMost: ["WRIT_HTTP_REQUEST_TIMEOUT_MS", requestTimeoutMs] },
+    problems,
+  );
   return Object.freeze({
     headersTimeoutMs,
     requestTimeoutMs,

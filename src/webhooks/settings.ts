@@ -16,7 +16,7 @@
  * | BUR_WEBHOOK_DESTINATION_CONCURRENCY | 2 | requests in flight to one host[:port]           |
  * | BUR_WEBHOOK_POLL_MS         | 1000    | outbox poll interval (new rows also wake it)        |
  */
-import { envInteger, type Env } from "../core/env/index.js";
+import { envInteger, envIntegerWithin, type Env } from "../core/env/index.js";
 
 /** The typed webhook settings. */
 export interface WebhookSettings {
@@ -31,16 +31,16 @@ export interface WebhookSettings {
   readonly pollMs: number;
 }
 
-
-
 /** Reads the BUR_WEBHOOK_* settings; problems are appended to `problems`. */
 export function loadWebhookSettings(env: Env, problems: string[]): WebhookSettings {
   const backoffMinMs = envInteger(env, "BUR_WEBHOOK_BACKOFF_MIN_MS", { min: 1, max: 86_400_000, dflt: 1000 }, problems);
-  let backoffMaxMs = envInteger(env, "BUR_WEBHOOK_BACKOFF_MAX_MS", { min: 1, max: 86_400_000, dflt: 600_000 }, problems);
-  if (backoffMaxMs < backoffMinMs) {
-    problems.push("BUR_WEBHOOK_BACKOFF_MAX_MS is below BUR_WEBHOOK_BACKOFF_MIN_MS; using the minimum");
-    backoffMaxMs = backoffMinMs;
-  }
+  const backoffMaxMs = envIntegerWithin(
+    env,
+    "BUR_WEBHOOK_BACKOFF_MAX_MS",
+    { min: 1, max: 86_400_000, dflt: 600_000 },
+    { atLeast: ["BUR_WEBHOOK_BACKOFF_MIN_MS", backoffMinMs] },
+    problems,
+  );
   return Object.freeze({
     worker: env.BUR_WEBHOOK_WORKER?.trim() !== "0",
     timeoutMs: envInteger(env, "BUR_WEBHOOK_TIMEOUT_MS", { min: 1, max: 600_000, dflt: 5000 }, problems),

@@ -181,8 +181,12 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
 
   const claimLoop = async () => {
     if (opts.isReady && !opts.isReady()) return;
-    // Fan-outs whose writer did not expand them (it died after commit) become outbox rows here.
-    for (let full = true; full && !stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
+    // Fan-outs whose writer did not expand them (it died after commit) become outbox rows here,
+    // on a wake-up or a poll (not after every finished delivery).
+    if (fanoutsDue) {
+      fanoutsDue = false;
+      for (let full = true; full && !stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
+    }
     do {
       again = false;
       if (opts.isReady && !opts.isReady()) return;
@@ -220,11 +224,17 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       });
   }
 
-  const poll = setInterval(tick, positive(opts.pollIntervalMs, 1000));
+  /** Set by a wake-up or a poll: pending fan-outs are looked for in the next round. */
+  let fanoutsDue = true;
+  const wake = () => {
+    fanoutsDue = true;
+    tick();
+  };
+  const poll = setInterval(wake, positive(opts.pollIntervalMs, 1000));
   poll.unref();
   const listen = opts.listen === false ? null : (opts.listen ?? (pool as Pool & { options?: ClientConfig }).options ?? null);
   const wakeup: Wakeup | null = listen
-    ? listenForWakeups({ connection: listen, onWake: tick, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
+    ? listenForWakeups({ connection: listen, onWake: wake, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
     : null;
   tick();
 
