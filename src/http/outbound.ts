@@ -113,7 +113,7 @@ function bareHost(url: URL): string {
 }
 
 /** The addresses `url`'s host stands for, every one allowed by `policy`; throws REFUSED or DNS. */
-export async function checkedAddresses(url: URL, policy: OutboundPolicy, resolve: Resolve = resolveHost): Promise<readonly ResolvedAddress[]> {
+async function checkedAddresses(url: URL, policy: OutboundPolicy, resolve: Resolve = resolveHost): Promise<readonly ResolvedAddress[]> {
   const host = bareHost(url);
   const family = net.isIP(host);
   let addresses: readonly ResolvedAddress[];
