@@ -27,7 +27,7 @@ const BELOW_ENTRY = [...MIDDLE, "webhooks", "fx", "retention", "sources", "verif
 export const LAYERS = {
   // The domain: formats, canonical JSON, signatures, evaluation, money, the log's Merkle tree. Pure: no I/O.
   core: { may: [] },
-  // Outbound HTTP answers read with a size cap.
+  // Outbound HTTP: the one client for destinations chosen by input (policy, timeouts, size cap).
   http: { may: CORE },
   // One metric per name on a prom-client registry.
   metrics: { may: CORE },

@@ -96,8 +96,15 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
 
 /** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
 export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
+  const t = settings.serverTimeouts;
   const app = Fastify({
     logger: { level: settings.logLevel, ...(settings.logFile !== null ? { file: settings.logFile } : {}) },
+    // Slow clients cannot hold connections (./server-timeouts.ts): headers, the whole request,
+    // idle keep-alive and silent sockets each have a limit.
+    connectionTimeout: t.connectionTimeoutMs,
+    keepAliveTimeout: t.keepAliveTimeoutMs,
+    requestTimeout: t.requestTimeoutMs,
+    http: { headersTimeout: t.headersTimeoutMs, requestTimeout: t.requestTimeoutMs, connectionsCheckingInterval: t.checkIntervalMs },
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : randomUUID();

@@ -57,6 +57,7 @@ export const API_ERRORS = {
   KEY_NOT_FOUND: { status: 404, message: "API key was not found" },
   AGENT_NOT_FOUND: { status: 404, message: "agent was not found" },
   SUBSCRIPTION_NOT_FOUND: { status: 404, message: "subscription was not found" },
+  SUBSCRIPTION_CAP_REACHED: { status: 409, message: "organization reached its subscription cap" },
   // Rates and the demo check (docs/fx.md, docs/demo.md)
   FX_QUERY_INVALID: { status: 400, message: "fx query is not valid" },
   FX_RATE_NOT_FOUND: { status: 404, message: "no rate for the currency on the day" },

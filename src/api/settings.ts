@@ -23,6 +23,9 @@ import { envInteger, envText, type Env } from "../core/env/index.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
 import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/revocation/kube-watch-settings.js";
+import { loadOutboundPolicy } from "../http/outbound-settings.js";
+import type { OutboundPolicy } from "../http/outbound-address.js";
+import { loadServerTimeouts, type ServerTimeouts } from "./server-timeouts.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -64,6 +67,12 @@ export interface Settings {
   readonly devMailbox: boolean;
   /** BUR_REPORT_DAILY_CAP: reports one organization may file per UTC day, default 1000. */
   readonly reportDailyCap: number;
+  /** BUR_MAX_SUBSCRIPTIONS_PER_ORG: active subscriptions one organization may hold, default 100. */
+  readonly subscriptionCap: number;
+  /** WRIT_OUTBOUND_ALLOW_LOOPBACK, WRIT_OUTBOUND_ALLOW: where outbound requests may go (src/http/outbound-settings.ts). */
+  readonly outbound: OutboundPolicy;
+  /** WRIT_HTTP_*_TIMEOUT_MS: how long a client may take (src/api/server-timeouts.ts). */
+  readonly serverTimeouts: ServerTimeouts;
   /** BUR_WEBHOOK_*: webhook delivery (see src/webhooks/settings.ts, docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
   /** WRIT_RETENTION_INTERVAL_MS, WRIT_DECISION_RETENTION_DAYS, WRIT_WEBHOOK_RETENTION_DAYS (src/retention/settings.ts, docs/retention.md). */
@@ -98,6 +107,9 @@ export class SettingsError extends Error {
     super(message);
   }
 }
+
+/** Default of BUR_MAX_SUBSCRIPTIONS_PER_ORG. */
+export const DEFAULT_SUBSCRIPTION_CAP = 100;
 
 /** Default checkpoint origin of the transparency log. */
 export const DEFAULT_LOG_ORIGIN = "writ.local/log";
@@ -187,6 +199,9 @@ export function loadSettings(env: Env = process.env): Settings {
     allowDemoSeed: text(env, "BUR_ALLOW_DEMO_SEED") === "1",
     devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
     reportDailyCap: envInteger(env, "BUR_REPORT_DAILY_CAP", { min: 1, max: 1_000_000_000, dflt: DEFAULT_REPORT_DAILY_CAP }, problems),
+    subscriptionCap: envInteger(env, "BUR_MAX_SUBSCRIPTIONS_PER_ORG", { min: 1, max: 1_000_000, dflt: DEFAULT_SUBSCRIPTION_CAP }, problems),
+    outbound: loadOutboundPolicy(env, problems),
+    serverTimeouts: loadServerTimeouts(env, problems),
     webhooks: loadWebhookSettings(env, problems),
     retention: loadRetentionSettings(env, problems),
     portal: loadPortalSettings(env, problems),

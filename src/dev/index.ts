@@ -97,6 +97,8 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
       WRIT_KUBE_WATCH: "off",
       // Request logs go to a file, not between the banner's lines.
       WRIT_LOG_FILE: join(root, "writ.log"),
+      // Local webhook receivers, key servers and rate sources are on this machine.
+      WRIT_OUTBOUND_ALLOW_LOOPBACK: "1",
       ...env,
       ...devSecretsEnv(secrets),
       DATABASE_URL: databaseUrl,

@@ -1,7 +1,8 @@
 /**
  * Reports: 201/400/404/409/429, the daily cap (race-free, per UTC day), score changes, the
- * incident log entry, and alerts: enqueued in the webhooks outbox in the report's transaction
- * and delivered, signed, to a real local receiver by the real delivery worker.
+ * incident log entry, and alerts: one fan-out written in the report's transaction, expanded
+ * into the webhooks outbox after it commits (or by the delivery worker, when the writer died
+ * first), and delivered, signed, to a real local receiver by the real delivery worker.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashOf } from "../../src/core/canonical/index.js";
 import { signerFromSeed } from "../../src/core/jose/index.js";
 import { verifyAlert, type AlertPayload } from "../../src/webhooks/index.js";
+import { enqueueFanout } from "../../src/store/alert-fanout.js";
+import { withTransaction } from "../../src/store/pool.js";
+import { newEventId } from "../../src/store/subscriptions.js";
 import { startTestServer } from "../helpers/server.js";
 import { randomHash, startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
 
@@ -216,6 +220,26 @@ describe("score changes, incidents and alerts", () => {
       const alert = await verifyAlert(body, logKey);
       expect(alert).toMatchObject({ type: "score_drop", agent_id, event_id: rows[0]?.event_id });
     }
+  });
+
+  it("writes one fan-out row in the report's transaction and none is left after the answer", async () => {
+    const { agent_id } = await w.registerAgent(opToken);
+    await w.call("POST", "/v1/subscriptions", walletToken, { agent_id, webhook_url: `${hookUrl}?fanout=1` });
+    await w.call("POST", "/v1/subscriptions", bankToken, { agent_id, webhook_url: `${hookUrl}?fanout=2` });
+    expect((await report(bankToken, { agent_id, kind: "fraud_incident" })).status).toBe(201);
+    expect(await outbox(agent_id)).toHaveLength(2);
+    expect((await w.db.pool.query("SELECT count(*)::int AS n FROM alert_fanout WHERE agent_id = $1", [agent_id])).rows[0]).toEqual({ n: 0 });
+  });
+
+  it("delivers a fan-out its writer never expanded (a crash after commit): the delivery worker expands it", async () => {
+    const { agent_id } = await w.registerAgent(opToken);
+    await w.call("POST", "/v1/subscriptions", walletToken, { agent_id, webhook_url: `${hookUrl}?recovered=1` });
+    const event_id = newEventId();
+    // What a report's transaction commits: the fan-out row only (the writer then died).
+    await withTransaction(w.db.pool, (c) => enqueueFanout(c, agent_id, { event_id, type: "incident", agent_id, at: now.toISOString(), details: { kind: "fraud_incident" } }));
+    const delivered = await waitFor(() => received.find((b) => (b as { event_id?: string }).event_id === event_id));
+    expect(await verifyAlert(delivered, signerFromSeed(w.seed).publicJwk)).toMatchObject({ event_id, type: "incident", agent_id });
+    expect((await w.db.pool.query("SELECT count(*)::int AS n FROM alert_fanout WHERE agent_id = $1", [agent_id])).rows[0]).toEqual({ n: 0 });
   });
 
   it("logs a fraud incident (kind incident, evidence committed, not disclosed) and raises an incident alert", async () => {
