@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { generateSigner, type Signer } from "../../../../src/core/jose/index.js";
+import { generateSigner } from "../../../../src/core/jose/index.js";
 import {
   acceptOpenPaymentMandate, decodeMandatePresentation, mandateDelegationId, verifyMandatePresentation,
   type MandateAgent, type MandateVerifyOptions, type TrustedIssuerKey,
