@@ -56,21 +56,33 @@ export interface PresentOptions {
   frame?: Record<string, unknown>;
 }
 
-/** Issues the claims as an SD-JWT VC and presents every disclosure with a key-binding JWT. */
-export async function presentMandate(o: PresentOptions): Promise<string> {
-  const sdjwt = new SDJwtVcInstance({
-    signer: jwsSigner(o.issuer),
-    signAlg: o.issuer.alg,
+function instance(issuer: Signer, holder: Signer): SDJwtVcInstance {
+  return new SDJwtVcInstance({
+    signer: jwsSigner(issuer),
+    signAlg: issuer.alg,
     hasher: digest,
     hashAlg: "sha-256",
     saltGenerator: generateSalt,
-    kbSigner: jwsSigner(o.holder),
-    kbSignAlg: o.holder.alg,
+    kbSigner: jwsSigner(holder),
+    kbSignAlg: holder.alg,
   });
+}
+
+/** Issues the claims as an SD-JWT VC (no key binding yet). */
+export async function issueMandate(o: Pick<PresentOptions, "issuer" | "holder" | "claims" | "kid" | "frame">): Promise<string> {
   const constraints = Array.isArray(o.claims.constraints) ? o.claims.constraints : [];
   const frame = o.frame ?? { constraints: { _sd: constraints.map((_c, i) => i) } };
-  const issued = await sdjwt.issue(o.claims as never, frame as never, { header: { kid: o.kid ?? o.issuer.kid } });
-  return sdjwt.present(issued, undefined, { kb: { payload: { iat: o.kbIatSec, aud: o.audience, nonce: o.nonce } } });
+  return instance(o.issuer, o.holder).issue(o.claims as never, frame as never, { header: { kid: o.kid ?? o.issuer.kid } });
+}
+
+/** Presents an issued mandate with every disclosure and a key-binding JWT by `o.holder`. */
+export async function presentIssued(issued: string, o: Pick<PresentOptions, "issuer" | "holder" | "audience" | "nonce" | "kbIatSec">): Promise<string> {
+  return instance(o.issuer, o.holder).present(issued, undefined, { kb: { payload: { iat: o.kbIatSec, aud: o.audience, nonce: o.nonce } } });
+}
+
+/** Issues the claims as an SD-JWT VC and presents every disclosure with a key-binding JWT. */
+export async function presentMandate(o: PresentOptions): Promise<string> {
+  return presentIssued(await issueMandate(o), o);
 }
 
 /** Decodes one base64url JSON segment. */

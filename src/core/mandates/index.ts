@@ -10,3 +10,4 @@ export {
   MANDATE_DELEGATION_PREFIX, acceptOpenPaymentMandate, mandateDelegationId,
   type MandateAcceptance, type MandateAgent, type MandateRefusal, type MandateRefusalCode,
 } from "./accept.js";
+export { MANDATE_INTENT_ID, mandateLedgerRecord, type LedgerAgreementRecord } from "./ledger-record.js";

@@ -23,6 +23,8 @@ interface Disclosure {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const RESERVED = new Set(["_sd", "...", "_sd_alg"]);
+/** Deepest nesting walked; deeper is refused (a mandate is a few levels deep). */
+const MAX_DEPTH = 32;
 
 function describe(d: Disclosure): string {
   return d.key === undefined ? "of an array element" : `of claim ${JSON.stringify(d.key)}`;
@@ -58,7 +60,13 @@ export async function checkDisclosures(payload: Record<string, unknown>, disclos
     return d;
   };
 
-  const visit = (node: unknown, path: string): void => {
+  let tooDeep = false;
+  const visit = (node: unknown, path: string, depth = 0): void => {
+    if (depth > MAX_DEPTH) {
+      if (!tooDeep) out.push({ code: "DISCLOSURE_INVALID", message: `${path}: the payload is nested more than ${MAX_DEPTH} levels deep` });
+      tooDeep = true;
+      return;
+    }
     if (Array.isArray(node)) {
       node.forEach((el, i) => {
         const at = `${path}[${i}]`;
@@ -67,9 +75,9 @@ export async function checkDisclosures(payload: Record<string, unknown>, disclos
           const d = take(el["..."], at);
           if (!d) return;
           if (d.key !== undefined) out.push({ code: "DISCLOSURE_INVALID", message: `${at}: an array element's disclosure names a claim (${JSON.stringify(d.key)})` });
-          visit(d.value, at);
+          visit(d.value, at, depth + 1);
         } else {
-          visit(el, at);
+          visit(el, at, depth + 1);
         }
       });
       return;
@@ -92,11 +100,11 @@ export async function checkDisclosures(payload: Record<string, unknown>, disclos
             continue;
           }
           names.add(d.key);
-          visit(d.value, path ? `${path}.${d.key}` : d.key);
+          visit(d.value, path ? `${path}.${d.key}` : d.key, depth + 1);
         }
       }
     }
-    for (const [k, v] of Object.entries(node)) if (k !== "_sd") visit(v, path ? `${path}.${k}` : k);
+    for (const [k, v] of Object.entries(node)) if (k !== "_sd") visit(v, path ? `${path}.${k}` : k, depth + 1);
   };
   visit(payload, "");
 

@@ -189,3 +189,15 @@ describe("verifyMandatePresentation", () => {
     }
   });
 });
+
+describe("hostile presentations", () => {
+  it("a deeply nested signed payload is refused, not walked to a stack overflow", async () => {
+    const depth = 15_000;
+    const header = encodeSegment({ alg: "ES256", typ: "dc+sd-jwt", kid: wallet.kid });
+    const payload = Buffer.from(`{"vct":"mandate.payment.open.1","deep":${"[".repeat(depth)}1${"]".repeat(depth)}}`).toString("base64url");
+    const signingInput = `${header}.${payload}`;
+    const text = `${signingInput}.${jwsSigner(wallet)(signingInput)}~`;
+    const v = await verifyMandatePresentation(text, verifyOpts);
+    expect(v.problems.map((p) => p.code)).toContain("DISCLOSURE_INVALID");
+  });
+});
