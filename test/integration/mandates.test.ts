@@ -6,6 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner, type Signer } from "../../src/core/jose/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { withTransaction } from "../../src/store/pool.js";
 import { issueMandate, openPaymentMandateClaims, presentIssued, presentMandate, type PresentOptions } from "../helpers/ap2-mandates.js";
 import { action, startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -80,6 +84,15 @@ describe("POST /v1/mandates and verify", () => {
     expect(budget.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
     const elsewhere = await w.verify({ agent_id: agentId, action: action({ amount: 5, merchant: "merchant_hats", proposed_at: new Date(nowMs).toISOString() }) });
     expect(elsewhere.body.reasons).toContain("MERCHANT_NOT_IN_SCOPE");
+
+    // The recorded rows cannot be replaced by a declared delegation or agreement.
+    const stored = await loadDelegation(w.db.pool, delegationId);
+    if (!stored) throw new Error("the mandate's delegation is not stored");
+    await expect(withTransaction(w.db.pool, (c) => upsertDelegation(c, { ...stored.record, purpose: "declared over it" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+    const ledger = await loadAgreementWithLedger(w.db.pool, delegationId);
+    if (!ledger) throw new Error("the mandate's ledger agreement is not stored");
+    expect(ledger).toMatchObject({ status: "active", ledger_sequence: 1, mandates: [{ intent_id: "mandate", currency: "USD", maximum_amount: 50, merchants: ["merchant_shoes"] }] });
+    await expect(withTransaction(w.db.pool, (c) => upsertAgreement(c, ledger))).rejects.toMatchObject({ code: "RECORD_INVALID" });
 
     nowMs += 3601_000;
     const late = await w.verify({ agent_id: agentId, action: shoes(5) });
