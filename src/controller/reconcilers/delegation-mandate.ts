@@ -19,14 +19,11 @@
  */
 import { canonicalJson } from "../../core/canonical/index.js";
 import { MANDATE_FIELD } from "../../core/crd/index.js";
-import { acceptOpenPaymentMandate, decodeMandatePresentation, mandateDelegationId } from "../../core/mandates/index.js";
+import { decodeMandatePresentation, mandateDelegationId } from "../../core/mandates/index.js";
 import { getAgent } from "../../store/agents.js";
 import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
-import { trustedIssuerKeys } from "../../store/issuer-keys.js";
-import { appendLogEntries } from "../../store/log.js";
-import { recordMandate } from "../../store/mandates.js";
-import { withTransaction } from "../../store/pool.js";
 import { revokedDelegationIds } from "../../store/status-reads.js";
+import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../verify/pipeline/mandates.js";
 import { splitKey } from "../../sources/kubernetes/objects.js";
 import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
@@ -88,34 +85,18 @@ function readSpec(spec: Record<string, unknown>): MandateSpec | Refusal {
 async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpec, orgId: string, now: number): Promise<Refusal | StoredDelegation> {
   const agent = await getAgent(ctx.pool, spec.agentId);
   if (!agent) return { condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered` };
-  const decoded = await decodeMandatePresentation(spec.sdJwt);
-  const kid = "decoded" in decoded ? decoded.decoded.header.kid : undefined;
   const checks = ctx.mandates ?? DEFAULT_CHECKS;
-  const a = await acceptOpenPaymentMandate(
-    spec.sdJwt,
-    {
-      issuerKeys: typeof kid === "string" && kid.length > 0 && kid.length <= 256 ? await trustedIssuerKeys(ctx.pool, kid) : [],
-      audience: spec.audience ?? checks.audience,
-      ...(spec.nonce !== undefined ? { nonce: spec.nonce } : {}),
-      now,
-      kbMaxAgeMs: checks.kbMaxAgeMs,
-    },
-    { agentId: agent.agent_id, publicKey: agent.public_key, principal: { type: "human", id: agent.principal_id } },
-  );
-  if (!a.ok || !a.verification.decoded) {
-    const refusals = a.ok ? [] : a.refusals;
-    return invalid(`spec.mandate.sdJwt: mandate refused: ${refusals.map((r) => r.code).join(", ")}: ${refusals.map((r) => r.message).join("; ")}`);
-  }
-  const d = a.verification.decoded;
-  await ensureFinalizer(ctx.client, DELEGATIONS, obj, a.delegation.delegation_id);
   const at = new Date(now);
-  await withTransaction(ctx.pool, async (c) => {
-    const r = await recordMandate(c, { delegation: a.delegation, orgId, issuer: a.verification.issuer, issuerJwtHash: d.issuerJwtHash, sdJwt: spec.sdJwt, claims: d.claims, at });
-    if (r.created && ctx.logSigner) {
-      const body = { agreement_id: r.agreementId, delegation_id: r.delegationId, mandate_hashes: [d.issuerJwtHash], evidence: "ap2_open_payment_mandate" };
-      await appendLogEntries(c, [{ kind: "agreement", body }], ctx.logSigner, ctx.logOrigin !== undefined ? { now: at, origin: ctx.logOrigin } : { now: at });
-    }
+  const checked = await checkPresentedMandate(ctx.pool, {
+    sdJwt: spec.sdJwt, agent, audience: spec.audience ?? checks.audience, kbMaxAgeMs: checks.kbMaxAgeMs, now: at,
+    ...(spec.nonce !== undefined ? { nonce: spec.nonce } : {}),
   });
+  if (!checked.ok) return invalid(`spec.mandate.sdJwt: ${refusalText(checked.refusals)}`);
+  const a = checked.accepted;
+  // The finalizer first: a recorded mandate is never left without the resource that revokes it.
+  await ensureFinalizer(ctx.client, DELEGATIONS, obj, a.delegation.delegation_id);
+  const log = ctx.logSigner ? { signer: ctx.logSigner, options: ctx.logOrigin !== undefined ? { now: at, origin: ctx.logOrigin } : { now: at } } : null;
+  await recordAcceptedMandate(ctx.pool, a, { sdJwt: spec.sdJwt, now: at, orgId }, log);
   ctx.events.record(obj, KIND, "Normal", "MandateRecorded", `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${a.delegation.delegation_id}`);
   const stored = await loadDelegation(ctx.pool, a.delegation.delegation_id);
   if (!stored) throw new Error(`delegation ${a.delegation.delegation_id} was recorded but is not stored`);
@@ -134,7 +115,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   let stored: StoredDelegation | undefined;
   if (!("code" in spec)) {
     const decoded = await decodeMandatePresentation(spec.sdJwt);
-    if ("problem" in decoded) refusals.push(invalid(`spec.mandate.sdJwt: mandate refused: ${decoded.problem.code}: ${decoded.problem.message}`));
+    if ("problem" in decoded) refusals.push(invalid(`spec.mandate.sdJwt: ${refusalText([decoded.problem])}`));
     else {
       const id = mandateDelegationId(decoded.decoded.issuerJwtHash);
       const declared = storedRecordId(obj);

@@ -20,12 +20,9 @@
  * evaluates the agent's actions against the delegation like any other.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { MAX_SD_JWT_LENGTH, acceptOpenPaymentMandate, decodeMandatePresentation } from "../../../core/mandates/index.js";
+import { MAX_SD_JWT_LENGTH } from "../../../core/mandates/index.js";
 import { getAgent } from "../../../store/agents.js";
-import { trustedIssuerKeys } from "../../../store/issuer-keys.js";
-import { appendLogEntries } from "../../../store/log.js";
-import { recordMandate } from "../../../store/mandates.js";
-import { withTransaction } from "../../../store/pool.js";
+import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../../verify/pipeline/mandates.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
@@ -51,8 +48,6 @@ const answerSchema = {
     revoked: { type: "boolean" },
   },
 } as const;
-
-const refused = (code: string, message: string): ApiError => new ApiError("MANDATE_REFUSED", `mandate refused: ${code}: ${message}`);
 
 const mandateRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Body: Body }>(
@@ -85,49 +80,28 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
       if (!agent) throw new ApiError("AGENT_NOT_FOUND");
       if (agent.org_id !== credential.org_id) throw new ApiError("AGENT_NOT_OWNED");
       const signer = logSignerOf(app);
-      const decoded = await decodeMandatePresentation(text);
-      if ("problem" in decoded) throw refused(decoded.problem.code, decoded.problem.message);
-      const kid = decoded.decoded.header.kid;
-      const issuerKeys = typeof kid === "string" && kid.length > 0 && kid.length <= 256 ? await trustedIssuerKeys(pool, kid) : [];
       const now = app.clock();
       const settings = app.settings.mandates;
-      const accepted = await acceptOpenPaymentMandate(
-        text,
-        {
-          issuerKeys,
-          audience: request.body.audience ?? settings.audience,
-          ...(request.body.nonce !== undefined ? { nonce: request.body.nonce } : {}),
-          now: now.getTime(),
-          kbMaxAgeMs: settings.kbMaxAgeMs,
-        },
-        { agentId: agent.agent_id, publicKey: agent.public_key, principal: { type: "human", id: agent.principal_id } },
-      );
-      if (!accepted.ok) {
-        const first = accepted.refusals[0];
-        request.log.info({ agent_id: agentId, refusals: accepted.refusals.map((r) => r.code) }, "mandate refused");
-        throw refused(first?.code ?? "SD_JWT_MALFORMED", accepted.refusals.map((r) => r.message).join("; "));
+      const presented = {
+        sdJwt: text, agent, audience: request.body.audience ?? settings.audience, kbMaxAgeMs: settings.kbMaxAgeMs, now,
+        ...(request.body.nonce !== undefined ? { nonce: request.body.nonce } : {}),
+      };
+      const checked = await checkPresentedMandate(pool, presented);
+      if (!checked.ok) {
+        request.log.info({ agent_id: agentId, refusals: checked.refusals.map((r) => r.code) }, "mandate refused");
+        throw new ApiError("MANDATE_REFUSED", refusalText(checked.refusals));
       }
-      const { delegation, verification } = accepted;
-      const hash = decoded.decoded.issuerJwtHash;
-      const recorded = await withTransaction(pool, async (client) => {
-        const r = await recordMandate(client, {
-          delegation, orgId: credential.org_id, issuer: verification.issuer, issuerJwtHash: hash, sdJwt: text, claims: decoded.decoded.claims, at: now,
-        });
-        if (r.created) {
-          const body = { agreement_id: r.agreementId, delegation_id: r.delegationId, mandate_hashes: [hash], evidence: "ap2_open_payment_mandate" };
-          await appendLogEntries(client, [{ kind: "agreement", body }], signer, logAppendOptions(app, now));
-        }
-        return r;
-      });
+      const issuer = checked.accepted.verification.issuer;
+      const recorded = await recordAcceptedMandate(pool, checked.accepted, { sdJwt: text, now, orgId: credential.org_id }, { signer, options: logAppendOptions(app, now) });
       // This process answers verify from its snapshot of the agent: drop it (others: the change notice).
       app.verifyRuntime?.snapshots.forget(agentId);
-      request.log.info({ agent_id: agentId, delegation_id: recorded.delegationId, created: recorded.created, issuer_kid: verification.issuer.kid }, "mandate recorded");
+      request.log.info({ agent_id: agentId, delegation_id: recorded.delegationId, created: recorded.created, issuer_kid: issuer.kid }, "mandate recorded");
       return reply.code(recorded.created ? 201 : 200).send({
         delegation_id: recorded.delegationId,
         agreement_id: recorded.agreementId,
         agent_id: agentId,
         expires_at: recorded.expiresAt,
-        issuer_kid: verification.issuer.kid,
+        issuer_kid: issuer.kid,
         created: recorded.created,
         revoked: recorded.revoked,
       });
