@@ -54,7 +54,7 @@ export interface ActiveAgreementRow {
   evidence?: AgreementEvidence;
 }
 
-/** What an agreement row written by the service stands for (migrations/0120_mandates.sql). */
+/** What an agreement row written by the service stands for (migrations/0130_mandates.sql). */
 export type AgreementEvidence = "ap2_open_payment_mandate";
 
 /** A candidate row as the candidate SQL returns it (`activeCandidatesSql`, `toActiveAgreementRow`). */

@@ -1,6 +1,6 @@
 /**
  * Issuer keys: public keys a wallet organization registers as trusted to issue payment
- * mandates (table `issuer_keys`, migrations/0120_mandates.sql; docs/mandates.md).
+ * mandates (table `issuer_keys`, migrations/0130_mandates.sql; docs/mandates.md).
  *
  * Promises: a key is stored once (by RFC 7638 thumbprint) under one `kid` (the JWK's own `kid`
  * when it has one, else its thumbprint id), never deleted; revoking it is final.

@@ -1,5 +1,5 @@
 /**
- * Recorded payment mandates (table `mandates`, migrations/0120_mandates.sql;
+ * Recorded payment mandates (table `mandates`, migrations/0130_mandates.sql;
  * docs/mandates.md): a verified mandate becomes a delegation, an agreement row that holds its
  * spend ledger (same id, `evidence` set) and the mandate row with the presentation.
  *
