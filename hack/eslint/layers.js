@@ -65,6 +65,8 @@ export const CORE_PACKAGES = [
   "ajv-formats",
   "canonicalize",
   "jose",
+  "@sd-jwt/core", // SD-JWT parsing, disclosure digests and key binding (mandates); no I/O
+  "@sd-jwt/crypto-nodejs", // its sha-256 hasher (node:crypto)
 ];
 
 /** The layers that may import `pg` values. */

@@ -29,6 +29,7 @@ import agentRoutes from "./routes/agents/index.js";
 import inquiryRoutes from "./routes/inquiries/index.js";
 import keysRoutes from "./routes/keys/index.js";
 import logRoutes from "./routes/log/index.js";
+import mandateRoutes from "./routes/mandates/index.js";
 import orgRoutes from "./routes/orgs/index.js";
 import portalRoutes from "./routes/portal/index.js";
 import reportRoutes from "./routes/reports/index.js";
@@ -47,7 +48,7 @@ import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, adminRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {

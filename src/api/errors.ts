@@ -76,6 +76,11 @@ export const API_ERRORS = {
   DELEGATION_NOT_FOUND: { status: 404, message: "delegation was not found" },
   DELEGATION_NOT_REVOCABLE: { status: 409, message: "delegation is not revocable" },
   DELEGATION_REVOCATION_INVALID: { status: 401, message: "delegation revocation did not verify" },
+  // Payment mandates and issuer keys (docs/mandates.md)
+  MANDATE_REFUSED: { status: 400, message: "mandate refused" },
+  ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
+  ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
+  ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
   KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },

@@ -85,6 +85,8 @@ export interface Settings {
   readonly verify: VerifySettings;
   /** WRIT_KUBE_WATCH, WRIT_WATCH_NAMESPACES, WRIT_WATCH_STALE_MS (+ KUBECONFIG / in-cluster): the revocation watch (src/verify/revocation/kube-watch-settings.ts, docs/operator.md). */
   readonly kubeWatch: KubeWatchSettings;
+  /** WRIT_MANDATE_AUDIENCE, WRIT_MANDATE_KB_MAX_AGE_SECONDS: recording payment mandates (docs/mandates.md). */
+  readonly mandates: MandateSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** WRIT_LOG_FILE: where the JSON log lines go instead of standard output (appended); null: standard output. `writ dev` sets `.writ/writ.log`. */
@@ -96,6 +98,17 @@ export interface Settings {
   /** Human-readable problems found while loading (no secret values), for the start-up log. */
   readonly problems: readonly string[];
 }
+
+/** How `POST /v1/mandates` checks a mandate's key binding. */
+export interface MandateSettings {
+  /** The `aud` a key-binding JWT must name when the request names none (default `writ`). */
+  readonly audience: string;
+  /** Oldest accepted key-binding `iat`, ms (WRIT_MANDATE_KB_MAX_AGE_SECONDS, default 300). */
+  readonly kbMaxAgeMs: number;
+}
+
+/** Default audience of mandate presentations. */
+export const DEFAULT_MANDATE_AUDIENCE = "writ";
 
 /** Thrown only for settings without which the process cannot run (PORT, HOST). */
 export class SettingsError extends Error {
@@ -208,6 +221,10 @@ export function loadSettings(env: Env = process.env): Settings {
     fx: loadFxSettings(env, problems),
     verify: loadVerifySettings(env, problems),
     kubeWatch: loadKubeWatchSettings(env, problems),
+    mandates: Object.freeze({
+      audience: text(env, "WRIT_MANDATE_AUDIENCE") ?? DEFAULT_MANDATE_AUDIENCE,
+      kbMaxAgeMs: envInteger(env, "WRIT_MANDATE_KB_MAX_AGE_SECONDS", { min: 1, max: 86_400, dflt: 300 }, problems) * 1000,
+    }),
     logLevel,
     logOrigin,
     checkpointOrigin: isCheckpointOrigin(logOrigin) ? logOrigin : null,

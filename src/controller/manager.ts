@@ -143,6 +143,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     },
     logSigner: settings.logSigner,
     logOrigin: settings.logOrigin,
+    mandates: settings.mandates,
   };
   if (!settings.logSigner) log.warn("SVC_LOG_SIGNING_SEED is unset: signed agreements are stored but not logged (Ready=False, LogNotConfigured)");
 

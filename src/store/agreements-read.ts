@@ -47,7 +47,15 @@ export interface ActiveAgreementRow {
   /** Present when records were asked for. */
   record?: AgreementRecord;
   delegation?: CandidateDelegation;
+  /**
+   * Set when the row holds the ledger of a recorded mandate (`agreements.evidence`): the
+   * delegation is the evidence, and the action is evaluated against it alone.
+   */
+  evidence?: AgreementEvidence;
 }
+
+/** What an agreement row written by the service stands for (migrations/0130_mandates.sql). */
+export type AgreementEvidence = "ap2_open_payment_mandate";
 
 /** A candidate row as the candidate SQL returns it (`activeCandidatesSql`, `toActiveAgreementRow`). */
 export interface ActiveCandidateRow {
@@ -66,6 +74,7 @@ export interface ActiveCandidateRow {
   delegation_currency: string | null;
   delegation_spent: string | null;
   delegation_mixed: boolean | null;
+  evidence: AgreementEvidence | null;
 }
 
 /**
@@ -76,7 +85,7 @@ export interface ActiveCandidateRow {
  */
 export function activeCandidatesSql(opts: { records: boolean; agentExpr: string; limitExpr: string }): string {
   const records = opts.records;
-  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head,
+  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
@@ -113,6 +122,7 @@ export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow 
     spent: new Map(Object.entries(r.spent).map(([k, v]) => [k, BigInt(v)])),
   };
   if (r.record !== undefined) out.record = r.record;
+  if (r.evidence !== null) out.evidence = r.evidence;
   if (r.delegation_id !== null) {
     const d: CandidateDelegation = {
       delegationId: r.delegation_id,

@@ -37,6 +37,8 @@ export interface ReconcileContext {
   logSigner: Signer | undefined;
   /** Checkpoint origin of log heads. */
   logOrigin: string | undefined;
+  /** Key-binding checks of declared payment mandates (WRIT_MANDATE_*; default audience `writ`, 300 s). */
+  mandates?: { audience: string; kbMaxAgeMs: number };
 }
 
 /** A condition from the refusals of `type`: False with the first one's code, else True with `ok`. */

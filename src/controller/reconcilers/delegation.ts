@@ -13,7 +13,8 @@
  * below); the Delegations and IntentAgreements below are then queued so their status follows.
  *
  * Conditions: Valid, ChainValid, Bound, Stored, Ready. Phase: Invalid when refused, else the
- * effective status. Requeued at the effective expiry and when a time condition can change; a
+ * effective status. A spec in the mandate form (`spec.mandate`) is reconciled by
+ * ./delegation-mandate.ts instead. Requeued at the effective expiry and when a time condition can change; a
  * resource refused for its binding every 30 s. Deletion (finalizer `writ.dev/revoke`) revokes the
  * stored record when it belongs to the namespace's organization; rows are never deleted.
  *
@@ -43,6 +44,7 @@ import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
+import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
 /** The resource reference of Delegations. */
@@ -122,6 +124,7 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   const obj = ctx.caches.delegations.get(namespace, name);
   if (!obj) return {};
   if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  if (isMandateSpec(obj.spec)) return reconcileMandateDelegation(ctx, obj, key);
   const now = ctx.clock.now();
   const check = await checkDelegationSpec(obj.spec, now);
   const refusals: Refusal[] = [...check.refusals];

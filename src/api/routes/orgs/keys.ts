@@ -39,13 +39,13 @@ const keyRecordSchema = {
 
 const errors = errorResponses(400, 401, 403, 404, 503);
 
-const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
+export const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
 
 /**
  * The onRequest hook of the key routes: the admin, or a key of the organization in the path
  * holding keys:write (another organization's key: 404, whatever its scopes).
  */
-function requireKeyManager(app: FastifyInstance) {
+export function requireKeyManager(app: FastifyInstance) {
   return async (request: FastifyRequest) => {
     const credential = await app.authenticate(request);
     if (credential.kind === "key") {
@@ -57,7 +57,7 @@ function requireKeyManager(app: FastifyInstance) {
   };
 }
 
-async function orgOf(app: FastifyInstance, orgId: string): Promise<Org> {
+export async function orgOf(app: FastifyInstance, orgId: string): Promise<Org> {
   const org = await getOrg(app.requireDb(), orgId);
   if (!org) throw new ApiError("ORG_NOT_FOUND");
   return org;
