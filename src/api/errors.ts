@@ -75,6 +75,7 @@ export const API_ERRORS = {
   DELEGATION_NOT_FOUND: { status: 404, message: "delegation was not found" },
   DELEGATION_NOT_REVOCABLE: { status: 409, message: "delegation is not revocable" },
   DELEGATION_REVOCATION_INVALID: { status: 401, message: "delegation revocation did not verify" },
+  REVOCATION_NOT_VERIFIED: { status: 422, message: "principal revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
   KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },

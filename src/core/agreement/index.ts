@@ -24,5 +24,6 @@ export { nextStatus, statusFromEvents } from "./state.js";
 export { addMandate, amendMandate, type ChangeOptions, type MandateChanges } from "./amend.js";
 export { NEXT_OUTCOMES, outcomeStep, type LaterOutcome, type OutcomeStep } from "./outcomes.js";
 export { PAYMENT_PARTY_ROLES, paymentParties } from "./parties.js";
+export { PUSH_TYP, signRevocationPush, verifyRevocationPush } from "./push.js";
 export { prepareAgreement, type PrepareOptions } from "./prepare.js";
 export { buildSignedAgreement, renderMandate, type NewAgreement } from "./build.js";
