@@ -183,6 +183,23 @@ export async function lockAgreementRecord(client: PoolClient, id: string): Promi
   return rows[0]?.record;
 }
 
+/** Most agreements `agreementsAcknowledgedBy` returns. */
+export const MAX_ACKNOWLEDGED = 20;
+
+/**
+ * Up to MAX_ACKNOWLEDGED stored records of agent `agentId`'s agreements (any status) holding an
+ * acknowledgement whose `id` is `partyId`; the caller verifies those acknowledgements
+ * (`paymentParties`, src/core/agreement/parties.ts).
+ */
+export async function agreementsAcknowledgedBy(q: Queryable, agentId: string, partyId: string): Promise<AgreementRecord[]> {
+  const { rows } = await q.query<{ record: AgreementRecord }>(
+    `SELECT record FROM agreements WHERE agent_id = $1 AND record->'acknowledgements' @> jsonb_build_array(jsonb_build_object('id', $2::text))
+     ORDER BY agreement_id LIMIT ${MAX_ACKNOWLEDGED}`,
+    [agentId, partyId],
+  );
+  return rows.map((r) => r.record);
+}
+
 /** Every revoked agreement id: revoked here, or named by a pushed principal revocation. */
 export async function listRevokedAgreementIds(q: Queryable): Promise<string[]> {
   const { rows } = await q.query<{ agreement_id: string }>(
