@@ -49,6 +49,7 @@ export const API_ERRORS = {
   ORG_KEY_REQUIRED: { status: 403, message: "an organization API key is required" },
   SCOPE_MISSING: { status: 403, message: "API key lacks the required scope" },
   SCOPE_NOT_HELD: { status: 403, message: "a key cannot grant a scope it does not hold" },
+  REVOKE_SCOPE_NOT_HELD: { status: 403, message: "a key cannot revoke a key holding a scope it does not hold" },
   AGENT_NOT_OWNED: { status: 403, message: "agent belongs to another organization" },
   SCOPES_REJECTED: { status: 400, message: "scopes are not valid for this organization" },
   PUBLIC_KEY_INVALID: { status: 400, message: "public_key must be an Ed25519 or P-256 public JWK" },
@@ -81,6 +82,7 @@ export const API_ERRORS = {
   ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
   ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
   ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
+  REVOCATION_NOT_VERIFIED: { status: 422, message: "principal revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
   KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },

@@ -13,6 +13,7 @@
  * `public_key` holds only its public members plus `kid` (computed, `sha256:` RFC 7638
  * thumbprint hex); a `kid` given in the setting must equal the computed one.
  */
+import { isIP } from "node:net";
 import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
 import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { isCheckpointOrigin } from "../core/tlog/index.js";
@@ -49,6 +50,11 @@ export interface Settings {
   readonly port: number;
   /** HOST, default 127.0.0.1. */
   readonly host: string;
+  /**
+   * WRIT_TRUST_PROXY: which proxies' X-Forwarded-For decides a request's client address
+   * (Fastify's `trustProxy`): false when unset, a hop count, or a list of addresses/CIDRs.
+   */
+  readonly trustProxy: false | number | string;
   /** DATABASE_URL, or null when unset. */
   readonly databaseUrl: string | null;
   /** SVC_PUSH_NOTIFIER_JWK: the notifier's public key for the revocation push webhook. */
@@ -166,6 +172,25 @@ export function parsePublishedKeys(json: unknown): readonly PublishedKeyRecord[]
   );
 }
 
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** WRIT_TRUST_PROXY: unset false; `1`..`10` hops; or comma-separated addresses, CIDRs and proxy-addr names. */
+export function loadTrustProxy(raw: string | null, problems: string[]): false | number | string {
+  if (raw === null) return false;
+  if (/^\d{1,2}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10) return Number(raw);
+  const items = raw.split(",").map((x) => x.trim());
+  const ok = items.every((item) => {
+    if (PROXY_NAMES.has(item)) return true;
+    const [addr, bits, ...rest] = item.split("/");
+    const family = isIP(addr ?? "");
+    if (family === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  });
+  if (ok) return items.join(",");
+  problems.push("WRIT_TRUST_PROXY must be a hop count 1..10 or a comma-separated list of proxy addresses, CIDRs, loopback, linklocal or uniquelocal; trusting no proxy");
+  return false;
+}
+
 function loadPort(raw: string | null): number {
   if (raw === null) return 8080;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
@@ -203,6 +228,7 @@ export function loadSettings(env: Env = process.env): Settings {
     port: loadPort(text(env, "PORT")),
     host,
     logFile: text(env, "WRIT_LOG_FILE"),
+    trustProxy: loadTrustProxy(text(env, "WRIT_TRUST_PROXY"), problems),
     databaseUrl: text(env, "DATABASE_URL"),
     pushNotifierJwk: Object.freeze(pushNotifierJwk),
     logSigner: Object.freeze(logSigner),

@@ -12,6 +12,7 @@ import type { AgreementStatus, IntentAgreement, LedgerEntry } from "../core/agre
 import type { HashString } from "../core/canonical/index.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
+import type { PoolClient } from "pg";
 import type { Queryable } from "./pool.js";
 
 /** Most candidates `loadActiveForAgent` returns by default. */
@@ -181,6 +182,32 @@ export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { 
     ...(r.ledger_head !== null ? { ledger_head: r.ledger_head } : {}),
     ledger_as_of: opts.asOf ?? r.read_at.toISOString(),
   };
+}
+
+/**
+ * The stored record of agreement `id` (without its ledger), its row locked FOR SHARE until the
+ * caller's transaction ends (no amendment can commit meanwhile), or undefined.
+ */
+export async function lockAgreementRecord(client: PoolClient, id: string): Promise<AgreementRecord | undefined> {
+  const { rows } = await client.query<{ record: AgreementRecord }>("SELECT record FROM agreements WHERE agreement_id = $1 FOR SHARE", [id]);
+  return rows[0]?.record;
+}
+
+/** Most agreements `agreementsAcknowledgedBy` returns. */
+export const MAX_ACKNOWLEDGED = 20;
+
+/**
+ * Up to MAX_ACKNOWLEDGED stored records of agent `agentId`'s agreements (any status) holding an
+ * acknowledgement whose `id` is `partyId`; the caller verifies those acknowledgements
+ * (`paymentParties`, src/core/agreement/parties.ts).
+ */
+export async function agreementsAcknowledgedBy(q: Queryable, agentId: string, partyId: string): Promise<AgreementRecord[]> {
+  const { rows } = await q.query<{ record: AgreementRecord }>(
+    `SELECT record FROM agreements WHERE agent_id = $1 AND record->'acknowledgements' @> jsonb_build_array(jsonb_build_object('id', $2::text))
+     ORDER BY agreement_id LIMIT ${MAX_ACKNOWLEDGED}`,
+    [agentId, partyId],
+  );
+  return rows.map((r) => r.record);
 }
 
 /** Every revoked agreement id: revoked here, or named by a pushed principal revocation. */

@@ -173,16 +173,39 @@ describe("the daily report cap", () => {
 });
 
 describe("score changes, incidents and alerts", () => {
-  it("moves the score with each report", async () => {
+  it("moves the score by each organization's most severe adverse report, once, and its outcomes once", async () => {
     now = new Date("2026-03-05T12:00:00.000Z");
     const { agent_id } = await w.registerAgent(opToken);
     expect(await scoreOf(agent_id)).toBe(600);
     await report(walletToken, { agent_id, kind: "transaction_outcome" });
     expect(await scoreOf(agent_id)).toBe(605);
+    await report(walletToken, { agent_id, kind: "transaction_outcome" });
+    expect(await scoreOf(agent_id)).toBe(605); // the same organization vouches once
     await report(walletToken, { agent_id, kind: "chargeback" });
     expect(await scoreOf(agent_id)).toBe(545);
     await report(walletToken, { agent_id, kind: "policy_violation" });
-    expect(await scoreOf(agent_id)).toBe(445);
+    expect(await scoreOf(agent_id)).toBe(505); // its worst report now counts instead: -100, not -160
+    await report(bankToken, { agent_id, kind: "chargeback" });
+    expect(await scoreOf(agent_id)).toBe(445); // another organization counts on its own
+  });
+
+  it("one organization cannot take an agent from 600 to 0: three fraud incidents count once; it takes three organizations", async () => {
+    now = new Date("2026-03-05T13:00:00.000Z");
+    const { agent_id } = await w.registerAgent(opToken);
+    const orgs = [];
+    for (let i = 0; i < 3; i++) orgs.push((await w.issueKey(await w.createOrg("processor_psp"))).token);
+    const [a, b, c] = orgs as [string, string, string];
+    for (let i = 0; i < 3; i++) expect((await report(a, { agent_id, kind: "fraud_incident" })).status).toBe(201);
+    expect(await scoreOf(agent_id)).toBe(350);
+    await report(a, { agent_id, kind: "chargeback" });
+    await report(a, { agent_id, kind: "policy_violation" });
+    expect(await scoreOf(agent_id)).toBe(350); // at most -250 from one organization, whatever it files
+    const inquiry = await w.call("POST", "/v1/inquiries", walletToken, { agent_id, purpose_code: "fraud_investigation" });
+    expect(inquiry.body).toMatchObject({ incidents: 1, trust_score: { score: 350, reasons: [{ code: "VERIFICATION_LEVEL", points: 600 }, { code: "FRAUD_INCIDENT", points: -250 }] } });
+    await report(b, { agent_id, kind: "fraud_incident" });
+    expect(await scoreOf(agent_id)).toBe(100);
+    await report(c, { agent_id, kind: "fraud_incident" });
+    expect(await scoreOf(agent_id)).toBe(0);
   });
 
   it("enqueues one score_drop event per active subscription in the report's transaction, and delivers it signed", async () => {

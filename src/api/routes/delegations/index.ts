@@ -12,13 +12,16 @@
  *   delegation stored without one, the operator of its agent): policy acting for the principal
  *   (`by: "policy"`); any other organization gets 404, as for an unknown id;
  * - no bearer: the principal, with a body `{revocation: <JWS>}` signed by the delegation's
- *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401 when it
- *   does not verify.
+ *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401
+ *   when it does not verify. Without a bearer the answer never says whether a delegation
+ *   exists: an unknown id answers exactly as a signature by the wrong key (401 `delegation
+ *   revocation did not verify: the signature does not verify with the delegation principal's
+ *   key`); only a verified principal learns more (409, a repeat).
  * An optional `reason` (at most 500 characters) is recorded for bearer callers.
  *
  * Answers 200 `{revoked: true, delegation_id, revoked_ids, agreement_ids, log_sequence}`; a
  * repeat `{revoked: false, delegation_id, revoked_ids: [], agreement_ids: [], log_sequence:
- * null}`; 404 `delegation was not found`; 409 `delegation is not revocable` (`revocable:
+ * null}`; 404 `delegation was not found` (bearer callers only); 409 `delegation is not revocable` (`revocable:
  * false`); 503 without the log signing key.
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
@@ -101,8 +104,8 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
         reason = body.reason ?? `revoked by policy acting for the principal (organization ${credential.org_id})`;
       } else {
         if (body.revocation === undefined) throw new ApiError("BEARER_REQUIRED");
-        if (!stored) throw new ApiError("DELEGATION_NOT_FOUND");
-        const v = await verifyDelegationRevocation(body.revocation, id, stored.record.principal?.public_key);
+        // An unknown id is checked like a known one (against no one's key): the same answer.
+        const v = await verifyDelegationRevocation(body.revocation, id, stored?.record.principal?.public_key);
         if (!v.ok) throw new ApiError("DELEGATION_REVOCATION_INVALID", `delegation revocation did not verify: ${v.problem}`);
         by = "principal";
         reason = v.payload.reason === "" ? "revoked by the principal" : v.payload.reason;

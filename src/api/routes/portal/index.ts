@@ -1,16 +1,20 @@
 /**
- * The portal sign-in area: magic links (`POST /v1/portal/magic-link`), sessions
- * (`POST /v1/sessions`, `GET /v1/portal/me`, `DELETE /v1/sessions/current`) and, with
- * BUR_DEV_MAILBOX=1 only, the dev mailbox (`GET /v1/dev/mailbox`). See docs/portal.md.
+ * The portal sign-in area: magic links (`POST /v1/portal/magic-link`, rate-limited), the page
+ * a link opens (`GET /portal/sign-in`), sessions (`POST /v1/sessions`, `GET /v1/portal/me`,
+ * `DELETE /v1/sessions/current`) and, with BUR_DEV_MAILBOX=1 only, the dev mailbox
+ * (`GET /v1/dev/mailbox`). See docs/portal.md.
  *
  * Promise: e-mail addresses appear in no answer except `GET /v1/portal/me` (to the session's
- * own principal) and the dev mailbox; sign-in mail never delays an answer.
+ * own principal) and the dev mailbox; sign-in mail never delays an answer; sign-in tokens never
+ * reach a request log (they travel in the link's fragment and in request bodies).
  */
+import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync } from "fastify";
 import { SignInCourier } from "./courier.js";
 import { registerDevMailbox } from "./dev-mailbox.js";
 import { registerMagicLink } from "./magic-link.js";
 import { registerSessions } from "./sessions.js";
+import { registerSignInPage } from "./sign-in-page.js";
 
 const portalRoutes: FastifyPluginAsync = async (app) => {
   const { settings } = app;
@@ -24,8 +28,14 @@ const portalRoutes: FastifyPluginAsync = async (app) => {
   if (!courier.delivers && app.pool !== null) {
     app.log.warn("neither BUR_SMTP_URL nor BUR_DEV_MAILBOX is set: portal sign-in links go nowhere");
   }
+  if (courier.delivers && settings.portal.publicBaseUrl === null) {
+    app.log.warn("WRIT_PUBLIC_BASE_URL is not set: sign-in links point at the address this server listens on");
+  }
   app.addHook("onClose", async () => courier.close());
+  // Only the limiters the magic-link route creates; no route is limited by default.
+  await app.register(rateLimit, { global: false });
   registerMagicLink(app, courier);
+  registerSignInPage(app);
   registerSessions(app);
   if (settings.devMailbox) registerDevMailbox(app, courier);
 };

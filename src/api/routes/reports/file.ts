@@ -23,7 +23,7 @@ import { getAgent } from "../../../store/agents.js";
 import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
 import { appendLogEntries, type LogAppendInput } from "../../../store/log.js";
 import { withTransaction } from "../../../store/pool.js";
-import { fileReport, reportCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
+import { fileReport, reporterCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
 import { enqueueFanout, expandFanouts } from "../../../store/alert-fanout.js";
 import { newEventId } from "../../../store/subscriptions.js";
 import { ApiError } from "../../errors.js";
@@ -79,15 +79,15 @@ async function fileInTransaction(app: FastifyInstance, req: FileRequest): Promis
   return withTransaction(app.requireDb(), async (client) => {
     const agent = await getAgent(client, input.agent_id, { forUpdate: true });
     if (!agent) throw new ApiError("AGENT_NOT_FOUND");
-    const counts = await reportCounts(client, agent.agent_id);
     const facts = await agreementFacts(client, agent.agent_id);
-    const before = standingFrom(agent, counts, facts, now);
+    const before = standingFrom(agent, await reporterCounts(client, agent.agent_id), facts, now);
 
     const filed = await fileReport(client, input, app.settings.reportDailyCap, now);
     if (!filed.ok) throw new ApiError(filed.refused === "duplicate" ? "REPORT_DUPLICATE" : "REPORT_CAP_REACHED");
     const report = filed.report;
 
-    const after = standingFrom(agent, { ...counts, [report.kind]: (counts[report.kind] ?? 0) + 1 }, facts, now);
+    // Re-counted with the new report: a second report of one organization may move nothing.
+    const after = standingFrom(agent, await reporterCounts(client, agent.agent_id), facts, now);
     if (report.kind === "fraud_incident") {
       if (req.signer === null) throw new ApiError("INTERNAL");
       await appendLogEntries(client, [incidentLogEntry(report)], req.signer, logAppendOptions(app, now));
