@@ -321,7 +321,8 @@ describe("POST /v1/log/entries and the reads", () => {
     const rec = ((await get<{ keys: Array<Record<string, unknown>> }>("/.well-known/svc-keys.json")).body.keys)[0] as { checkpoint_origin: string; note_verifier_key: string };
     expect(rec.checkpoint_origin).toBe(ORIGIN);
     // Read the key as golang.org/x/mod/sumdb/note does: name+hash+base64(0x01 || key), hash = SHA-256(name \n 0x01 key)[:4].
-    const [name, hashHex, b64] = rec.note_verifier_key.split("+") as [string, string, string];
+    // name+hash+base64: only the first two "+" separate (the base64 may hold "+").
+    const [, name, hashHex, b64] = /^([^+]*)\+([^+]*)\+(.*)$/.exec(rec.note_verifier_key) as unknown as [string, string, string, string];
     const data = Buffer.from(b64, "base64");
     expect(name).toBe(ORIGIN);
     expect(data[0]).toBe(0x01);

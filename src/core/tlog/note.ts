@@ -89,9 +89,10 @@ export function noteVerifierKey(name: string, key: PublicJwk): string {
  * Throws PROOF_MALFORMED when it does not parse, is not Ed25519, or its key ID does not match.
  */
 export function parseNoteVerifierKey(text: string): { name: string; key: PublicJwk } {
-  const parts = typeof text === "string" ? text.split("+") : [];
-  const [name, hash, b64] = parts;
-  if (parts.length !== 3 || name === undefined || hash === undefined || b64 === undefined || !isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(hash)) {
+  // Only the first two "+" separate: standard base64 may hold "+" itself (as Go's strings.Cut reads it).
+  const m = typeof text === "string" ? /^([^+]*)\+([^+]*)\+(.*)$/s.exec(text) : null;
+  const [, name, hash, b64] = m ?? [];
+  if (!m || name === undefined || hash === undefined || b64 === undefined || !isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(hash)) {
     throw malformed("verifier key must be <name>+<8 hex digits>+<base64 key>");
   }
   const data = decodeStdBase64(b64);

@@ -31,6 +31,17 @@ describe("signed notes", () => {
     }
   });
 
+  it("reads a verifier key whose base64 holds '+' (only the first two '+' separate)", () => {
+    for (let i = 0; i < 64; i++) {
+      const signer = signerFromSeed(Buffer.alloc(32, i).toString("hex"));
+      const text = noteVerifierKey("writ.test/log", signer.publicJwk);
+      expect(parseNoteVerifierKey(text)).toEqual({ name: "writ.test/log", key: { kty: "OKP", crv: "Ed25519", x: signer.publicJwk.x } });
+    }
+    // Some of those keys really hold a "+" in their base64 (otherwise the loop proves nothing).
+    const plus = Array.from({ length: 64 }, (_, i) => noteVerifierKey("n", signerFromSeed(Buffer.alloc(32, i).toString("hex")).publicJwk)).filter((t) => t.split("+").length > 3);
+    expect(plus.length).toBeGreaterThan(0);
+  });
+
   it("signs byte for byte like sumdb/note", () => {
     expect(signNote(peter, "PeterNeumann", TEXT)).toBe(`${TEXT}\n${PETER_SIG}`);
   });
