@@ -14,6 +14,11 @@
   const devLink = $("dev-link");
   let token = null;
 
+  /** POSTs `body` as JSON to `url`, with no cookies and no cache. */
+  function post(url, body) {
+    return fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), credentials: "omit", cache: "no-store" });
+  }
+
   async function json(answer) {
     try {
       return await answer.json();
@@ -70,13 +75,7 @@
     send.disabled = true;
     status.textContent = "Sending...";
     try {
-      const answer = await fetch(new URL("../v1/portal/magic-link", location.href), {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: address }),
-        credentials: "omit",
-        cache: "no-store",
-      });
+      const answer = await post(new URL("../v1/portal/magic-link", location.href), { email: address });
       const body = await json(answer);
       status.textContent = answer.ok
         ? "If " + address + " can sign in, a sign-in link is on its way. Open it in this browser."
@@ -95,13 +94,7 @@
     button.disabled = true;
     status.textContent = "Signing in...";
     try {
-      const answer = await fetch(new URL("../v1/sessions", location.href), {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ token }),
-        credentials: "omit",
-        cache: "no-store",
-      });
+      const answer = await post(new URL("../v1/sessions", location.href), { token });
       const body = await json(answer);
       if (!answer.ok) {
         status.textContent = "Sign-in failed: " + (body.error || "the service refused the link") + ". Ask for a new link.";
