@@ -53,8 +53,10 @@ export const LAYERS = {
   api: { may: BELOW_ENTRY },
   // Entry point: `writ dev`, one process wiring the API, the controller and local manifests.
   dev: { may: [...BELOW_ENTRY, "api", "controller"] },
+  // The typed HTTP client of the API (types generated from /openapi.json): stands alone.
+  client: { may: [] },
   // Entry point: the `writ` command, which starts every other entry point.
-  cli: { may: [...BELOW_ENTRY, "api", "controller", "dev"] },
+  cli: { may: [...BELOW_ENTRY, "api", "controller", "dev", "client"] },
 };
 
 /** The packages core may import (exactly, or a path inside them); none does I/O. */

@@ -70,6 +70,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "purpose-coded inquiry about an agent (POST /v1/inquiries)",
     load: withProcessIo(async () => (await import("./verbs/inquire.js")).inquireVerb),
   },
+  samples: {
+    summary: "write freshly signed sample manifests (PUBLIC sample keys) to apply",
+    load: withProcessIo(async () => (await import("./verbs/samples.js")).samplesVerb),
+  },
 };
 
 async function migrateCommand(): Promise<number> {

@@ -112,6 +112,34 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
   };
 }
 
+/** An agent as its principal sees it in the portal (never its operator's org id or key). */
+export interface PrincipalAgent {
+  agent_id: string;
+  status: string;
+  verification_level: string;
+  fingerprint: HashString;
+  registered_at: string;
+}
+
+/** The agents registered with principal `principalId`, oldest registration first, at most `limit`. */
+export async function agentsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<PrincipalAgent[]> {
+  const { rows } = await q.query<Omit<PrincipalAgent, "registered_at"> & { registered_at: Date }>(
+    `SELECT agent_id, status, verification_level, fingerprint, registered_at FROM agents
+     WHERE principal_id = $1 ORDER BY registered_at, agent_id LIMIT $2`,
+    [principalId, limit],
+  );
+  return rows.map((r) => ({ ...r, registered_at: r.registered_at.toISOString() }));
+}
+
+/** The delegations of every agent registered with principal `principalId`, newest grant first, at most `limit`. */
+export async function delegationsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<DelegationView[]> {
+  const { rows } = await q.query<DelegationRow>(
+    `${DELEGATION_SQL} WHERE g.principal_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`,
+    [principalId, limit],
+  );
+  return rows.map(toDelegation);
+}
+
 /** Agreements whose agent is registered with principal `principalId` (the portal's list), newest first, at most `limit`. */
 export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<string[]> {
   const { rows } = await q.query<{ agreement_id: string }>(

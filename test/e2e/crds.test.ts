@@ -8,7 +8,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { SAMPLE_NAMES, buildSamples } from "../../hack/samples/manifests.js";
+import { SAMPLE_NAMES, buildSamples } from "../../src/core/samples/index.js";
 import { verifyMandate, type IntentAgreement } from "../../src/core/agreement/index.js";
 import { agreementFromSpec } from "../../src/core/crd/index.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";

@@ -27,14 +27,13 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { getAgentForVerify } from "../../../store/agents.js";
 import { loadDelegation } from "../../../store/delegations.js";
-import { withTransaction } from "../../../store/pool.js";
-import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
+import type { RevokedBy } from "../../../store/revocation-record.js";
 import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/pipeline/signed-revocation.js";
 import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
-import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "./revoke.js";
 
 interface Params {
   id: string;
@@ -69,17 +68,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
           },
         },
         response: {
-          200: {
-            type: "object",
-            required: ["revoked", "delegation_id", "revoked_ids", "agreement_ids", "log_sequence"],
-            properties: {
-              revoked: { type: "boolean" },
-              delegation_id: { type: "string" },
-              revoked_ids: { type: "array", items: { type: "string" } },
-              agreement_ids: { type: "array", items: { type: "string" } },
-              log_sequence: { type: ["integer", "null"] },
-            },
-          },
+          200: { ...REVOKE_ANSWER_SCHEMA, description: "Revoked (or already revoked: `revoked: false`)" },
           ...errorResponses(400, 401, 403, 404, 409, 500, 503),
         },
       },
@@ -110,17 +99,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
         by = "principal";
         reason = v.payload.reason === "" ? "revoked by the principal" : v.payload.reason;
       }
-      const repeat = { revoked: false, delegation_id: id, revoked_ids: [], agreement_ids: [], log_sequence: null };
-      if (stored?.revokedAt) return repeat;
-      if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
-      const signer = logSignerOf(app);
-      const now = app.clock();
-      const r = await withTransaction(pool, (client) => revokeAndRecord(client, { kind: "delegation", id }, { reason, by, at: now }, { signer, logOptions: logAppendOptions(app, now) }));
-      if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
-      for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
-      request.log.info({ delegation_id: id, by, revoked_ids: r.ids }, "delegation revoked");
-      if (r.ids.length === 0) return repeat;
-      return { revoked: true, delegation_id: id, revoked_ids: r.ids, agreement_ids: r.agreementIds, log_sequence: r.logSequence };
+      return revokeStoredDelegation(app, request, id, stored, { by, reason });
     },
   );
 };

@@ -1,8 +1,11 @@
 /**
- * The portal sign-in area: magic links (`POST /v1/portal/magic-link`, rate-limited), the page
- * a link opens (`GET /portal/sign-in`), sessions (`POST /v1/sessions`, `GET /v1/portal/me`,
- * `DELETE /v1/sessions/current`) and, with BUR_DEV_MAILBOX=1 only, the dev mailbox
- * (`GET /v1/dev/mailbox`). See docs/portal.md.
+ * The principal's portal: magic links (`POST /v1/portal/magic-link`, rate-limited), the pages
+ * (`GET /portal/sign-in`, which a link opens, and `GET /portal/`: agents, delegations,
+ * agreements, budgets, ledgers, revocation, sign-out; ./pages.ts), sessions (`POST
+ * /v1/sessions`, `GET /v1/portal/me`, `DELETE /v1/sessions/current`), the principal's records
+ * (`GET /v1/portal/{agents,delegations,agreements}`, `POST
+ * /v1/portal/delegations/{id}/revoke`; ./records.ts) and, with BUR_DEV_MAILBOX=1 only, the dev
+ * mailbox (`GET /v1/dev/mailbox`). See docs/portal.md.
  *
  * Promise: e-mail addresses appear in no answer except `GET /v1/portal/me` (to the session's
  * own principal) and the dev mailbox; sign-in mail never delays an answer; sign-in tokens never
@@ -13,8 +16,9 @@ import type { FastifyPluginAsync } from "fastify";
 import { SignInCourier } from "./courier.js";
 import { registerDevMailbox } from "./dev-mailbox.js";
 import { registerMagicLink } from "./magic-link.js";
+import { registerPortalPages } from "./pages.js";
+import { registerPortalRecords } from "./records.js";
 import { registerSessions } from "./sessions.js";
-import { registerSignInPage } from "./sign-in-page.js";
 
 const portalRoutes: FastifyPluginAsync = async (app) => {
   const { settings } = app;
@@ -35,8 +39,9 @@ const portalRoutes: FastifyPluginAsync = async (app) => {
   // Only the limiters the magic-link route creates; no route is limited by default.
   await app.register(rateLimit, { global: false });
   registerMagicLink(app, courier);
-  registerSignInPage(app);
+  registerPortalPages(app);
   registerSessions(app);
+  registerPortalRecords(app);
   if (settings.devMailbox) registerDevMailbox(app, courier);
 };
 

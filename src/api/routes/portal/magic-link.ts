@@ -9,7 +9,7 @@
  * in-memory hand-over to the courier). An implausible address is ignored. The answer never
  * waits on mail delivery and never contains the address.
  *
- * The link: `<public base URL>/portal/sign-in#token=<token>` (./sign-in-page.ts). The token is in
+ * The link: `<public base URL>/portal/sign-in#token=<token>` (./pages.ts). The token is in
  * the FRAGMENT, which browsers never send, so no request log ever holds it. The base is
  * WRIT_PUBLIC_BASE_URL, else the address this server listens on (never the request's Host
  * header: a requester could point a victim's link at its own server).
@@ -26,7 +26,7 @@ import { errorResponses } from "../../errors.js";
 import { passThroughValidator, stringMember } from "./body.js";
 import type { SignInCourier } from "./courier.js";
 import { newPrincipalId, newSignInToken, normalizeEmail, tokenHash } from "./credentials.js";
-import { SIGN_IN_PATH } from "./sign-in-page.js";
+import { SIGN_IN_PATH } from "./pages.js";
 
 /** The sign-in link for a token: `<base>/portal/sign-in#token=<token>`. */
 export function signInLink(baseUrl: string, token: string): string {
