@@ -97,17 +97,24 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     agreement_id: string; org_id: string | null; agent_id: string; delegation_id: string | null; status: string; revoked_at: Date | null;
     revoked_reason: string | null; revoked_by: string | null; pushed: boolean; ledger_sequence: number; ledger_head: HashString | null;
     record: AgreementRecord; operator_org_id: string | null; principal_id: string | null;
+    d_revoked_at: Date | null; d_revoked_reason: string | null; d_revoked_by: string | null;
   }>(
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, a.ledger_sequence, a.ledger_head, a.record,
-            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS}
-     FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id WHERE a.agreement_id = $1`,
+            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
+            d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
+     FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+     WHERE a.agreement_id = $1`,
     [id],
   );
   const r = rows[0];
   if (!r) return undefined;
   return {
-    agreementId: r.agreement_id, orgId: r.org_id, agentId: r.agent_id, delegationId: r.delegation_id, status: r.revoked_at || r.pushed ? "revoked" : r.status,
-    revocation: revocation(r.revoked_at, r.revoked_reason, r.revoked_by), pushedRevocation: r.pushed, ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
+    // Revoked through its delegation too: that is what verify enforces (DELEGATION_REVOKED).
+    agreementId: r.agreement_id, orgId: r.org_id, agentId: r.agent_id, delegationId: r.delegation_id,
+    status: r.revoked_at || r.pushed || r.d_revoked_at ? "revoked" : r.status,
+    revocation:
+      revocation(r.revoked_at, r.revoked_reason, r.revoked_by) ??
+      revocation(r.d_revoked_at, r.d_revoked_at ? `delegation ${r.delegation_id ?? ""} is revoked: ${r.d_revoked_reason ?? ""}` : null, r.d_revoked_by), pushedRevocation: r.pushed, ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
     record: r.record, operatorOrgId: r.operator_org_id, principalId: r.principal_id,
   };
 }

@@ -101,7 +101,7 @@
 
   /** An agreement's state: its own, or revoked through its revoked delegation (which invalidates its bound intents). */
   function agreementState(a, delegationStatus, expires) {
-    if (a.status !== "revoked" && a.delegation_id && delegationStatus.get(a.delegation_id) === "revoked") {
+    if (a.delegation_id && delegationStatus.get(a.delegation_id) === "revoked") {
       const wrap = el("span");
       wrap.append(el("span", "revoked", "state state-revoked"), el("span", " through delegation " + a.delegation_id));
       return wrap;
