@@ -182,6 +182,8 @@ class Run {
       if (c.delegation) this.deps.index.markDelegationRevoked(id);
       else this.deps.index.markAgreementRevoked(id);
     }
+    // Its candidates changed: the next verify reads them, rather than wait for Postgres's change notice.
+    if ((out.revocation?.ids.length ?? 0) > 0) this.deps.snapshots.forget(this.agentId);
     return out.saved.stored ? this.counted(body) : this.replay(out.saved.decision);
   }
 
