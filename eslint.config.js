@@ -22,6 +22,16 @@ export default tseslint.config(
     rules: { "writ/layers": "error" },
   },
   {
+    // The portal's browser scripts (served as they are, no build step).
+    files: ["src/api/routes/portal/static/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: Object.fromEntries(
+        ["document", "window", "location", "history", "sessionStorage", "fetch", "URL", "URLSearchParams", "Node", "Date", "Map"].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
+  {
     files: ["bin/**/*.mjs", "eslint.config.js", "hack/eslint/**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } },
   },

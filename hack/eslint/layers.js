@@ -27,7 +27,7 @@ const BELOW_ENTRY = [...MIDDLE, "webhooks", "fx", "retention", "sources", "verif
 export const LAYERS = {
   // The domain: formats, canonical JSON, signatures, evaluation, money, the log's Merkle tree. Pure: no I/O.
   core: { may: [] },
-  // Outbound HTTP answers read with a size cap.
+  // Outbound HTTP: the one client for destinations chosen by input (policy, timeouts, size cap).
   http: { may: CORE },
   // One metric per name on a prom-client registry.
   metrics: { may: CORE },
@@ -53,8 +53,10 @@ export const LAYERS = {
   api: { may: BELOW_ENTRY },
   // Entry point: `writ dev`, one process wiring the API, the controller and local manifests.
   dev: { may: [...BELOW_ENTRY, "api", "controller"] },
+  // The typed HTTP client of the API (types generated from /openapi.json): stands alone.
+  client: { may: [] },
   // Entry point: the `writ` command, which starts every other entry point.
-  cli: { may: [...BELOW_ENTRY, "api", "controller", "dev"] },
+  cli: { may: [...BELOW_ENTRY, "api", "controller", "dev", "client"] },
 };
 
 /** The packages core may import (exactly, or a path inside them); none does I/O. */
@@ -65,6 +67,8 @@ export const CORE_PACKAGES = [
   "ajv-formats",
   "canonicalize",
   "jose",
+  "@sd-jwt/core", // SD-JWT parsing, disclosure digests and key binding (mandates); no I/O
+  "@sd-jwt/crypto-nodejs", // its sha-256 hasher (node:crypto)
 ];
 
 /** The layers that may import `pg` values. */

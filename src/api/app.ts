@@ -9,10 +9,13 @@
  * /openapi.json come from it).
  *
  * Promise: building the app does no I/O (the pool connects lazily); every answer, including
- * errors and unknown routes, is JSON; every response carries `x-request-id`.
+ * errors and unknown routes, is JSON (except `/metrics`, the log checkpoint and the portal's
+ * sign-in page); every response carries `x-request-id`; the request log never holds a
+ * credential-carrying query value (./request-log.ts).
  */
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from "fastify";
+import type { FastifyLoggerStreamDestination } from "fastify/types/logger.js";
 import type { Pool } from "pg";
 import type { Registry } from "prom-client";
 import { createPool } from "../store/pool.js";
@@ -29,6 +32,7 @@ import agentRoutes from "./routes/agents/index.js";
 import inquiryRoutes from "./routes/inquiries/index.js";
 import keysRoutes from "./routes/keys/index.js";
 import logRoutes from "./routes/log/index.js";
+import mandateRoutes from "./routes/mandates/index.js";
 import orgRoutes from "./routes/orgs/index.js";
 import portalRoutes from "./routes/portal/index.js";
 import reportRoutes from "./routes/reports/index.js";
@@ -43,11 +47,12 @@ import adminRoutes from "./routes/admin/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
 import { loneSurrogateError } from "./well-formed-input.js";
+import { serializeRequest } from "./request-log.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, adminRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {
@@ -61,6 +66,8 @@ export interface AppDeps {
   appendRevocationToLog?: RevocationLogAppender;
   /** The clock (default `() => new Date()`). */
   clock?: () => Date;
+  /** Where the logger writes (default stdout); tests capture the log with it. */
+  logStream?: FastifyLoggerStreamDestination;
 }
 
 declare module "fastify" {
@@ -104,15 +111,35 @@ export const LOG_FORMAT = {
   timestamp: () => `,"time":"${new Date().toISOString()}"`,
 };
 
+/** Trusts the `hops` proxies nearest to the server (proxy-addr's hop index counts from 0). */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 /** Builds the data-plane app. Call `listen` (or `inject`) on it; `close` releases everything. */
 export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstance {
+  const t = settings.serverTimeouts;
   const app = Fastify({
-    logger: { level: settings.logLevel, ...LOG_FORMAT, ...(settings.logFile !== null ? { file: settings.logFile } : {}) },
+    // Request URLs are logged with credential-carrying query values redacted (./request-log.ts).
+    logger: {
+      level: settings.logLevel,
+      ...LOG_FORMAT,
+      serializers: { req: serializeRequest },
+      ...(deps.logStream ? { stream: deps.logStream } : settings.logFile !== null ? { file: settings.logFile } : {}),
+    },
+    // Slow clients cannot hold connections (./server-timeouts.ts): headers, the whole request,
+    // idle keep-alive and silent sockets each have a limit.
+    connectionTimeout: t.connectionTimeoutMs,
+    keepAliveTimeout: t.keepAliveTimeoutMs,
+    requestTimeout: t.requestTimeoutMs,
+    http: { headersTimeout: t.headersTimeoutMs, requestTimeout: t.requestTimeoutMs, connectionsCheckingInterval: t.checkIntervalMs },
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
       return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : randomUUID();
     },
     bodyLimit: BODY_LIMIT,
+    // The client address (rate limits, the request log) through these proxies only (WRIT_TRUST_PROXY).
+    trustProxy: typeof settings.trustProxy === "number" ? trustHops(settings.trustProxy) : settings.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: "idle",
     // Errors the router raises before any route or hook runs (a malformed percent-encoding, a

@@ -49,6 +49,7 @@ export const API_ERRORS = {
   ORG_KEY_REQUIRED: { status: 403, message: "an organization API key is required" },
   SCOPE_MISSING: { status: 403, message: "API key lacks the required scope" },
   SCOPE_NOT_HELD: { status: 403, message: "a key cannot grant a scope it does not hold" },
+  REVOKE_SCOPE_NOT_HELD: { status: 403, message: "a key cannot revoke a key holding a scope it does not hold" },
   AGENT_NOT_OWNED: { status: 403, message: "agent belongs to another organization" },
   SCOPES_REJECTED: { status: 400, message: "scopes are not valid for this organization" },
   PUBLIC_KEY_INVALID: { status: 400, message: "public_key must be an Ed25519 or P-256 public JWK" },
@@ -57,6 +58,7 @@ export const API_ERRORS = {
   KEY_NOT_FOUND: { status: 404, message: "API key was not found" },
   AGENT_NOT_FOUND: { status: 404, message: "agent was not found" },
   SUBSCRIPTION_NOT_FOUND: { status: 404, message: "subscription was not found" },
+  SUBSCRIPTION_CAP_REACHED: { status: 409, message: "organization reached its subscription cap" },
   // Rates and the demo check (docs/fx.md, docs/demo.md)
   FX_QUERY_INVALID: { status: 400, message: "fx query is not valid" },
   FX_RATE_NOT_FOUND: { status: 404, message: "no rate for the currency on the day" },
@@ -75,6 +77,12 @@ export const API_ERRORS = {
   DELEGATION_NOT_FOUND: { status: 404, message: "delegation was not found" },
   DELEGATION_NOT_REVOCABLE: { status: 409, message: "delegation is not revocable" },
   DELEGATION_REVOCATION_INVALID: { status: 401, message: "delegation revocation did not verify" },
+  // Payment mandates and issuer keys (docs/mandates.md)
+  MANDATE_REFUSED: { status: 400, message: "mandate refused" },
+  ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
+  ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
+  ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
+  REVOCATION_NOT_VERIFIED: { status: 422, message: "principal revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
   KEY_LOAD_FAILED: { status: 500, message: "a configured key failed to load" },

@@ -13,6 +13,7 @@
  * `public_key` holds only its public members plus `kid` (computed, `sha256:` RFC 7638
  * thumbprint hex); a `kid` given in the setting must equal the computed one.
  */
+import { isIP } from "node:net";
 import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
 import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { isCheckpointOrigin } from "../core/tlog/index.js";
@@ -23,6 +24,9 @@ import { envInteger, envText, type Env } from "../core/env/index.js";
 import { loadFxSettings, type FxSettings } from "../fx/settings.js";
 import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
 import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/revocation/kube-watch-settings.js";
+import { loadOutboundPolicy } from "../http/outbound-settings.js";
+import type { OutboundPolicy } from "../http/outbound-address.js";
+import { loadServerTimeouts, type ServerTimeouts } from "./server-timeouts.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -54,6 +58,11 @@ export interface Settings {
   readonly metricsPort: number | null;
   /** METRICS_HOST, default HOST. */
   readonly metricsHost: string;
+  /**
+   * WRIT_TRUST_PROXY: which proxies' X-Forwarded-For decides a request's client address
+   * (Fastify's `trustProxy`): false when unset, a hop count, or a list of addresses/CIDRs.
+   */
+  readonly trustProxy: false | number | string;
   /** DATABASE_URL, or null when unset. */
   readonly databaseUrl: string | null;
   /** SVC_PUSH_NOTIFIER_JWK: the notifier's public key for the revocation push webhook. */
@@ -72,6 +81,12 @@ export interface Settings {
   readonly devMailbox: boolean;
   /** BUR_REPORT_DAILY_CAP: reports one organization may file per UTC day, default 1000. */
   readonly reportDailyCap: number;
+  /** BUR_MAX_SUBSCRIPTIONS_PER_ORG: active subscriptions one organization may hold, default 100. */
+  readonly subscriptionCap: number;
+  /** WRIT_OUTBOUND_ALLOW_LOOPBACK, WRIT_OUTBOUND_ALLOW: where outbound requests may go (src/http/outbound-settings.ts). */
+  readonly outbound: OutboundPolicy;
+  /** WRIT_HTTP_*_TIMEOUT_MS: how long a client may take (src/api/server-timeouts.ts). */
+  readonly serverTimeouts: ServerTimeouts;
   /** BUR_WEBHOOK_*: webhook delivery (see src/webhooks/settings.ts, docs/webhooks.md). */
   readonly webhooks: WebhookSettings;
   /** WRIT_RETENTION_INTERVAL_MS, WRIT_DECISION_RETENTION_DAYS, WRIT_WEBHOOK_RETENTION_DAYS (src/retention/settings.ts, docs/retention.md). */
@@ -84,6 +99,8 @@ export interface Settings {
   readonly verify: VerifySettings;
   /** WRIT_KUBE_WATCH, WRIT_WATCH_NAMESPACES, WRIT_WATCH_STALE_MS (+ KUBECONFIG / in-cluster): the revocation watch (src/verify/revocation/kube-watch-settings.ts, docs/operator.md). */
   readonly kubeWatch: KubeWatchSettings;
+  /** WRIT_MANDATE_AUDIENCE, WRIT_MANDATE_KB_MAX_AGE_SECONDS: recording payment mandates (docs/mandates.md). */
+  readonly mandates: MandateSettings;
   /** LOG_LEVEL, default info. */
   readonly logLevel: LogLevel;
   /** WRIT_LOG_FILE: where the JSON log lines go instead of standard output (appended); null: standard output. `writ dev` sets `.writ/writ.log`. */
@@ -96,6 +113,17 @@ export interface Settings {
   readonly problems: readonly string[];
 }
 
+/** How `POST /v1/mandates` checks a mandate's key binding. */
+export interface MandateSettings {
+  /** The `aud` a key-binding JWT must name when the request names none (default `writ`). */
+  readonly audience: string;
+  /** Oldest accepted key-binding `iat`, ms (WRIT_MANDATE_KB_MAX_AGE_SECONDS, default 300). */
+  readonly kbMaxAgeMs: number;
+}
+
+/** Default audience of mandate presentations. */
+export const DEFAULT_MANDATE_AUDIENCE = "writ";
+
 /** Thrown only for settings without which the process cannot run (PORT, HOST). */
 export class SettingsError extends Error {
   override readonly name = "SettingsError";
@@ -106,6 +134,9 @@ export class SettingsError extends Error {
     super(message);
   }
 }
+
+/** Default of BUR_MAX_SUBSCRIPTIONS_PER_ORG. */
+export const DEFAULT_SUBSCRIPTION_CAP = 100;
 
 /** Default checkpoint origin of the transparency log. */
 export const DEFAULT_LOG_ORIGIN = "writ.local/log";
@@ -149,6 +180,25 @@ export function parsePublishedKeys(json: unknown): readonly PublishedKeyRecord[]
   );
 }
 
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** WRIT_TRUST_PROXY: unset false; `1`..`10` hops; or comma-separated addresses, CIDRs and proxy-addr names. */
+export function loadTrustProxy(raw: string | null, problems: string[]): false | number | string {
+  if (raw === null) return false;
+  if (/^\d{1,2}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10) return Number(raw);
+  const items = raw.split(",").map((x) => x.trim());
+  const ok = items.every((item) => {
+    if (PROXY_NAMES.has(item)) return true;
+    const [addr, bits, ...rest] = item.split("/");
+    const family = isIP(addr ?? "");
+    if (family === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  });
+  if (ok) return items.join(",");
+  problems.push("WRIT_TRUST_PROXY must be a hop count 1..10 or a comma-separated list of proxy addresses, CIDRs, loopback, linklocal or uniquelocal; trusting no proxy");
+  return false;
+}
+
 function loadPort(raw: string | null, name = "PORT"): number {
   if (raw === null) return 8080;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
@@ -188,6 +238,7 @@ export function loadSettings(env: Env = process.env): Settings {
     metricsPort: text(env, "METRICS_PORT") === null ? null : loadPort(text(env, "METRICS_PORT"), "METRICS_PORT"),
     metricsHost: text(env, "METRICS_HOST") ?? host,
     logFile: text(env, "WRIT_LOG_FILE"),
+    trustProxy: loadTrustProxy(text(env, "WRIT_TRUST_PROXY"), problems),
     databaseUrl: text(env, "DATABASE_URL"),
     pushNotifierJwk: Object.freeze(pushNotifierJwk),
     logSigner: Object.freeze(logSigner),
@@ -197,12 +248,19 @@ export function loadSettings(env: Env = process.env): Settings {
     allowDemoSeed: text(env, "BUR_ALLOW_DEMO_SEED") === "1",
     devMailbox: text(env, "BUR_DEV_MAILBOX") === "1",
     reportDailyCap: envInteger(env, "BUR_REPORT_DAILY_CAP", { min: 1, max: 1_000_000_000, dflt: DEFAULT_REPORT_DAILY_CAP }, problems),
+    subscriptionCap: envInteger(env, "BUR_MAX_SUBSCRIPTIONS_PER_ORG", { min: 1, max: 1_000_000, dflt: DEFAULT_SUBSCRIPTION_CAP }, problems),
+    outbound: loadOutboundPolicy(env, problems),
+    serverTimeouts: loadServerTimeouts(env, problems),
     webhooks: loadWebhookSettings(env, problems),
     retention: loadRetentionSettings(env, problems),
     portal: loadPortalSettings(env, problems),
     fx: loadFxSettings(env, problems),
     verify: loadVerifySettings(env, problems),
     kubeWatch: loadKubeWatchSettings(env, problems),
+    mandates: Object.freeze({
+      audience: text(env, "WRIT_MANDATE_AUDIENCE") ?? DEFAULT_MANDATE_AUDIENCE,
+      kbMaxAgeMs: envInteger(env, "WRIT_MANDATE_KB_MAX_AGE_SECONDS", { min: 1, max: 86_400, dflt: 300 }, problems) * 1000,
+    }),
     logLevel,
     logOrigin,
     checkpointOrigin: isCheckpointOrigin(logOrigin) ? logOrigin : null,

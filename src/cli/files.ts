@@ -16,7 +16,8 @@ import type { CliIo } from "./io.js";
 /** Largest file a verb reads (bytes). */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
-function readText(path: string, what: string): string {
+/** The text of a file (at most 16 MiB). */
+export function readText(path: string, what: string): string {
   let size: number;
   try {
     size = statSync(path).size;
@@ -57,7 +58,8 @@ export function readDocument(path: string, what = "file"): unknown {
   return parseDocument(readText(path, what), path);
 }
 
-function readJwkFile(path: string, what: string): Record<string, unknown> {
+/** A JSON JWK file as an object (not yet validated). */
+export function readJwkFile(path: string, what: string): Record<string, unknown> {
   const text = readText(path, what);
   let value: unknown;
   try {

@@ -3,8 +3,8 @@
  * runs, so a small verb never loads the server, Postgres or the Kubernetes client.
  *
  * Extension point: add a verb to `COMMANDS` with a one-line summary and a loader returning
- * `(args) => Promise<exit status>`. The operator verbs (keys, agreement, delegation, log,
- * verify, inquire) are `run(argv, io)` functions (see ./verb.ts and ./group.ts) given the real
+ * `(args) => Promise<exit status>`. The operator verbs (keys, agreement, delegation, mandate,
+ * log, verify, inquire) are `run(argv, io)` functions (see ./verb.ts and ./group.ts) given the real
  * process as their `CliIo`; usage and exit statuses are documented in docs/cli.md.
  */
 import type { CliIo } from "./io.js";
@@ -54,6 +54,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "derive a narrower sub-delegation manifest (refuses widening)",
     load: withProcessIo(async () => (await import("./delegation/index.js")).delegationGroup),
   },
+  mandate: {
+    summary: "inspect (offline) and submit AP2 payment mandates (POST /v1/mandates)",
+    load: withProcessIo(async () => (await import("./mandate/index.js")).mandateGroup),
+  },
   log: {
     summary: "verify log entries (live or offline bundles), save bundles, monitor tree heads",
     load: withProcessIo(async () => (await import("./log/index.js")).logGroup),
@@ -65,6 +69,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   inquire: {
     summary: "purpose-coded inquiry about an agent (POST /v1/inquiries)",
     load: withProcessIo(async () => (await import("./verbs/inquire.js")).inquireVerb),
+  },
+  samples: {
+    summary: "write freshly signed sample manifests (PUBLIC sample keys) to apply",
+    load: withProcessIo(async () => (await import("./verbs/samples.js")).samplesVerb),
   },
 };
 

@@ -171,6 +171,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     logSigner: settings.logSigner,
     logOrigin: settings.logOrigin,
     statusMemo,
+    mandates: settings.mandates,
   };
   // Revocations made outside the cluster (HTTP, another replica) reach the status at once.
   const revocations = followRevocations(settings.databaseUrl, pool, ctx, log);

@@ -19,6 +19,8 @@ export interface ControllerSettings {
   logSigner: Signer | undefined;
   /** WRIT_LOG_ORIGIN: checkpoint origin of log heads (default writ.local/log). */
   logOrigin: string;
+  /** WRIT_MANDATE_AUDIENCE (default `writ`), WRIT_MANDATE_KB_MAX_AGE_SECONDS (default 300): declared payment mandates (docs/mandates.md). */
+  mandates: { audience: string; kbMaxAgeMs: number };
   /** HOST of the health/metrics server (default 127.0.0.1; the chart sets 0.0.0.0). */
   host: string;
   /** PORT of the health/metrics server (default 8081). */
@@ -117,6 +119,10 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     databaseUrl,
     logSigner,
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? "writ.local/log",
+    mandates: {
+      audience: text(env, "WRIT_MANDATE_AUDIENCE") ?? "writ",
+      kbMaxAgeMs: envInteger(env, "WRIT_MANDATE_KB_MAX_AGE_SECONDS", { min: 1, max: 86_400, dflt: 300 }, problems) * 1000,
+    },
     host: text(env, "HOST") ?? "127.0.0.1",
     port: Number(portText),
     webhookPort: webhookText === undefined ? undefined : Number(webhookText),

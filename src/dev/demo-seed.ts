@@ -1,12 +1,13 @@
 /**
  * `writ dev`'s demo data: at start it seeds the public demo organizations, keys, agent and
  * agreement with the same function as `POST /v1/admin/seed-demo` (idempotent: a restart finds
- * them present), and returns the lines to print, including a ready-to-paste curl for
+ * them present), and returns the lines to print, including the portal's sign-in page (the
+ * demo principal's public address signs in there) and a ready-to-paste curl for
  * `POST /v1/verify` that answers ALLOW while the seven-day demo grant lasts.
  */
 import type { FastifyInstance } from "fastify";
 import { DEMO_DELEGATION_ID } from "../core/demo/index.js";
-import { DEMO_SEED_ORGS } from "../core/demo/seed.js";
+import { DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID } from "../core/demo/seed.js";
 import { defaultScopes } from "../core/registry/index.js";
 import { parseInstant } from "../core/time/index.js";
 import { loadDelegation } from "../store/delegations.js";
@@ -37,6 +38,7 @@ export async function seedDevDemo(app: FastifyInstance, url: string, now: Date):
     lines.push(`  note: the demo grant expired at ${grant?.record.expires_at ?? "?"}; verify answers DENY. Remove .writ/pg to start afresh.`);
   }
   lines.push(
+    `  portal: ${url}/portal/sign-in  (sign in as ${DEMO_PRINCIPAL_EMAIL}, the PUBLIC demo principal ${DEMO_SEED_PRINCIPAL_ID}: the page offers the link from the dev mailbox)`,
     "  a verify that answers ALLOW (the same action_id again returns the same answer):",
     `  curl -s ${url}/v1/verify -H 'authorization: Bearer ${out.operator_key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`,
   );

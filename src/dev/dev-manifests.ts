@@ -1,7 +1,9 @@
 /**
- * `writ dev`'s local manifests (src/sources/local): the folder `WRIT_MANIFESTS_DIR` (default
- * `config/samples` in the current folder; `off` turns it off) is applied and watched, and the
- * controller's reconcilers store it in the dev database.
+ * `writ dev`'s local manifests (src/sources/local): the folder `WRIT_MANIFESTS_DIR` (`off` turns
+ * it off) is applied and watched, and the controller's reconcilers store it in the dev database.
+ * Unset, it is the workspace's `.writ/samples/`: fresh samples (./samples.ts, as `writ samples`
+ * writes them) rendered there once, when the folder does not exist yet, so that they are Ready
+ * while their grants last (delete the folder to render new ones).
  *
  * Binding: every namespace of the manifests (`default` when a manifest names none) is bound to
  * the seeded PUBLIC demo operator organization (the organization of `agent_demo`), so the demo
@@ -9,7 +11,7 @@
  * (./manifest-agents.ts). Without the demo data (BUR_ALLOW_DEMO_SEED not 1) nothing is bound and
  * the resources are refused NAMESPACE_NOT_BOUND. The resources persist in
  * `.writ/local-resources.json`. A Delegation whose `expires_at` has passed is reported at once
- * (the committed samples are dated and lapse): signed files are never re-dated here.
+ * (signed samples are dated and lapse): signed files are never re-dated here.
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -20,15 +22,16 @@ import { startLocalManifests, type LocalManifests, type ManifestObject } from ".
 import { getAgent } from "../store/agents.js";
 import { localController } from "./local-controller.js";
 import { registerManifestAgents } from "./manifest-agents.js";
+import { writeFreshSamples } from "./samples.js";
 
-/** The default manifests folder, relative to the current folder. */
-export const DEFAULT_MANIFESTS_DIR = "config/samples";
+/** The default manifests folder, inside the workspace folder (`.writ/`). */
+export const DEFAULT_MANIFESTS_DIR = "samples";
 
-/** The manifests folder of `env` (relative to `cwd`), or null when WRIT_MANIFESTS_DIR is `off`. */
-export function manifestsDirOf(env: NodeJS.ProcessEnv, cwd: string): { dir: string; explicit: boolean } | null {
+/** The manifests folder of `env` (relative to `cwd`; default `<root>/samples`), or null when WRIT_MANIFESTS_DIR is `off`. */
+export function manifestsDirOf(env: NodeJS.ProcessEnv, cwd: string, root: string): { dir: string; explicit: boolean } | null {
   const raw = env.WRIT_MANIFESTS_DIR?.trim();
   if (raw?.toLowerCase() === "off") return null;
-  return raw ? { dir: resolve(cwd, raw), explicit: true } : { dir: resolve(cwd, DEFAULT_MANIFESTS_DIR), explicit: false };
+  return raw ? { dir: resolve(cwd, raw), explicit: true } : { dir: resolve(root, DEFAULT_MANIFESTS_DIR), explicit: false };
 }
 
 /** Lines about Delegations of `objects` that have expired by `now` (each reported once per expiry). */
@@ -43,7 +46,7 @@ function expiryNotes(objects: readonly ManifestObject[], now: number, reported: 
     reported.add(key);
     out.push(
       `Delegation ${o.object.metadata.namespace}/${o.object.metadata.name} (${o.file}) expired at ${String(expires)}: verify answers DENY (DELEGATION_EXPIRED). ` +
-        "For live copies of the samples: npx tsx hack/samples/main.ts --at <now, RFC 3339> --out <folder>, then WRIT_MANIFESTS_DIR=<folder>",
+        "For fresh samples: writ samples --out <folder>, then WRIT_MANIFESTS_DIR=<folder> (or delete .writ/samples and restart writ dev)",
     );
   }
   return out;
@@ -55,11 +58,18 @@ export async function startDevManifests(
   opts: { databaseUrl: string; root: string; cwd: string; env: NodeJS.ProcessEnv; print(line: string): void },
 ): Promise<LocalManifests | undefined> {
   const { print } = opts;
-  const where = manifestsDirOf(opts.env, opts.cwd);
+  const where = manifestsDirOf(opts.env, opts.cwd, opts.root);
   if (!where) return undefined;
+  const exists = await stat(where.dir).then(() => true, () => false);
+  if (!where.explicit && !exists) {
+    // Once per workspace: fresh samples, signed now (PUBLIC sample keys).
+    const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    await writeFreshSamples(where.dir, at);
+    print(`manifests: rendered fresh samples dated ${at} into ${where.dir} (as writ samples does; delete the folder to render new ones)`);
+  }
   const isDir = await stat(where.dir).then((s) => s.isDirectory(), () => false);
   if (!isDir) {
-    print(where.explicit ? `manifests: WRIT_MANIFESTS_DIR ${where.dir} is not a folder; local manifests are off` : `manifests: no ${DEFAULT_MANIFESTS_DIR} here; set WRIT_MANIFESTS_DIR to apply a folder of manifests`);
+    print(`manifests: WRIT_MANIFESTS_DIR ${where.dir} is not a folder; local manifests are off`);
     return undefined;
   }
   const pool = app.pool;

@@ -14,7 +14,8 @@
  * The generated secrets and DATABASE_URL always win over the environment.
  *
  * Local manifests (./dev-manifests.ts, src/sources/local): the folder WRIT_MANIFESTS_DIR
- * (default `config/samples`; `off`: none) is applied and watched after start, and the
+ * (default `.writ/samples`, fresh samples rendered there once per workspace; `off`: none) is
+ * applied and watched after start, and the
  * controller's reconcilers store it in the dev database, printing one line per Ready change.
  * The Kubernetes revocation watch is off unless WRIT_KUBE_WATCH says otherwise.
  *
@@ -97,6 +98,8 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
       WRIT_KUBE_WATCH: "off",
       // Request logs go to a file, not between the banner's lines.
       WRIT_LOG_FILE: join(root, "writ.log"),
+      // Local webhook receivers, key servers and rate sources are on this machine.
+      WRIT_OUTBOUND_ALLOW_LOOPBACK: "1",
       ...env,
       ...devSecretsEnv(secrets),
       DATABASE_URL: databaseUrl,

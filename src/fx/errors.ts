@@ -8,6 +8,8 @@ export type FxSourceErrorCode =
   | "TIMEOUT"
   /** Connection refused, reset, DNS failure. */
   | "UNREACHABLE"
+  /** The source's address is one the outbound policy refuses (WRIT_OUTBOUND_*). */
+  | "REFUSED"
   /** A status other than 200, 404 or 422. */
   | "BAD_STATUS"
   /** A 200 whose body is not the protocol's answer for the question asked. */

@@ -11,16 +11,18 @@
  *    rate is stored when it is final: published for the day itself, or the day is before
  *    today. A carried-forward answer for today (the day's publication may still come) is
  *    served but not stored, so the next lookup asks again.
- * 5. "No rate" answers are never stored: a currency the source learns later is found then.
+ * 5. "No rate" answers are never stored: a currency the source learns later is found then
+ *    (the source client remembers them in memory for SVC_FX_NO_RATE_TTL_MS, see frankfurter.ts).
  * Concurrent lookups of the same key (same store, same source) share one lookup.
  */
-import { parseRate, type Rate } from "../core/money/index.js";
+import { isCurrency, parseRate, type Rate } from "../core/money/index.js";
 import { readStoredRate, storeRate } from "../store/fx.js";
 import type { Queryable } from "../store/pool.js";
 import { isUtcDay, utcDayOf } from "./day.js";
 import { FxSourceError } from "./errors.js";
 import { createFrankfurterSource, type FxSource } from "./frankfurter.js";
 import type { FxSettings } from "./settings.js";
+import type { OutboundPolicy } from "../http/outbound-address.js";
 
 /** What a lookup needs besides the store: the source (null when not configured) and the time. */
 export interface FxContext {
@@ -31,7 +33,6 @@ export interface FxContext {
 /** A lookup's outcome. */
 export type RateLookup = { found: true; rate: string } | { found: false };
 
-const CURRENCY_RE = /^[A-Z]{3}$/;
 
 /**
  * Looks up a rate (see the module rules). `currency` and `reference` must be three upper-case
@@ -78,12 +79,13 @@ async function storedOrFetched(db: Queryable, source: FxSource, currency: string
 
 /**
  * The verify path's rate: units of `to` per one `from` on `day`, as an exact Rate, or
- * undefined when no rate is known: unusable codes or day, no rate for the day, or the source
+ * undefined when no rate is known: codes that are not ISO 4217 (the source is not asked) or an
+ * unusable day, no rate for the day, or the source
  * gave no usable answer (the engine then fails closed with CURRENCY_MISMATCH). Store errors
  * propagate.
  */
 export async function rateFor(db: Queryable, from: string, to: string, day: string, ctx: FxContext): Promise<Rate | undefined> {
-  if (!CURRENCY_RE.test(from) || !CURRENCY_RE.test(to) || !isUtcDay(day)) return undefined;
+  if (!isCurrency(from) || !isCurrency(to) || !isUtcDay(day)) return undefined;
   try {
     const r = await lookupRate(db, from, to, day, ctx);
     return r.found ? parseRate(r.rate) : undefined;
@@ -95,11 +97,14 @@ export async function rateFor(db: Queryable, from: string, to: string, day: stri
 
 const sources = new WeakMap<FxSettings, FxSource | null>();
 
-/** The one source of a settings object (null when SVC_FX_SOURCE_URL is unset or unusable). */
-export function fxSourceFor(settings: FxSettings): FxSource | null {
+/**
+ * The one source of a settings object (null when SVC_FX_SOURCE_URL is unset or unusable),
+ * reached under `policy` (the process's WRIT_OUTBOUND_* policy; the first call's is kept).
+ */
+export function fxSourceFor(settings: FxSettings, policy: OutboundPolicy): FxSource | null {
   let s = sources.get(settings);
   if (s === undefined) {
-    s = settings.sourceUrl === null ? null : createFrankfurterSource({ url: settings.sourceUrl, timeoutMs: settings.timeoutMs });
+    s = settings.sourceUrl === null ? null : createFrankfurterSource({ url: settings.sourceUrl, timeoutMs: settings.timeoutMs, noRateTtlMs: settings.noRateTtlMs, policy });
     sources.set(settings, s);
   }
   return s;

@@ -7,6 +7,11 @@
  *   Set but unusable: the same, plus a start-up problem.
  * - `SVC_FX_TIMEOUT_MS`: how long one source request may take, headers and body, integer
  *   1..60000, default 2000. Anything else: the default, plus a start-up problem.
+ * - `SVC_FX_NO_RATE_TTL_MS`: how long the source's "no rate" answer for one question
+ *   (currency, reference, day) is remembered in memory, so repeated questions the source
+ *   cannot answer do not reach it again; 0..86400000, default 600000 (10 minutes); 0: never.
+ *
+ * The source's address must also pass the outbound policy (WRIT_OUTBOUND_*, src/http).
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
 
@@ -16,7 +21,12 @@ export interface FxSettings {
   readonly sourceUrl: string | null;
   /** Source request timeout in milliseconds. */
   readonly timeoutMs: number;
+  /** How long a "no rate" answer is remembered (ms; 0: never). */
+  readonly noRateTtlMs: number;
 }
+
+/** Default of SVC_FX_NO_RATE_TTL_MS. */
+export const DEFAULT_FX_NO_RATE_TTL_MS = 600_000;
 
 /** Default of SVC_FX_TIMEOUT_MS. */
 export const DEFAULT_FX_TIMEOUT_MS = 2000;
@@ -38,10 +48,11 @@ function sourceUrl(raw: string | null, problems: string[]): string | null {
   return u.toString().replace(/\/+$/, "");
 }
 
-/** Reads SVC_FX_SOURCE_URL and SVC_FX_TIMEOUT_MS from `env`; problems go to `problems`. */
+/** Reads SVC_FX_SOURCE_URL, SVC_FX_TIMEOUT_MS and SVC_FX_NO_RATE_TTL_MS from `env`; problems go to `problems`. */
 export function loadFxSettings(env: Env, problems: string[]): FxSettings {
   return Object.freeze({
     sourceUrl: sourceUrl(envText(env, "SVC_FX_SOURCE_URL"), problems),
     timeoutMs: envInteger(env, "SVC_FX_TIMEOUT_MS", { min: 1, max: 60_000, dflt: DEFAULT_FX_TIMEOUT_MS }, problems),
+    noRateTtlMs: envInteger(env, "SVC_FX_NO_RATE_TTL_MS", { min: 0, max: 86_400_000, dflt: DEFAULT_FX_NO_RATE_TTL_MS }, problems),
   });
 }

@@ -1,25 +1,29 @@
 /**
  * An agent's standing: the facts an inquiry, the agent record and a report's score change are
- * made of — report counts, revocations, active authorizations — and the trust score computed
- * from them (src/core/registry/score.ts).
+ * made of — what the reports count for (organizations per effect, src/core/registry/
+ * reporters.ts), revocations, active authorizations — and the trust score computed from them
+ * (src/core/registry/score.ts).
  *
  * Revocations and active authorizations belong to the agreement/verify area: they are read
  * through the SQL functions `registry_revocation_count(agent_id)` and
  * `registry_active_authorizations(agent_id)` (migrations/0030_registry.sql), which answer 0
  * until that area's migration replaces them with counts over its own tables.
  */
-import { scoreAgent, type ReportCounts, type TrustScore } from "../core/registry/index.js";
+import { scoreAgent, type ReportCounts, type ReporterCounts, type TrustScore } from "../core/registry/index.js";
 import type { AgentRecord } from "./agents.js";
 import type { Queryable } from "./pool.js";
-import { reportCounts } from "./reports.js";
+import { reporterCounts } from "./reports.js";
 
 /** An agent's standing at one moment. */
 export interface AgentStanding {
   trust_score: TrustScore;
+  /** Organizations per report effect. */
   reports: ReportCounts;
+  /** Distinct organizations that reported on the agent. */
+  reporters: number;
   revocations: number;
   active_authorizations: number;
-  /** Count of fraud_incident reports. */
+  /** Distinct organizations that reported a fraud incident. */
   incidents: number;
 }
 
@@ -34,7 +38,7 @@ export async function agreementFacts(q: Queryable, agentId: string): Promise<{ r
 
 /** The standing of `agent` at `now` (queries run one after the other: `q` may be one client). */
 export async function agentStanding(q: Queryable, agent: AgentRecord, now: Date): Promise<AgentStanding> {
-  const reports = await reportCounts(q, agent.agent_id);
+  const reports = await reporterCounts(q, agent.agent_id);
   const facts = await agreementFacts(q, agent.agent_id);
   return standingFrom(agent, reports, facts, now);
 }
@@ -42,13 +46,13 @@ export async function agentStanding(q: Queryable, agent: AgentRecord, now: Date)
 /** The standing of `agent` from already-read counts. */
 export function standingFrom(
   agent: AgentRecord,
-  reports: ReportCounts,
+  reports: ReporterCounts,
   facts: { revocations: number; active_authorizations: number },
   now: Date,
 ): AgentStanding {
   const trust_score = scoreAgent(
-    { verification_level: agent.verification_level, registered_at: agent.registered_at, reports, revocations: facts.revocations },
+    { verification_level: agent.verification_level, registered_at: agent.registered_at, reports: reports.counts, reporters: reports.reporters, revocations: facts.revocations },
     now,
   );
-  return { trust_score, reports, ...facts, incidents: reports.fraud_incident ?? 0 };
+  return { trust_score, reports: reports.counts, reporters: reports.reporters, ...facts, incidents: reports.incidentReporters };
 }

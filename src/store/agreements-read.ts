@@ -12,6 +12,7 @@ import type { AgreementStatus, IntentAgreement, LedgerEntry } from "../core/agre
 import type { HashString } from "../core/canonical/index.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
+import type { PoolClient } from "pg";
 import type { Queryable } from "./pool.js";
 
 /** Most candidates `loadActiveForAgent` returns by default. */
@@ -47,7 +48,15 @@ export interface ActiveAgreementRow {
   /** Present when records were asked for. */
   record?: AgreementRecord;
   delegation?: CandidateDelegation;
+  /**
+   * Set when the row holds the ledger of a recorded mandate (`agreements.evidence`): the
+   * delegation is the evidence, and the action is evaluated against it alone.
+   */
+  evidence?: AgreementEvidence;
 }
+
+/** What an agreement row written by the service stands for (migrations/0130_mandates.sql). */
+export type AgreementEvidence = "ap2_open_payment_mandate";
 
 /** A candidate row as the candidate SQL returns it (`activeCandidatesSql`, `toActiveAgreementRow`). */
 export interface ActiveCandidateRow {
@@ -66,6 +75,7 @@ export interface ActiveCandidateRow {
   delegation_currency: string | null;
   delegation_spent: string | null;
   delegation_mixed: boolean | null;
+  evidence: AgreementEvidence | null;
 }
 
 /**
@@ -76,7 +86,7 @@ export interface ActiveCandidateRow {
  */
 export function activeCandidatesSql(opts: { records: boolean; agentExpr: string; limitExpr: string }): string {
   const records = opts.records;
-  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head,
+  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
@@ -113,6 +123,7 @@ export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow 
     spent: new Map(Object.entries(r.spent).map(([k, v]) => [k, BigInt(v)])),
   };
   if (r.record !== undefined) out.record = r.record;
+  if (r.evidence !== null) out.evidence = r.evidence;
   if (r.delegation_id !== null) {
     const d: CandidateDelegation = {
       delegationId: r.delegation_id,
@@ -171,6 +182,32 @@ export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { 
     ...(r.ledger_head !== null ? { ledger_head: r.ledger_head } : {}),
     ledger_as_of: opts.asOf ?? r.read_at.toISOString(),
   };
+}
+
+/**
+ * The stored record of agreement `id` (without its ledger), its row locked FOR SHARE until the
+ * caller's transaction ends (no amendment can commit meanwhile), or undefined.
+ */
+export async function lockAgreementRecord(client: PoolClient, id: string): Promise<AgreementRecord | undefined> {
+  const { rows } = await client.query<{ record: AgreementRecord }>("SELECT record FROM agreements WHERE agreement_id = $1 FOR SHARE", [id]);
+  return rows[0]?.record;
+}
+
+/** Most agreements `agreementsAcknowledgedBy` returns. */
+export const MAX_ACKNOWLEDGED = 20;
+
+/**
+ * Up to MAX_ACKNOWLEDGED stored records of agent `agentId`'s agreements (any status) holding an
+ * acknowledgement whose `id` is `partyId`; the caller verifies those acknowledgements
+ * (`paymentParties`, src/core/agreement/parties.ts).
+ */
+export async function agreementsAcknowledgedBy(q: Queryable, agentId: string, partyId: string): Promise<AgreementRecord[]> {
+  const { rows } = await q.query<{ record: AgreementRecord }>(
+    `SELECT record FROM agreements WHERE agent_id = $1 AND record->'acknowledgements' @> jsonb_build_array(jsonb_build_object('id', $2::text))
+     ORDER BY agreement_id LIMIT ${MAX_ACKNOWLEDGED}`,
+    [agentId, partyId],
+  );
+  return rows.map((r) => r.record);
 }
 
 /** Every revoked agreement id: revoked here, or named by a pushed principal revocation. */

@@ -75,6 +75,7 @@ interface StoredRow {
   delegation_id: string | null;
   org_id: string | null;
   agent_id: string;
+  evidence: string | null;
 }
 
 /** Splits an agreement into the stored record and its ledger. */
@@ -91,7 +92,7 @@ function checked(agreement: IntentAgreement): IntentAgreement {
 
 async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined> {
   const { rows } = await q.query<StoredRow>(
-    `SELECT revision::text AS revision, record, revoked_at, ledger_sequence, ledger_head, delegation_id, org_id, agent_id
+    `SELECT revision::text AS revision, record, revoked_at, ledger_sequence, ledger_head, delegation_id, org_id, agent_id, evidence
      FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
     [id],
   );
@@ -115,6 +116,9 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
   let stored = await lockRow(q, id);
+  if (stored?.evidence != null) {
+    throw new RecordStoreError("RECORD_INVALID", `agreement ${id} holds the ledger of a recorded payment mandate; it cannot be replaced by a declared agreement`);
+  }
   const selfRevokes = record.status === "revoked" && stored?.revoked_at == null;
   const delegationId = opts.delegationId !== undefined ? opts.delegationId : (stored?.delegation_id ?? null);
   const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
@@ -142,7 +146,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     if (ins.rows[0]) {
       created = changed = true;
       revision = Number(ins.rows[0].revision);
-      stored = { revision: ins.rows[0].revision, record, revoked_at: null, ledger_sequence: 0, ledger_head: null, delegation_id: delegationId, org_id: orgId, agent_id: agentId };
+      stored = { revision: ins.rows[0].revision, record, revoked_at: null, ledger_sequence: 0, ledger_head: null, delegation_id: delegationId, org_id: orgId, agent_id: agentId, evidence: null };
     } else {
       // Inserted concurrently: update it like any stored row.
       return upsertAgreement(q, agreement, opts);

@@ -47,6 +47,12 @@ export interface UpsertDelegationOptions {
   orgId?: string | null;
   /** Time of a revocation this upsert causes (default: now). */
   at?: Date;
+  /**
+   * Set only by `recordMandate` (./mandates.ts): the delegation a verified payment mandate
+   * became. Without it, the id of a recorded mandate is refused (RECORD_INVALID), so a declared
+   * record can never replace one.
+   */
+  recordsMandate?: boolean;
 }
 
 /** What `upsertDelegation` did. */
@@ -105,6 +111,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     [id],
   );
   const stored = rows[0];
+  if (stored && !opts.recordsMandate && (await q.query("SELECT 1 FROM mandates WHERE delegation_id = $1", [id])).rows.length > 0) {
+    throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
+  }
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
     "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE delegation_id = ANY($1::text[]) ORDER BY revoked_at, (delegation_id = root_id) DESC, delegation_id LIMIT 1",
     [[id, ...chainIds]],

@@ -100,6 +100,12 @@ export async function listKeys(q: Queryable, orgId: string): Promise<ApiKeyRecor
   return rows.map(toRecord);
 }
 
+/** Key `keyId` of `orgId` (never the token), or undefined. */
+export async function getKey(q: Queryable, orgId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM api_keys WHERE org_id = $1 AND key_id = $2`, [orgId, keyId]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
 /**
  * Revokes key `keyId` of `orgId` at `now` (a key already revoked keeps its first revocation
  * time). Undefined when the organization has no such key.

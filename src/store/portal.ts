@@ -76,3 +76,15 @@ export async function redeemSignInToken(db: Queryable, r: RedeemSignInToken): Pr
   );
   return rows[0]?.principal_id ?? null;
 }
+
+/**
+ * Registers `email` as the sign-in address of the known principal `principalId` (the demo
+ * seeding's public demo principal, docs/demo.md), so that a sign-in link for that address
+ * signs in as that principal. Idempotent; when the id or the address is already taken, nothing
+ * changes and the answer says which principal the address signs in as (null: none).
+ */
+export async function registerPrincipalEmail(db: Queryable, principalId: string, email: string): Promise<string | null> {
+  await db.query("INSERT INTO portal_principals (principal_id, email) VALUES ($1, $2) ON CONFLICT DO NOTHING", [principalId, email]);
+  const { rows } = await db.query<{ principal_id: string }>("SELECT principal_id FROM portal_principals WHERE email = $1", [email]);
+  return rows[0]?.principal_id ?? null;
+}

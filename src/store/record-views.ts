@@ -97,19 +97,54 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     agreement_id: string; org_id: string | null; agent_id: string; delegation_id: string | null; status: string; revoked_at: Date | null;
     revoked_reason: string | null; revoked_by: string | null; pushed: boolean; ledger_sequence: number; ledger_head: HashString | null;
     record: AgreementRecord; operator_org_id: string | null; principal_id: string | null;
+    d_revoked_at: Date | null; d_revoked_reason: string | null; d_revoked_by: string | null;
   }>(
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, a.ledger_sequence, a.ledger_head, a.record,
-            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS}
-     FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id WHERE a.agreement_id = $1`,
+            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
+            d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
+     FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+     WHERE a.agreement_id = $1`,
     [id],
   );
   const r = rows[0];
   if (!r) return undefined;
   return {
-    agreementId: r.agreement_id, orgId: r.org_id, agentId: r.agent_id, delegationId: r.delegation_id, status: r.revoked_at || r.pushed ? "revoked" : r.status,
-    revocation: revocation(r.revoked_at, r.revoked_reason, r.revoked_by), pushedRevocation: r.pushed, ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
+    // Revoked through its delegation too: that is what verify enforces (DELEGATION_REVOKED).
+    agreementId: r.agreement_id, orgId: r.org_id, agentId: r.agent_id, delegationId: r.delegation_id,
+    status: r.revoked_at || r.pushed || r.d_revoked_at ? "revoked" : r.status,
+    revocation:
+      revocation(r.revoked_at, r.revoked_reason, r.revoked_by) ??
+      revocation(r.d_revoked_at, r.d_revoked_at ? `delegation ${r.delegation_id ?? ""} is revoked: ${r.d_revoked_reason ?? ""}` : null, r.d_revoked_by), pushedRevocation: r.pushed, ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
     record: r.record, operatorOrgId: r.operator_org_id, principalId: r.principal_id,
   };
+}
+
+/** An agent as its principal sees it in the portal (never its operator's org id or key). */
+export interface PrincipalAgent {
+  agent_id: string;
+  status: string;
+  verification_level: string;
+  fingerprint: HashString;
+  registered_at: string;
+}
+
+/** The agents registered with principal `principalId`, oldest registration first, at most `limit`. */
+export async function agentsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<PrincipalAgent[]> {
+  const { rows } = await q.query<Omit<PrincipalAgent, "registered_at"> & { registered_at: Date }>(
+    `SELECT agent_id, status, verification_level, fingerprint, registered_at FROM agents
+     WHERE principal_id = $1 ORDER BY registered_at, agent_id LIMIT $2`,
+    [principalId, limit],
+  );
+  return rows.map((r) => ({ ...r, registered_at: r.registered_at.toISOString() }));
+}
+
+/** The delegations of every agent registered with principal `principalId`, newest grant first, at most `limit`. */
+export async function delegationsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<DelegationView[]> {
+  const { rows } = await q.query<DelegationRow>(
+    `${DELEGATION_SQL} WHERE g.principal_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`,
+    [principalId, limit],
+  );
+  return rows.map(toDelegation);
 }
 
 /** Agreements whose agent is registered with principal `principalId` (the portal's list), newest first, at most `limit`. */

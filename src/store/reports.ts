@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { HashString } from "../core/canonical/index.js";
-import { formatId, ID_RANDOM_BYTES, utcDay, type ReportCounts, type ReportKind } from "../core/registry/index.js";
+import { countReporters, formatId, ID_RANDOM_BYTES, utcDay, type ReporterCounts, type ReportKind } from "../core/registry/index.js";
 import type { Queryable } from "./pool.js";
 
 /** A report to file. */
@@ -69,21 +69,18 @@ export async function fileReport(q: Queryable, input: ReportInput, cap: number, 
   };
 }
 
-/** Counts of the reports filed on `agentId`, by kind. */
-export async function reportCounts(q: Queryable, agentId: string): Promise<ReportCounts> {
-  const { rows } = await q.query<{ kind: ReportKind; n: string }>(
-    "SELECT kind, count(*) AS n FROM reports WHERE agent_id = $1 GROUP BY kind",
+/** The report kinds each organization has filed on `agentId`, by organization id. */
+export async function reportKindsByOrg(q: Queryable, agentId: string): Promise<Map<string, ReportKind[]>> {
+  const { rows } = await q.query<{ org_id: string; kinds: ReportKind[] }>(
+    "SELECT org_id, array_agg(DISTINCT kind) AS kinds FROM reports WHERE agent_id = $1 GROUP BY org_id",
     [agentId],
   );
-  const out: Partial<Record<ReportKind, number>> = {};
-  for (const r of rows) out[r.kind] = Number(r.n);
-  return out;
+  return new Map(rows.map((r) => [r.org_id, r.kinds]));
 }
 
-/** True when organization `orgId` has filed at least one report on `agentId`. */
-export async function isContributor(q: Queryable, orgId: string, agentId: string): Promise<boolean> {
-  const { rows } = await q.query("SELECT 1 FROM reports WHERE org_id = $1 AND agent_id = $2 LIMIT 1", [orgId, agentId]);
-  return rows.length > 0;
+/** What the reports on `agentId` count for: organizations per effect (src/core/registry/reporters.ts). */
+export async function reporterCounts(q: Queryable, agentId: string): Promise<ReporterCounts> {
+  return countReporters((await reportKindsByOrg(q, agentId)).values());
 }
 
 /** The evidence hashes of the `limit` most recent reports on `agentId` (any reporter), newest first. */

@@ -3,9 +3,11 @@
  * with a gapless `sequence` (1, 2, 3, ... in commit order) and `revocation_id =
  * hashOf(revocation)`.
  *
- * Promise: `recordRevocation` stores a revocation, appends it to the transparency log and
- * announces it with NOTIFY on `writ_revocations`, all in ONE transaction; a revocation whose id
- * is already stored changes nothing. Sequences are assigned under a transaction-level advisory
+ * Promise: `recordRevocation` checks a new revocation with the caller's `check` (which reads
+ * the stored agreement in the same transaction, docs/verify.md "Revocation pushes"), stores
+ * it, appends it to the transparency log and announces it with NOTIFY on `writ_revocations`,
+ * all in ONE transaction; a revocation whose id is already stored changes nothing, and one the
+ * check refuses (it throws) stores nothing. Sequences are assigned under a transaction-level advisory
  * lock, so they become visible in order and a follower resuming with `after=<sequence>` never
  * skips a row that commits later.
  */
@@ -41,6 +43,9 @@ export type RecordOutcome =
 /** Work done in the storing transaction after the row is inserted (the log append). */
 export type AfterInsert = (client: PoolClient, stored: StoredRevocation) => Promise<void>;
 
+/** Checks a new revocation in the storing transaction before it is inserted; throws to refuse it. */
+export type BeforeInsert = (client: PoolClient) => Promise<void>;
+
 /** Largest page of the pull list. */
 export const MAX_PAGE = 1000;
 
@@ -61,7 +66,7 @@ function toStored(r: Row): StoredRevocation {
 }
 
 /** Stores, logs and announces one revocation (see the module comment). */
-export async function recordRevocation(pool: Pool, input: RevocationInput, afterInsert: AfterInsert): Promise<RecordOutcome> {
+export async function recordRevocation(pool: Pool, input: RevocationInput, check: BeforeInsert, afterInsert: AfterInsert): Promise<RecordOutcome> {
   return withTransaction(pool, async (client) => {
     await client.query(XACT_LOCK_SQL, [WRIT_LOCK_NAMESPACE, LOCK_IDS.revocations]);
     const existing = await client.query<{ sequence: string }>("SELECT sequence FROM revocations WHERE revocation_id = $1", [
@@ -69,6 +74,7 @@ export async function recordRevocation(pool: Pool, input: RevocationInput, after
     ]);
     const prior = existing.rows[0];
     if (prior) return { stored: false, revocation_id: input.revocationId, sequence: Number(prior.sequence) };
+    await check(client);
     const { rows } = await client.query<Row>(
       `INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at)
        SELECT coalesce(max(sequence), 0) + 1, $1, $2, $3, $4, $5 FROM revocations

@@ -3,14 +3,16 @@
  * the fan-out of one alert to every active subscription of an agent.
  *
  * Promise: one organization holds at most one active subscription per (agent, webhook URL): a
- * repeat returns the existing one. `alertSubscribers` enqueues, in the caller's transaction,
+ * repeat returns the existing one; `subscribeWithinCap` also holds it to a number of active
+ * subscriptions (BUR_MAX_SUBSCRIPTIONS_PER_ORG). `alertSubscribers` enqueues, in the caller's transaction,
  * one outbox row per active subscription for ONE event (one `event_id`), through
  * `enqueueAlert` (./webhook-outbox.ts); the alert is therefore sent only if the caller commits.
  */
 import { randomBytes } from "node:crypto";
 import { formatId, ID_RANDOM_BYTES } from "../core/registry/index.js";
 import type { Alert } from "../core/alerts/alert.js";
-import type { Queryable } from "./pool.js";
+import type { Pool } from "pg";
+import { withTransaction, type Queryable } from "./pool.js";
 import { enqueueAlert } from "./webhook-outbox.js";
 
 /** A subscription. */
@@ -63,6 +65,33 @@ export async function createSubscription(
   // The conflicting row was deactivated between the two statements: try once more.
   if (!row) return createSubscription(q, input, now);
   return { subscription: toSubscription(row), created: false };
+}
+
+/** What `subscribeWithinCap` did. */
+export type CappedSubscribe = { ok: true; subscription: Subscription; created: boolean } | { ok: false; cap: number };
+
+/**
+ * `createSubscription` under a cap of `cap` active subscriptions per organization: the
+ * organization's row is locked, so concurrent requests cannot pass the cap together. A repeat
+ * of an active subscription is answered as before (never refused); a new one past the cap is
+ * `{ok: false}` and nothing is written.
+ */
+export async function subscribeWithinCap(
+  pool: Pool,
+  input: { org_id: string; agent_id: string; webhook_url: string },
+  now: Date,
+  cap: number,
+): Promise<CappedSubscribe> {
+  return withTransaction(pool, async (client) => {
+    await client.query("SELECT 1 FROM orgs WHERE org_id = $1 FOR UPDATE", [input.org_id]);
+    const { rows } = await client.query<{ n: number; same: boolean }>(
+      "SELECT count(*)::int AS n, bool_or(agent_id = $2 AND webhook_url = $3) AS same FROM subscriptions WHERE org_id = $1 AND active",
+      [input.org_id, input.agent_id, input.webhook_url],
+    );
+    const r = rows[0];
+    if (r && !r.same && r.n >= cap) return { ok: false, cap };
+    return { ok: true, ...(await createSubscription(client, input, now)) };
+  });
 }
 
 /** The active subscriptions of organization `orgId`, oldest first. */

@@ -56,29 +56,54 @@ export async function enqueueAlert(client: Queryable, target: AlertTarget, alert
 export interface ClaimedDelivery {
   id: string;
   webhookUrl: string;
+  /** The URL's `host[:port]`: what per-destination limits count. */
+  destination: string;
   eventId: string;
   payload: AlertPayload;
   /** The number of this attempt (1 for the first). */
   attempt: number;
 }
 
-/** Claims up to `limit` due rows, leasing each for `leaseMs`. */
-export async function claimDue(pool: Pool, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+/** Options of `claimDue`. */
+export interface ClaimOptions {
+  /** Destinations (`host[:port]`) not to claim for now: their in-flight limit is reached. */
+  skipDestinations?: readonly string[];
+  /** How many of the earliest due rows are looked at (default 20 x `limit`). */
+  window?: number;
+}
+
+/** A stored URL's destination, `host[:port]` (stored URLs are normalized: `scheme://host[:port]/...`). */
+const DESTINATION = "split_part(webhook_url, '/', 3)";
+
+/**
+ * Claims up to `limit` due rows, leasing each for `leaseMs`: at most ONE row per destination
+ * per call and none for `skipDestinations`, earliest due first, so one destination with many
+ * due rows never fills a batch.
+ */
+export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const { rows } = await pool.query<{ id: string; webhook_url: string; event_id: string; payload: AlertPayload; attempts: number }>(
-    `WITH due AS (
-       SELECT id FROM webhook_outbox
+  const { rows } = await pool.query<{ id: string; webhook_url: string; destination: string; event_id: string; payload: AlertPayload; attempts: number }>(
+    `WITH candidates AS (
+       SELECT id, next_attempt_at, ${DESTINATION} AS destination FROM webhook_outbox
         WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
+          AND ${DESTINATION} <> ALL($3::text[])
         ORDER BY next_attempt_at
+        LIMIT $4::int),
+     firsts AS (
+       SELECT DISTINCT ON (destination) id, next_attempt_at FROM candidates ORDER BY destination, next_attempt_at),
+     due AS (
+       SELECT o.id FROM webhook_outbox o JOIN firsts f ON f.id = o.id
+        WHERE o.next_attempt_at IS NOT NULL AND o.next_attempt_at <= now()
+        ORDER BY f.next_attempt_at
         LIMIT $1::int
-        FOR UPDATE SKIP LOCKED)
+        FOR UPDATE OF o SKIP LOCKED)
      UPDATE webhook_outbox o
         SET attempts = o.attempts + 1, next_attempt_at = now() + $2::double precision * interval '1 millisecond'
        FROM due WHERE o.id = due.id
-     RETURNING o.id::text AS id, o.webhook_url, o.event_id, o.payload, o.attempts`,
-    [limit, leaseMs],
+     RETURNING o.id::text AS id, o.webhook_url, split_part(o.webhook_url, '/', 3) AS destination, o.event_id, o.payload, o.attempts`,
+    [limit, leaseMs, opts.skipDestinations ?? [], opts.window ?? limit * 20],
   );
-  return rows.map((r) => ({ id: r.id, webhookUrl: r.webhook_url, eventId: r.event_id, payload: r.payload, attempt: r.attempts }));
+  return rows.map((r) => ({ id: r.id, webhookUrl: r.webhook_url, destination: r.destination, eventId: r.event_id, payload: r.payload, attempt: r.attempts }));
 }
 
 /** Records a successful attempt. Returns false when the claim was no longer current. */

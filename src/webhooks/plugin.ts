@@ -4,7 +4,8 @@
  *
  * Promise: a worker runs only when the app has a database, the log signing key is loaded and
  * BUR_WEBHOOK_WORKER is not 0; it waits for the schema (`schemaReady`) and counts on the app's
- * metrics registry. Without a worker, alerts stay in the outbox until one runs.
+ * metrics registry; deliveries go only where the outbound policy (WRIT_OUTBOUND_*) allows.
+ * Without a worker, alerts stay in the outbox until one runs.
  */
 import fp from "fastify-plugin";
 import { startDeliveryWorker, type DeliveryWorker } from "./worker.js";
@@ -20,6 +21,9 @@ export default fp(
       }
       worker = startDeliveryWorker(app.pool, app.logSigner, {
         timeoutMs: s.timeoutMs,
+        connectTimeoutMs: s.connectTimeoutMs,
+        perDestination: s.destinationConcurrency,
+        policy: app.settings.outbound,
         retry: { minMs: s.backoffMinMs, maxMs: s.backoffMaxMs, maxAttempts: s.maxAttempts },
         concurrency: s.concurrency,
         pollIntervalMs: s.pollMs,

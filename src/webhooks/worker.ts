@@ -8,7 +8,17 @@
  * - It never slows the API: it runs beside request handling, holds no database connection while
  *   a request is out (rows are leased, then the connection is returned), keeps at most
  *   `concurrency` requests in flight, and every request ends within `timeoutMs`.
+ * - Fair: at most `perDestination` requests are in flight to one destination (`host[:port]`),
+ *   a claim takes at most one row per destination and none of a destination at its limit, and
+ *   every delivery runs on its own (nothing waits for a batch). A slow or silent receiver
+ *   therefore holds at most `perDestination` of the `concurrency` slots, each for at most
+ *   `timeoutMs` (`connectTimeoutMs` when it does not even accept), and never delays another
+ *   destination while fewer than `concurrency / perDestination` destinations are stuck.
+ * - Deliveries go only where the outbound policy allows (`policy`; src/http/outbound.ts); a
+ *   refused destination is a failed attempt (retried, then failed for good) naming the reason.
  * - Several workers (in one process or many) share the table safely (`FOR UPDATE SKIP LOCKED`).
+ * - Each round first expands pending alert fan-outs (src/store/alert-fanout.ts) that their
+ *   writer did not expand after commit, so such an alert is delivered all the same.
  * - New rows go out promptly (LISTEN `writ_webhooks`), due retries when their time comes (a local
  *   timer), and anything else within `pollIntervalMs` (the poll is the durable path).
  * - `stop()` aborts requests in flight, gives their rows back (due now, the interrupted attempt
@@ -17,11 +27,14 @@
 import type { Pool, ClientConfig } from "pg";
 import type { Registry } from "prom-client";
 import type { Signer } from "../core/jose/index.js";
+import { STRICT_OUTBOUND, type OutboundPolicy } from "../http/outbound-address.js";
+import type { OutboundDeps } from "../http/outbound.js";
 import { signAlert } from "../core/alerts/alert.js";
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backoff.js";
 import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
 import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "../store/webhook-outbox.js";
+import { expandFanouts } from "../store/alert-fanout.js";
 import { listenForWakeups, type Wakeup } from "../store/webhook-wakeup.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
@@ -34,9 +47,17 @@ export interface WorkerLog {
 export interface DeliveryWorkerOptions {
   /** Per-request time limit (default 5000 ms). */
   timeoutMs?: number;
+  /** Time limit of connecting (default 2000 ms, at most `timeoutMs`). */
+  connectTimeoutMs?: number;
+  /** Largest number of requests in flight to one destination `host[:port]` (default 2). */
+  perDestination?: number;
+  /** Where deliveries may go (default: public addresses only). */
+  policy?: OutboundPolicy;
+  /** The resolver and socket opener of deliveries (tests). */
+  net?: OutboundDeps;
   /** Retry schedule (default 1 s doubling to 10 min, 12 attempts). */
   retry?: Partial<RetryPolicy>;
-  /** Largest number of requests in flight (default 8). */
+  /** Largest number of requests in flight (default 64). */
   concurrency?: number;
   /** Largest number of rows claimed per query (default 10). */
   batchSize?: number;
@@ -70,12 +91,17 @@ function positive(v: number | undefined, fallback: number): number {
 /** Starts a delivery worker on `pool`, signing with `signer` (the log key). */
 export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
   const timeoutMs = positive(opts.timeoutMs, 5000);
-  const policy: RetryPolicy = {
+  const retry: RetryPolicy = {
     minMs: positive(opts.retry?.minMs, DEFAULT_RETRY_POLICY.minMs),
     maxMs: positive(opts.retry?.maxMs, DEFAULT_RETRY_POLICY.maxMs),
     maxAttempts: positive(opts.retry?.maxAttempts, DEFAULT_RETRY_POLICY.maxAttempts),
   };
-  const concurrency = Math.floor(positive(opts.concurrency, 8));
+  const connectTimeoutMs = Math.min(positive(opts.connectTimeoutMs, 2000), timeoutMs);
+  const concurrency = Math.floor(positive(opts.concurrency, 64));
+  const perDestination = Math.floor(positive(opts.perDestination, 2));
+  const outbound = opts.policy ?? STRICT_OUTBOUND;
+  /** Requests in flight per destination. */
+  const busy = new Map<string, number>();
   const batchSize = Math.floor(positive(opts.batchSize, 10));
   // A claimed row is not due again before the attempt must have ended.
   const leaseMs = 2 * timeoutMs + 10_000;
@@ -104,7 +130,17 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   };
 
   const finish = async (d: ClaimedDelivery, body: string) => {
-    const r = await deliverOnce({ url: d.webhookUrl, body, eventId: d.eventId, attempt: d.attempt, timeoutMs, signal: shutdown.signal });
+    const r = await deliverOnce({
+      url: d.webhookUrl,
+      body,
+      eventId: d.eventId,
+      attempt: d.attempt,
+      timeoutMs,
+      connectTimeoutMs,
+      policy: outbound,
+      signal: shutdown.signal,
+      ...(opts.net ? { net: opts.net } : {}),
+    });
     if (r.ok) {
       await finishDelivered(pool, d);
       counter.inc({ result: "delivered" });
@@ -115,7 +151,7 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       await releaseClaim(pool, d);
       return;
     }
-    const retryIn = nextRetryDelay(d.attempt, policy, opts.random);
+    const retryIn = nextRetryDelay(d.attempt, retry, opts.random);
     await finishFailed(pool, d, r.error, retryIn);
     counter.inc({ result: retryIn === null ? "failed" : "retry" });
     if (retryIn === null) log.warn({ event_id: d.eventId, attempts: d.attempt, error: r.error }, "webhook delivery failed for good");
@@ -126,6 +162,7 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   };
 
   const start = (d: ClaimedDelivery) => {
+    busy.set(d.destination, (busy.get(d.destination) ?? 0) + 1);
     const p = (async () => {
       if (stopped) return releaseClaim(pool, d).then(() => {});
       const body = JSON.stringify(await signAlert(d.payload, signer));
@@ -134,20 +171,31 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       .catch((err: unknown) => log.warn({ err, event_id: d.eventId }, "webhook delivery bookkeeping failed; the lease will expire"))
       .finally(() => {
         inFlight.delete(p);
+        const left = (busy.get(d.destination) ?? 1) - 1;
+        if (left > 0) busy.set(d.destination, left);
+        else busy.delete(d.destination);
         tick();
       });
     inFlight.add(p);
   };
 
   const claimLoop = async () => {
+    if (opts.isReady && !opts.isReady()) return;
+    // Fan-outs whose writer did not expand them (it died after commit) become outbox rows here,
+    // on a wake-up or a poll (not after every finished delivery).
+    if (fanoutsDue) {
+      fanoutsDue = false;
+      for (let full = true; full && !stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
+    }
     do {
       again = false;
       if (opts.isReady && !opts.isReady()) return;
       const want = Math.min(concurrency - inFlight.size, batchSize);
       if (want <= 0) return;
-      const claimed = await claimDue(pool, want, leaseMs);
+      const skipDestinations = [...busy].filter(([, n]) => n >= perDestination).map(([dest]) => dest);
+      const claimed = await claimDue(pool, want, leaseMs, { skipDestinations });
       for (const d of claimed) start(d);
-      if (claimed.length === want) again = true;
+      if (claimed.length > 0) again = true;
     } while (again && !stopped);
   };
 
@@ -176,11 +224,17 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       });
   }
 
-  const poll = setInterval(tick, positive(opts.pollIntervalMs, 1000));
+  /** Set by a wake-up or a poll: pending fan-outs are looked for in the next round. */
+  let fanoutsDue = true;
+  const wake = () => {
+    fanoutsDue = true;
+    tick();
+  };
+  const poll = setInterval(wake, positive(opts.pollIntervalMs, 1000));
   poll.unref();
   const listen = opts.listen === false ? null : (opts.listen ?? (pool as Pool & { options?: ClientConfig }).options ?? null);
   const wakeup: Wakeup | null = listen
-    ? listenForWakeups({ connection: listen, onWake: tick, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
+    ? listenForWakeups({ connection: listen, onWake: wake, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
     : null;
   tick();
 

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
+import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
 import { freePort } from "../../src/dev/free-port.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";

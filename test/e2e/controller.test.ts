@@ -14,7 +14,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
+import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
 import type { Org } from "../../src/store/orgs.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";

@@ -8,7 +8,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { SAMPLE_NAMES, buildSamples } from "../../hack/samples/manifests.js";
+import { SAMPLE_NAMES, buildSamples } from "../../src/core/samples/index.js";
 import { verifyMandate, type IntentAgreement } from "../../src/core/agreement/index.js";
 import { agreementFromSpec } from "../../src/core/crd/index.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
@@ -178,6 +178,17 @@ describe("Writ CRDs on a real API server", () => {
     expect(r.code, r.stdout).not.toBe(0);
     expect(r.stderr).toMatch(/is invalid/);
     expect(r.stderr).toMatch(field);
+  });
+
+  it("accepts the mandate form of a Delegation (mandate and agent only); refuses it without agent or sdJwt", async () => {
+    const mandated = (spec: Record<string, unknown>) => stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "mandated" }, spec });
+    ok(await kubectl(["create", "--dry-run=server", "--validate=false", "-f", "-"], mandated({ mandate: { sdJwt: "eyJ.eyJ.sig~WyJ~eyJ.eyJ.sig", nonce: "nonce-1" }, agent: { agent_id: "agent_test" } })));
+    const noAgent = await kubectl(["create", "--dry-run=server", "--validate=false", "-f", "-"], mandated({ mandate: { sdJwt: "x~y" } }));
+    expect(noAgent.code).not.toBe(0);
+    expect(noAgent.stderr).toMatch(/is invalid/);
+    const noToken = await kubectl(["create", "--dry-run=server", "--validate=false", "-f", "-"], mandated({ mandate: {}, agent: { agent_id: "agent_test" } }));
+    expect(noToken.code).not.toBe(0);
+    expect(noToken.stderr).toContain("spec.mandate.sdJwt: Required value");
   });
 
   it("refuses an IntentAgreement without delegationRef and a Subscription to a plain-http URL", async () => {

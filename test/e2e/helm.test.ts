@@ -64,6 +64,7 @@ const ALL_ON = {
   serviceMonitor: { enabled: true, interval: "15s", scrapeTimeout: "5s", labels: { release: "prometheus" } },
   prometheusRule: { enabled: true, labels: { release: "prometheus" }, for: "5m", thresholds: { denyRatio: 0.4, revocationLagSeconds: 0.5 } },
   admissionWebhook: { failurePolicy: "Ignore", timeoutSeconds: 5, certificate: { source: "cert-manager" } },
+  grafanaDashboard: { enabled: true, annotations: { grafana_folder: "Writ" } },
 };
 
 interface K8sObject {
@@ -328,6 +329,11 @@ describe("the Helm chart", () => {
     expect(alerts.map((a) => a.expr).join("\n")).toMatch(/writ_verdicts_total.*verdict="DENY".*\n.*> 0\.4/);
     expect(alerts.map((a) => a.expr).join("\n")).toContain("writ_revocation_lag_seconds_bucket");
     expect(alerts.map((a) => a.expr).join("\n")).toContain("controller_runtime_reconcile_errors_total");
+    // The Grafana dashboard, for the sidecar: its label, and the chart's dashboards/writ.json as it is.
+    const dashboard = find<K8sObject & { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; data: Record<string, string> }>(objs, "ConfigMap", "writ-grafana-dashboard");
+    expect(dashboard.metadata.labels.grafana_dashboard).toBe("1");
+    expect(dashboard.metadata.annotations).toEqual({ grafana_folder: "Writ" });
+    expect(JSON.parse(dashboard.data["writ.json"] ?? "")).toEqual(JSON.parse(readFileSync(join(CHART, "dashboards", "writ.json"), "utf8")));
   });
 
   it("renders the admission webhooks: a Service on every controller replica, a generated CA that signs the serving certificate, failurePolicy Fail", async () => {

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
+import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, kubeconfigFor, startEnvtest, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";

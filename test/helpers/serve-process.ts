@@ -51,7 +51,7 @@ const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Spawns `writ serve` and waits until it answers /healthz. */
 export async function startServeProcess(opts: ServeProcessOptions = {}): Promise<ServeProcess> {
   const port = opts.port ?? (await freePort());
-  const env: Record<string, string> = { LOG_LEVEL: "info", ...opts.env, PORT: String(port), HOST: "127.0.0.1" };
+  const env: Record<string, string> = { LOG_LEVEL: "info", WRIT_OUTBOUND_ALLOW_LOOPBACK: "1", ...opts.env, PORT: String(port), HOST: "127.0.0.1" };
   for (const k of ["PATH", "HOME", "TMPDIR"]) {
     const v = process.env[k];
     if (v !== undefined && env[k] === undefined) env[k] = v;

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agreementGroup } from "../../src/cli/agreement/index.js";
 import { logGroup } from "../../src/cli/log/index.js";
 import { inquireVerb } from "../../src/cli/verbs/inquire.js";
+import { parse } from "yaml";
+import type { IntentAgreement } from "../../src/core/agreement/index.js";
+import { agreementFromSpec } from "../../src/core/crd/index.js";
 import { signerFromSeed } from "../../src/core/jose/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
 import { startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
 import { runVerb } from "../unit/cli/capture.js";
 import { keyFiles, tempDir, writeDoc } from "../unit/cli/fixtures.js";
@@ -60,6 +64,9 @@ describe("writ agreement revoke --push against the real push endpoint", () => {
     expect(signed.code).toBe(0);
     const path = join(dir, "signed.yaml");
     writeFileSync(path, signed.out);
+    // The service accepts a principal's revocation only of an agreement it holds: store it, as the controller would.
+    const record = agreementFromSpec((parse(signed.out) as { spec: unknown }).spec).record as unknown as IntentAgreement;
+    await upsertAgreement(w.db.pool, { ...record, ledger: [], ledger_sequence: 0, ledger_as_of: new Date().toISOString() });
     const r = await runVerb(agreementGroup, ["revoke", "--in", path, "--reason", "device lost", "--key-file", principal.privateFile, "--push", w.server.url, "--notifier-key-file", notifier.privateFile]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/pushed: stored as sha256:[0-9a-f]{64} \(revocation feed sequence \d+;/);

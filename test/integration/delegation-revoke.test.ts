@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PRINCIPAL, otherKey, principalKey } from "../fixtures/records.js";
 import { loadDelegation } from "../../src/store/delegations.js";
 import { createPool } from "../../src/store/pool.js";
-import { signDelegationRevocation } from "../../src/verify/pipeline/signed-revocation.js";
+import { canonicalJson } from "../../src/core/canonical/index.js";
+import { signJws } from "../../src/core/jose/index.js";
+import { KEY_PROBLEM, signDelegationRevocation } from "../../src/verify/pipeline/signed-revocation.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { action, HOUR, iso, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -96,6 +98,39 @@ describe("DELETE /svc/delegations/{id}", () => {
     const r = await revoke(d.delegationId, null, { revocation: signed });
     expect(r.body).toMatchObject({ revoked: true, revoked_ids: [d.delegationId] });
     expect(await loadDelegation(w.db.pool, d.delegationId)).toMatchObject({ status: "revoked", revokedBy: "principal", revokedReason: "I changed my mind" });
+  });
+
+  it("without credentials, an unknown id answers exactly as a signature by the wrong key (existence is not revealed)", async () => {
+    const d = await delegated();
+    const at = iso(Date.now());
+    const unknown = uid("del-unknown");
+    // A bad signature on a real delegation, and a principal's signature naming an id that does not exist.
+    const bad = await revoke(d.delegationId, null, { revocation: await signDelegationRevocation({ delegation_id: d.delegationId, at, reason: "x" }, otherKey) });
+    const none = await revoke(unknown, null, { revocation: await signDelegationRevocation({ delegation_id: unknown, at, reason: "x" }, principalKey) });
+    expect(bad.status).toBe(401);
+    expect({ status: none.status, body: none.body }).toEqual({ status: bad.status, body: bad.body });
+    expect(none.body).toEqual({ error: `delegation revocation did not verify: ${KEY_PROBLEM}` });
+    // Without a revocation, both are asked for a bearer.
+    expect((await revoke(unknown, null, {})).body).toEqual((await revoke(d.delegationId, null, {})).body);
+    // Problems of the token itself are named alike for known and unknown ids.
+    const noneTyp = await signJws(canonicalJson({ svc_delegation_revocation: 1, delegation_id: unknown, at, reason: "x" }), principalKey, "svc-revocation+jws");
+    expect((await revoke(unknown, null, { revocation: noneTyp })).body).toEqual({ error: "delegation revocation did not verify: JWS typ must be svc-delegation-revocation+jws" });
+    expect((await loadDelegation(w.db.pool, d.delegationId))?.status).toBe("active");
+  });
+
+  it("refuses a principal's revocation signed over non-canonical JSON (whitespace, member order, 1.0)", async () => {
+    const d = await delegated();
+    const at = iso(Date.now());
+    const spellings = [
+      `{"svc_delegation_revocation": 1, "delegation_id": ${JSON.stringify(d.delegationId)}, "at": "${at}", "reason": "x"}`,
+      `{"svc_delegation_revocation":1,"reason":"x","delegation_id":${JSON.stringify(d.delegationId)},"at":"${at}"}`,
+      `{"at":"${at}","delegation_id":${JSON.stringify(d.delegationId)},"reason":"x","svc_delegation_revocation":1.0}`,
+    ];
+    for (const text of spellings) {
+      const r = await revoke(d.delegationId, null, { revocation: await signJws(text, principalKey, "svc-delegation-revocation+jws") });
+      expect(r, text).toMatchObject({ status: 401, body: { error: "delegation revocation did not verify: JWS payload is not the RFC 8785 canonical form of its JSON" } });
+    }
+    expect((await loadDelegation(w.db.pool, d.delegationId))?.status).toBe("active");
   });
 
   it("revokes everything below in the chain", async () => {

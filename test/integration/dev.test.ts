@@ -5,9 +5,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { signRevocation, type IntentAgreement } from "../../src/core/agreement/index.js";
+import { DEMO_AGREEMENT_ID, demoPrincipalSigner } from "../../src/core/demo/index.js";
 import { signerFromJwk } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
-import { makeRevocation, signPush } from "../helpers/revocation-push.js";
+import { signPush } from "../helpers/revocation-push.js";
+
+/** The demo principal's revocation of the demo agreement as `writ dev` seeded it (read from its database). */
+async function demoRevocation(output: string) {
+  const url = /DATABASE_URL=(\S+)/.exec(output)?.[1];
+  expect(url).toBeDefined();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ record: IntentAgreement }>("SELECT record FROM agreements WHERE agreement_id = $1", [DEMO_AGREEMENT_ID]);
+    const record = rows[0]?.record as IntentAgreement;
+    return await signRevocation(record, { reason: "dev test", at: new Date().toISOString() }, demoPrincipalSigner());
+  } finally {
+    await client.end();
+  }
+}
 
 const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
 let cwd: string;
@@ -50,7 +68,7 @@ describe("writ dev", () => {
       const r = await fetch(`${first.url}/v1/revocations/push`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(await signPush(await makeRevocation(), notifier)),
+        body: JSON.stringify(await signPush(await demoRevocation(first.output()), notifier)),
       });
       const body = (await r.json()) as { stored: boolean; sequence: number };
       expect(body.stored).toBe(true);

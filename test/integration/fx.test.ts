@@ -127,6 +127,9 @@ describe("GET /v1/fx: 400", () => {
     ["?currency=EUR&day=2025-01-05T00:00:00Z", "day must be a UTC date YYYY-MM-DD"],
     ["?currency=EUR&day=2025-02-30", "day 2025-02-30 is not a calendar date"],
     ["?currency=EUR&day=2025-13-01", "day 2025-13-01 is not a calendar date"],
+    ["?currency=QQQ", "currency QQQ is not an ISO 4217 currency code"],
+    ["?currency=EUR&reference=ZZZ", "reference ZZZ is not an ISO 4217 currency code"],
+    ["?currency=EUR&reference_currency=QQQ", "reference_currency QQQ is not an ISO 4217 currency code"],
   ];
   for (const [query, error] of cases) {
     it(`${query || "(no query)"} -> ${error}`, async () => {
@@ -134,25 +137,34 @@ describe("GET /v1/fx: 400", () => {
     });
   }
 
-  it("never asks the source for a refused query", async () => {
+  it("never asks the source for a refused query, an unknown ISO 4217 code included", async () => {
     await get("?currency=eur");
+    await get("?currency=QQQ&day=2025-01-06");
     expect(fx.calls).toBe(0);
   });
 });
 
 describe("GET /v1/fx: 404", () => {
-  it("answers the spec's text when the source has no rate, and does not remember the miss", async () => {
+  it("answers the spec's text when the source has no rate, and remembers the miss for SVC_FX_NO_RATE_TTL_MS (0: not at all)", async () => {
     const miss = await get("?currency=XAU&reference=EUR&day=2025-01-06");
     expect(miss).toEqual({ status: 404, body: { error: "no EUR rate for XAU on 2025-01-06" } });
+    const calls = fx.calls;
     fx.setRate("2025-01-06", "XAU", "EUR", "2541.5");
-    expect((await get("?currency=XAU&reference=EUR&day=2025-01-06")).body.rate).toBe("2541.5");
+    expect(await get("?currency=XAU&reference=EUR&day=2025-01-06")).toEqual(miss); // remembered: the source is not asked
+    expect(fx.calls).toBe(calls);
+    const forgetful = await startTestServer({ DATABASE_URL: db.url, SVC_FX_SOURCE_URL: fx.url, SVC_FX_NO_RATE_TTL_MS: "0" }, { pool: db.pool, clock });
+    try {
+      expect((await get("?currency=XAU&reference=EUR&day=2025-01-06", forgetful.url)).body.rate).toBe("2541.5");
+    } finally {
+      await forgetful.close();
+    }
   });
 
   it("answers 404 when the source answers 404 (unknown currency) or 422", async () => {
     fx.setMode("notFound");
-    expect(await get("?currency=ZZZ&day=2025-01-06")).toEqual({ status: 404, body: { error: "no USD rate for ZZZ on 2025-01-06" } });
+    expect(await get("?currency=ZWG&day=2025-01-06")).toEqual({ status: 404, body: { error: "no USD rate for ZWG on 2025-01-06" } });
     fx.setMode({ raw: '{"message":"bad currency pair"}', status: 422 });
-    expect(await get("?currency=ZZY&day=2025-01-06")).toEqual({ status: 404, body: { error: "no USD rate for ZZY on 2025-01-06" } });
+    expect(await get("?currency=SLE&day=2025-01-06")).toEqual({ status: 404, body: { error: "no USD rate for SLE on 2025-01-06" } });
   });
 
   it("answers 404 for a day after today without asking the source", async () => {
@@ -212,6 +224,17 @@ describe("GET /v1/fx: 502", () => {
     }
   });
 
+  it("answers 502 when the outbound policy refuses the source's address, without a request to it", async () => {
+    const strict = await startTestServer({ DATABASE_URL: db.url, SVC_FX_SOURCE_URL: fx.url, WRIT_OUTBOUND_ALLOW_LOOPBACK: "0" }, { pool: db.pool, clock });
+    try {
+      fx.resetCalls();
+      expect(await get("?currency=NOK&day=2025-01-06", strict.url)).toEqual(failed);
+      expect(fx.calls).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("answers 502 when no source is configured (stored days still answer)", async () => {
     const none = await startTestServer({ DATABASE_URL: db.url }, { pool: db.pool, clock });
     try {
@@ -238,7 +261,7 @@ describe("GET /v1/fx: 503", () => {
 });
 
 describe("rateFor (the verify path's lookup)", () => {
-  const ctx = () => ({ source: fxSourceFor(server.settings.fx), now: NOW });
+  const ctx = () => ({ source: fxSourceFor(server.settings.fx, server.settings.outbound), now: NOW });
 
   it("gives an exact Rate from the same store and source", async () => {
     expect(await rateFor(db.pool, "EUR", "GBP", "2025-01-06", ctx())).toEqual({ num: 83130n, den: 100000n });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateSigner, keyId, signerFromSeed } from "../../src/core/jose/index.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -23,9 +24,20 @@ describe("GET /.well-known/svc-keys.json", () => {
   it("publishes the log public key with kid = sha256: RFC 7638 thumbprint hex", async () => {
     const r = await keyList({ SVC_LOG_SIGNING_SEED: vectors.seed_hex });
     const thumbprintHex = Buffer.from(vectors.jwk_thumbprint_rfc7638, "base64url").toString("hex");
+    // The key ID of a signed-note verifier key: SHA-256(origin || 0x0A || 0x01 || raw key)[:4].
+    const raw = Buffer.from(vectors.public_jwk.x, "base64url");
+    const noteKeyId = createHash("sha256").update("writ.local/log\n\u0001").update(raw).digest().subarray(0, 4).toString("hex");
     expect(r).toEqual({
       status: 200,
-      body: { keys: [{ public_key: { crv: "Ed25519", kid: `sha256:${thumbprintHex}`, kty: "OKP", x: vectors.public_jwk.x } }] },
+      body: {
+        keys: [
+          {
+            public_key: { crv: "Ed25519", kid: `sha256:${thumbprintHex}`, kty: "OKP", x: vectors.public_jwk.x },
+            checkpoint_origin: "writ.local/log",
+            note_verifier_key: `writ.local/log+${noteKeyId}+${Buffer.concat([Buffer.from([1]), raw]).toString("base64")}`,
+          },
+        ],
+      },
     });
   });
 

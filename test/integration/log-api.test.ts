@@ -3,12 +3,13 @@
  * exact error text; proofs from the API verify with the core verifiers against the signed head,
  * whose JWS verifies with the key published at /.well-known/svc-keys.json.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, createPublicKey, randomBytes, verify as cryptoVerify } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashBytes, type HashString } from "../../src/core/canonical/index.js";
 import { generateSigner, parsePublicJwk, signerFromSeed, type PublicJwk } from "../../src/core/jose/index.js";
 import {
   logLeafHash,
+  parseNoteVerifierKey,
   proofSides,
   verifyCheckpoint,
   verifyConsistency,
@@ -314,6 +315,32 @@ describe("POST /v1/log/entries and the reads", () => {
     expect(size).toBe(head.tree_size);
     expect(root).toEqual(buf(head.root));
     expect(r.body.startsWith(`${ORIGIN}\n${head.tree_size}\n${buf(head.root).toString("base64")}\n\n\u2014 ${ORIGIN} `)).toBe(true);
+  });
+
+  it("publishes the signed-note verifier key: a third party checks the checkpoint from the key list alone", async () => {
+    const rec = ((await get<{ keys: Array<Record<string, unknown>> }>("/.well-known/svc-keys.json")).body.keys)[0] as { checkpoint_origin: string; note_verifier_key: string };
+    expect(rec.checkpoint_origin).toBe(ORIGIN);
+    // Read the key as golang.org/x/mod/sumdb/note does: name+hash+base64(0x01 || key), hash = SHA-256(name \n 0x01 key)[:4].
+    // name+hash+base64: only the first two "+" separate (the base64 may hold "+").
+    const [, name, hashHex, b64] = /^([^+]*)\+([^+]*)\+(.*)$/.exec(rec.note_verifier_key) as unknown as [string, string, string, string];
+    const data = Buffer.from(b64, "base64");
+    expect(name).toBe(ORIGIN);
+    expect(data[0]).toBe(0x01);
+    const raw = data.subarray(1);
+    expect(createHash("sha256").update(`${name}\n`).update(data).digest().subarray(0, 4).toString("hex")).toBe(hashHex);
+    // Verify the checkpoint's signature line with nothing but that key.
+    const note = (await get<string>("/v1/log/checkpoint")).body;
+    const split = note.lastIndexOf("\n\n");
+    const text = note.slice(0, split + 1);
+    const line = note.slice(split + 2).trimEnd();
+    expect(line.startsWith(`\u2014 ${name} `)).toBe(true);
+    const sig = Buffer.from(line.slice(`\u2014 ${name} `.length), "base64");
+    expect(sig.subarray(0, 4).toString("hex")).toBe(hashHex);
+    const spki = Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]);
+    expect(cryptoVerify(null, Buffer.from(text), createPublicKey({ key: spki, format: "der", type: "spki" }), sig.subarray(4))).toBe(true);
+    // And the core's own reader agrees.
+    const parsed = parseNoteVerifierKey(rec.note_verifier_key);
+    expect(verifyCheckpoint(note, parsed.name, parsed.key).size).toBe((await get<TreeHead>("/v1/log/head")).body.tree_size);
   });
 
   it("signs a checkpoint on demand for a head stored without one (the revocation seam)", async () => {

@@ -67,7 +67,8 @@ const NO_SESSION = { error: "portal session is missing, invalid or expired" };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  server = await startTestServer({ DATABASE_URL: db.url, BUR_DEV_MAILBOX: "1", BUR_PORTAL_URL: "https://portal.example.test/" });
+  // A generous per-client limit: every request of this file comes from 127.0.0.1.
+  server = await startTestServer({ DATABASE_URL: db.url, BUR_DEV_MAILBOX: "1", WRIT_PUBLIC_BASE_URL: "https://portal.example.test/", BUR_MAGIC_LINK_PER_CLIENT: "100000" });
 });
 
 afterAll(async () => {
@@ -86,7 +87,7 @@ describe("POST /v1/portal/magic-link", () => {
     expect(Object.keys(m.body).sort()).toEqual(["email", "link", "sent_at", "token"]);
     expect(m.body.email).toBe(email.toLowerCase());
     expect(m.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(m.body.link).toBe(`https://portal.example.test/portal/sign-in?token=${m.body.token as string}`);
+    expect(m.body.link).toBe(`https://portal.example.test/portal/sign-in#token=${m.body.token as string}`);
     expect(Number.isNaN(Date.parse(m.body.sent_at as string))).toBe(false);
     expect(m.headers.get("cache-control")).toBe("no-store");
     const { rows } = await db.pool.query("SELECT principal_id FROM portal_principals WHERE email = $1", [email.toLowerCase()]);
@@ -305,7 +306,8 @@ describe("sign-in mail over SMTP", () => {
     const msg = smtp.messages.find((m) => m.to.includes(email));
     expect(msg?.from).toBe("portal@writ.test");
     expect(msg?.raw).toMatch(/^Subject: Your Writ sign-in link/m);
-    const link = /http:\/\/127\.0\.0\.1:8080\/portal\/sign-in\?token=([A-Za-z0-9_-]{43})/.exec(textBody(msg?.raw ?? ""));
+    // Without WRIT_PUBLIC_BASE_URL the link points at this server itself (not a fixed port).
+    const link = new RegExp(`${mailing.url.replace(/[.]/g, "\\.")}/portal/sign-in#token=([A-Za-z0-9_-]{43})`).exec(textBody(msg?.raw ?? ""));
     expect(link).not.toBeNull();
     const session = await exchange(link?.[1], mailing.url);
     expect(session.status).toBe(200);
@@ -337,6 +339,113 @@ describe("sign-in mail over SMTP", () => {
   });
 });
 
+describe("the sign-in link and its page", () => {
+  it("points at the configured public base URL, and the page at its path answers 200 (HTML and script)", async () => {
+    const s = await start({ BUR_DEV_MAILBOX: "1", WRIT_PUBLIC_BASE_URL: "https://writ.example.test/" });
+    await magicLink(uniqueEmail("page"), s.url);
+    const link = new URL((await mailbox(s.url)).body.link as string);
+    expect(link.origin).toBe("https://writ.example.test");
+    expect(link.pathname).toBe("/portal/sign-in");
+    expect(link.search).toBe("");
+    expect(link.hash).toMatch(/^#token=[A-Za-z0-9_-]{43}$/);
+    // This server is what the base URL fronts: the link's path answers here.
+    const page = await fetch(`${s.url}${link.pathname}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("cache-control")).toBe("no-store");
+    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const html = await page.text();
+    // Labelled and keyboard-usable: a language, a heading, a real submit button, a live status region.
+    expect(html).toContain('<html lang="en">');
+    expect(html).toMatch(/<h1 id="title">Sign in to Writ<\/h1>/);
+    expect(html).toMatch(/<button id="continue" type="submit">Continue signing in<\/button>/);
+    expect(html).toContain('role="status" aria-live="polite"');
+    expect(html).toContain('<script src="sign-in.js" defer></script>');
+    const script = await fetch(new URL("sign-in.js", `${s.url}${link.pathname}`));
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    const js = await script.text();
+    expect(js).toContain("location.hash");
+    expect(js).toContain('new URL("../v1/sessions", location.href)');
+  });
+
+  it("without WRIT_PUBLIC_BASE_URL points at the port this server really listens on, and that page answers 200", async () => {
+    const s = await start({ BUR_DEV_MAILBOX: "1" });
+    await magicLink(uniqueEmail("port"), s.url);
+    const link = (await mailbox(s.url)).body.link as string;
+    expect(link.startsWith(`${s.url}/portal/sign-in#token=`)).toBe(true);
+    expect((await fetch(link)).status).toBe(200); // fetch, like a browser, never sends the fragment
+  });
+});
+
+describe("sign-in tokens never reach the log", () => {
+  it("the link's token and the session token appear in no log line, at trace level; a token put in a query is redacted", async () => {
+    const lines: string[] = [];
+    const stream = { write: (line: string) => void lines.push(line) };
+    const s = await startTestServer({ DATABASE_URL: db.url, BUR_DEV_MAILBOX: "1", LOG_LEVEL: "trace" }, { logStream: stream });
+    servers.push(s);
+    await magicLink(uniqueEmail("logs"), s.url);
+    const m = (await mailbox(s.url)).body as { link: string; token: string };
+    expect((await fetch(m.link)).status).toBe(200);
+    const session = await exchange(m.token, s.url);
+    expect(session.status).toBe(200);
+    const sessionToken = session.body.session_token as string;
+    expect((await me(sessionToken, s.url)).status).toBe(200);
+    // A link mangled into a query form: served, but logged without the token.
+    expect((await fetch(`${s.url}/portal/sign-in?token=${m.token}&lang=en`)).status).toBe(200);
+    const log = lines.join("");
+    expect(log).toContain('"url":"/portal/sign-in"');
+    expect(log).toContain('"url":"/portal/sign-in?token=[redacted]&lang=en"');
+    expect(log).not.toContain(m.token);
+    expect(log).not.toContain(sessionToken);
+  });
+});
+
+describe("magic-link rate limits", () => {
+  const tokensOf = async (email: string) =>
+    (await db.pool.query("SELECT count(*)::int AS n FROM portal_sign_in_tokens t JOIN portal_principals p USING (principal_id) WHERE p.email = $1", [email])).rows[0].n as number;
+
+  it("the (N+1)th request for one address in the window sends no mail and stores no token, and still answers {sent: true}", async () => {
+    const s = await start({ BUR_DEV_MAILBOX: "1", BUR_MAGIC_LINK_PER_ADDRESS: "2" });
+    const email = uniqueEmail("limited");
+    const sent: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      expect(await magicLink(email, s.url)).toMatchObject({ status: 200, body: { sent: true } });
+      sent.push((await mailbox(s.url)).body.token as string);
+    }
+    expect(new Set(sent).size).toBe(2);
+    // The third (also spelled differently: the address is normalised first) is held back.
+    expect(await magicLink(` ${email.toUpperCase()}`, s.url)).toMatchObject({ status: 200, body: { sent: true } });
+    expect((await mailbox(s.url)).body.token).toBe(sent[1]);
+    expect(await tokensOf(email)).toBe(2);
+    // Another address from the same client is not affected.
+    const other = uniqueEmail("other");
+    await magicLink(other, s.url);
+    expect((await mailbox(s.url)).body.email).toBe(other);
+  });
+
+  it("past the per-client limit, no address gets a link, and the answer is still {sent: true}", async () => {
+    const s = await start({ BUR_DEV_MAILBOX: "1", BUR_MAGIC_LINK_PER_CLIENT: "3" });
+    for (let i = 0; i < 3; i++) await magicLink(uniqueEmail(`client${i}`), s.url);
+    const last = (await mailbox(s.url)).body.token;
+    const fourth = uniqueEmail("client4");
+    expect(await magicLink(fourth, s.url)).toMatchObject({ status: 200, body: { sent: true } });
+    expect((await mailbox(s.url)).body.token).toBe(last);
+    expect(await tokensOf(fourth)).toBe(0);
+  });
+
+  it("behind a trusted proxy (WRIT_TRUST_PROXY), counts each forwarded client on its own", async () => {
+    const s = await start({ BUR_DEV_MAILBOX: "1", BUR_MAGIC_LINK_PER_CLIENT: "1", WRIT_TRUST_PROXY: "loopback" });
+    const from = (ip: string, email: string) => call(s.url, "POST", "/v1/portal/magic-link", { email }, { "x-forwarded-for": ip });
+    const [a, b, c] = [uniqueEmail("proxy-a"), uniqueEmail("proxy-b"), uniqueEmail("proxy-c")];
+    await from("203.0.113.1", a);
+    await from("203.0.113.2", b);
+    await from("203.0.113.1", c); // the first client's second request: over its limit
+    expect([await tokensOf(a), await tokensOf(b), await tokensOf(c)]).toEqual([1, 1, 0]);
+  });
+});
+
 describe("e-mail privacy", () => {
   it("no e-mail address appears in any answer other than me and the dev mailbox", async () => {
     const { rows } = await db.pool.query<{ email: string }>("SELECT email FROM portal_principals");
@@ -351,11 +460,31 @@ describe("e-mail privacy", () => {
 describe("portal settings", () => {
   it("loads defaults, strips a trailing slash and reports unusable values", () => {
     const d = loadSettings({});
-    expect(d.portal).toEqual({ portalUrl: "http://127.0.0.1:8080", magicLinkTtlSeconds: 900, sessionTtlSeconds: 43_200, smtpUrl: null, mailFrom: "writ@localhost" });
+    expect(d.portal).toEqual({
+      publicBaseUrl: null,
+      magicLinkTtlSeconds: 900,
+      linksPerAddress: 5,
+      linksPerClient: 50,
+      linkWindowSeconds: 900,
+      sessionTtlSeconds: 43_200,
+      smtpUrl: null,
+      mailFrom: "writ@localhost",
+    });
     expect(d.devMailbox).toBe(false);
-    const bad = loadSettings({ BUR_PORTAL_URL: "ftp://x", BUR_MAGIC_LINK_TTL_SECONDS: "0", BUR_SESSION_TTL_SECONDS: "1.5", BUR_SMTP_URL: "http://mail" });
-    expect(bad.portal).toMatchObject({ portalUrl: "http://127.0.0.1:8080", magicLinkTtlSeconds: 900, sessionTtlSeconds: 43_200, smtpUrl: null });
-    expect(bad.problems.filter((p) => /BUR_(PORTAL_URL|MAGIC_LINK|SESSION_TTL|SMTP_URL)/.test(p))).toHaveLength(4);
-    expect(loadSettings({ BUR_PORTAL_URL: "https://p.example/base/" }).portal.portalUrl).toBe("https://p.example/base");
+    const bad = loadSettings({
+      WRIT_PUBLIC_BASE_URL: "ftp://x",
+      BUR_MAGIC_LINK_TTL_SECONDS: "0",
+      BUR_SESSION_TTL_SECONDS: "1.5",
+      BUR_SMTP_URL: "http://mail",
+      BUR_MAGIC_LINK_PER_ADDRESS: "0",
+      BUR_MAGIC_LINK_WINDOW_SECONDS: "x",
+    });
+    expect(bad.portal).toMatchObject({ publicBaseUrl: null, magicLinkTtlSeconds: 900, sessionTtlSeconds: 43_200, smtpUrl: null, linksPerAddress: 5, linkWindowSeconds: 900 });
+    expect(bad.problems.filter((p) => /WRIT_PUBLIC_BASE_URL|BUR_(MAGIC_LINK|SESSION_TTL|SMTP_URL)/.test(p))).toHaveLength(6);
+    expect(loadSettings({ WRIT_PUBLIC_BASE_URL: "https://p.example/base/" }).portal.publicBaseUrl).toBe("https://p.example/base");
+    expect(loadSettings({ WRIT_PUBLIC_BASE_URL: "https://user:pw@p.example" }).portal.publicBaseUrl).toBeNull();
+    // The older name is still read, WRIT_PUBLIC_BASE_URL wins.
+    expect(loadSettings({ BUR_PORTAL_URL: "https://old.example" }).portal.publicBaseUrl).toBe("https://old.example");
+    expect(loadSettings({ BUR_PORTAL_URL: "https://old.example", WRIT_PUBLIC_BASE_URL: "https://new.example" }).portal.publicBaseUrl).toBe("https://new.example");
   });
 });

@@ -142,6 +142,9 @@ describe("what they read", () => {
     expect(await w.call("DELETE", `/svc/delegations/${delegationId}`, w.admin, { reason: "lost device" })).toMatchObject({ status: 200 });
     const listed = await w.call("GET", `/v1/agents/${agentId}/delegations`, sessionToken);
     expect(listed.body).toMatchObject({ agent_id: agentId, delegations: [{ delegation_id: delegationId, status: "revoked", revocation: { reason: "lost device", by: "service" } }] });
+    // Its agreement reads as revoked too (verify answers DELEGATION_REVOKED), saying why.
+    const a = await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey);
+    expect(a.body).toMatchObject({ status: "revoked", revocation: { reason: `delegation ${delegationId} is revoked: lost device`, by: "service" } });
   });
 
   it("an agreement without a delegation has no delegation line; without parent limits no agreement line", async () => {

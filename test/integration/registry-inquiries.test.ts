@@ -3,13 +3,25 @@
  * record, and that no principal_id or e-mail address ever appears in an answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSignedAgreement, type IntentAgreement } from "../../src/core/agreement/index.js";
+import { generateSigner } from "../../src/core/jose/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { principalKey } from "../fixtures/records.js";
 import { randomHash, startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
+import { acknowledgedBy, iso, mandate, uid, type PaymentParty } from "../helpers/verify-world.js";
 
 let w: RegistryWorld;
 let opToken = "";
 let walletOrg = "";
 let walletKey = { key_id: "", token: "" };
 let otherWalletToken = "";
+
+/** Stores a signed agreement of `agentId` acknowledged by `parties` (changed by `transform` after signing). */
+async function storeAcknowledged(agentId: string, parties: PaymentParty[], transform: (a: IntentAgreement) => IntentAgreement = (a) => a) {
+  const at = iso(Date.now());
+  const signed = await buildSignedAgreement({ agreement_id: uid("agr"), mandates: [mandate(agentId, "i1")], at }, principalKey);
+  await upsertAgreement(w.db.pool, transform(await acknowledgedBy(signed, parties, at)), { agentId });
+}
 
 function inquire(token: string, body: unknown) {
   return w.call("POST", "/v1/inquiries", token, body);
@@ -77,7 +89,7 @@ describe("POST /v1/inquiries", () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it("gives contributors the 10 newest evidence hashes of all reports on the agent, and others none", async () => {
+  it("gives the 10 newest evidence hashes only to contributors: organizations that reported AND are a payment party of the agent's agreements", async () => {
     const { agent_id } = await w.registerAgent(opToken);
     const theirs: string[] = [];
     for (let i = 0; i < 8; i++) {
@@ -89,18 +101,30 @@ describe("POST /v1/inquiries", () => {
     expect(before.body).not.toHaveProperty("recent_evidence_hashes");
     expect(JSON.stringify(before.body)).not.toContain(theirs[0]?.slice(7));
 
+    // Reports alone (one bogus report, or several) do not make a contributor.
     const mine = [randomHash(), randomHash(), randomHash()];
     for (const h of mine) {
       expect((await w.call("POST", "/v1/reports", walletKey.token, { agent_id, kind: "transaction_outcome", evidence_hash: h, summary: "ok" })).status).toBe(201);
     }
+    expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
+
+    // Nor does an acknowledgement naming the wallet whose signature does not verify.
+    const wallet: PaymentParty = { orgId: walletOrg, key: walletKey.token, signer: generateSigner(), role: "psp" };
+    await storeAcknowledged(agent_id, [wallet], (a) => ({ ...a, acknowledgements: (a.acknowledgements ?? []).map((k) => ({ ...k, at: "2020-01-01T00:00:00Z" })) }));
+    expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
+
+    // A payment party of one of the agent's agreements that has reported: a contributor.
+    await storeAcknowledged(agent_id, [wallet]);
     const after = await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" });
     const hashes = after.body.recent_evidence_hashes as string[];
     expect(hashes).toHaveLength(10);
     expect(hashes).toEqual([...mine.slice().reverse(), ...theirs.slice(1).reverse()]);
 
-    // A third organization that has filed nothing still sees no hashes.
-    const third = (await w.issueKey(await w.createOrg("merchant"))).token;
-    expect((await inquire(third, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
+    // A party that has filed nothing still sees no hashes.
+    const merchantOrg = await w.createOrg("merchant");
+    const merchant: PaymentParty = { orgId: merchantOrg, key: (await w.issueKey(merchantOrg)).token, signer: generateSigner(), role: "merchant" };
+    await storeAcknowledged(agent_id, [merchant]);
+    expect((await inquire(merchant.key, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
   });
 
   it("reflects reports in the score, incidents, and the agreement area's counts through the SQL seams", async () => {
@@ -109,15 +133,17 @@ describe("POST /v1/inquiries", () => {
     await w.call("POST", "/v1/reports", walletKey.token, { agent_id, kind: "fraud_incident", evidence_hash: randomHash(), summary: "fraud" });
     const r = await inquire(walletKey.token, { agent_id, purpose_code: "fraud_investigation" });
     expect(r.body.incidents).toBe(1);
+    // One organization: only its most severe report counts (the fraud incident, not also the chargeback).
     expect(r.body.trust_score).toEqual({
-      score: 600 - 60 - 250,
+      score: 600 - 250,
       cold_start: true,
       reasons: [
         { code: "VERIFICATION_LEVEL", points: 600 },
-        { code: "CHARGEBACK", points: -60 },
         { code: "FRAUD_INCIDENT", points: -250 },
       ],
     });
+    await w.call("POST", "/v1/reports", otherWalletToken, { agent_id, kind: "chargeback", evidence_hash: randomHash(), summary: "cb" });
+    expect((await inquire(walletKey.token, { agent_id, purpose_code: "fraud_investigation" })).body.trust_score).toMatchObject({ score: 600 - 250 - 60 });
 
     // What the agreement area's migration does: replace the seam functions (restored after).
     const client = await w.db.pool.connect();

@@ -167,6 +167,25 @@ describe("GET and DELETE /v1/orgs/{org_id}/keys", () => {
     expect((after.body.keys as Record<string, unknown>[])[1]?.revoked_at).toBe(del.body.revoked_at);
   });
 
+  it("lets a keys:write key revoke only keys whose scopes it holds itself (no escalation by revocation)", async () => {
+    const org = await w.createOrg("processor_psp");
+    const full = await w.issueKey(org);
+    const keysOnly = await w.issueKey(org, { scopes: ["keys:write"] });
+    const narrow = await w.issueKey(org, { scopes: ["keys:write", "registry:read"] });
+    const refused = await w.call("DELETE", `/v1/orgs/${org}/keys/${full.key_id}`, keysOnly.token);
+    expect(refused).toMatchObject({
+      status: 403,
+      body: { error: "a key cannot revoke a key holding a scope it does not hold: registry:read, inquiries:write, reports:write, subscriptions:write, outcomes:write" },
+    });
+    expect((await w.call("DELETE", `/v1/orgs/${org}/keys/${narrow.key_id}`, keysOnly.token)).status).toBe(403);
+    // The full key still works; a key within the revoker's scopes (itself included) can be revoked.
+    expect((await w.call("GET", `/v1/orgs/${org}/keys`, full.token)).status).toBe(200);
+    expect((await w.call("DELETE", `/v1/orgs/${org}/keys/${narrow.key_id}`, full.token)).body.revoked_at).toEqual(expect.any(String));
+    expect((await w.call("DELETE", `/v1/orgs/${org}/keys/${keysOnly.key_id}`, keysOnly.token)).status).toBe(200);
+    // The admin revokes any key.
+    expect((await w.call("DELETE", `/v1/orgs/${org}/keys/${full.key_id}`, w.admin)).status).toBe(200);
+  });
+
   it("does not list or revoke another organization's keys", async () => {
     const a = await w.createOrg("merchant");
     const b = await w.createOrg("merchant");

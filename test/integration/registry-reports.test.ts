@@ -1,7 +1,8 @@
 /**
  * Reports: 201/400/404/409/429, the daily cap (race-free, per UTC day), score changes, the
- * incident log entry, and alerts: enqueued in the webhooks outbox in the report's transaction
- * and delivered, signed, to a real local receiver by the real delivery worker.
+ * incident log entry, and alerts: one fan-out written in the report's transaction, expanded
+ * into the webhooks outbox after it commits (or by the delivery worker, when the writer died
+ * first), and delivered, signed, to a real local receiver by the real delivery worker.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashOf } from "../../src/core/canonical/index.js";
 import { signerFromSeed } from "../../src/core/jose/index.js";
 import { verifyAlert, type AlertPayload } from "../../src/webhooks/index.js";
+import { enqueueFanout } from "../../src/store/alert-fanout.js";
+import { withTransaction } from "../../src/store/pool.js";
+import { newEventId } from "../../src/store/subscriptions.js";
 import { startTestServer } from "../helpers/server.js";
 import { randomHash, startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
 
@@ -169,16 +173,39 @@ describe("the daily report cap", () => {
 });
 
 describe("score changes, incidents and alerts", () => {
-  it("moves the score with each report", async () => {
+  it("moves the score by each organization's most severe adverse report, once, and its outcomes once", async () => {
     now = new Date("2026-03-05T12:00:00.000Z");
     const { agent_id } = await w.registerAgent(opToken);
     expect(await scoreOf(agent_id)).toBe(600);
     await report(walletToken, { agent_id, kind: "transaction_outcome" });
     expect(await scoreOf(agent_id)).toBe(605);
+    await report(walletToken, { agent_id, kind: "transaction_outcome" });
+    expect(await scoreOf(agent_id)).toBe(605); // the same organization vouches once
     await report(walletToken, { agent_id, kind: "chargeback" });
     expect(await scoreOf(agent_id)).toBe(545);
     await report(walletToken, { agent_id, kind: "policy_violation" });
-    expect(await scoreOf(agent_id)).toBe(445);
+    expect(await scoreOf(agent_id)).toBe(505); // its worst report now counts instead: -100, not -160
+    await report(bankToken, { agent_id, kind: "chargeback" });
+    expect(await scoreOf(agent_id)).toBe(445); // another organization counts on its own
+  });
+
+  it("one organization cannot take an agent from 600 to 0: three fraud incidents count once; it takes three organizations", async () => {
+    now = new Date("2026-03-05T13:00:00.000Z");
+    const { agent_id } = await w.registerAgent(opToken);
+    const orgs = [];
+    for (let i = 0; i < 3; i++) orgs.push((await w.issueKey(await w.createOrg("processor_psp"))).token);
+    const [a, b, c] = orgs as [string, string, string];
+    for (let i = 0; i < 3; i++) expect((await report(a, { agent_id, kind: "fraud_incident" })).status).toBe(201);
+    expect(await scoreOf(agent_id)).toBe(350);
+    await report(a, { agent_id, kind: "chargeback" });
+    await report(a, { agent_id, kind: "policy_violation" });
+    expect(await scoreOf(agent_id)).toBe(350); // at most -250 from one organization, whatever it files
+    const inquiry = await w.call("POST", "/v1/inquiries", walletToken, { agent_id, purpose_code: "fraud_investigation" });
+    expect(inquiry.body).toMatchObject({ incidents: 1, trust_score: { score: 350, reasons: [{ code: "VERIFICATION_LEVEL", points: 600 }, { code: "FRAUD_INCIDENT", points: -250 }] } });
+    await report(b, { agent_id, kind: "fraud_incident" });
+    expect(await scoreOf(agent_id)).toBe(100);
+    await report(c, { agent_id, kind: "fraud_incident" });
+    expect(await scoreOf(agent_id)).toBe(0);
   });
 
   it("enqueues one score_drop event per active subscription in the report's transaction, and delivers it signed", async () => {
@@ -216,6 +243,26 @@ describe("score changes, incidents and alerts", () => {
       const alert = await verifyAlert(body, logKey);
       expect(alert).toMatchObject({ type: "score_drop", agent_id, event_id: rows[0]?.event_id });
     }
+  });
+
+  it("writes one fan-out row in the report's transaction and none is left after the answer", async () => {
+    const { agent_id } = await w.registerAgent(opToken);
+    await w.call("POST", "/v1/subscriptions", walletToken, { agent_id, webhook_url: `${hookUrl}?fanout=1` });
+    await w.call("POST", "/v1/subscriptions", bankToken, { agent_id, webhook_url: `${hookUrl}?fanout=2` });
+    expect((await report(bankToken, { agent_id, kind: "fraud_incident" })).status).toBe(201);
+    expect(await outbox(agent_id)).toHaveLength(2);
+    expect((await w.db.pool.query("SELECT count(*)::int AS n FROM alert_fanout WHERE agent_id = $1", [agent_id])).rows[0]).toEqual({ n: 0 });
+  });
+
+  it("delivers a fan-out its writer never expanded (a crash after commit): the delivery worker expands it", async () => {
+    const { agent_id } = await w.registerAgent(opToken);
+    await w.call("POST", "/v1/subscriptions", walletToken, { agent_id, webhook_url: `${hookUrl}?recovered=1` });
+    const event_id = newEventId();
+    // What a report's transaction commits: the fan-out row only (the writer then died).
+    await withTransaction(w.db.pool, (c) => enqueueFanout(c, agent_id, { event_id, type: "incident", agent_id, at: now.toISOString(), details: { kind: "fraud_incident" } }));
+    const delivered = await waitFor(() => received.find((b) => (b as { event_id?: string }).event_id === event_id));
+    expect(await verifyAlert(delivered, signerFromSeed(w.seed).publicJwk)).toMatchObject({ event_id, type: "incident", agent_id });
+    expect((await w.db.pool.query("SELECT count(*)::int AS n FROM alert_fanout WHERE agent_id = $1", [agent_id])).rows[0]).toEqual({ n: 0 });
   });
 
   it("logs a fraud incident (kind incident, evidence committed, not disclosed) and raises an incident alert", async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/store/pool.js";
 import { alertSubscribers, newEventId } from "../../src/store/subscriptions.js";
 import { startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
+import { startTestServer } from "../helpers/server.js";
 
 let w: RegistryWorld;
 let opToken = "";
@@ -145,5 +146,54 @@ describe("alertSubscribers", () => {
     // The same event again adds nothing.
     await withTransaction(w.db.pool, (client) => alertSubscribers(client, agent_id, alert));
     expect(await count()).toHaveLength(2);
+  });
+});
+
+describe("the per-organization subscription cap (BUR_MAX_SUBSCRIPTIONS_PER_ORG)", () => {
+  it("refuses a NEW subscription past the cap with 409, never a repeat; deleting one makes room; other organizations are not affected", async () => {
+    const capped = await startTestServer({ BUR_ADMIN_TOKEN: w.admin, BUR_WEBHOOK_WORKER: "0", BUR_MAX_SUBSCRIPTIONS_PER_ORG: "3" }, { pool: w.db.pool });
+    const post = async (token: string, url: string) => {
+      const r = await fetch(`${capped.url}/v1/subscriptions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ agent_id: agentId, webhook_url: url }),
+      });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    try {
+      const token = (await w.issueKey(await w.createOrg("wallet"))).token;
+      const made = [];
+      for (let i = 0; i < 3; i++) made.push(await post(token, `https://hooks.example.com/cap/${i}`));
+      expect(made.map((m) => m.status)).toEqual([201, 201, 201]);
+      expect(await post(token, "https://hooks.example.com/cap/3")).toEqual({ status: 409, body: { error: "organization reached its subscription cap (3)" } });
+      expect((await post(token, "https://hooks.example.com/cap/0")).status).toBe(200); // a repeat is never refused
+      expect((await post((await w.issueKey(await w.createOrg("wallet"))).token, "https://hooks.example.com/cap/3")).status).toBe(201);
+      expect((await w.call("DELETE", `/v1/subscriptions/${made[0]?.body.subscription_id as string}`, token)).status).toBe(200);
+      expect((await post(token, "https://hooks.example.com/cap/3")).status).toBe(201);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("holds under concurrent requests: of 8 at once with a cap of 3, exactly 3 are created", async () => {
+    const capped = await startTestServer({ BUR_ADMIN_TOKEN: w.admin, BUR_WEBHOOK_WORKER: "0", BUR_MAX_SUBSCRIPTIONS_PER_ORG: "3" }, { pool: w.db.pool });
+    try {
+      const token = (await w.issueKey(await w.createOrg("wallet"))).token;
+      const statuses = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) =>
+          (
+            await fetch(`${capped.url}/v1/subscriptions`, {
+              method: "POST",
+              headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+              body: JSON.stringify({ agent_id: agentId, webhook_url: `https://hooks.example.com/race/${i}` }),
+            })
+          ).status,
+        ),
+      );
+      expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(5);
+    } finally {
+      await capped.close();
+    }
   });
 });

@@ -2,13 +2,16 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashOf } from "../../src/core/canonical/index.js";
 import { generateSigner, signerFromSeed, type Signer } from "../../src/core/jose/index.js";
-import type { AgreementRevocation } from "../../src/core/agreement/types.js";
+import { amendMandate, mandateHash, signRevocation, type AgreementRevocation, type Mandate } from "../../src/core/agreement/index.js";
+import { signRecord } from "../../src/core/jose/index.js";
+import { listRevokedAgreementIds } from "../../src/store/agreements-read.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
 import type { RevocationLogAppender } from "../../src/store/revocation-log.js";
 import pg from "pg";
 import { parseRevocationNotice, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { makeRevocation, signPush } from "../helpers/revocation-push.js";
+import { makeRevocation, signPush, storeSignedAgreement, storedRevocation } from "../helpers/revocation-push.js";
 
 let db: TestDatabase;
 let server: TestServer;
@@ -64,7 +67,7 @@ describe("POST /v1/revocations/push", () => {
   let first: AgreementRevocation;
 
   it("stores a verified revocation with a sequence and revocation_id = hashOf(revocation)", async () => {
-    first = await makeRevocation();
+    first = await storedRevocation(db.pool);
     const r = await push(await signPush(first, notifier));
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ stored: true, revocation_id: hashOf(first), sequence: 1 });
@@ -82,7 +85,7 @@ describe("POST /v1/revocations/push", () => {
   });
 
   it("numbers a new revocation with the next sequence", async () => {
-    const second = await makeRevocation({ reason: "second" });
+    const second = await storedRevocation(db.pool, { reason: "second" });
     const r = await push(await signPush(second, notifier));
     expect(r.body).toEqual({ stored: true, revocation_id: hashOf(second), sequence: 2 });
   });
@@ -173,7 +176,7 @@ describe("POST /v1/revocations/push", () => {
   it("rolls everything back when the log append fails", async () => {
     failLogAppend = true;
     try {
-      const r = await push(await signPush(await makeRevocation(), notifier));
+      const r = await push(await signPush(await storedRevocation(db.pool), notifier));
       expect(r.status).toBe(500);
       expect(r.body).toEqual({ error: "internal error" });
     } finally {
@@ -181,7 +184,7 @@ describe("POST /v1/revocations/push", () => {
     }
     const after = await list();
     expect(after.body.revocations.map((x) => x.sequence)).toEqual([1, 2]);
-    const next = await push(await signPush(await makeRevocation(), notifier));
+    const next = await push(await signPush(await storedRevocation(db.pool), notifier));
     expect(next.body.sequence).toBe(3);
   });
 
@@ -196,7 +199,7 @@ describe("POST /v1/revocations/push", () => {
     });
     await listener.query(`LISTEN ${REVOCATIONS_CHANNEL}`);
     try {
-      const rev = await makeRevocation();
+      const rev = await storedRevocation(db.pool);
       const r = await push(await signPush(rev, notifier));
       await expect.poll(() => got.length).toBe(1);
       expect(got[0]).toEqual({
@@ -216,10 +219,77 @@ describe("POST /v1/revocations/push", () => {
 
   it("gives concurrent pushes gapless sequences", async () => {
     const before = (await list()).body.revocations.length;
-    const bodies = await Promise.all(Array.from({ length: 12 }, async () => signPush(await makeRevocation(), notifier)));
+    const bodies = await Promise.all(Array.from({ length: 12 }, async () => signPush(await storedRevocation(db.pool), notifier)));
     const results = await Promise.all(bodies.map((b) => push(b)));
     const seqs = results.map((r) => r.body.sequence as number).sort((a, b) => a - b);
     expect(seqs).toEqual(Array.from({ length: 12 }, (_, i) => before + 1 + i));
+  });
+});
+
+describe("POST /v1/revocations/push: the principal's own signature, against the stored agreement", () => {
+  const pulled = async () => (await list("?limit=1000")).body.revocations.map((x) => x.revocation_id);
+  const ZERO_SIGNATURE = "A".repeat(86); // 64 zero bytes
+
+  async function refused(rev: unknown, status: number, error: RegExp | string) {
+    const logBefore = logged.length;
+    const r = await push(await signPush(rev, notifier));
+    expect(r.status).toBe(status);
+    if (typeof error === "string") expect(r.body).toEqual({ error });
+    else expect(r.body.error).toMatch(error);
+    // Neither stored nor republished: not in the pull list, not appended to the log.
+    expect(await pulled()).not.toContain(hashOf(rev));
+    expect(logged.length).toBe(logBefore);
+  }
+
+  it("refuses an all-zero inner signature (422) and stores nothing", async () => {
+    const rev = await storedRevocation(db.pool);
+    await refused({ ...rev, signature: { ...rev.signature, signature: ZERO_SIGNATURE } }, 422, /^principal revocation did not verify: the revocation signature does not verify/);
+  });
+
+  it("refuses an inner revocation signed by another key than the agreement's principal", async () => {
+    const { agreement } = await storeSignedAgreement(db.pool);
+    const { principal: otherPrincipal } = await storeSignedAgreement(db.pool);
+    // Well formed and signed, with this agreement's id and live mandate hash, but by another principal.
+    const body = { svc_revocation: 1 as const, agreement_id: agreement.agreement_id, mandate_hash: mandateHash(agreement.mandates[0] as Mandate), at: "2026-01-02T00:00:00Z", reason: "x" };
+    const forged = { ...body, signature: await signRecord(body, otherPrincipal, "svc-revocation+jws") };
+    await refused(forged, 422, "principal revocation did not verify: the revocation signature does not verify with the principal key of the mandates");
+  });
+
+  it("refuses a revocation of a stale mandate hash (the intent was amended since)", async () => {
+    const { agreement, principal } = await storeSignedAgreement(db.pool);
+    const stale = await signRevocation(agreement, { reason: "old", at: "2026-01-02T00:00:00Z" }, principal);
+    const amended = await amendMandate(agreement, "i1", { maximum_amount: 5 }, principal, { at: "2026-01-01T12:00:00Z", actor: { role: "principal", id: "prn_push" }, event_id: "amend-1" });
+    await upsertAgreement(db.pool, amended);
+    await refused(stale, 422, "principal revocation did not verify: mandate_hash does not name the live mandate");
+    // The same principal's revocation of the current version is stored.
+    const current = await signRevocation(amended, { reason: "new", at: "2026-01-02T00:00:00Z" }, principal);
+    expect((await push(await signPush(current, notifier))).body).toMatchObject({ stored: true, revocation_id: hashOf(current) });
+  });
+
+  it("with several intents, needs mandate_hashes covering every live mandate", async () => {
+    const { agreement, principal } = await storeSignedAgreement(db.pool, 2);
+    const full = await signRevocation(agreement, { reason: "all", at: "2026-01-02T00:00:00Z" }, principal);
+    expect(full.mandate_hashes).toHaveLength(2);
+    const { signature: _s, mandate_hashes: _h, ...partial } = full;
+    const partialSigned = { ...partial, signature: await signRecord(partial, principal, "svc-revocation+jws") };
+    await refused(partialSigned, 422, "principal revocation did not verify: the agreement holds several intents and the revocation carries no mandate_hashes");
+    expect((await push(await signPush(full, notifier))).body).toMatchObject({ stored: true });
+  });
+
+  it("stores and republishes a valid one: pull list, transparency log and the agreement counts as revoked", async () => {
+    const rev = await storedRevocation(db.pool);
+    const r = await push(await signPush(rev, notifier));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ stored: true, revocation_id: hashOf(rev) });
+    expect(await pulled()).toContain(hashOf(rev));
+    expect(logged.at(-1)?.revocation).toEqual(rev);
+    expect(await listRevokedAgreementIds(db.pool)).toContain(rev.agreement_id);
+  });
+
+  it("refuses (404) a revocation of an agreement this service does not hold, and does not republish it", async () => {
+    const rev = await makeRevocation();
+    await refused(rev, 404, "agreement was not found");
+    expect(await listRevokedAgreementIds(db.pool)).not.toContain(rev.agreement_id);
   });
 });
 
@@ -302,7 +372,7 @@ describe("with the transparency log store", () => {
     const logDb = await createTestDatabase();
     const s = await startTestServer(envFor({ DATABASE_URL: logDb.url }), { pool: logDb.pool });
     try {
-      const rev = await makeRevocation();
+      const rev = await storedRevocation(logDb.pool);
       const stored = await push(await signPush(rev, notifier), s.url);
       expect(stored.body).toMatchObject({ stored: true, sequence: 1 });
       await push(await signPush(rev, notifier, { at: "2026-03-03T00:00:00Z" }), s.url); // repeat

@@ -1,6 +1,7 @@
 /**
  * Acknowledgements that name a `domain` count only when that domain publishes their key at
- * `/.well-known/svc-keys.json`: a local key server (http on 127.0.0.1, WRIT_ACK_DOMAIN_SCHEME
+ * `/.well-known/svc-keys.json`: a local key server (http on 127.0.0.1, reached as `localhost`
+ * with loopback allowed by the test settings; WRIT_ACK_DOMAIN_SCHEME
  * and WRIT_ACK_DOMAIN_PORT) stands in for the merchant's domain.
  */
 import { createServer, type Server } from "node:http";
@@ -54,26 +55,30 @@ async function acknowledged(signer: Signer, domain: string | undefined): Promise
 
 describe("acknowledgement domains", () => {
   it("an ack whose key the domain publishes counts", async () => {
-    const agent = await acknowledged(merchantKey, "127.0.0.1");
+    const agent = await acknowledged(merchantKey, "localhost");
     expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "ALLOW" });
   });
 
   it("an ack whose key the domain does not publish counts as missing", async () => {
-    const agent = await acknowledged(otherKey, "127.0.0.1");
+    const agent = await acknowledged(otherKey, "localhost");
     const r = await w.verify({ agent_id: agent, action: action() });
     expect(r.body).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"], required_action: "COLLECT_ACKNOWLEDGEMENT" });
   });
 
-  it("a domain that cannot be reached publishes nothing (fail closed)", async () => {
-    const agent = await acknowledged(merchantKey, "127.0.0.2");
-    expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"] });
+  it("an IP-literal domain is never fetched, even one that would publish the key (fail closed)", async () => {
+    for (const domain of ["127.0.0.1", "2130706433", "127.1"]) {
+      const before = requests;
+      const agent = await acknowledged(merchantKey, domain);
+      expect((await w.verify({ agent_id: agent, action: action() })).body, domain).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"] });
+      expect(requests, domain).toBe(before);
+    }
   });
 
   it("an ack without a domain is not checked against any key list; key lists are cached", async () => {
     const agent = await acknowledged(otherKey, undefined);
     const before = requests;
     expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "ALLOW" });
-    const cached = await acknowledged(merchantKey, "127.0.0.1");
+    const cached = await acknowledged(merchantKey, "localhost");
     expect((await w.verify({ agent_id: cached, action: action() })).body.verdict).toBe("ALLOW");
     expect(requests).toBe(before);
   });

@@ -47,4 +47,14 @@ describe("verify across currencies", () => {
     expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
     expect(fx.calls).toBe(0);
   });
+
+  it("answers 400 for a well-formed code that is not ISO 4217 (QQQ), without asking the source", async () => {
+    const { agent_id } = await w.registerAgent(w.operatorKey);
+    await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { currency: "EUR", maximum_amount: 50 })] });
+    fx.resetCalls();
+    const r = await w.verify({ agent_id, action: action({ amount: 10, currency: "QQQ" }) });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: "action.currency QQQ is not a known currency" });
+    expect(fx.calls).toBe(0);
+  });
 });

@@ -246,7 +246,7 @@ describe("webhook delivery", () => {
   });
 
   it("keeps API answers fast while deliveries hang, bounds them in time and in number", async () => {
-    const server = await startServer({ BUR_WEBHOOK_TIMEOUT_MS: "1200", BUR_WEBHOOK_CONCURRENCY: "4", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
+    const server = await startServer({ BUR_WEBHOOK_TIMEOUT_MS: "1200", BUR_WEBHOOK_CONCURRENCY: "4", BUR_WEBHOOK_DESTINATION_CONCURRENCY: "8", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
     receiver.maxOpen = 0;
     receiver.behaviour = () => "hang";
     const alerts = Array.from({ length: 8 }, () => alertFor());

@@ -1,5 +1,5 @@
 /**
- * config/samples/: exactly what hack/samples renders (fails when stale), and valid Writ
+ * config/samples/: exactly the reference copies hack/samples/main.ts renders (fails when stale), and valid Writ
  * records: each spec, mapped to its record, passes the same JSON Schema the CRD was generated
  * from; the chained delegation's chain is intact and only narrows; the agreement's mandate
  * signatures and event chain verify with the PUBLIC sample keys.
@@ -9,9 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { PUBLIC_SAMPLE_SEED_LABELS, publicSampleSeed, sampleSigner } from "../../hack/samples/keys.js";
-import { SAMPLE_NAMES } from "../../hack/samples/manifests.js";
-import { SAMPLES_DIR, renderSamples } from "../../hack/samples/render.js";
+import { PUBLIC_SAMPLE_SEED_LABELS, SAMPLE_NAMES, publicSampleSeed, sampleSigner } from "../../src/core/samples/index.js";
+import { renderSamples } from "../../src/manifests/samples.js";
 import { mandateHash, parentLimitsProblem, verifyEventChain, verifyMandate } from "../../src/core/agreement/index.js";
 import type { IntentAgreement, Mandate } from "../../src/core/agreement/index.js";
 import { sha256 } from "../../src/core/canonical/index.js";
@@ -20,6 +19,7 @@ import { prepareDelegation, type Delegation } from "../../src/core/delegation/in
 import { validate } from "../../src/core/schemas/index.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SAMPLES_DIR = "config/samples";
 
 interface Manifest {
   kind: string;
@@ -44,8 +44,8 @@ function delegation(name: string): Delegation {
 describe("config/samples", () => {
   it.each(files.map((f) => [f.name, f.content] as const))("%s is up to date", (name, content) => {
     const path = join(ROOT, SAMPLES_DIR, name);
-    expect(existsSync(path), `${path} is missing: run npx tsx hack/samples/main.ts`).toBe(true);
-    expect(readFileSync(path, "utf8") === content, `${SAMPLES_DIR}/${name} is stale: run npx tsx hack/samples/main.ts`).toBe(true);
+    expect(existsSync(path), `${path} is missing: run npm run gen:samples`).toBe(true);
+    expect(readFileSync(path, "utf8") === content, `${SAMPLES_DIR}/${name} is stale: run npm run gen:samples`).toBe(true);
   });
 
   it("holds two Delegations, an IntentAgreement and a Subscription", () => {

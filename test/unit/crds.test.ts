@@ -60,7 +60,7 @@ function* nodes(schema: StructuralSchema, path = ""): Generator<[string, Structu
 }
 
 const FORBIDDEN = [
-  "$ref", "$defs", "$schema", "$id", "$comment", "if", "then", "else", "oneOf", "anyOf", "allOf", "discriminator",
+  "$ref", "$defs", "$schema", "$id", "$comment", "if", "then", "else", "oneOf", "allOf", "discriminator",
   "const", "uniqueItems", "title", "examples", "patternProperties", "prefixItems",
 ];
 
@@ -106,6 +106,11 @@ describe.each(writCrds().map((c) => [c.spec.names.kind, c] as const))("the %s CR
       if (n.properties) expect(n.additionalProperties, `${path}: additionalProperties beside properties`).toBeUndefined();
       if (n.type === "array") expect(n.items, `${path}: an array without items`).toBeDefined();
       if (n.not) expect(Object.keys(n.not)).toEqual(["required"]);
+      // anyOf only as value validation: alternatives of required members, each declared in properties.
+      for (const alt of n.anyOf ?? []) {
+        expect(Object.keys(alt), `${path}: anyOf`).toEqual(["required"]);
+        for (const r of alt.required) expect(Object.keys(n.properties ?? {}), `${path}: anyOf requires ${r}`).toContain(r);
+      }
       if (n.format) expect(["date-time"]).toContain(n.format);
       for (const v of n.enum ?? []) {
         const t = typeof v === "number" ? (Number.isInteger(v) && n.type === "integer" ? "integer" : "number") : typeof v;
@@ -135,8 +140,13 @@ describe("spec fields", () => {
     const props = delegation!.properties!;
     expect(props.status).toBeUndefined();
     expect(props.state).toMatchObject({ type: "string", default: "active", enum: ["active", "suspended", "revoked", "expired"] });
-    expect(delegation!.required).not.toContain("state");
-    expect(delegation!.required).toEqual(expect.arrayContaining(["delegation_id", "principal", "agent", "scope", "expires_at"]));
+    // Either the record (its required members) or the mandate form (mandate and agent).
+    expect(delegation!.required).toBeUndefined();
+    const [record, mandate] = delegation!.anyOf ?? [];
+    expect(record?.required).not.toContain("state");
+    expect(record?.required).toEqual(expect.arrayContaining(["delegation_id", "principal", "agent", "scope", "expires_at"]));
+    expect(mandate?.required).toEqual(["mandate", "agent"]);
+    expect(props.mandate?.required).toEqual(["sdJwt"]);
     expect(props.scope?.properties?.maximum_amount).toMatchObject({ type: "number", minimum: 0 });
     expect(props.conditions?.items?.properties?.type?.enum).toEqual([
       "time_window", "max_risk_score", "merchant_allowlist", "business_hours_only", "principal_present",

@@ -1,9 +1,40 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { renderReasonsDoc } from "../../hack/gen-reasons-doc.js";
+import { REASON_CODES, REASONS } from "../../src/core/evaluate/reasons.js";
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
+
+/** The text of the README section headed `## title`, up to the next `## `. */
+function readmeSection(title: string): string {
+  const readme = read("README.md");
+  const start = readme.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README has no section ${title}`);
+  const end = readme.indexOf("\n## ", start + 1);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
 
 describe("generated docs", () => {
   it("docs/reasons.md is current (run npm run gen:docs)", () => {
-    expect(readFileSync(new URL("../../docs/reasons.md", import.meta.url), "utf8")).toBe(renderReasonsDoc());
+    expect(read("docs/reasons.md")).toBe(renderReasonsDoc());
+  });
+});
+
+describe("README", () => {
+  it("Troubleshooting says what to do about every fail-closed STEP_UP reason", () => {
+    const section = readmeSection("Troubleshooting");
+    const stepUps = REASON_CODES.filter((c) => REASONS[c].verdict === "STEP_UP");
+    expect(stepUps.length).toBeGreaterThan(10);
+    expect(stepUps.filter((c) => !section.includes(`| \`${c}\` |`))).toEqual([]);
+  });
+
+  it("has an architecture picture (Mermaid), CRD upgrade notes and a LICENSE matching package.json", () => {
+    expect(readmeSection("Architecture")).toMatch(/```mermaid\nflowchart /);
+    expect(readmeSection("Upgrading")).toContain("kubectl apply --server-side --force-conflicts -f crds/");
+    expect((JSON.parse(read("package.json")) as { license: string }).license).toBe("Apache-2.0");
+    const license = read("LICENSE");
+    expect(license).toMatch(/^\s+Apache License\n\s+Version 2\.0, January 2004\n/);
+    expect(license).toContain("END OF TERMS AND CONDITIONS");
+    expect(license).toContain("9. Accepting Warranty or Additional Liability.");
   });
 });

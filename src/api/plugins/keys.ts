@@ -3,13 +3,17 @@
  * SVC_LOG_SIGNING_SEED, or null) and `keyList`, the answer of `GET /.well-known/svc-keys.json`,
  * computed once at start-up.
  *
- * Key list rule: the log public key first (`{public_key: {crv, kid, kty, x}}`, kid the
- * `sha256:` RFC 7638 thumbprint hex), then every record of SVC_PUBLISHED_KEYS. No seed and no
+ * Key list rule: the log public key first (`{public_key: {crv, kid, kty, x}, checkpoint_origin,
+ * note_verifier_key}`, kid the `sha256:` RFC 7638 thumbprint hex; the last two, present when
+ * WRIT_LOG_ORIGIN is a valid origin, are what a third party needs to verify the log's C2SP
+ * checkpoints: the origin and the sumdb/note verifier key `<origin>+<hex key ID>+<base64
+ * key>`, docs/formats.md "Transparency log"), then every record of SVC_PUBLISHED_KEYS. No seed and no
  * records: 200 `{keys: []}`. A seed or a published key that is configured but fails to load:
  * 500 `{error: "<SETTING> failed to load"}` (the setting named, its value never shown).
  */
 import fp from "fastify-plugin";
 import type { Signer } from "../../core/jose/index.js";
+import { noteVerifierKey } from "../../core/tlog/index.js";
 import type { PublishedKeyRecord, Settings } from "../settings.js";
 
 /** The precomputed answer of the key list. */
@@ -38,7 +42,11 @@ export function buildKeyList(settings: Settings): KeyListAnswer {
   const keys: PublishedKeyRecord[] = [];
   if (settings.logSigner.status === "loaded") {
     const s = settings.logSigner.value;
-    keys.push({ public_key: { ...s.publicJwk, kid: s.kid } });
+    const origin = settings.checkpointOrigin;
+    keys.push({
+      public_key: { ...s.publicJwk, kid: s.kid },
+      ...(origin !== null ? { checkpoint_origin: origin, note_verifier_key: noteVerifierKey(origin, s.publicJwk) } : {}),
+    });
   }
   if (settings.publishedKeys.status === "loaded") keys.push(...settings.publishedKeys.value);
   return { status: 200, body: { keys } };

@@ -119,7 +119,7 @@ export default fp(
         cache: new RecordCache({ maxEntries: 2 * app.settings.verify.cacheMaxAgents }),
         snapshots,
         refusals: new RefusalWriter(pool),
-        ackDomains: new AckDomainDirectory({ settings: app.settings.verify }),
+        ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
         metrics: verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots),
         policy: { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst },
         kubeWatch: watch,

@@ -4,20 +4,15 @@
  * (protected `typ` `svc-revocation-push+jws`) by the notifier key over exactly the RFC 8785
  * canonical JSON of the body without `signature`.
  */
-import type { AgreementRevocation } from "../../core/agreement/index.js";
-import { canonicalBytes } from "../../core/canonical/index.js";
-import { signJws, type Signer } from "../../core/jose/index.js";
+import { signRevocationPush, type AgreementRevocation } from "../../core/agreement/index.js";
+import type { Signer } from "../../core/jose/index.js";
 import { CliError } from "../errors.js";
 import { endpoint, errorText, requestJson } from "../http.js";
 import type { CliIo } from "../io.js";
 
-/** The protected-header typ of a revocation push. */
-export const PUSH_TYP = "svc-revocation-push+jws";
-
-/** The signed push body. */
-export async function signedPushBody(revocation: AgreementRevocation, at: string, notifier: Signer): Promise<Record<string, unknown>> {
-  const body = { at, svc_revocation_push: "1", revocation };
-  return { ...body, signature: await signJws(canonicalBytes(body), notifier, PUSH_TYP) };
+/** The signed push body (src/core/agreement/push.ts). */
+export function signedPushBody(revocation: AgreementRevocation, at: string, notifier: Signer): Promise<Record<string, unknown>> {
+  return signRevocationPush(revocation, at, notifier);
 }
 
 /** The server's answer to a push (`sequence` is the revocation feed's, not the log's). */

@@ -1,5 +1,6 @@
 /**
- * `writ inquire`: a purpose-coded inquiry about an agent (`POST /v1/inquiries`
+ * `writ inquire`: a purpose-coded inquiry about an agent (`POST /v1/inquiries`, through the
+ * typed client of src/client,
  * `{agent_id, purpose_code}`); prints the agent's status, verification level, trust score and
  * counts (or the whole answer as JSON/YAML). The inquiry is recorded by the server.
  */
@@ -7,7 +8,7 @@ import { PURPOSE_CODES } from "../../core/registry/index.js";
 import { apiKey } from "../api-key.js";
 import { CliError, usageError } from "../errors.js";
 import { required, serverFlag } from "../flags.js";
-import { endpoint, errorText, requestJson } from "../http.js";
+import { apiClient, callApi, errorText } from "../http.js";
 import { outputFormat, renderData } from "../output.js";
 import { defineVerb } from "../verb.js";
 
@@ -60,11 +61,13 @@ export const inquireVerb = defineVerb({
   async run(values, io) {
     const server = serverFlag(values.server);
     const agent = required(values.agent, "agent", "the agent's id");
-    const purpose = required(values.purpose, "purpose", PURPOSE_CODES.join(", "));
-    if (!(PURPOSE_CODES as readonly string[]).includes(purpose)) throw usageError(`--purpose must be one of ${PURPOSE_CODES.join(", ")}`);
+    const purposeText = required(values.purpose, "purpose", PURPOSE_CODES.join(", "));
+    const purpose = PURPOSE_CODES.find((c) => c === purposeText);
+    if (purpose === undefined) throw usageError(`--purpose must be one of ${PURPOSE_CODES.join(", ")}`);
     const format = outputFormat(values.output, ["text", "json", "yaml"] as const, "text");
     const key = apiKey(io, values["api-key-file"], server);
-    const answer = await requestJson(io, endpoint(server, "/v1/inquiries"), { method: "POST", body: { agent_id: agent, purpose_code: purpose }, bearer: key });
+    const client = apiClient(io, server, key);
+    const answer = await callApi(server, "/v1/inquiries", (init) => client.POST("/v1/inquiries", { body: { agent_id: agent, purpose_code: purpose }, ...init }));
     if (answer.status !== 200) {
       const hint = answer.status === 401 || answer.status === 403 ? " (check WRIT_API_KEY / --api-key-file and that the key has the inquiries:write scope)" : "";
       throw new CliError("SERVER_ERROR", `POST /v1/inquiries answered ${errorText(answer)}${hint}`);

@@ -1,8 +1,8 @@
 /**
  * `writ verify`: asks the server whether an agent may make a payment (`POST /v1/verify`
  * `{agent_id, action: {action_id, action_type, amount, currency, proposed_at, merchant?,
- * intent_id?, item?, category?}, agreement_id?, risk_score?, principal_present?}`) and prints
- * the verdict. Exit 0 on ALLOW; 1 on DENY or
+ * intent_id?, item?, category?}, agreement_id?, risk_score?, principal_present?}`, through the
+ * typed client of src/client) and prints the verdict. Exit 0 on ALLOW; 1 on DENY or
  * STEP_UP (or any other verdict, or an error answer); 2 on bad usage. An ALLOW records the spend
  * on the server: this is a real authorization, not a dry run.
  */
@@ -11,7 +11,8 @@ import { isCurrency, toMinor } from "../../core/money/index.js";
 import { apiKey } from "../api-key.js";
 import { CliError, usageError } from "../errors.js";
 import { atFlag, required, serverFlag } from "../flags.js";
-import { endpoint, errorText, requestJson } from "../http.js";
+import type { RequestBody } from "../../client/index.js";
+import { apiClient, callApi, errorText } from "../http.js";
 import { outputFormat, renderData } from "../output.js";
 import { defineVerb } from "../verb.js";
 
@@ -108,7 +109,7 @@ export const verifyVerb = defineVerb({
     const format = outputFormat(values.output, ["text", "json", "yaml"] as const, "text");
     const key = apiKey(io, values["api-key-file"], server);
     const actionId = values["action-id"] ?? `act_${randomUUID()}`;
-    const action: Record<string, unknown> = {
+    const action: RequestBody<"/v1/verify", "post">["action"] = {
       action_id: actionId,
       action_type: values["action-type"] ?? "purchase",
       amount,
@@ -119,11 +120,12 @@ export const verifyVerb = defineVerb({
     if (values.intent !== undefined) action.intent_id = values.intent;
     if (values.item !== undefined) action.item = values.item;
     if (values.category !== undefined) action.category = values.category;
-    const request: Record<string, unknown> = { agent_id: agent, action };
+    const request: RequestBody<"/v1/verify", "post"> = { agent_id: agent, action };
     if (values.agreement !== undefined) request.agreement_id = values.agreement;
     if (values["risk-score"] !== undefined) request.risk_score = riskScore(values["risk-score"]);
     if (values["principal-present"] === true) request.principal_present = true;
-    const answer = await requestJson(io, endpoint(server, "/v1/verify"), { method: "POST", body: request, bearer: key });
+    const client = apiClient(io, server, key);
+    const answer = await callApi(server, "/v1/verify", (init) => client.POST("/v1/verify", { body: request, ...init }));
     if (answer.status !== 200) {
       const hint = answer.status === 401 || answer.status === 403 ? " (check WRIT_API_KEY / --api-key-file and the key's scopes)" : "";
       throw new CliError("SERVER_ERROR", `POST /v1/verify answered ${errorText(answer)}${hint}`);

@@ -43,6 +43,8 @@ export interface ReconcileContext {
   logOrigin: string | undefined;
   /** The statuses the controller wrote (foreign status writes are then reconciled at once). */
   statusMemo?: StatusMemo;
+  /** Key-binding checks of declared payment mandates (WRIT_MANDATE_*; default audience `writ`, 300 s). */
+  mandates?: { audience: string; kbMaxAgeMs: number };
 }
 
 /** A condition from the refusals of `type`: False with the first one's code, else True with `ok`. */

@@ -13,7 +13,8 @@
  * below); the Delegations and IntentAgreements below are then queued so their status follows.
  *
  * Conditions: Valid, ChainValid, Bound, Stored, Ready. Phase: Invalid when refused, else the
- * effective status. Requeued at the effective expiry and when a time condition can change; a
+ * effective status. A spec in the mandate form (`spec.mandate`) is reconciled by
+ * ./delegation-mandate.ts instead. Requeued at the effective expiry and when a time condition can change; a
  * resource refused for its binding every 30 s. Deletion (finalizer `writ.dev/revoke`) revokes the
  * stored record when it belongs to the namespace's organization; rows are never deleted.
  *
@@ -43,6 +44,7 @@ import { controllerLogging, loggedText } from "./revocation-log.js";
 import { DELETION_REVOKER, finalizeRevoking } from "./finalize.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
+import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
 /** The resource reference of Delegations. */
@@ -138,7 +140,9 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   const obj = ctx.caches.delegations.get(namespace, name);
   if (!obj) return {};
   if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
-  return reportingStoreOutage(ctx, DELEGATIONS, KIND, obj, CONDITION_TYPES, () => reconcileObject(ctx, key, namespace, obj));
+  return reportingStoreOutage(ctx, DELEGATIONS, KIND, obj, CONDITION_TYPES, () =>
+    isMandateSpec(obj.spec) ? reconcileMandateDelegation(ctx, obj, key) : reconcileObject(ctx, key, namespace, obj),
+  );
 }
 
 /** The reconcile of a resource that is not being deleted. */

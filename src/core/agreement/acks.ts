@@ -8,10 +8,9 @@
  * intent makes the role "outdated", never "current". Who may act for a role (for example the
  * keys a merchant publishes at its `domain`) is checked elsewhere. Verifiers never throw.
  */
-import { canonicalBytes, type HashString } from "../canonical/index.js";
-import { parsePublicJwk, signJws, type Signer } from "../jose/index.js";
+import type { HashString } from "../canonical/index.js";
+import { signRecord, signedRecordVerifies, unsignedPart, type Signer } from "../jose/index.js";
 import type { AckState } from "../evaluate/types.js";
-import { verifiesOver } from "./signature.js";
 import type { AckRole, Acknowledgement, Mandate } from "./types.js";
 
 /** The protected-header `typ` of an acknowledgement signature. */
@@ -29,11 +28,6 @@ export interface AckFields {
   domain?: string;
 }
 
-function ackSigningBytes(ack: Omit<Acknowledgement, "signature">): Buffer {
-  const { signature: _omit, ...rest } = ack as Acknowledgement;
-  return canonicalBytes(rest);
-}
-
 /** Signs an acknowledgement with `signer`, whose public key becomes the ack's `public_key`. */
 export async function signAcknowledgement(fields: AckFields, signer: Signer): Promise<Acknowledgement> {
   const body: Omit<Acknowledgement, "signature"> = {
@@ -46,7 +40,7 @@ export async function signAcknowledgement(fields: AckFields, signer: Signer): Pr
     public_key: signer.publicJwk,
     ...(fields.domain !== undefined ? { domain: fields.domain } : {}),
   };
-  const signature = await signJws(ackSigningBytes(body), signer, ACK_TYP);
+  const signature = await signRecord(body, signer, ACK_TYP);
   return { ...body, signature };
 }
 
@@ -54,8 +48,7 @@ export async function signAcknowledgement(fields: AckFields, signer: Signer): Pr
 export async function verifyAcknowledgement(ack: Acknowledgement): Promise<boolean> {
   try {
     if (ack.svc_ack !== 1 || !ACK_ROLES.has(ack.role)) return false;
-    const key = parsePublicJwk(ack.public_key);
-    return await verifiesOver(ack.signature, key, ACK_TYP, ackSigningBytes(ack));
+    return await signedRecordVerifies(ack.signature, ack.public_key, { typ: ACK_TYP, record: unsignedPart(ack) });
   } catch {
     return false;
   }

@@ -25,5 +25,6 @@ export { addMandate, amendMandate, type ChangeOptions, type MandateChanges } fro
 export { NEXT_OUTCOMES, outcomeStep, type LaterOutcome, type OutcomeStep } from "./outcomes.js";
 export { PAYMENT_PARTY_ROLES, paymentParties } from "./parties.js";
 export { budgetView, type BudgetInput, type BudgetLine, type BudgetView } from "./budget.js";
+export { PUSH_TYP, signRevocationPush, verifyRevocationPush } from "./push.js";
 export { prepareAgreement, type PrepareOptions } from "./prepare.js";
 export { buildSignedAgreement, renderMandate, type NewAgreement } from "./build.js";

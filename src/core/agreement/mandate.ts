@@ -7,18 +7,12 @@
  * bytes. `verifyMandate` never throws: anything it cannot confirm is "invalid".
  */
 import { canonicalBytes, hashWithout, type HashString } from "../canonical/index.js";
-import { decodeJwsHeader, parseJwsObject, parsePublicJwk, signJws, type Signer } from "../jose/index.js";
+import { signRecord, unsignedPart, verifySignedRecord, type Signer } from "../jose/index.js";
 import type { SignatureState } from "../evaluate/types.js";
-import { verifiesOver } from "./signature.js";
 import type { Mandate } from "./types.js";
 
 /** The protected-header `typ` of a mandate signature. */
 export const MANDATE_TYP = "svc-mandate+jws";
-
-function unsigned(m: Mandate): Omit<Mandate, "signature"> {
-  const { signature: _omit, ...rest } = m;
-  return rest;
-}
 
 /** The mandate hash: SHA-256 of the canonical mandate without `signature`. Throws only for values JSON cannot carry. */
 export function mandateHash(m: Mandate): HashString {
@@ -27,7 +21,7 @@ export function mandateHash(m: Mandate): HashString {
 
 /** The exact bytes a mandate signature covers: JCS(mandate without `signature`). */
 export function mandateSigningBytes(m: Mandate): Buffer {
-  return canonicalBytes(unsigned(m));
+  return canonicalBytes(unsignedPart(m));
 }
 
 /**
@@ -37,11 +31,11 @@ export function mandateSigningBytes(m: Mandate): Buffer {
  */
 export async function signMandate(m: Mandate, signer: Signer): Promise<Mandate> {
   const base: Mandate = {
-    ...unsigned(m),
+    ...unsignedPart(m),
     algorithm: signer.alg,
     principal: { ...m.principal, public_key: signer.publicJwk },
   };
-  const signature = await signJws(mandateSigningBytes(base), signer, MANDATE_TYP);
+  const signature = await signRecord(unsignedPart(base), signer, MANDATE_TYP);
   return { ...base, signature };
 }
 
@@ -54,10 +48,8 @@ export async function signMandate(m: Mandate, signer: Signer): Promise<Mandate> 
 export async function verifyMandate(m: Mandate): Promise<SignatureState> {
   try {
     if (m.signature === undefined) return "missing";
-    const key = parsePublicJwk(m.principal.public_key);
-    const header = decodeJwsHeader(parseJwsObject(m.signature));
-    if (m.algorithm === undefined || header.alg !== m.algorithm) return "invalid";
-    return (await verifiesOver(m.signature, key, MANDATE_TYP, mandateSigningBytes(m))) ? "valid" : "invalid";
+    const { header } = await verifySignedRecord(m.signature, m.principal.public_key, { typ: MANDATE_TYP, record: unsignedPart(m) });
+    return header.alg === m.algorithm ? "valid" : "invalid";
   } catch {
     return "invalid";
   }

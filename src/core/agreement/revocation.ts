@@ -7,12 +7,11 @@
  * it covers every live mandate hash: `mandate_hash` alone covers a single mandate; with
  * several, `mandate_hashes` must list every one. Verifiers never throw.
  */
-import { canonicalBytes, type HashString } from "../canonical/index.js";
-import { signJws, type Signer } from "../jose/index.js";
+import type { HashString } from "../canonical/index.js";
+import { signRecord, signedRecordVerifies, unsignedPart, type Signer } from "../jose/index.js";
 import { AgreementError } from "./errors.js";
 import { mandateHash } from "./mandate.js";
 import { assertSignerIsPrincipal, sharedPrincipalKey } from "./principal.js";
-import { verifiesOver } from "./signature.js";
 import type { AgreementRevocation, IntentAgreement } from "./types.js";
 
 /** The protected-header `typ` of an agreement revocation signature. */
@@ -20,11 +19,6 @@ export const REVOCATION_TYP = "svc-revocation+jws";
 
 /** Result of checking an agreement's revocation. */
 export type RevocationState = "none" | "valid" | { state: "invalid"; problem: string };
-
-function revocationSigningBytes(r: Omit<AgreementRevocation, "signature">): Buffer {
-  const { signature: _omit, ...rest } = r as AgreementRevocation;
-  return canonicalBytes(rest);
-}
 
 /**
  * Signs a revocation of every live mandate of `agreement` as its principal. Throws
@@ -47,7 +41,7 @@ export async function signRevocation(
     reason: fields.reason,
     ...(hashes.length > 1 ? { mandate_hashes: hashes } : {}),
   };
-  const signature = await signJws(revocationSigningBytes(body), principalSigner, REVOCATION_TYP);
+  const signature = await signRecord(body, principalSigner, REVOCATION_TYP);
   return { ...body, signature };
 }
 
@@ -69,7 +63,7 @@ function coverageProblem(r: AgreementRevocation, live: readonly HashString[]): s
  * State of the agreement's revocation: "none" when it carries none; "valid" when it verifies
  * and covers every live mandate; else invalid with the first problem.
  */
-export async function verifyRevocation(agreement: IntentAgreement): Promise<RevocationState> {
+export async function verifyRevocation(agreement: Pick<IntentAgreement, "agreement_id" | "mandates" | "revocation">): Promise<RevocationState> {
   const r = agreement.revocation;
   if (r === undefined) return "none";
   const invalid = (problem: string): RevocationState => ({ state: "invalid", problem });
@@ -81,7 +75,7 @@ export async function verifyRevocation(agreement: IntentAgreement): Promise<Revo
     if (typeof key === "string") return invalid(key);
     const coverage = coverageProblem(r, agreement.mandates.map(mandateHash));
     if (coverage !== undefined) return invalid(coverage);
-    if (!(await verifiesOver(r.signature, key, REVOCATION_TYP, revocationSigningBytes(r)))) {
+    if (!(await signedRecordVerifies(r.signature, key, { typ: REVOCATION_TYP, record: unsignedPart(r) }))) {
       return invalid("the revocation signature does not verify with the principal key of the mandates");
     }
     return "valid";

@@ -13,7 +13,7 @@
  * alert. Signing is deterministic for Ed25519, so every retry carries identical bytes.
  */
 import { canonicalBytes } from "../canonical/index.js";
-import { parsePublicJwk, signJws, verifyJws, type JwsObject, type Signer } from "../jose/index.js";
+import { signRecord, unsignedPart, verifySignedRecord, type JwsObject, type Signer } from "../jose/index.js";
 import { parseInstant } from "../time/index.js";
 import { WebhookError } from "./errors.js";
 
@@ -104,9 +104,9 @@ export function alertPayload(subscriptionId: string, alert: Alert): AlertPayload
 
 /** Signs a stored payload: the body to POST. */
 export async function signAlert(payload: AlertPayload, signer: Signer): Promise<SignedAlert> {
-  const { signature: _drop, ...unsigned } = payload as AlertPayload & { signature?: unknown };
-  const signature = await signJws(canonicalBytes(unsigned), signer, ALERT_TYP);
-  return { ...(unsigned as AlertPayload), signature };
+  const unsigned = unsignedPart(payload as AlertPayload & { signature?: unknown }) as AlertPayload;
+  const signature = await signRecord(unsigned, signer, ALERT_TYP);
+  return { ...unsigned, signature };
 }
 
 /**
@@ -117,10 +117,8 @@ export async function signAlert(payload: AlertPayload, signer: Signer): Promise<
 export async function verifyAlert(body: unknown, publicJwk: unknown): Promise<AlertPayload> {
   if (!isPlainObject(body)) throw new WebhookError("ALERT_NOT_VERIFIED", "alert body must be a JSON object");
   const { signature, ...unsigned } = body;
-  let payload: Buffer;
   try {
-    payload = canonicalBytes(unsigned);
-    await verifyJws(signature, parsePublicJwk(publicJwk), { typ: ALERT_TYP, payload });
+    await verifySignedRecord(signature, publicJwk, { typ: ALERT_TYP, record: unsigned });
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     throw new WebhookError("ALERT_NOT_VERIFIED", `alert signature does not verify: ${why}`);

@@ -21,7 +21,7 @@ function rootSchema(k: WritKind): StructuralSchema {
       kind: { type: "string", description: `Kind of this resource: ${k.kind}.` },
       // Kubernetes allows nothing but the type here: metadata is described by the API server itself.
       metadata: { type: "object" },
-      spec: toStructural(k.spec()),
+      spec: k.structuralSpec ? k.structuralSpec(toStructural(k.spec())) : toStructural(k.spec()),
       status: k.status,
     },
     required: ["spec"],

@@ -23,6 +23,8 @@ export const SPEC_STATE_FIELD = "state";
 export const DELEGATION_REF_FIELD = "delegationRef";
 /** The declared state a Delegation has when spec.state is absent (the CRD default). */
 export const DEFAULT_DELEGATION_STATE = "active";
+/** Name of the Delegation spec field holding a payment mandate (the mandate form of a Delegation). */
+export const MANDATE_FIELD = "mandate";
 
 /** Everything the CRD of one kind is built from. */
 export interface WritKind {
@@ -34,6 +36,8 @@ export interface WritKind {
   description: string;
   /** JSON Schema of `spec` (converted to a structural schema by the generator). */
   spec: () => SchemaNode;
+  /** Adjusts the converted structural `spec` (what JSON Schema conversion cannot express). */
+  structuralSpec?: (spec: StructuralSchema) => StructuralSchema;
   status: StructuralSchema;
   columns: PrinterColumn[];
 }
@@ -80,7 +84,35 @@ function renamed(schema: SchemaNode, from: string, to: string, how: { descriptio
   return { ...schema, properties, required };
 }
 
+/** The `mandate` member of a Delegation spec (docs/mandates.md, "As a Kubernetes resource"). */
+const mandateSpec: SchemaNode = {
+  type: "object",
+  description:
+    "The mandate form of a Delegation: an AP2 open payment mandate (SD-JWT with a key-binding JWT) that the controller verifies against the trusted issuer keys and records as this grant. With it, spec holds only mandate, agent.agent_id (the registered agent whose key cnf names) and state; every other field comes from the mandate.",
+  required: ["sdJwt"],
+  properties: {
+    sdJwt: { type: "string", minLength: 1, maxLength: 65_536, description: "The presentation: <issuer-jwt>~<disclosures>~<kb-jwt>." },
+    audience: { type: "string", minLength: 1, maxLength: 512, description: "The aud the key-binding JWT must name (default: the controller's WRIT_MANDATE_AUDIENCE)." },
+    nonce: { type: "string", minLength: 1, maxLength: 256, description: "The nonce the key-binding JWT must carry (default: any)." },
+  },
+};
+
 function delegationSpec(): SchemaNode {
+  const base = delegationRecordSpec();
+  return { ...base, properties: { ...(base.properties as SchemaNode), [MANDATE_FIELD]: mandateSpec } };
+}
+
+/**
+ * A Delegation spec is either the full record or the mandate form (`mandate` and `agent`):
+ * the record's required members become one alternative of an `anyOf`, so the API server still
+ * names a missing member of a declared record.
+ */
+function delegationStructural(spec: StructuralSchema): StructuralSchema {
+  const { required = [], ...rest } = spec;
+  return { ...rest, anyOf: [{ required }, { required: [MANDATE_FIELD, "agent"] }] };
+}
+
+function delegationRecordSpec(): SchemaNode {
   return renamed(inlinedSchemaFor("delegation"), "status", SPEC_STATE_FIELD, {
     description:
       "Declared status of the grant (the delegation record's status field; named state here because .status is what the controller observed): active, suspended, revoked or expired. Default active. A principal withdraws the grant by setting revoked (final) or suspended in Git; status.effectiveStatus shows what evaluators enforce.",
@@ -152,8 +184,9 @@ export const WRIT_KINDS: readonly WritKind[] = [
     singular: "delegation",
     shortNames: ["wdel"],
     description:
-      "Delegation: an explicit grant of narrow, short-lived authority from a principal to an agent (optionally through a chain of agents). spec is Writ's delegation record; status is what the controller observed.",
+      "Delegation: an explicit grant of narrow, short-lived authority from a principal to an agent (optionally through a chain of agents). spec is Writ's delegation record, or a payment mandate (spec.mandate) the controller verifies and maps; status is what the controller observed.",
     spec: delegationSpec,
+    structuralSpec: delegationStructural,
     status: delegationStatusSchema,
     columns: [
       ready,

@@ -36,6 +36,8 @@ export interface StructuralSchema {
   default?: Json;
   /** Value validation only (no types, descriptions or defaults inside). */
   not?: { required: string[] };
+  /** Value validation only: at least one of these member sets is present. */
+  anyOf?: Array<{ required: string[] }>;
   "x-kubernetes-preserve-unknown-fields"?: true;
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];

@@ -60,6 +60,12 @@ export async function acknowledgedByDemoParties(agreement: IntentAgreement, orgI
 
 /** The pseudonymous principal id the demo agent is registered with. */
 export const DEMO_SEED_PRINCIPAL_ID = "prn_demo";
+/**
+ * The PUBLIC sign-in address of the demo principal: the seeding registers it as `prn_demo`'s
+ * portal e-mail, so a sign-in link for it (the dev mailbox shows it to anyone) signs in as the
+ * demo principal. Public like the demo keys: a registry seeded with it holds only demo data.
+ */
+export const DEMO_PRINCIPAL_EMAIL = "demo@writ.dev";
 /** Lifetime of the seeded grant: seven days. */
 export const DEMO_SEED_LIFETIME_MS = 7 * 24 * 3600_000;
 /** Per-payment ceiling and total budget of the seeded grant (USD). */

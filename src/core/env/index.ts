@@ -33,3 +33,24 @@ export function envInteger(env: Env, name: string, r: IntegerRange, problems: st
   problems.push(`${name} must be an integer from ${r.min} to ${r.max}; using ${r.dflt}`);
   return r.dflt;
 }
+
+/** Another setting an integer setting must not pass: its name and loaded value. */
+export type SettingBound = readonly [name: string, value: number];
+
+/**
+ * `envInteger`, then kept on the right side of another setting: above `atMost` (or below
+ * `atLeast`) it becomes that setting's value, with one problem of the form
+ * `NAME is above OTHER; using OTHER's value`.
+ */
+export function envIntegerWithin(env: Env, name: string, r: IntegerRange, bound: { atMost?: SettingBound; atLeast?: SettingBound }, problems: string[]): number {
+  const v = envInteger(env, name, r, problems);
+  if (bound.atMost && v > bound.atMost[1]) {
+    problems.push(`${name} is above ${bound.atMost[0]}; using ${bound.atMost[0]}'s value`);
+    return bound.atMost[1];
+  }
+  if (bound.atLeast && v < bound.atLeast[1]) {
+    problems.push(`${name} is below ${bound.atLeast[0]}; using ${bound.atLeast[0]}'s value`);
+    return bound.atLeast[1];
+  }
+  return v;
+}

@@ -125,6 +125,10 @@ function decide(findings: Finding[], m: PreparedMandate | undefined, s: EvalStat
     decision.intent_id = m.mandate.intent_id;
     const amount = amountIn(s, m.mandate.currency);
     if (amount !== undefined) decision.amount_minor = amount;
+  } else if (!s.agreement) {
+    // Delegation evidence alone (a recorded payment mandate): the amount in the scope's currency.
+    const amount = amountIn(s, s.delegation.scope.scope.currency);
+    if (amount !== undefined) decision.amount_minor = amount;
   }
   return decision;
 }

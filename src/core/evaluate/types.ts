@@ -158,6 +158,9 @@ export interface Decision {
   required_action: RequiredAction;
   /** The intent the action was evaluated against, when one was. */
   intent_id?: string;
-  /** The action's amount in minor units of the intent's currency (what ALLOW records). */
+  /**
+   * The action's amount in minor units of the intent's currency (what ALLOW records); for
+   * delegation evidence evaluated alone, of the scope's currency.
+   */
   amount_minor?: bigint;
 }

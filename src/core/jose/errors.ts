@@ -12,6 +12,7 @@ export type JoseErrorCode =
   | "JWS_KID_MISMATCH"
   | "JWS_SIGNATURE_INVALID"
   | "JWS_PAYLOAD_MISMATCH"
+  | "JWS_PAYLOAD_NOT_CANONICAL"
   | "KEY_INVALID";
 
 export class JoseError extends Error {

@@ -4,5 +4,7 @@ export { ALLOWED_ALGS, PRIVATE_JWK_MEMBERS, algForJwk, keyId, parsePublicJwk, pu
 export { findPrivateJwkMembers, privateMemberMessage, type PrivateMember } from "./private-members.js";
 export type { JwsAlg, PublicJwk, Ed25519PublicJwk, P256PublicJwk } from "./jwk.js";
 export { decodeSeed, generateSigner, privateJwk, signerFromJwk, signerFromSeed, type Signer } from "./keys.js";
-export { decodeJwsHeader, isCanonicalBase64url, parseJwsObject, signJws, verifyJws } from "./jws.js";
-export type { JwsHeader, JwsObject, Verified, VerifyOptions } from "./jws.js";
+export { decodeJwsHeader, isCanonicalBase64url, parseJwsObject, signJws } from "./jws.js";
+export type { JwsHeader, JwsObject } from "./jws.js";
+export { inspectSignedRecord, signRecord, signedRecordVerifies, unsignedPart, verifySignedRecord } from "./signed-record.js";
+export type { SignedRecordCheck, VerifiedRecord, VerifiedSignedRecord } from "./signed-record.js";

@@ -1,16 +1,11 @@
 /**
  * Flattened JWS (RFC 7515 §7.2.2) exactly as Writ uses it: an object with the three members
- * `protected`, `payload`, `signature` and nothing else (no unprotected `header`).
- *
- * Verification rules, in order: shape; protected header is JSON with `alg` in {EdDSA, ES256}
- * and matching the key's type; `typ` equals the expected value when one is named; no `crit`
- * (Writ understands no extensions); no key-carrying headers (`jwk`, `jku`, `x5c`, `x5u`): the
- * key always comes from the verifier, never from the token; `kid`, when present, equals the
- * key's id; then the signature (jose); then, when an expected payload is given, the payload
- * bytes equal it exactly.
+ * `protected`, `payload`, `signature` and nothing else (no unprotected `header`). This module
+ * signs, checks shapes and headers, and holds the cryptographic primitive; verification of a
+ * signed record, with every rule, is `verifySignedRecord` (./signed-record.ts).
  */
 import { FlattenedSign, flattenedVerify } from "jose";
-import { ALLOWED_ALGS, algForJwk, keyId, publicKeyObject, type JwsAlg, type PublicJwk } from "./jwk.js";
+import { ALLOWED_ALGS, algForJwk, publicKeyObject, type JwsAlg, type PublicJwk } from "./jwk.js";
 import { JoseError } from "./errors.js";
 import type { Signer } from "./keys.js";
 
@@ -81,48 +76,35 @@ export function decodeJwsHeader(jws: JwsObject): JwsHeader {
   return header as JwsHeader;
 }
 
-export interface VerifyOptions {
-  /** Required `typ` of the protected header. */
-  typ?: string;
-  /** When given, the payload must be exactly these bytes. */
-  payload?: Uint8Array | string;
-}
-
-export interface Verified {
-  header: JwsHeader;
-  payload: Buffer;
-}
-
-/** Verifies a flattened JWS against one public key. Throws JoseError with a stable code. */
-export async function verifyJws(input: unknown, key: PublicJwk, opts: VerifyOptions = {}): Promise<Verified> {
-  const jws = parseJwsObject(input);
-  const header = decodeJwsHeader(jws);
+/**
+ * The protected-header rules that need no key: `alg` EdDSA or ES256 (so `none` and HS256 are
+ * refused before any cryptography), `typ` equal to `typ`, no `crit` (Writ understands no
+ * extensions), no key-carrying header (the key always comes from the verifier). Returns the
+ * header; throws JoseError.
+ */
+export function checkJwsHeader(header: JwsHeader, typ: string): JwsHeader & { alg: JwsAlg } {
   if (typeof header.alg !== "string" || !ALLOWED_ALGS.includes(header.alg)) {
     throw new JoseError("JWS_ALG_NOT_ALLOWED", `JWS alg ${JSON.stringify(header.alg)} is not allowed (EdDSA or ES256 only)`);
   }
-  if (header.alg !== algForJwk(key)) {
-    throw new JoseError("JWS_ALG_NOT_ALLOWED", `JWS alg ${header.alg} does not fit the ${key.kty} key`);
-  }
-  if (opts.typ !== undefined && header.typ !== opts.typ) {
-    throw new JoseError("JWS_TYP_MISMATCH", `JWS typ must be ${opts.typ}`);
-  }
+  if (header.typ !== typ) throw new JoseError("JWS_TYP_MISMATCH", `JWS typ must be ${typ}`);
   if ("crit" in header) throw new JoseError("JWS_CRIT_UNSUPPORTED", "JWS crit extensions are not supported");
   for (const h of FORBIDDEN_HEADERS) {
     if (h in header) throw new JoseError("JWS_HEADER_NOT_ALLOWED", `JWS header ${h} is not allowed: keys come from the verifier`);
   }
-  if (header.kid !== undefined && header.kid !== keyId(key)) {
-    throw new JoseError("JWS_KID_MISMATCH", "JWS kid does not name the verifying key");
-  }
-  let payload: Buffer;
+  if (header.kid !== undefined && typeof header.kid !== "string") throw new JoseError("JWS_MALFORMED", "JWS kid must be a string");
+  return header;
+}
+
+/**
+ * The cryptographic check alone: true when `jws` (already shape-checked) is signed with `alg`
+ * by `key`. Callers use `verifySignedRecord` (./signed-record.ts), which applies every rule.
+ */
+export async function verifyJwsSignature(jws: JwsObject, key: PublicJwk, alg: JwsAlg): Promise<boolean> {
+  if (alg !== algForJwk(key)) return false;
   try {
-    const r = await flattenedVerify(jws, publicKeyObject(key), { algorithms: [header.alg] });
-    payload = Buffer.from(r.payload);
+    await flattenedVerify(jws, publicKeyObject(key), { algorithms: [alg] });
+    return true;
   } catch {
-    throw new JoseError("JWS_SIGNATURE_INVALID", "JWS signature does not verify");
+    return false;
   }
-  if (opts.payload !== undefined) {
-    const want = typeof opts.payload === "string" ? Buffer.from(opts.payload, "utf8") : Buffer.from(opts.payload);
-    if (!want.equals(payload)) throw new JoseError("JWS_PAYLOAD_MISMATCH", "JWS payload does not match the signed record");
-  }
-  return { header, payload };
 }

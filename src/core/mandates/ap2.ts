@@ -2,8 +2,9 @@
  * Imports an AP2 open payment mandate (`vct` "mandate.payment.open.1") as delegation
  * evidence: the user's or trusted surface's key confirms the agent key (`cnf.jwk`), `exp`
  * bounds the grant, and the constraints become the scope. The caller has already verified
- * the SD-JWT's signature and resolved its disclosures; this function trusts the claims'
- * origin but not their shape, and refuses (Ap2ImportError) anything it cannot honour.
+ * the SD-JWT's signature and resolved its disclosures (./sd-jwt.ts; ./accept.ts does both);
+ * this function trusts the claims' origin but not their shape, and refuses (Ap2ImportError)
+ * anything it cannot honour.
  *
  * Mapping (amounts in Scope are major-unit numbers, converted exactly from minor units):
  * - `payment.amount_range.max` (minor units) and the pre-set `payment_amount` -> the smaller

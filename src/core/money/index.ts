@@ -20,9 +20,27 @@ export class MoneyError extends Error {
   override readonly name = "MoneyError";
 }
 
-/** True for three upper-case letters that Intl knows as a currency. */
+/**
+ * ISO 4217 codes that ICU does not list as in use (`Intl.supportedValuesOf("currency")`):
+ * precious metals, bond-market units, fund codes, the testing code and "no currency".
+ */
+const ISO_4217_NOT_IN_ICU = ["XAU", "XAG", "XPT", "XPD", "XBA", "XBB", "XBC", "XBD", "XUA", "XTS", "XXX", "BOV", "CHE", "CHW", "CLF", "COU", "MXV", "USN", "UYI", "UYW", "VED"];
+
+let known: ReadonlySet<string> | undefined;
+
+/** The ISO 4217 codes: ICU's list of codes in use plus ISO_4217_NOT_IN_ICU. */
+function knownCurrencies(): ReadonlySet<string> {
+  known ??= new Set([...Intl.supportedValuesOf("currency"), ...ISO_4217_NOT_IN_ICU]);
+  return known;
+}
+
+/**
+ * True for an ISO 4217 currency code: three upper-case letters that ICU lists as a currency
+ * in use, or one of the other ISO codes (metals, funds). A well-formed code that names no
+ * currency (`QQQ`) is false: Intl would format it, but no rate source or ledger knows it.
+ */
 export function isCurrency(code: unknown): code is string {
-  if (typeof code !== "string" || !CURRENCY_RE.test(code)) return false;
+  if (typeof code !== "string" || !CURRENCY_RE.test(code) || !knownCurrencies().has(code)) return false;
   try {
     currencyExponent(code);
     return true;

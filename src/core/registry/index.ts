@@ -61,4 +61,5 @@ export {
   type ScoreReasonCode,
   type TrustScore,
 } from "./score.js";
+export { ADVERSE_BY_SEVERITY, countReporters, isContributor, type ReporterCounts } from "./reporters.js";
 export { MAX_WEBHOOK_URL_LENGTH, isLoopbackHost, parseWebhookUrl } from "./webhook-url.js";

@@ -1,6 +1,7 @@
 /**
  * The trust score of an agent: a deterministic, pure function of the agent's verification
- * level, its registration time, the counts of reports filed on it by kind, the count of
+ * level, its registration time, the counts of ORGANIZATIONS per report effect (each reporting
+ * organization counts once, for its most severe adverse kind: ./reporters.ts), the count of
  * revocations recorded against it, and `now`.
  *
  * Model (docs/registry.md, "Trust score"):
@@ -8,15 +9,16 @@
  * | code                | points                                          |
  * |---------------------|-------------------------------------------------|
  * | VERIFICATION_LEVEL  | institution_attested 700, operator_verified 600, self_declared 450 |
- * | TRANSACTION_HISTORY | +5 per transaction_outcome report, at most +150 |
- * | CHARGEBACK          | -60 per chargeback report                       |
- * | POLICY_VIOLATION    | -100 per policy_violation report                |
- * | FRAUD_INCIDENT      | -250 per fraud_incident report                  |
+ * | TRANSACTION_HISTORY | +5 per reporting organization, at most +150     |
+ * | CHARGEBACK          | -60 per organization (chargeback its worst)     |
+ * | POLICY_VIOLATION    | -100 per organization (policy_violation its worst) |
+ * | FRAUD_INCIDENT      | -250 per organization that reported fraud       |
  * | REVOCATION          | -40 per revocation                              |
  *
  * score = the sum of the points, clamped to 0..1000. `reasons` lists VERIFICATION_LEVEL and
  * then every other code whose points are not zero, in the table's order. `cold_start` is true
- * while the agent has fewer than 5 reports in all AND was registered less than 30 days ago.
+ * while fewer than 5 organizations reported on the agent AND it was registered less than 30
+ * days ago.
  */
 import type { VerificationLevel } from "./agents.js";
 import type { ReportKind } from "./reports.js";
@@ -44,7 +46,7 @@ export interface TrustScore {
   reasons: ScoreReason[];
 }
 
-/** Report counts by kind (a missing kind counts 0). */
+/** Counts of organizations per report effect (a missing kind counts 0): see ./reporters.ts. */
 export type ReportCounts = Readonly<Partial<Record<ReportKind, number>>>;
 
 /** What the score is computed from. */
@@ -52,6 +54,8 @@ export interface ScoreFacts {
   verification_level: VerificationLevel;
   registered_at: Date;
   reports: ReportCounts;
+  /** Distinct reporting organizations (for the cold start); default: the sum of `reports`. */
+  reporters?: number;
   revocations: number;
 }
 
@@ -73,7 +77,7 @@ export const TRANSACTION_POINTS_CAP = 150;
 /** Points (negative) per adverse fact. */
 export const PENALTY_POINTS = { CHARGEBACK: -60, POLICY_VIOLATION: -100, FRAUD_INCIDENT: -250, REVOCATION: -40 } as const;
 
-/** Fewer reports than this (and a young agent) is a cold start. */
+/** Fewer reporting organizations than this (and a young agent) is a cold start. */
 export const COLD_START_REPORTS = 5;
 
 /** Younger than this (and few reports) is a cold start: 30 days. */
@@ -109,7 +113,7 @@ export function scoreAgent(facts: ScoreFacts, now: Date): TrustScore {
 
   const sum = reasons.reduce((s, r) => s + r.points, 0);
   const score = Math.min(SCORE_MAX, Math.max(SCORE_MIN, sum));
-  const total = outcomes + chargebacks + violations + frauds;
+  const total = count(facts.reporters ?? outcomes + chargebacks + violations + frauds, "reporter count");
   const cold_start = total < COLD_START_REPORTS && now.getTime() - registered < COLD_START_AGE_MS;
   return { score, cold_start, reasons };
 }

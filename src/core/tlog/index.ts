@@ -51,4 +51,4 @@ export {
   type TreeHead,
 } from "./treehead.js";
 export { checkpointBody, isCheckpointOrigin, noteKeyHash, signCheckpoint, verifyCheckpoint } from "./checkpoint.js";
-export { openNote, signNote } from "./note.js";
+export { noteVerifierKey, openNote, parseNoteVerifierKey, signNote } from "./note.js";

@@ -73,6 +73,35 @@ export function noteKeyHash(name: string, key: PublicJwk): Buffer {
   return digest.subarray(0, 4);
 }
 
+/**
+ * The verifier key of `key` under key name `name`, in golang.org/x/mod/sumdb/note's text form
+ * (`note.NewVerifier` reads it): `<name>+<key ID as 8 lowercase hex digits>+<standard padded
+ * base64 of 0x01 || 32-byte Ed25519 public key>`.
+ */
+export function noteVerifierKey(name: string, key: PublicJwk): string {
+  if (!isValidKeyName(name)) throw malformed("note key name must be non-empty without spaces or +");
+  const data = Buffer.concat([Buffer.from([ED25519_TYPE]), ed25519Raw(key)]);
+  return `${name}+${noteKeyHash(name, key).toString("hex")}+${data.toString("base64")}`;
+}
+
+/**
+ * Reads a verifier key (the form of `noteVerifierKey`): its name and Ed25519 public key.
+ * Throws PROOF_MALFORMED when it does not parse, is not Ed25519, or its key ID does not match.
+ */
+export function parseNoteVerifierKey(text: string): { name: string; key: PublicJwk } {
+  // Only the first two "+" separate: standard base64 may hold "+" itself (as Go's strings.Cut reads it).
+  const m = typeof text === "string" ? /^([^+]*)\+([^+]*)\+(.*)$/s.exec(text) : null;
+  const [, name, hash, b64] = m ?? [];
+  if (!m || name === undefined || hash === undefined || b64 === undefined || !isValidKeyName(name) || !/^[0-9a-f]{8}$/.test(hash)) {
+    throw malformed("verifier key must be <name>+<8 hex digits>+<base64 key>");
+  }
+  const data = decodeStdBase64(b64);
+  if (data === undefined || data.length !== 33 || data[0] !== ED25519_TYPE) throw malformed("verifier key must hold an Ed25519 key (type 0x01, 32 bytes)");
+  const key: PublicJwk = { kty: "OKP", crv: "Ed25519", x: data.subarray(1).toString("base64url") };
+  if (noteKeyHash(name, key).toString("hex") !== hash) throw malformed("verifier key ID does not match its name and key");
+  return { name, key };
+}
+
 function checkNoteText(text: string): void {
   if (hasControlChar(text)) throw malformed("note contains a control character");
   if (LONE_SURROGATE_RE.test(text)) throw malformed("note is not well-formed UTF-8");

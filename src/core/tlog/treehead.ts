@@ -6,7 +6,7 @@
  * signature is verified; unknown members are refused.
  */
 import { canonicalBytes, hashBytes, hashFromBytes, isHashString, type HashString } from "../canonical/index.js";
-import { JoseError, signJws, verifyJws, type JwsObject, type PublicJwk, type Signer } from "../jose/index.js";
+import { JoseError, signRecord, verifySignedRecord, type JwsObject, type PublicJwk, type Signer } from "../jose/index.js";
 import { parseInstant } from "../time/index.js";
 import { checkCount } from "./bits.js";
 import { invalid, malformed } from "./errors.js";
@@ -27,10 +27,15 @@ export const TREE_HEAD_TYP = "svc-tree-head+jws";
 
 const HEAD_MEMBERS = ["algorithm", "at", "svc_tree_head", "root", "tree_size", "signature"];
 
+/** What a tree head signature covers: the head's members without `signature`. */
+function unsignedTreeHead(head: Omit<TreeHead, "signature">): Omit<TreeHead, "signature"> {
+  const { algorithm, at, svc_tree_head, root, tree_size } = head;
+  return { algorithm, at, svc_tree_head, root, tree_size };
+}
+
 /** Canonical payload bytes of a tree head: the head without `signature`. */
 export function treeHeadPayload(head: Omit<TreeHead, "signature">): Buffer {
-  const { algorithm, at, svc_tree_head, root, tree_size } = head;
-  return canonicalBytes({ algorithm, at, svc_tree_head, root, tree_size });
+  return canonicalBytes(unsignedTreeHead(head));
 }
 
 /**
@@ -44,7 +49,7 @@ export async function signTreeHead(signer: Signer, treeSize: number, root: Buffe
   if (!isTreeHash(root)) throw malformed("tree root must be 32 bytes");
   if (parseInstant(at) === undefined) throw malformed("tree head time must be an RFC 3339 date-time");
   const unsigned = { algorithm: "EdDSA" as const, at, svc_tree_head: 1 as const, root: hashFromBytes(root), tree_size: treeSize };
-  const signature = await signJws(treeHeadPayload(unsigned), signer, TREE_HEAD_TYP);
+  const signature = await signRecord(unsigned, signer, TREE_HEAD_TYP);
   return { ...unsigned, signature };
 }
 
@@ -78,7 +83,7 @@ export function parseTreeHead(head: unknown): TreeHead {
  */
 export async function verifyTreeHead(head: unknown, key: PublicJwk): Promise<TreeHead> {
   const parsed = parseTreeHead(head);
-  const { header } = await verifyJws(parsed.signature, key, { typ: TREE_HEAD_TYP, payload: treeHeadPayload(parsed) });
+  const { header } = await verifySignedRecord(parsed.signature, key, { typ: TREE_HEAD_TYP, record: unsignedTreeHead(parsed) });
   if (header.alg !== parsed.algorithm) throw invalid("tree head is not signed with its stated algorithm");
   return parsed;
 }

@@ -98,6 +98,11 @@ export class AgentSnapshots {
     return this;
   }
 
+  /** True when a fresh snapshot of `agentId` is kept (a verify of it would read nothing). */
+  has(agentId: string): boolean {
+    return this.cache.get(agentId) !== undefined;
+  }
+
   /** Snapshots kept. */
   get size(): number {
     return this.cache.size;

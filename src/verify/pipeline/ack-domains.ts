@@ -11,8 +11,11 @@
  *
  * Promises:
  * - Fetched as `<scheme>://<domain>[:<port>]/.well-known/svc-keys.json` (WRIT_ACK_DOMAIN_*),
- *   GET, no redirects followed, at most 64 KiB read, bounded by the timeout. Only a plain DNS
- *   name or IPv4 address is fetched (no user info, port, path or IPv6 literal in `domain`).
+ *   GET, no redirects followed, at most 64 KiB read, bounded by the timeout, through the
+ *   outbound policy (src/http/outbound.ts: a name resolving to a loopback, private or
+ *   link-local address is refused at connect time unless WRIT_OUTBOUND_* allows it). Only a
+ *   plain DNS name is fetched: no IP literal in any form (`10.0.0.1`, `2130706433`, `127.1`,
+ *   `[::1]`), user info, port or path in `domain`.
  * - Fail closed: a failed, slow, oversized or malformed answer publishes nothing.
  * - Cached per domain: an answer for 5 minutes, a failure for 30 seconds; concurrent lookups
  *   of one domain share one request. The re-computed ack states are cached per agreement
@@ -22,7 +25,8 @@ import { mandateHash, ackStates, type Acknowledgement } from "../../core/agreeme
 import type { HashString } from "../../core/canonical/index.js";
 import type { PreparedAgreement, PreparedMandate } from "../../core/evaluate/index.js";
 import { keyId, parsePublicJwk } from "../../core/jose/index.js";
-import { readCapped } from "../../http/read-capped.js";
+import { isIpLiteral, STRICT_OUTBOUND, type OutboundPolicy } from "../../http/outbound-address.js";
+import { outboundRequest, type OutboundDeps } from "../../http/outbound.js";
 import type { VerifySettings } from "../settings.js";
 
 /** Largest key list read (bytes). */
@@ -37,23 +41,36 @@ const MAX_STATES = 1000;
 const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
 const DOMAIN_RE = new RegExp(`^${LABEL}(?:\\.${LABEL})*\\.?$`);
 
-/** True for a plain DNS name (or dotted IPv4 address) at most 253 characters long. */
+/**
+ * True for a plain DNS name at most 253 characters long that is not an IP address in any form:
+ * the host is read as the URL parser reads it (`2130706433` and `127.1` are 127.0.0.1, a name
+ * ending in a number that is no address does not parse) and refused when that is an address.
+ */
 export function isFetchableDomain(domain: unknown): domain is string {
-  return typeof domain === "string" && domain.length <= 253 && DOMAIN_RE.test(domain);
+  if (typeof domain !== "string" || domain.length > 253 || !DOMAIN_RE.test(domain)) return false;
+  let host: string;
+  try {
+    host = new URL(`http://${domain}/`).hostname;
+  } catch {
+    return false;
+  }
+  return !isIpLiteral(host) && !isIpLiteral(domain.replace(/\.$/, ""));
 }
 
 /** Fetches key lists; tests replace it. */
 export type KeyListFetch = (url: string, timeoutMs: number) => Promise<unknown>;
 
-/** The default fetch: GET, no redirects, bounded size and time; the parsed JSON. */
-export const fetchKeyList: KeyListFetch = async (url, timeoutMs) => {
-  const res = await fetch(url, { redirect: "error", signal: AbortSignal.timeout(timeoutMs), headers: { accept: "application/json" } });
-  if (res.status !== 200) {
-    await res.body?.cancel().catch(() => {});
-    throw new Error(`key list answered ${res.status}`);
-  }
-  return JSON.parse(await readCapped(res, MAX_KEY_LIST_BYTES, () => new Error("key list is too large"))) as unknown;
-};
+/**
+ * The default fetch under `policy`: GET, no redirects, bounded size and time; the parsed JSON.
+ * Throws for anything but a 200 with a JSON body (an OutboundError for a refused destination).
+ */
+export function keyListFetcher(policy: OutboundPolicy, net?: OutboundDeps): KeyListFetch {
+  return async (url, timeoutMs) => {
+    const res = await outboundRequest(policy, { url, headers: { accept: "application/json" }, timeoutMs, maxBodyBytes: MAX_KEY_LIST_BYTES }, net);
+    if (res.status !== 200) throw new Error(`key list answered ${res.status}`);
+    return JSON.parse(res.body) as unknown;
+  };
+}
 
 /** The key ids (`sha256:` thumbprints) a key list publishes; unusable records are skipped. */
 export function publishedKeyIds(list: unknown): Set<HashString> {
@@ -78,6 +95,8 @@ interface Entry {
 /** Options of an AckDomainDirectory. */
 export interface AckDomainOptions {
   settings: Pick<VerifySettings, "ackDomainScheme" | "ackDomainPort" | "ackDomainTimeoutMs">;
+  /** Where key lists may be fetched from (default: public addresses only); unused with `fetch`. */
+  policy?: OutboundPolicy;
   fetch?: KeyListFetch;
   /** Clock, epoch ms (default Date.now). */
   clock?: () => number;
@@ -91,7 +110,7 @@ export class AckDomainDirectory {
   private readonly clock: () => number;
 
   constructor(private readonly opts: AckDomainOptions) {
-    this.fetcher = opts.fetch ?? fetchKeyList;
+    this.fetcher = opts.fetch ?? keyListFetcher(opts.policy ?? STRICT_OUTBOUND);
     this.clock = opts.clock ?? Date.now;
   }
 

@@ -7,7 +7,8 @@
  * (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
  * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
  * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
- * `evaluate`; then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
+ * `evaluate` (a recorded payment mandate's candidate against its delegation alone, its
+ * agreement row holding only the ledger: docs/mandates.md); then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
  * A decision stored earlier for (agent, action_id) wins wherever the new one would be stored:
  * the same request gets it again, another request ACTION_REUSED.
  *
@@ -34,6 +35,7 @@ import {
   type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
 } from "../../core/evaluate/index.js";
 import type { Signer } from "../../core/jose/index.js";
+import { MANDATE_INTENT_ID } from "../../core/mandates/index.js";
 import { allowedActionOf, recordAllowedSpend, recordOutcome } from "../../store/ledger/index.js";
 import type { LogAppendOptions } from "../../store/log.js";
 import { RecordStoreError } from "../../store/record-errors.js";
@@ -180,6 +182,8 @@ class Run {
       if (c.delegation) this.deps.index.markDelegationRevoked(id);
       else this.deps.index.markAgreementRevoked(id);
     }
+    // Its candidates changed: the next verify reads them, rather than wait for Postgres's change notice.
+    if ((out.revocation?.ids.length ?? 0) > 0) this.deps.snapshots.forget(this.agentId);
     return out.saved.stored ? this.counted(body) : this.replay(out.saved.decision);
   }
 
@@ -286,7 +290,10 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
     ...(req.ledger_sequence !== undefined ? { ledgerSequence: req.ledger_sequence } : {}),
     ...(c.delegationSpentMinor !== undefined ? { delegationSpentMinor: c.delegationSpentMinor } : {}),
   };
-  const d = evaluate(delegation, agreement, action, ctx);
+  // A recorded payment mandate: its delegation is the evidence, its agreement row only the ledger.
+  const evidence = c.row.evidence !== undefined;
+  const decided = evaluate(delegation, evidence ? undefined : agreement, action, ctx);
+  const d = evidence && decided.amount_minor !== undefined ? { ...decided, intent_id: MANDATE_INTENT_ID } : decided;
   const body = answer(d, { ...base, agreement_id: c.agreementId });
   if (d.svc_decision === "REVOKE") return run.revoke(c, d, body);
   if (d.verdict === "ALLOW") return run.spend(c, action, d, body, rate);

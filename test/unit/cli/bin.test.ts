@@ -12,7 +12,7 @@ describe("bin/writ.mjs", () => {
   it("--help lists every command and exits 0", () => {
     const r = writ("--help");
     expect(r.status).toBe(0);
-    for (const c of ["serve", "dev", "migrate", "keys", "agreement", "delegation", "log", "verify", "inquire"]) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
+    for (const c of ["serve", "dev", "migrate", "keys", "agreement", "delegation", "mandate", "log", "verify", "inquire"]) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
   });
 
   it("a verb's --help exits 0; bad usage exits 2; a refused secret flag exits 2", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { envInteger, envText } from "../../../src/core/env/index.js";
+import { envInteger, envIntegerWithin, envText } from "../../../src/core/env/index.js";
 
 describe("envText", () => {
   it("trims, and treats blank as unset", () => {
@@ -24,5 +24,17 @@ describe("envInteger", () => {
       expect(envInteger({ N: bad }, "N", range, problems)).toBe(42);
       expect(problems).toEqual(["N must be an integer from 5 to 100; using 42"]);
     }
+  });
+});
+
+describe("envIntegerWithin", () => {
+  const range = { min: 5, max: 100, dflt: 42 };
+  it("keeps a setting on its side of another one, with one problem naming both", () => {
+    const problems: string[] = [];
+    expect(envIntegerWithin({ N: "50" }, "N", range, { atMost: ["M", 60] }, problems)).toBe(50);
+    expect(envIntegerWithin({ N: "70" }, "N", range, { atMost: ["M", 60] }, problems)).toBe(60);
+    expect(envIntegerWithin({ N: "10" }, "N", range, { atLeast: ["L", 20] }, problems)).toBe(20);
+    expect(envIntegerWithin({}, "N", range, { atLeast: ["L", 20] }, problems)).toBe(42);
+    expect(problems).toEqual(["N is above M; using M's value", "N is below L; using L's value"]);
   });
 });

@@ -10,6 +10,10 @@ describe("money", () => {
     expect(isCurrency("EUR")).toBe(true);
     expect(isCurrency("eur")).toBe(false);
     expect(isCurrency("EURO")).toBe(false);
+    // Well-formed but not ISO 4217: Intl would format it, no source or ledger knows it.
+    for (const c of ["QQQ", "ZZZ", "ABC", "USX"]) expect(isCurrency(c), c).toBe(false);
+    // ISO 4217 codes ICU does not list as in use (metals, funds) are still currencies.
+    for (const c of ["XAU", "XAG", "CLF", "USN"]) expect(isCurrency(c), c).toBe(true);
   });
   it("converts to minor units exactly", () => {
     expect(toMinor(12.34, "USD")).toBe(1234n);

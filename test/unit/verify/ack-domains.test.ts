@@ -1,13 +1,15 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LOOPBACK_OUTBOUND, STRICT_OUTBOUND } from "../../../src/http/outbound-address.js";
+import type { Connect, Resolve } from "../../../src/http/outbound.js";
 import { buildSignedAgreement, mandateHash, prepareAgreement, signAcknowledgement, signMandate, type IntentAgreement, type Mandate } from "../../../src/core/agreement/index.js";
 import type { PreparedAgreement } from "../../../src/core/evaluate/index.js";
 import { keyId, type Signer } from "../../../src/core/jose/index.js";
 import {
   AckDomainDirectory,
-  fetchKeyList,
   isFetchableDomain,
+  keyListFetcher,
   KEY_LIST_FAILURE_TTL_MS,
   KEY_LIST_TTL_MS,
   MAX_KEY_LIST_BYTES,
@@ -35,8 +37,8 @@ const listOf = (...signers: Signer[]) => ({ keys: signers.map((s) => ({ public_k
 const url = (domain: string) => `https://${domain}/.well-known/svc-keys.json`;
 
 describe("isFetchableDomain", () => {
-  it("accepts plain DNS names and dotted IPv4 addresses", () => {
-    for (const d of ["example.com", "shop.example.co.uk", "a-b.example", "x", "example.com.", "127.0.0.1", `${"a".repeat(63)}.com`]) {
+  it("accepts plain DNS names", () => {
+    for (const d of ["example.com", "shop.example.co.uk", "a-b.example", "x", "example.com.", "localhost", "1password.com", "0x.example", `${"a".repeat(63)}.com`]) {
       expect(isFetchableDomain(d), d).toBe(true);
     }
   });
@@ -44,7 +46,9 @@ describe("isFetchableDomain", () => {
   it("refuses anything that could steer the request elsewhere, and non-strings", () => {
     const bad = [
       "", ".", "-shop.example", "shop-.example", "a..b", "user@example.com", "example.com:8443", "example.com/path", "example.com?x",
-      "[::1]", "::1", "exa mple.com", "exämple.com", "example.com\u0000", `${"a".repeat(64)}.com`, `${"a.".repeat(126)}ab`, "http://example.com",
+      "[::1]", "::1", "exa mple.com",
+      // IP literals in every form the URL parser reads as one, and names that end in a number
+      "127.0.0.1", "10.0.0.5", "169.254.169.254", "2130706433", "127.1", "0x7f.1", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "1.2.3.4.5", "example.123", "example.0x1", "exämple.com", "example.com\u0000", `${"a".repeat(64)}.com`, `${"a.".repeat(126)}ab`, "http://example.com",
     ];
     for (const d of bad) expect(isFetchableDomain(d), JSON.stringify(d)).toBe(false);
     for (const v of [undefined, null, 42, {}, ["example.com"]]) expect(isFetchableDomain(v)).toBe(false);
@@ -182,9 +186,23 @@ describe("AckDomainDirectory.apply", () => {
     expect(out.agreement).toBe(p.agreement);
   });
 
+  it("fails closed where the outbound policy refuses the domain's address: no socket opened, the ack counts as absent", async () => {
+    for (const address of ["10.0.0.5", "169.254.169.254", "::ffff:127.0.0.1"]) {
+      const resolve = vi.fn<Resolve>(async () => [{ address, family: address.includes(":") ? 6 : 4 }]);
+      const connect = vi.fn<Connect>(() => {
+        throw new Error("no socket may be opened");
+      });
+      const dir = new AckDomainDirectory({ settings: SETTINGS, fetch: keyListFetcher(STRICT_OUTBOUND, { resolve, connect }) });
+      const p = await prepared(async (a) => [await ack(a, merchantKey, "merchant.example")]);
+      expect((await dir.apply(p, 1)).mandates[0]?.acks, address).toEqual([{ role: "merchant", state: "missing" }]);
+      expect(resolve).toHaveBeenCalledWith("merchant.example");
+      expect(connect).not.toHaveBeenCalled();
+    }
+  });
+
   it("fails closed: an unreachable domain, or a domain that cannot be fetched, drops its ack", async () => {
     const f = fakeFetch({});
-    for (const domain of ["down.example", "m.example:443"]) {
+    for (const domain of ["down.example", "m.example:443", "127.0.0.1", "2130706433"]) {
       const p = await prepared(async (a) => [await ack(a, merchantKey, domain)]);
       expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([{ role: "merchant", state: "missing" }]);
     }
@@ -225,7 +243,8 @@ describe("AckDomainDirectory.apply", () => {
   });
 });
 
-describe("fetchKeyList (the default fetch, against a local server)", () => {
+describe("keyListFetcher (the default fetch, against a local server)", () => {
+  const fetchKeyList = keyListFetcher(LOOPBACK_OUTBOUND);
   let server: Server;
   let base = "";
   beforeAll(async () => {

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LOOPBACK_OUTBOUND, STRICT_OUTBOUND } from "../../../src/http/outbound-address.js";
+import type { Connect, Resolve } from "../../../src/http/outbound.js";
 import { deliverOnce } from "../../../src/webhooks/deliver.js";
 
 let server: Server;
@@ -37,6 +39,7 @@ const input = (path: string, over: Partial<Parameters<typeof deliverOnce>[0]> = 
   eventId: "evt_1",
   attempt: 3,
   timeoutMs: 2000,
+  policy: LOOPBACK_OUTBOUND,
   ...over,
 });
 
@@ -87,5 +90,26 @@ describe("deliverOnce", () => {
     expect(await deliverOnce(input("", { url: `http://127.0.0.1:${port}/x` }))).toEqual({ ok: false, error: "request failed: ECONNREFUSED" });
     expect(await deliverOnce(input("", { url: "file:///etc/passwd" }))).toEqual({ ok: false, error: "webhook_url is not http or https" });
     expect(await deliverOnce(input("", { url: "not a url" }))).toEqual({ ok: false, error: "webhook_url is not a URL" });
+  });
+
+  it("sends nothing where the outbound policy refuses: a failed attempt naming the reason", async () => {
+    const before = seen.length;
+    expect(await deliverOnce(input("/ok", { policy: STRICT_OUTBOUND }))).toEqual({
+      ok: false,
+      error: "destination refused by the outbound policy: 127.0.0.1 is a loopback address",
+    });
+    expect(seen.length).toBe(before);
+  });
+
+  it.each(["10.0.0.5", "169.254.169.254", "::ffff:127.0.0.1"])("refuses a host that resolves to %s without opening a socket", async (address) => {
+    const resolve = vi.fn<Resolve>(async () => [{ address, family: address.includes(":") ? 6 : 4 }]);
+    const connect = vi.fn<Connect>(() => {
+      throw new Error("no socket may be opened");
+    });
+    const r = await deliverOnce(input("", { url: "https://hooks.example.test/in", policy: STRICT_OUTBOUND, net: { resolve, connect } }));
+    expect(r.ok).toBe(false);
+    expect(r.ok ? "" : r.error).toMatch(/^destination refused by the outbound policy: hooks\.example\.test resolves to /);
+    expect(resolve).toHaveBeenCalledWith("hooks.example.test");
+    expect(connect).not.toHaveBeenCalled();
   });
 });

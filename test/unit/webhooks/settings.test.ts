@@ -7,10 +7,12 @@ describe("BUR_WEBHOOK_* settings", () => {
     expect(loadWebhookSettings({}, problems)).toEqual({
       worker: true,
       timeoutMs: 5000,
+      connectTimeoutMs: 2000,
       maxAttempts: 12,
       backoffMinMs: 1000,
       backoffMaxMs: 600_000,
-      concurrency: 8,
+      concurrency: 64,
+      destinationConcurrency: 2,
       pollMs: 1000,
     });
     expect(problems).toEqual([]);
@@ -26,22 +28,24 @@ describe("BUR_WEBHOOK_* settings", () => {
         BUR_WEBHOOK_BACKOFF_MIN_MS: " 10 ",
         BUR_WEBHOOK_BACKOFF_MAX_MS: "40",
         BUR_WEBHOOK_CONCURRENCY: "2",
+        BUR_WEBHOOK_DESTINATION_CONCURRENCY: "1",
+        BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "100",
         BUR_WEBHOOK_POLL_MS: "50",
       },
       problems,
     );
-    expect(s).toEqual({ worker: false, timeoutMs: 250, maxAttempts: 3, backoffMinMs: 10, backoffMaxMs: 40, concurrency: 2, pollMs: 50 });
+    expect(s).toEqual({ worker: false, timeoutMs: 250, connectTimeoutMs: 100, maxAttempts: 3, backoffMinMs: 10, backoffMaxMs: 40, concurrency: 2, destinationConcurrency: 1, pollMs: 50 });
     expect(problems).toEqual([]);
   });
 
   it("reports unusable values and keeps the defaults", () => {
     const problems: string[] = [];
     const s = loadWebhookSettings(
-      { BUR_WEBHOOK_TIMEOUT_MS: "5s", BUR_WEBHOOK_MAX_ATTEMPTS: "0", BUR_WEBHOOK_CONCURRENCY: "-1", BUR_WEBHOOK_POLL_MS: "1.5" },
+      { BUR_WEBHOOK_TIMEOUT_MS: "5s", BUR_WEBHOOK_MAX_ATTEMPTS: "0", BUR_WEBHOOK_CONCURRENCY: "-1", BUR_WEBHOOK_POLL_MS: "1.5", BUR_WEBHOOK_DESTINATION_CONCURRENCY: "0", BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "x" },
       problems,
     );
-    expect(s).toMatchObject({ timeoutMs: 5000, maxAttempts: 12, concurrency: 8, pollMs: 1000 });
-    expect(problems).toHaveLength(4);
+    expect(s).toMatchObject({ timeoutMs: 5000, connectTimeoutMs: 2000, maxAttempts: 12, concurrency: 64, destinationConcurrency: 2, pollMs: 1000 });
+    expect(problems).toHaveLength(6);
     expect(problems.join("\n")).toMatch(/BUR_WEBHOOK_TIMEOUT_MS/);
   });
 

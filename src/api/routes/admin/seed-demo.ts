@@ -3,7 +3,9 @@
  * the API: three organizations (`createOrg`) with their deterministic public keys
  * (`issueKey`), the demo agent (`insertAgent` with its `registration` log entry), and the
  * demo delegation with its agreement (`upsertDelegation`), in ONE transaction
- * (src/core/demo/seed.ts, docs/demo.md). Used by `POST /v1/admin/seed-demo` and `writ dev`.
+ * (src/core/demo/seed.ts, docs/demo.md); and the demo principal's PUBLIC portal address
+ * `demo@writ.dev` as `prn_demo` (a sign-in link for it signs in as the demo agent's principal).
+ * Used by `POST /v1/admin/seed-demo` and `writ dev`.
  *
  * Promise: idempotent. When the demo agent is registered, nothing is inserted and the answer
  * says `already_present: true`; two concurrent seeds insert once (the loser collides on the
@@ -12,7 +14,7 @@
  */
 import type { Pool } from "pg";
 import { DEMO_AGENT_ID, DEMO_AGREEMENT_ID, demoAgentSigner } from "../../../core/demo/index.js";
-import { acknowledgedByDemoParties, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
+import { acknowledgedByDemoParties, DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
 import { keyId, type Signer } from "../../../core/jose/index.js";
 import { defaultScopes } from "../../../core/registry/index.js";
 import { getAgent, insertAgent, registrationLogEntry } from "../../../store/agents.js";
@@ -20,6 +22,7 @@ import { upsertDelegation } from "../../../store/delegations.js";
 import { issueKey } from "../../../store/keys.js";
 import { appendLogEntries, type LogAppendOptions } from "../../../store/log.js";
 import { createOrg } from "../../../store/orgs.js";
+import { registerPrincipalEmail } from "../../../store/portal.js";
 import { withTransaction } from "../../../store/pool.js";
 
 /** The answer of a seeding. */
@@ -57,6 +60,9 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
     agent_id: DEMO_AGENT_ID,
     agreement_id: DEMO_AGREEMENT_ID,
   };
+  // The demo principal's public portal address: registered on every seeding (also in a
+  // registry seeded before the portal knew it); never moves an address another principal holds.
+  await registerPrincipalEmail(pool, DEMO_SEED_PRINCIPAL_ID, DEMO_PRINCIPAL_EMAIL);
   if (await getAgent(pool, DEMO_AGENT_ID)) return { ...answer, already_present: true };
   const delegation = await seededDemoDelegation(opts.now.getTime());
   try {

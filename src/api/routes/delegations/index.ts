@@ -12,26 +12,28 @@
  *   delegation stored without one, the operator of its agent): policy acting for the principal
  *   (`by: "policy"`); any other organization gets 404, as for an unknown id;
  * - no bearer: the principal, with a body `{revocation: <JWS>}` signed by the delegation's
- *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401 when it
- *   does not verify.
+ *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401
+ *   when it does not verify. Without a bearer the answer never says whether a delegation
+ *   exists: an unknown id answers exactly as a signature by the wrong key (401 `delegation
+ *   revocation did not verify: the signature does not verify with the delegation principal's
+ *   key`); only a verified principal learns more (409, a repeat).
  * An optional `reason` (at most 500 characters) is recorded for bearer callers.
  *
  * Answers 200 `{revoked: true, delegation_id, revoked_ids, agreement_ids, log_sequence}`; a
  * repeat `{revoked: false, delegation_id, revoked_ids: [], agreement_ids: [], log_sequence:
- * null}`; 404 `delegation was not found`; 409 `delegation is not revocable` (`revocable:
+ * null}`; 404 `delegation was not found` (bearer callers only); 409 `delegation is not revocable` (`revocable:
  * false`); 503 without the log signing key.
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { getAgentForVerify } from "../../../store/agents.js";
 import { loadDelegation } from "../../../store/delegations.js";
-import { withTransaction } from "../../../store/pool.js";
-import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
+import type { RevokedBy } from "../../../store/revocation-record.js";
 import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/pipeline/signed-revocation.js";
 import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
-import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "./revoke.js";
 
 interface Params {
   id: string;
@@ -66,17 +68,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
           },
         },
         response: {
-          200: {
-            type: "object",
-            required: ["revoked", "delegation_id", "revoked_ids", "agreement_ids", "log_sequence"],
-            properties: {
-              revoked: { type: "boolean" },
-              delegation_id: { type: "string" },
-              revoked_ids: { type: "array", items: { type: "string" } },
-              agreement_ids: { type: "array", items: { type: "string" } },
-              log_sequence: { type: ["integer", "null"] },
-            },
-          },
+          200: { ...REVOKE_ANSWER_SCHEMA, description: "Revoked (or already revoked: `revoked: false`)" },
           ...errorResponses(400, 401, 403, 404, 409, 500, 503),
         },
       },
@@ -101,23 +93,13 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
         reason = body.reason ?? `revoked by policy acting for the principal (organization ${credential.org_id})`;
       } else {
         if (body.revocation === undefined) throw new ApiError("BEARER_REQUIRED");
-        if (!stored) throw new ApiError("DELEGATION_NOT_FOUND");
-        const v = await verifyDelegationRevocation(body.revocation, id, stored.record.principal?.public_key);
+        // An unknown id is checked like a known one (against no one's key): the same answer.
+        const v = await verifyDelegationRevocation(body.revocation, id, stored?.record.principal?.public_key);
         if (!v.ok) throw new ApiError("DELEGATION_REVOCATION_INVALID", `delegation revocation did not verify: ${v.problem}`);
         by = "principal";
         reason = v.payload.reason === "" ? "revoked by the principal" : v.payload.reason;
       }
-      const repeat = { revoked: false, delegation_id: id, revoked_ids: [], agreement_ids: [], log_sequence: null };
-      if (stored?.revokedAt) return repeat;
-      if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
-      const signer = logSignerOf(app);
-      const now = app.clock();
-      const r = await withTransaction(pool, (client) => revokeAndRecord(client, { kind: "delegation", id }, { reason, by, at: now }, { signer, logOptions: logAppendOptions(app, now) }));
-      if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
-      for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
-      request.log.info({ delegation_id: id, by, revoked_ids: r.ids }, "delegation revoked");
-      if (r.ids.length === 0) return repeat;
-      return { revoked: true, delegation_id: id, revoked_ids: r.ids, agreement_ids: r.agreementIds, log_sequence: r.logSequence };
+      return revokeStoredDelegation(app, request, id, stored, { by, reason });
     },
   );
 };

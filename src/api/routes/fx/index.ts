@@ -17,7 +17,7 @@ import { parseFxQuery } from "./query.js";
 const threeLetters = { type: "string", pattern: "^[A-Z]{3}$" } as const;
 
 const fxRoutes: FastifyPluginAsync = async (app) => {
-  const source = fxSourceFor(app.settings.fx);
+  const source = fxSourceFor(app.settings.fx, app.settings.outbound);
 
   app.get(
     "/v1/fx",

@@ -4,11 +4,13 @@
  * repeated parameter into an array or accept what the spec refuses).
  *
  * Rules: `currency` is required; `currency`, `reference` and `reference_currency` are exactly
- * three upper-case letters (`eur` is refused, not upper-cased); `reference` defaults to USD,
+ * three upper-case letters (`eur` is refused, not upper-cased) naming an ISO 4217 currency
+ * (`QQQ` is refused here, so the source is never asked about it); `reference` defaults to USD,
  * `reference_currency` is its alias, both given and different is a 400; `day` is `YYYY-MM-DD`
  * naming a real calendar date (2025-02-30 is a 400), default the current UTC day of `now`.
  * A parameter given twice is a 400.
  */
+import { isCurrency } from "../../../core/money/index.js";
 import { hasDayForm, isUtcDay, utcDayOf } from "../../../fx/index.js";
 import { ApiError } from "../../errors.js";
 
@@ -35,6 +37,7 @@ function single(query: Record<string, unknown>, name: string): string | undefine
 function code(query: Record<string, unknown>, name: string): string | undefined {
   const v = single(query, name);
   if (v !== undefined && !CURRENCY_RE.test(v)) throw invalid(`${name} must be three upper-case letters (an ISO 4217 code such as EUR)`);
+  if (v !== undefined && !isCurrency(v)) throw invalid(`${name} ${v} is not an ISO 4217 currency code`);
   return v;
 }
 

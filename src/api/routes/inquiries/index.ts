@@ -5,17 +5,22 @@
  * trust_score: {score, cold_start, reasons: [{code, points}]}, identity: {fingerprint,
  * registered_at, operator_org_id}, verification: {level}, active_authorizations, revocations,
  * incidents}`, plus `recent_evidence_hashes` (the 10 newest evidence hashes of all reports on
- * the agent) when the asking organization has itself filed a report on the agent. Never an
+ * the agent) when the asking organization is a contributor: it has filed a report on the agent
+ * AND is a payment-side party of one of the agent's agreements (src/core/registry/
+ * reporters.ts). `incidents` counts organizations that reported a fraud incident. Never an
  * e-mail address or a principal_id. Every answered inquiry is recorded (who, why, when).
  *
  * Refusals: purpose_code missing (`purpose_code is required`) or unknown 400; unknown agent 404.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { AGENT_ID_PATTERN, PURPOSE_CODES, RECENT_EVIDENCE_LIMIT, type PurposeCode } from "../../../core/registry/index.js";
+import { paymentParties } from "../../../core/agreement/index.js";
+import { AGENT_ID_PATTERN, PURPOSE_CODES, RECENT_EVIDENCE_LIMIT, countReporters, isContributor, type PurposeCode } from "../../../core/registry/index.js";
+import { agreementsAcknowledgedBy } from "../../../store/agreements-read.js";
 import { getAgent } from "../../../store/agents.js";
-import { agentStanding } from "../../../store/agent-standing.js";
+import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
 import { recordInquiry } from "../../../store/inquiries.js";
-import { isContributor, recentEvidenceHashes } from "../../../store/reports.js";
+import type { Queryable } from "../../../store/pool.js";
+import { recentEvidenceHashes, reportKindsByOrg } from "../../../store/reports.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
@@ -67,10 +72,18 @@ const inquiryAnswerSchema = {
     recent_evidence_hashes: {
       type: "array",
       items: { type: "string" },
-      description: `Only for contributors (organizations that filed a report on the agent): the ${RECENT_EVIDENCE_LIMIT} newest evidence hashes`,
+      description: `Only for contributors (organizations that filed a report on the agent and are a payment-side party of one of its agreements): the ${RECENT_EVIDENCE_LIMIT} newest evidence hashes`,
     },
   },
 } as const;
+
+/** True when organization `orgId` is a verified payment-side party of one of agent `agentId`'s agreements. */
+async function isPaymentPartyOf(q: Queryable, agentId: string, orgId: string): Promise<boolean> {
+  for (const record of await agreementsAcknowledgedBy(q, agentId, orgId)) {
+    if ((await paymentParties(record)).has(orgId)) return true;
+  }
+  return false;
+}
 
 const inquiryRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Body: { agent_id: string; purpose_code: PurposeCode } }>(
@@ -98,7 +111,10 @@ const inquiryRoutes: FastifyPluginAsync = async (app) => {
       const now = app.clock();
       const agent = await getAgent(pool, request.body.agent_id);
       if (!agent) throw new ApiError("AGENT_NOT_FOUND");
-      const [standing, contributor] = await Promise.all([agentStanding(pool, agent, now), isContributor(pool, credential.org_id, agent.agent_id)]);
+      const [kindsByOrg, facts] = await Promise.all([reportKindsByOrg(pool, agent.agent_id), agreementFacts(pool, agent.agent_id)]);
+      const standing = standingFrom(agent, countReporters(kindsByOrg.values()), facts, now);
+      const reported = kindsByOrg.has(credential.org_id);
+      const contributor = isContributor(reported, reported && (await isPaymentPartyOf(pool, agent.agent_id, credential.org_id)));
       const evidence = contributor ? await recentEvidenceHashes(pool, agent.agent_id, RECENT_EVIDENCE_LIMIT) : undefined;
       const inquiry = await recordInquiry(
         pool,

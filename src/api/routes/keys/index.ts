@@ -1,6 +1,7 @@
 /**
- * `GET /.well-known/svc-keys.json`: the log public key plus the records of SVC_PUBLISHED_KEYS,
- * answered from the list the keys plugin computed at start-up (see src/api/plugins/keys.ts).
+ * `GET /.well-known/svc-keys.json`: the log public key (with its checkpoint origin and signed-note
+ * verifier key) plus the records of SVC_PUBLISHED_KEYS, answered from the list the keys plugin
+ * computed at start-up (see src/api/plugins/keys.ts).
  */
 import type { FastifyPluginAsync } from "fastify";
 import { ERROR_BODY_SCHEMA } from "../../errors.js";
@@ -31,7 +32,19 @@ const keysRoutes: FastifyPluginAsync = async (app) => {
             properties: {
               keys: {
                 type: "array",
-                items: { type: "object", required: ["public_key"], properties: { public_key: jwkSchema }, additionalProperties: true },
+                items: {
+                  type: "object",
+                  required: ["public_key"],
+                  properties: {
+                    public_key: jwkSchema,
+                    checkpoint_origin: { type: "string", description: "The log key only: the origin line of its C2SP checkpoints (WRIT_LOG_ORIGIN)" },
+                    note_verifier_key: {
+                      type: "string",
+                      description: "The log key only: its signed-note verifier key, <origin>+<8 hex digits key ID>+<base64 of 0x01 and the Ed25519 key> (golang.org/x/mod/sumdb/note)",
+                    },
+                  },
+                  additionalProperties: true,
+                },
               },
             },
           },

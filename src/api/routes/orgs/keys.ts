@@ -8,12 +8,14 @@
  *
  * Who: the admin token for any organization; an organization key holding `keys:write` for its
  * own organization only. Another organization's key gets 404 `organization was not found`,
- * exactly as if the organization did not exist. A key may grant only scopes it holds itself
- * (403 otherwise); the admin may grant any scope the organization type may hold.
+ * exactly as if the organization did not exist. A key may grant only scopes it holds itself,
+ * and may revoke only keys whose scopes it holds itself (403 otherwise: no escalation either
+ * way, so a `keys:write`-only key can neither mint nor take away a `verify` or `outcomes:write`
+ * key); the admin may grant any scope the organization type may hold and revoke any key.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, type Scope } from "../../../core/registry/index.js";
-import { issueKey, listKeys, revokeKey } from "../../../store/keys.js";
+import { getKey, issueKey, listKeys, revokeKey } from "../../../store/keys.js";
 import { getOrg, type Org } from "../../../store/orgs.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
@@ -39,13 +41,13 @@ const keyRecordSchema = {
 
 const errors = errorResponses(400, 401, 403, 404, 503);
 
-const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
+export const orgParams = { type: "object", required: ["org_id"], properties: { org_id: { type: "string" } } } as const;
 
 /**
  * The onRequest hook of the key routes: the admin, or a key of the organization in the path
  * holding keys:write (another organization's key: 404, whatever its scopes).
  */
-function requireKeyManager(app: FastifyInstance) {
+export function requireKeyManager(app: FastifyInstance) {
   return async (request: FastifyRequest) => {
     const credential = await app.authenticate(request);
     if (credential.kind === "key") {
@@ -57,7 +59,7 @@ function requireKeyManager(app: FastifyInstance) {
   };
 }
 
-async function orgOf(app: FastifyInstance, orgId: string): Promise<Org> {
+export async function orgOf(app: FastifyInstance, orgId: string): Promise<Org> {
   const org = await getOrg(app.requireDb(), orgId);
   if (!org) throw new ApiError("ORG_NOT_FOUND");
   return org;
@@ -146,6 +148,13 @@ export function registerKeyRoutes(app: FastifyInstance): void {
     },
     async (request) => {
       const org = await orgOf(app, request.params.org_id);
+      const credential = request.credential;
+      if (credential?.kind === "key") {
+        // Scopes of a key never change, so this read cannot race with the revocation below.
+        const target = await getKey(app.requireDb(), org.org_id, request.params.key_id);
+        const lacking = target ? missingScopes(credential.scopes, target.scopes) : [];
+        if (lacking.length > 0) throw new ApiError("REVOKE_SCOPE_NOT_HELD", `a key cannot revoke a key holding a scope it does not hold: ${lacking.join(", ")}`);
+      }
       const key = await revokeKey(app.requireDb(), org.org_id, request.params.key_id, app.clock());
       // Before answering: this process must refuse the key from now on (others: the change notice).
       app.credentials.clear();

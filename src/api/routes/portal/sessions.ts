@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { redeemSignInToken } from "../../../store/portal.js";
-import { endSession, findSession } from "../../../store/portal-sessions.js";
+import { endSession, findSession, type PortalSession } from "../../../store/portal-sessions.js";
 import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
 import { passThroughValidator, stringMember } from "./body.js";
 import { bearerSessionToken, newSessionToken, tokenHash } from "./credentials.js";
@@ -28,6 +28,13 @@ function presentedSession(request: FastifyRequest): Buffer {
   const token = bearerSessionToken(request.headers.authorization);
   if (token === null) throw new ApiError("UNAUTHORIZED", SESSION_INVALID);
   return tokenHash(token);
+}
+
+/** The live portal session of the request's `Authorization: Bearer bps_...`, or throws the 401. */
+export async function requireSession(app: FastifyInstance, request: FastifyRequest): Promise<PortalSession> {
+  const session = await findSession(app.requireDb(), presentedSession(request), app.clock());
+  if (!session) throw new ApiError("UNAUTHORIZED", SESSION_INVALID);
+  return session;
 }
 
 /** Registers the session routes. */
@@ -93,9 +100,7 @@ export function registerSessions(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const pool = app.requireDb();
-      const session = await findSession(pool, presentedSession(request), app.clock());
-      if (!session) throw new ApiError("UNAUTHORIZED", SESSION_INVALID);
+      const session = await requireSession(app, request);
       void reply.header("cache-control", "no-store");
       return { principal_id: session.principalId, email: session.email };
     },

@@ -14,24 +14,16 @@
  * storage.
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { budgetView, paymentParties, type BudgetView } from "../../../core/agreement/index.js";
-import { loadDelegation } from "../../../store/delegations.js";
-import { ledgerPage, spendTotals } from "../../../store/ledger/index.js";
-import type { Queryable } from "../../../store/pool.js";
-import { agreementView, delegationSpent, delegationsOfAgent, delegationView, type AgreementView, type DelegationView } from "../../../store/record-views.js";
+import { paymentParties } from "../../../core/agreement/index.js";
+import { ledgerPage } from "../../../store/ledger/index.js";
+import { agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/record-views.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { agreementBody, budgetOf, delegationBody } from "./bodies.js";
 import { AGREEMENT_SCHEMA, DELEGATION_SCHEMA, ID_PARAM, LEDGER_SCHEMA } from "./schemas.js";
 import { maySee, viewerOf } from "./viewer.js";
 
 const errors = errorResponses(400, 401, 403, 404, 503);
-
-function delegationBody(d: DelegationView) {
-  return {
-    delegation_id: d.delegationId, agent_id: d.agentId, status: d.status, revocation: d.revocation,
-    parent_delegation_id: d.parentDelegationId, agreement_ids: d.agreementIds, delegation: d.record,
-  };
-}
 
 /** The agreement `id` if the request's reader may see it (else the 404 of an unknown one). */
 async function visibleAgreement(app: FastifyInstance, request: Parameters<typeof viewerOf>[1], id: string): Promise<AgreementView> {
@@ -41,30 +33,6 @@ async function visibleAgreement(app: FastifyInstance, request: Parameters<typeof
   const parties = viewer.kind === "org" ? await paymentParties(a.record) : undefined;
   if (!maySee(viewer, a, parties)) throw new ApiError("AGREEMENT_NOT_FOUND");
   return a;
-}
-
-/** The budget of agreement `a` (src/core/agreement/budget.ts). */
-async function budgetOf(q: Queryable, a: AgreementView): Promise<BudgetView> {
-  const spent = await spendTotals(q, a.agreementId);
-  const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
-  const scope = d?.record.scope;
-  const currency = typeof scope?.currency === "string" ? scope.currency : undefined;
-  return budgetView({
-    mandates: a.record.mandates,
-    ...(a.record.parent_limits ? { parentLimits: a.record.parent_limits } : {}),
-    spent,
-    ...(d && currency
-      ? {
-          delegation: {
-            delegationId: d.delegationId,
-            currency,
-            ...(scope?.maximum_amount !== undefined ? { maximumAmount: scope.maximum_amount } : {}),
-            ...(scope?.cumulative_maximum !== undefined ? { cumulativeMaximum: scope.cumulative_maximum } : {}),
-            spentMinor: await delegationSpent(q, d.delegationId, currency),
-          },
-        }
-      : {}),
-  });
 }
 
 const recordRoutes: FastifyPluginAsync = async (app) => {
@@ -129,11 +97,7 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request) => {
       const a = await visibleAgreement(app, request, request.params.agreement_id);
-      return {
-        agreement_id: a.agreementId, agent_id: a.agentId, delegation_id: a.delegationId, status: a.status, revocation: a.revocation,
-        ledger_sequence: a.ledgerSequence, ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}), agreement: a.record,
-        budget: await budgetOf(app.requireDb(), a),
-      };
+      return agreementBody(app.requireDb(), a);
     },
   );
 

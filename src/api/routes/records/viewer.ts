@@ -12,25 +12,18 @@
  * - anyone else gets the same 404 as for an unknown id, so existence is not revealed.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { findSession } from "../../../store/portal-sessions.js";
 import type { RecordOwners } from "../../../store/record-views.js";
 import { ownsRecord } from "../../../store/verify-reads.js";
-import { ApiError } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { bearerSessionToken, tokenHash } from "../portal/credentials.js";
-import { SESSION_INVALID } from "../portal/sessions.js";
+import { bearerSessionToken } from "../portal/credentials.js";
+import { requireSession } from "../portal/sessions.js";
 
 /** Who reads. */
 export type Viewer = { kind: "org"; orgId: string } | { kind: "principal"; principalId: string };
 
 /** The reader of `request`: a portal session, or an organization key with `registry:read` (401/403 otherwise). */
 export async function viewerOf(app: FastifyInstance, request: FastifyRequest): Promise<Viewer> {
-  const session = bearerSessionToken(request.headers.authorization);
-  if (session !== null) {
-    const s = await findSession(app.requireDb(), tokenHash(session), app.clock());
-    if (!s) throw new ApiError("UNAUTHORIZED", SESSION_INVALID);
-    return { kind: "principal", principalId: s.principalId };
-  }
+  if (bearerSessionToken(request.headers.authorization) !== null) return { kind: "principal", principalId: (await requireSession(app, request)).principalId };
   await app.requireScope("registry:read")(request);
   return { kind: "org", orgId: keyCredential(request).org_id };
 }

@@ -1,8 +1,11 @@
 /**
  * Filing a report with all its effects in ONE transaction (so they all happen or none does):
  * lock the agent, read its standing, store the report under the daily cap, log a fraud
- * incident, compare the score before and after, and enqueue the alert for every active
- * subscription on the agent.
+ * incident, compare the score before and after, and write ONE fan-out of the alert
+ * (src/store/alert-fanout.ts). The fan-out is expanded into one outbox row per active
+ * subscription AFTER the transaction commits (here at once; a delivery worker expands it if
+ * this process dies first), so the transaction and its agent lock stay short however many
+ * organizations subscribe.
  *
  * Incident log entry (kind `incident`): `{report_id, agent_id, kind: "fraud_incident", at,
  * evidence_commitment}` where `evidence_commitment = hashOf({evidence_hash, report_id})`: it
@@ -20,8 +23,9 @@ import { getAgent } from "../../../store/agents.js";
 import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
 import { appendLogEntries, type LogAppendInput } from "../../../store/log.js";
 import { withTransaction } from "../../../store/pool.js";
-import { fileReport, reportCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
-import { alertSubscribers, newEventId } from "../../../store/subscriptions.js";
+import { fileReport, reporterCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
+import { enqueueFanout, expandFanouts } from "../../../store/alert-fanout.js";
+import { newEventId } from "../../../store/subscriptions.js";
 import { ApiError } from "../../errors.js";
 import { logAppendOptions } from "../agents/registry-log.js";
 
@@ -38,8 +42,8 @@ export interface FileResult {
   kind: ReportKind;
   /** The alert raised, if any. */
   alert: "incident" | "score_drop" | null;
-  /** How many subscriptions were alerted. */
-  alerted: number;
+  /** How many subscriptions were alerted (null: a delivery worker expanded the fan-out). */
+  alerted: number | null;
 }
 
 /** The transparency log entry of a fraud incident (see the module comment). */
@@ -58,35 +62,48 @@ export function incidentLogEntry(report: StoredReport): LogAppendInput {
 
 /** Files the report with its effects; throws the 404/409/429 ApiErrors. */
 export async function fileReportWithEffects(app: FastifyInstance, req: FileRequest): Promise<FileResult> {
+  const pool = app.requireDb();
+  const { fanout, ...filed } = await fileInTransaction(app, req);
+  if (fanout === null) return { ...filed, alerted: 0 };
+  try {
+    const done = await expandFanouts(pool, { ids: [fanout] });
+    return { ...filed, alerted: done.fanouts === 1 ? done.alerted : null };
+  } catch (err) {
+    app.log.warn({ err, report_id: filed.report_id }, "alert fan-out after the report failed; the delivery worker will expand it");
+    return { ...filed, alerted: null };
+  }
+}
+
+async function fileInTransaction(app: FastifyInstance, req: FileRequest): Promise<Omit<FileResult, "alerted"> & { fanout: string | null }> {
   const { input, now } = req;
   return withTransaction(app.requireDb(), async (client) => {
     const agent = await getAgent(client, input.agent_id, { forUpdate: true });
     if (!agent) throw new ApiError("AGENT_NOT_FOUND");
-    const counts = await reportCounts(client, agent.agent_id);
     const facts = await agreementFacts(client, agent.agent_id);
-    const before = standingFrom(agent, counts, facts, now);
+    const before = standingFrom(agent, await reporterCounts(client, agent.agent_id), facts, now);
 
     const filed = await fileReport(client, input, app.settings.reportDailyCap, now);
     if (!filed.ok) throw new ApiError(filed.refused === "duplicate" ? "REPORT_DUPLICATE" : "REPORT_CAP_REACHED");
     const report = filed.report;
 
-    const after = standingFrom(agent, { ...counts, [report.kind]: (counts[report.kind] ?? 0) + 1 }, facts, now);
+    // Re-counted with the new report: a second report of one organization may move nothing.
+    const after = standingFrom(agent, await reporterCounts(client, agent.agent_id), facts, now);
     if (report.kind === "fraud_incident") {
       if (req.signer === null) throw new ApiError("INTERNAL");
       await appendLogEntries(client, [incidentLogEntry(report)], req.signer, logAppendOptions(app, now));
     }
 
     const alert = alertForReport(report.kind, before.trust_score.score, after.trust_score.score);
-    let alerted = 0;
-    if (alert !== null) {
-      alerted = await alertSubscribers(client, agent.agent_id, {
-        event_id: newEventId(),
-        type: alert,
-        agent_id: agent.agent_id,
-        at: now.toISOString(),
-        details: { report_id: report.report_id, kind: report.kind, previous_score: before.trust_score.score, score: after.trust_score.score },
-      });
-    }
-    return { report_id: report.report_id, kind: report.kind, alert, alerted };
+    const fanout =
+      alert === null
+        ? null
+        : await enqueueFanout(client, agent.agent_id, {
+            event_id: newEventId(),
+            type: alert,
+            agent_id: agent.agent_id,
+            at: now.toISOString(),
+            details: { report_id: report.report_id, kind: report.kind, previous_score: before.trust_score.score, score: after.trust_score.score },
+          });
+    return { report_id: report.report_id, kind: report.kind, alert, fanout };
   });
 }

@@ -9,14 +9,21 @@
  *
  * Push: checks, in order, the settings (503 naming the unset one, before the body is read), the
  * body is a JSON object (400), the notifier signature (401 `revocation push did not verify`,
- * see push.ts for the payload binding), the signed body's shape (400). Then it stores the
- * revocation with `revocation_id = hashOf(revocation)`, appends it to the transparency log and
- * NOTIFYs, in one transaction: 200 `{stored: true, revocation_id, sequence}`, or for a repeat
- * 200 `{stored: false, revocation_id}` with nothing appended.
+ * see push.ts for the payload binding), the signed body's shape (400). Then, in ONE
+ * transaction: a repeat (same `revocation_id = hashOf(revocation)`) answers 200 `{stored:
+ * false, revocation_id}` with nothing appended; otherwise the PRINCIPAL's signature is checked
+ * against the stored agreement (row locked FOR SHARE): an agreement this service does not hold
+ * is 404 `agreement was not found`, a revocation that does not verify with the principal key
+ * all its live mandates name, or does not cover every live mandate hash, is 422 `principal
+ * revocation did not verify: <why>`; both store and publish nothing (docs/verify.md,
+ * "Revocation pushes"). A verified revocation is stored, appended to the transparency log and
+ * NOTIFYd: 200 `{stored: true, revocation_id, sequence}`.
  */
 import type { FastifyPluginAsync } from "fastify";
+import { verifyRevocation, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { hashOf } from "../../../core/canonical/index.js";
-import { listRevocations, MAX_PAGE, recordRevocation } from "../../../store/revocations.js";
+import { lockAgreementRecord } from "../../../store/agreements-read.js";
+import { listRevocations, MAX_PAGE, recordRevocation, type BeforeInsert } from "../../../store/revocations.js";
 import { ApiError, settingNotSet, errorResponses } from "../../errors.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 
@@ -29,6 +36,16 @@ const storedRevocationSchema = {
     revocation: { type: "object", additionalProperties: true },
   },
 } as const;
+
+/** The check of a new pushed revocation against the stored agreement (see the module comment). */
+function principalRevocationCheck(revocation: AgreementRevocation): BeforeInsert {
+  return async (client) => {
+    const record = await lockAgreementRecord(client, revocation.agreement_id);
+    if (record === undefined) throw new ApiError("AGREEMENT_NOT_FOUND");
+    const state = await verifyRevocation({ agreement_id: record.agreement_id, mandates: record.mandates, revocation });
+    if (state !== "valid") throw new ApiError("REVOCATION_NOT_VERIFIED", `principal revocation did not verify: ${state === "none" ? "no revocation" : state.problem}`);
+  };
+}
 
 interface ListQuery {
   after?: number;
@@ -74,14 +91,16 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
         summary: "Notifier-signed revocation push",
         description:
           "Body {at, svc_revocation_push: \"1\", revocation, signature}. signature is a flattened JWS by the notifier key, " +
-          "typ svc-revocation-push+jws, whose payload is the RFC 8785 canonical JSON of the body without signature.",
+          "typ svc-revocation-push+jws, whose payload is the RFC 8785 canonical JSON of the body without signature. " +
+          "revocation.signature is the principal's (typ svc-revocation+jws), checked against the stored agreement: " +
+          "404 for an agreement this service does not hold, 422 when it does not verify or does not cover every live mandate hash.",
         body: { type: "object" },
         response: {
           200: {
             type: "object",
             properties: { stored: { type: "boolean" }, revocation_id: { type: "string" }, sequence: { type: "integer" } },
           },
-          ...errorResponses(400, 401, 503),
+          ...errorResponses(400, 401, 404, 422, 503),
         },
       },
       // Settings are checked before the body is read: an unconfigured service answers 503.
@@ -104,6 +123,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
       const out = await recordRevocation(
         app.requireDb(),
         { revocation: push.revocation, revocationId, pushedAt: push.at },
+        principalRevocationCheck(push.revocation),
         (client) => app.revocationLog(client, push.revocation, signer, { now: app.clock(), ...(origin !== undefined ? { origin } : {}) }),
       );
       if (out.stored) {

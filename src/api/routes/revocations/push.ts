@@ -4,20 +4,19 @@
  * Payload binding rule: the outer `signature` is a flattened JWS by the notifier key
  * (SVC_PUSH_NOTIFIER_JWK) whose protected header has `typ: "svc-revocation-push+jws"` and whose
  * payload is EXACTLY the RFC 8785 canonical JSON (UTF-8) of the request body with the
- * `signature` member removed. Every other member of the body is therefore signed; changing any
- * of them, or sending a payload that differs from the body, fails verification.
+ * `signature` member removed (src/core/agreement/push.ts). Every other member of the body is
+ * therefore signed; changing any of them, or sending a payload that differs from the body,
+ * fails verification.
  *
  * Order: verify first (anything not signed by the notifier is a 401, whatever its shape), then
- * check the shape of the signed body (a signed but malformed body is a 400 naming the field).
+ * check the shape of the signed body (a signed but malformed body is a 400 naming the field),
+ * then the principal's own signature against the stored agreement (./index.ts).
  */
-import type { AgreementRevocation } from "../../../core/agreement/types.js";
+import { verifyRevocationPush, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { parseInstant } from "../../../core/time/index.js";
-import { canonicalBytes, isHashString } from "../../../core/canonical/index.js";
-import { parseJwsObject, verifyJws, type PublicJwk } from "../../../core/jose/index.js";
+import { isHashString } from "../../../core/canonical/index.js";
+import { parseJwsObject, type PublicJwk } from "../../../core/jose/index.js";
 import { ApiError } from "../../errors.js";
-
-/** The protected-header typ of a revocation push. */
-export const PUSH_TYP = "svc-revocation-push+jws";
 
 /** Longest accepted agreement id and reason (characters). */
 const MAX_ID = 256;
@@ -30,22 +29,10 @@ export interface VerifiedPush {
   revocation: AgreementRevocation;
 }
 
-/** The body without `signature`: what the outer signature's payload must equal (canonically). */
-export function unsignedPushBody(body: Record<string, unknown>): Record<string, unknown> {
-  const { signature: _signature, ...rest } = body;
-  return rest;
-}
-
 /** Verifies the notifier signature over the body; throws the 401 PUSH_NOT_VERIFIED otherwise. */
 export async function verifyPushSignature(body: Record<string, unknown>, notifierKey: PublicJwk): Promise<void> {
-  let payload: Buffer;
   try {
-    payload = canonicalBytes(unsignedPushBody(body));
-  } catch {
-    throw new ApiError("PUSH_NOT_VERIFIED");
-  }
-  try {
-    await verifyJws(body.signature, notifierKey, { typ: PUSH_TYP, payload });
+    await verifyRevocationPush(body, notifierKey);
   } catch {
     throw new ApiError("PUSH_NOT_VERIFIED");
   }

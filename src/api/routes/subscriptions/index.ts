@@ -3,7 +3,9 @@
  * - `POST /v1/subscriptions` `{agent_id, webhook_url}` -> 201 `{subscription_id, agent_id,
  *   webhook_url}` (200 with the existing one when the organization already holds the same
  *   active subscription); the URL must be https, or http on localhost (400 otherwise, see
- *   src/core/registry/webhook-url.ts); unknown agent 404;
+ *   src/core/registry/webhook-url.ts); unknown agent 404; a NEW subscription past the
+ *   organization's cap of active ones (BUR_MAX_SUBSCRIPTIONS_PER_ORG, default 100) is the 409
+ *   `organization reached its subscription cap (N)` (delete one to make room);
  * - `GET /v1/subscriptions` -> `{subscriptions: [...]}`, the organization's active ones;
  * - `DELETE /v1/subscriptions/{subscription_id}` -> the subscription, inactive (another
  *   organization's or an unknown id: 404).
@@ -11,7 +13,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { AGENT_ID_PATTERN, parseWebhookUrl, RegistryError } from "../../../core/registry/index.js";
 import { getAgent } from "../../../store/agents.js";
-import { createSubscription, deactivateSubscription, listSubscriptions } from "../../../store/subscriptions.js";
+import { deactivateSubscription, listSubscriptions, subscribeWithinCap } from "../../../store/subscriptions.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
@@ -29,6 +31,7 @@ const subscriptionSchema = {
 } as const;
 
 const errors = errorResponses(400, 401, 403, 404, 503);
+const postErrors = errorResponses(400, 401, 403, 404, 409, 503);
 
 function webhookUrl(input: string): string {
   try {
@@ -50,13 +53,14 @@ const subscriptionRoutes: FastifyPluginAsync = async (app) => {
         summary: "Subscribe to an agent's signed alerts (scope subscriptions:write)",
         description:
           "Alerts (revocation, incident, score drop of 50 points or more) are POSTed to webhook_url, signed with the log key " +
-          "(typ svc-bureau-alert+jws). webhook_url: https, or http on localhost / 127.0.0.0/8 / [::1]; no credentials, no fragment.",
+          "(typ svc-bureau-alert+jws). webhook_url: https, or http on localhost / 127.0.0.0/8 / [::1]; no credentials, no fragment. " +
+          "An organization holds at most BUR_MAX_SUBSCRIPTIONS_PER_ORG active subscriptions (default 100): a new one past it is a 409.",
         body: {
           type: "object",
           required: ["agent_id", "webhook_url"],
           properties: { agent_id: { type: "string", pattern: AGENT_ID_PATTERN }, webhook_url: { type: "string", minLength: 1 } },
         },
-        response: { 200: subscriptionSchema, 201: subscriptionSchema, ...errors },
+        response: { 200: subscriptionSchema, 201: subscriptionSchema, ...postErrors },
       },
       schemaErrorFormatter: registrySchemaErrors,
       onRequest,
@@ -67,11 +71,10 @@ const subscriptionRoutes: FastifyPluginAsync = async (app) => {
       const pool = app.requireDb();
       const agent = await getAgent(pool, request.body.agent_id);
       if (!agent) throw new ApiError("AGENT_NOT_FOUND");
-      const { subscription, created } = await createSubscription(
-        pool,
-        { org_id: credential.org_id, agent_id: agent.agent_id, webhook_url: url },
-        app.clock(),
-      );
+      const cap = app.settings.subscriptionCap;
+      const out = await subscribeWithinCap(pool, { org_id: credential.org_id, agent_id: agent.agent_id, webhook_url: url }, app.clock(), cap);
+      if (!out.ok) throw new ApiError("SUBSCRIPTION_CAP_REACHED", `organization reached its subscription cap (${out.cap})`);
+      const { subscription, created } = out;
       if (created) request.log.info({ subscription_id: subscription.subscription_id, agent_id: agent.agent_id }, "subscription created");
       return reply.code(created ? 201 : 200).send({
         subscription_id: subscription.subscription_id,

@@ -63,7 +63,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
         if (!isCurrency(body.action.currency)) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} is not a known currency`);
         const pool = app.requireDb();
         const now = app.clock();
-        const source = fxSourceFor(app.settings.fx);
+        const source = fxSourceFor(app.settings.fx, app.settings.outbound);
         const deps: VerifyDeps = {
           pool,
           index: rt.index,

@@ -10,10 +10,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { agreementGroup } from "../../../../src/cli/agreement/index.js";
-import { verifyRevocation, type IntentAgreement } from "../../../../src/core/agreement/index.js";
-import { canonicalBytes } from "../../../../src/core/canonical/index.js";
+import { verifyRevocation, verifyRevocationPush, type IntentAgreement } from "../../../../src/core/agreement/index.js";
 import { agreementFromSpec } from "../../../../src/core/crd/index.js";
-import { verifyJws } from "../../../../src/core/jose/index.js";
 import { runVerb } from "../capture.js";
 import { keyFiles, tempDir, writeDoc } from "../fixtures.js";
 
@@ -68,7 +66,7 @@ describe("writ agreement revoke --push", () => {
     const { signature, ...rest } = push?.body ?? {};
     expect(Object.keys(rest).sort()).toEqual(["at", "revocation", "svc_revocation_push"]);
     expect(rest).toMatchObject({ at: "2026-03-01T12:00:00Z", svc_revocation_push: "1" });
-    await expect(verifyJws(signature, notifier.signer.publicJwk, { typ: "svc-revocation-push+jws", payload: canonicalBytes(rest) })).resolves.toBeDefined();
+    await expect(verifyRevocationPush({ ...rest, signature }, notifier.signer.publicJwk)).resolves.toBeUndefined();
     const record = agreementFromSpec((parse(r.out) as { spec: unknown }).spec).record as unknown as IntentAgreement;
     expect(rest.revocation).toEqual(record.revocation);
     expect(await verifyRevocation(record)).toBe("valid");

@@ -7,7 +7,7 @@
  * server's parsing of an AdmissionReview and the shape of its answer.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { SAMPLE_NAMES, buildSamples, type Manifest } from "../../../../hack/samples/manifests.js";
+import { SAMPLE_NAMES, buildSamples, type Manifest } from "../../../../src/core/samples/index.js";
 import { reviewAdmission, type AdmissionRequest } from "../../../../src/controller/admission/review.js";
 import { parseReview, reviewResponse } from "../../../../src/controller/admission/server.js";
 

@@ -4,8 +4,8 @@
  * delegation (status, expiry, when to look again).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { sampleSigner } from "../../../../hack/samples/keys.js";
-import { SAMPLE_NAMES, buildSamples, type Manifest } from "../../../../hack/samples/manifests.js";
+import { sampleSigner } from "../../../../src/core/samples/index.js";
+import { SAMPLE_NAMES, buildSamples, type Manifest } from "../../../../src/core/samples/index.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "../../../../src/controller/reconcilers/agreement-checks.js";
 import { checkDelegationSpec, delegationView } from "../../../../src/controller/reconcilers/delegation-checks.js";
 import { checkSubscriptionSpec } from "../../../../src/controller/reconcilers/subscription.js";

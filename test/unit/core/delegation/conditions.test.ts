@@ -204,16 +204,4 @@ describe("evaluateConditions", () => {
     expect(out.map((f) => f.code)).toEqual(["CONDITION_INVALID", "CONDITION_INVALID"]);
     expect(out[0]?.message).toMatch(/unknown type "moon_phase"/);
   });
-
-  it("evaluates a realistic condition set well inside the hot-path budget", () => {
-    const conditions: Condition[] = [night, { type: "business_hours_only", timezone: "Asia/Kathmandu" }, { type: "max_risk_score", value: 80 }, { type: "merchant_allowlist", merchants: ["m1", "m2", "m3"] }];
-    const c = ctx("2026-07-01T21:00:00Z", { riskScore: 10 });
-    evaluateConditions(conditions, action, c);
-    const n = 20_000;
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) evaluateConditions(conditions, action, c);
-    const perCallNs = Number(process.hrtime.bigint() - start) / n;
-    // Generous bound (shared CI cores); typical is well under 1 µs.
-    expect(perCallNs).toBeLessThan(5_000);
-  });
 });

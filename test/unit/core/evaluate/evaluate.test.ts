@@ -92,6 +92,9 @@ describe("open mandates as evidence", () => {
     const prepared = prepareDelegation(d);
     const ok = evaluate(prepared, undefined, F.action({ agent_id: d.agent.agent_id, amount: 50 }), F.context());
     expect(ok.reasons).not.toContain("AMOUNT_ABOVE_DELEGATION_CEILING");
+    // Evaluated alone, the amount is given in the scope's currency (what a recorded mandate's ledger spends).
+    expect(ok.amount_minor).toBe(5000n);
+    expect(ok.intent_id).toBeUndefined();
     const over = evaluate(prepared, undefined, F.action({ agent_id: d.agent.agent_id, amount: 50.01 }), F.context());
     expect(over.reasons).toContain("AMOUNT_ABOVE_DELEGATION_CEILING");
     const late = evaluate(prepared, undefined, F.action({ agent_id: d.agent.agent_id, amount: 5 }), F.context({ now: F.T0 + 3600_000 }));

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { proofErrorCode } from "../../../helpers/tlog.js";
 import { generateSigner, signerFromSeed } from "../../../../src/core/jose/index.js";
-import { noteKeyHash, openNote, signNote } from "../../../../src/core/tlog/index.js";
+import { noteKeyHash, noteVerifierKey, openNote, parseNoteVerifierKey, signNote } from "../../../../src/core/tlog/index.js";
 
 const SKEY = Buffer.from("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz", "base64"); // 0x01 || seed
 const VKEY = Buffer.from("ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW", "base64"); // 0x01 || public key
@@ -18,6 +18,28 @@ describe("signed notes", () => {
   it("derives the key of the Go test vector", () => {
     expect(Buffer.from(peter.publicJwk.x, "base64url").equals(VKEY.subarray(1))).toBe(true);
     expect(noteKeyHash("PeterNeumann", peter.publicJwk).toString("hex")).toBe("c74f20a3");
+  });
+
+  it("writes and reads the verifier key text exactly as sumdb/note (name+hash+base64 key)", () => {
+    const text = `PeterNeumann+c74f20a3+${VKEY.toString("base64")}`;
+    expect(noteVerifierKey("PeterNeumann", peter.publicJwk)).toBe(text);
+    const parsed = parseNoteVerifierKey(text);
+    expect(parsed).toEqual({ name: "PeterNeumann", key: { kty: "OKP", crv: "Ed25519", x: peter.publicJwk.x } });
+    expect(openNote(`${TEXT}\n${PETER_SIG}`, parsed.name, parsed.key)).toBe(TEXT);
+    for (const bad of [`PeterNeumann+c74f20a4+${VKEY.toString("base64")}`, `Peter+c74f20a3+${VKEY.toString("base64")}`, "PeterNeumann+c74f20a3", `PeterNeumann+c74f20a3+${SKEY.subarray(1).toString("base64")}`]) {
+      expect(code(() => parseNoteVerifierKey(bad)), bad).toBe("PROOF_MALFORMED");
+    }
+  });
+
+  it("reads a verifier key whose base64 holds '+' (only the first two '+' separate)", () => {
+    for (let i = 0; i < 64; i++) {
+      const signer = signerFromSeed(Buffer.alloc(32, i).toString("hex"));
+      const text = noteVerifierKey("writ.test/log", signer.publicJwk);
+      expect(parseNoteVerifierKey(text)).toEqual({ name: "writ.test/log", key: { kty: "OKP", crv: "Ed25519", x: signer.publicJwk.x } });
+    }
+    // Some of those keys really hold a "+" in their base64 (otherwise the loop proves nothing).
+    const plus = Array.from({ length: 64 }, (_, i) => noteVerifierKey("n", signerFromSeed(Buffer.alloc(32, i).toString("hex")).publicJwk)).filter((t) => t.split("+").length > 3);
+    expect(plus.length).toBeGreaterThan(0);
   });
 
   it("signs byte for byte like sumdb/note", () => {

@@ -4,8 +4,8 @@
  * sample manifests only. Never use them for anything real, and never trust a signature by
  * them as evidence of anything.
  */
-import { sha256 } from "../../src/core/canonical/index.js";
-import { signerFromSeed, type Signer } from "../../src/core/jose/index.js";
+import { sha256 } from "../canonical/index.js";
+import { signerFromSeed, type Signer } from "../jose/index.js";
 
 /** Labels whose SHA-256 (hex) is each sample party's PUBLIC Ed25519 seed. */
 export const PUBLIC_SAMPLE_SEED_LABELS = {

@@ -1,18 +1,22 @@
 /**
- * The sample resources of `config/samples/`, built with the core (so the signatures are real):
+ * The sample resources (`writ samples`, `writ dev`, and the reference copies in
+ * `config/samples/`), built with the core (so the signatures are real):
  * Acme Corp (a business principal, org_acme) delegates office-supply and travel purchases to
  * agent_procurement; agent_procurement re-delegates a narrower travel-only grant to
  * agent_travel (a one-link delegation_chain); Acme signs a two-intent agreement bound to the
  * first delegation; and a Subscription follows agent_procurement.
  *
  * Every time is derived from one instant `at`, so the samples are reproducible (Ed25519
- * signatures are deterministic) and can be re-dated with `--at`.
+ * signatures are deterministic) and can be re-dated with `--at`. Fresh samples (`dated: true`)
+ * carry `at` in their record ids and resource names (`del_acme_procurement_20261124t090000z`,
+ * `acme-procurement-20261124t090000z`), so a later rendering never collides with what an earlier
+ * one stored (records are history: a revoked or expired grant keeps its id for good).
  */
-import { buildSignedAgreement } from "../../src/core/agreement/index.js";
-import type { IntentAgreement, Mandate } from "../../src/core/agreement/index.js";
-import { agreementSpecOf, delegationSpecOf, WRIT_GROUP, WRIT_VERSION } from "../../src/core/crd/index.js";
-import type { ChainLink, Condition, Delegation, Scope } from "../../src/core/delegation/index.js";
-import { parseInstant } from "../../src/core/time/index.js";
+import { buildSignedAgreement } from "../agreement/index.js";
+import type { IntentAgreement, Mandate } from "../agreement/index.js";
+import { agreementSpecOf, delegationSpecOf, WRIT_GROUP, WRIT_VERSION } from "../crd/index.js";
+import type { ChainLink, Condition, Delegation, Scope } from "../delegation/index.js";
+import { parseInstant } from "../time/index.js";
 import { sampleSigner } from "./keys.js";
 
 /** The instant the committed samples are dated from. */
@@ -36,13 +40,33 @@ export interface Sample {
   manifest: Manifest;
 }
 
-/** Names of the sample resources (metadata.name). */
+/** Names of the sample resources (metadata.name) in the reference copies. */
 export const SAMPLE_NAMES = {
   delegation: "acme-procurement",
   chainedDelegation: "acme-procurement-travel",
   agreement: "acme-procurement-agreement",
   subscription: "acme-procurement-alerts",
 } as const;
+
+/** The suffix of fresh samples dated `at`: its UTC time to the second, e.g. `20261124t090000z`. */
+export function sampleSuffix(at: string): string {
+  const t = parseInstant(at);
+  if (t === undefined) throw new TypeError(`not an RFC 3339 time: ${at}`);
+  return new Date(t).toISOString().replace(/\.\d+Z$/, "z").replace(/[-:]/g, "").toLowerCase();
+}
+
+/** The resource names of samples with `suffix` (none: the reference names). */
+export function sampleNames(suffix?: string): { -readonly [K in keyof typeof SAMPLE_NAMES]: string } {
+  const out: { -readonly [K in keyof typeof SAMPLE_NAMES]: string } = { ...SAMPLE_NAMES };
+  if (suffix !== undefined) for (const k of Object.keys(out) as (keyof typeof SAMPLE_NAMES)[]) out[k] = `${out[k]}-${suffix}`;
+  return out;
+}
+
+/** Options of `buildSamples`. */
+export interface SampleOptions {
+  /** Carry `at` in every record id and resource name (see the module comment). */
+  dated?: boolean;
+}
 
 function manifest(kind: string, name: string, spec: Record<string, unknown>): Manifest {
   return {
@@ -54,9 +78,12 @@ function manifest(kind: string, name: string, spec: Record<string, unknown>): Ma
 }
 
 /** The sample resources dated from `at` (RFC 3339). */
-export async function buildSamples(at: string = SAMPLE_AT): Promise<Sample[]> {
+export async function buildSamples(at: string = SAMPLE_AT, opts: SampleOptions = {}): Promise<Sample[]> {
   const t0 = parseInstant(at);
   if (t0 === undefined) throw new TypeError(`not an RFC 3339 time: ${at}`);
+  const suffix = opts.dated ? sampleSuffix(at) : undefined;
+  const id = (base: string) => (suffix === undefined ? base : `${base}_${suffix}`);
+  const names = sampleNames(suffix);
   const time = (offsetMs: number) => new Date(t0 + offsetMs).toISOString().replace(/\.000Z$/, "Z");
   const principal = sampleSigner("principal");
   const procurement = sampleSigner("procurementAgent");
@@ -76,7 +103,7 @@ export async function buildSamples(at: string = SAMPLE_AT): Promise<Sample[]> {
     { type: "max_risk_score", value: 70 },
   ];
   const root: Delegation = {
-    delegation_id: "del_acme_procurement",
+    delegation_id: id("del_acme_procurement"),
     principal: { ...acme, public_key: principal.publicJwk },
     agent: { agent_id: "agent_procurement", public_key: procurement.publicJwk },
     granted_at: time(0),
@@ -99,7 +126,7 @@ export async function buildSamples(at: string = SAMPLE_AT): Promise<Sample[]> {
     conditions: rootConditions,
   };
   const chained: Delegation = {
-    delegation_id: "del_acme_procurement_travel",
+    delegation_id: id("del_acme_procurement_travel"),
     principal: { ...acme, public_key: principal.publicJwk },
     agent: { agent_id: "agent_travel", public_key: travel.publicJwk },
     granted_at: time(HOUR),
@@ -132,7 +159,7 @@ export async function buildSamples(at: string = SAMPLE_AT): Promise<Sample[]> {
   });
   const agreement: IntentAgreement = await buildSignedAgreement(
     {
-      agreement_id: "agr_acme_procurement",
+      agreement_id: id("agr_acme_procurement"),
       at: time(0),
       parent_limits: { currency: "EUR", maximum_amount: 500, cumulative_maximum: 2000 },
       mandates: [
@@ -163,22 +190,22 @@ export async function buildSamples(at: string = SAMPLE_AT): Promise<Sample[]> {
     {
       file: "writ.dev_v1alpha1_delegation.yaml",
       about: "Acme Corp (business principal org_acme) grants agent_procurement office-supply and travel purchases for 7 days.",
-      manifest: manifest("Delegation", SAMPLE_NAMES.delegation, delegationSpecOf({ ...root })),
+      manifest: manifest("Delegation", names.delegation, delegationSpecOf({ ...root })),
     },
     {
       file: "writ.dev_v1alpha1_delegation_chained.yaml",
       about: "agent_procurement re-delegates a narrower, travel-only grant to agent_travel (a one-link delegation_chain).",
-      manifest: manifest("Delegation", SAMPLE_NAMES.chainedDelegation, delegationSpecOf({ ...chained })),
+      manifest: manifest("Delegation", names.chainedDelegation, delegationSpecOf({ ...chained })),
     },
     {
       file: "writ.dev_v1alpha1_intentagreement.yaml",
-      about: "Acme's signed two-intent agreement (office supplies, travel), bound to the Delegation acme-procurement.",
-      manifest: manifest("IntentAgreement", SAMPLE_NAMES.agreement, agreementSpecOf({ ...agreement }, SAMPLE_NAMES.delegation)),
+      about: `Acme's signed two-intent agreement (office supplies, travel), bound to the Delegation ${names.delegation}.`,
+      manifest: manifest("IntentAgreement", names.agreement, agreementSpecOf({ ...agreement }, names.delegation)),
     },
     {
       file: "writ.dev_v1alpha1_subscription.yaml",
       about: "Signed webhooks about agent_procurement (revocation, new incident, trust score drop).",
-      manifest: manifest("Subscription", SAMPLE_NAMES.subscription, {
+      manifest: manifest("Subscription", names.subscription, {
         agentId: root.agent.agent_id,
         webhookUrl: "https://hooks.example.com/writ/alerts",
       }),

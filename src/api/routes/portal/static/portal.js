@@ -1,0 +1,239 @@
+// The principal's portal (docs/portal.md): reads the signed-in principal's agreements,
+// delegations, agents and ledgers from the JSON API with the session token kept in this tab's
+// sessionStorage, revokes a delegation with one click, and signs out. Every value from the API
+// is written with textContent, never as HTML.
+"use strict";
+(() => {
+  const SESSION_KEY = "writ.session";
+  const LEDGER_PAGE = 50;
+  const $ = (id) => document.getElementById(id);
+  const status = $("status");
+  const records = $("records");
+  const signOutButton = $("sign-out");
+  let session = sessionStorage.getItem(SESSION_KEY);
+  let ledgerOf = null;
+  let ledgerAfter = 0;
+
+  class SignedOut extends Error {}
+
+  /** One call of the JSON API (relative to this page, so a path prefix works). */
+  async function api(method, path, body) {
+    const headers = { authorization: "Bearer " + session };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const answer = await fetch(new URL("../" + path, location.href), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+    });
+    let data = {};
+    try {
+      data = await answer.json();
+    } catch {
+      // An empty or non-JSON answer: its status says enough.
+    }
+    if (answer.status === 401) throw new SignedOut(data.error || "the session ended");
+    if (!answer.ok) throw new Error(data.error || "status " + answer.status);
+    return data;
+  }
+
+  function el(tag, text, className) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (className) node.className = className;
+    return node;
+  }
+
+  function row(tbody, cells) {
+    const tr = document.createElement("tr");
+    for (const c of cells) {
+      const td = document.createElement("td");
+      if (c instanceof Node) td.append(c);
+      else td.textContent = c === undefined || c === null ? "" : String(c);
+      tr.append(td);
+    }
+    tbody.append(tr);
+    return tr;
+  }
+
+  function empty(tbody, columns, text) {
+    const tr = document.createElement("tr");
+    const td = el("td", text, "empty");
+    td.colSpan = columns;
+    tr.append(td);
+    tbody.append(tr);
+  }
+
+  function when(iso) {
+    const t = Date.parse(iso);
+    return Number.isNaN(t) ? "" : new Date(t).toLocaleString();
+  }
+
+  /** A state label; a grant past its expiry shows as expired (expiry is enforced at evaluation time). */
+  function stateOf(status, expiresAt, revocation) {
+    const expired = status === "active" && typeof expiresAt === "string" && Date.parse(expiresAt) <= Date.now();
+    const name = expired ? "expired" : status;
+    const label = el("span", name, "state state-" + name);
+    if (!revocation) return label;
+    const wrap = el("span");
+    wrap.append(label, el("span", " by " + (revocation.by || "?") + ", " + when(revocation.at)));
+    return wrap;
+  }
+
+  /** "487.50 of 500.00 USD left, at most 50.00 a payment". */
+  function budgetText(line) {
+    const parts = [];
+    if (line.remaining !== undefined) parts.push(line.remaining + " of " + line.limit + " " + line.currency + " left");
+    else if (line.spent !== undefined) parts.push(line.spent + " " + line.currency + " spent, no total limit");
+    else parts.push(line.currency + ": spend unknown");
+    if (line.maximum_amount !== undefined) parts.push("at most " + line.maximum_amount + " a payment");
+    return parts.join(", ");
+  }
+
+  function budgetList(budget) {
+    const list = el("ul", undefined, "budget");
+    for (const i of budget.intents || []) list.append(el("li", "intent " + i.intent_id + ": " + budgetText(i)));
+    if (budget.agreement) list.append(el("li", "agreement: " + budgetText(budget.agreement)));
+    if (budget.delegation) list.append(el("li", "delegation " + budget.delegation.delegation_id + ": " + budgetText(budget.delegation)));
+    return list;
+  }
+
+  /** An agreement's state: its own, or revoked through its revoked delegation (which invalidates its bound intents). */
+  function agreementState(a, delegationStatus, expires) {
+    if (a.delegation_id && delegationStatus.get(a.delegation_id) === "revoked") {
+      const wrap = el("span");
+      wrap.append(el("span", "revoked", "state state-revoked"), el("span", " through delegation " + a.delegation_id));
+      return wrap;
+    }
+    return stateOf(a.status, expires, a.revocation);
+  }
+
+  function renderAgreements(agreements, delegationStatus) {
+    const tbody = $("agreements").tBodies[0];
+    tbody.replaceChildren();
+    if (agreements.length === 0) return empty(tbody, 5, "No agreements yet.");
+    for (const a of agreements) {
+      const show = el("button", "Show ledger");
+      show.type = "button";
+      show.setAttribute("aria-label", "Show the ledger of " + a.agreement_id);
+      show.addEventListener("click", () => showLedger(a.agreement_id, 0));
+      const expires = (a.agreement.mandates || []).map((m) => m.expires_at).filter(Boolean).sort()[0];
+      row(tbody, [el("span", a.agreement_id, "id"), el("span", a.agent_id, "id"), agreementState(a, delegationStatus, expires), budgetList(a.budget), show]);
+    }
+  }
+
+  function renderDelegations(delegations) {
+    const tbody = $("delegations").tBodies[0];
+    tbody.replaceChildren();
+    if (delegations.length === 0) return empty(tbody, 7, "No delegations yet.");
+    for (const d of delegations) {
+      const revoke = el("button", "Revoke", "danger");
+      revoke.type = "button";
+      revoke.setAttribute("aria-label", "Revoke delegation " + d.delegation_id);
+      const record = d.delegation || {};
+      revoke.disabled = d.status !== "active" || record.revocable === false;
+      revoke.addEventListener("click", () => revokeDelegation(d.delegation_id, revoke));
+      row(tbody, [
+        el("span", d.delegation_id, "id"),
+        el("span", d.agent_id, "id"),
+        record.purpose || "",
+        stateOf(d.status, record.expires_at, d.revocation),
+        when(record.expires_at),
+        d.budget ? budgetText(d.budget) : "no limit in one currency",
+        revoke,
+      ]);
+    }
+  }
+
+  function renderAgents(agents) {
+    const tbody = $("agents").tBodies[0];
+    tbody.replaceChildren();
+    if (agents.length === 0) return empty(tbody, 4, "No agents are registered with you yet.");
+    for (const a of agents) row(tbody, [el("span", a.agent_id, "id"), stateOf(a.status), a.verification_level, when(a.registered_at)]);
+  }
+
+  async function load() {
+    const [me, agreements, delegations, agents] = await Promise.all([
+      api("GET", "v1/portal/me"),
+      api("GET", "v1/portal/agreements"),
+      api("GET", "v1/portal/delegations"),
+      api("GET", "v1/portal/agents"),
+    ]);
+    $("who").textContent = "Signed in as " + me.email + " (" + me.principal_id + ")";
+    signOutButton.hidden = false;
+    renderAgreements(agreements.agreements, new Map(delegations.delegations.map((d) => [d.delegation_id, d.status])));
+    renderDelegations(delegations.delegations);
+    renderAgents(agents.agents);
+    records.hidden = false;
+  }
+
+  async function showLedger(agreementId, after) {
+    try {
+      const page = await api("GET", "v1/agreements/" + encodeURIComponent(agreementId) + "/ledger?after=" + after + "&limit=" + LEDGER_PAGE);
+      const tbody = $("ledger-entries").tBodies[0];
+      if (after === 0) tbody.replaceChildren();
+      ledgerOf = agreementId;
+      ledgerAfter = page.next_after;
+      for (const e of page.entries) row(tbody, [e.sequence, when(e.at), el("span", e.action_id, "id"), e.amount === undefined ? "" : e.amount + " " + e.currency, e.outcome]);
+      if (page.ledger_sequence === 0) empty(tbody, 5, "Nothing spent yet.");
+      $("ledger-title").textContent = "Ledger of " + agreementId;
+      $("ledger-summary").textContent = page.ledger_sequence + " entr" + (page.ledger_sequence === 1 ? "y" : "ies") + (page.ledger_head ? "; head " + page.ledger_head : "") + ".";
+      $("ledger-more").hidden = page.next_after === null;
+      $("ledger").hidden = false;
+      if (after === 0) $("ledger-title").focus();
+    } catch (e) {
+      failed(e);
+    }
+  }
+
+  async function revokeDelegation(id, button) {
+    button.disabled = true;
+    status.textContent = "Revoking " + id + "...";
+    try {
+      const r = await api("POST", "v1/portal/delegations/" + encodeURIComponent(id) + "/revoke", {});
+      await load();
+      status.textContent = r.revoked
+        ? "Delegation " + id + " is revoked" + (r.revoked_ids.length > 1 ? " with " + (r.revoked_ids.length - 1) + " below it" : "") +
+          (r.agreement_ids.length ? "; agreements " + r.agreement_ids.join(", ") + " allow no more payments" : "") +
+          (r.log_sequence !== null ? " (transparency log entry " + r.log_sequence + ")." : ".")
+        : "Delegation " + id + " was already revoked.";
+      $("delegations-title").focus();
+    } catch (e) {
+      failed(e);
+      button.disabled = false;
+    }
+  }
+
+  function showSignedOut(message) {
+    session = null;
+    sessionStorage.removeItem(SESSION_KEY);
+    records.hidden = true;
+    signOutButton.hidden = true;
+    $("who").textContent = "";
+    $("signed-out").hidden = false;
+    status.textContent = message || "";
+  }
+
+  function failed(e) {
+    if (e instanceof SignedOut) showSignedOut("Your session ended (" + e.message + "). Sign in again.");
+    else status.textContent = "Something failed: " + (e instanceof Error ? e.message : String(e)) + ".";
+  }
+
+  signOutButton.addEventListener("click", async () => {
+    try {
+      await api("DELETE", "v1/sessions/current");
+    } catch {
+      // Signed out already, or unreachable: the tab forgets the session either way.
+    }
+    showSignedOut("You are signed out.");
+    $("signed-out").querySelector("a").focus();
+  });
+
+  $("ledger-more").addEventListener("click", () => {
+    if (ledgerOf !== null && ledgerAfter !== null) void showLedger(ledgerOf, ledgerAfter);
+  });
+
+  if (!session) showSignedOut();
+  else load().catch(failed);
+})();

@@ -1,0 +1,173 @@
+/**
+ * The mandate form of a Delegation: `spec: {mandate: {sdJwt, audience?, nonce?}, agent:
+ * {agent_id}, state?}` (docs/mandates.md, "As a Kubernetes resource"). The controller verifies
+ * the AP2 payment mandate exactly as `POST /v1/mandates` does (trusted issuer keys of wallet
+ * organizations, every disclosure, the key binding to the registered agent's key, `exp`) and
+ * records it (`recordMandate`) for the namespace's organization; verify then evaluates the
+ * agent's actions against it.
+ *
+ * Order: the spec's shape (only mandate, agent and state `active`); the namespace bound to an
+ * active organization and the agent registered to it; the mandate's delegation id (derived from
+ * the issuer-signed JWT) is the one this resource recorded before (annotation
+ * `writ.dev/record-id`: another mandate is a new resource). A mandate recorded before (here or
+ * over HTTP, by this organization, for this agent) is not verified again: a key-binding JWT is
+ * fresh only for minutes, a resource lives longer. Otherwise it is verified and recorded, with
+ * one `agreement` log entry when SVC_LOG_SIGNING_SEED is set. Refusals are `Ready=False` with
+ * SPEC_INVALID (the mandate's own code in the message) or NAMESPACE_NOT_BOUND, and write
+ * nothing. Deletion revokes through the Delegation finalizer, as for any Delegation; a mandate is
+ * withdrawn by deleting its resource (or `DELETE /svc/delegations/{id}`), never by editing it.
+ */
+import { canonicalJson } from "../../core/canonical/index.js";
+import { MANDATE_FIELD } from "../../core/crd/index.js";
+import { decodeMandatePresentation, mandateDelegationId } from "../../core/mandates/index.js";
+import { getAgent } from "../../store/agents.js";
+import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
+import { revokedDelegationIds } from "../../store/status-reads.js";
+import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../verify/pipeline/mandates.js";
+import { splitKey } from "../../sources/kubernetes/objects.js";
+import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
+import { writRef } from "../../sources/kubernetes/writ-refs.js";
+import type { DesiredCondition } from "../conditions.js";
+import type { WritResource } from "../kinds.js";
+import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
+import type { ReconcileResult } from "../runner.js";
+import { summary, type Refusal } from "../spec-errors.js";
+import { conditionOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
+import { delegationView } from "./delegation-checks.js";
+
+const DELEGATIONS = writRef("delegations");
+const KIND = "Delegation";
+/** Defaults of the key-binding checks when the context names none (as `writ serve`'s). */
+const DEFAULT_CHECKS = { audience: "writ", kbMaxAgeMs: 300_000 };
+
+/** The Delegation CRD's defaults of record fields (crds/writ.dev_delegations.yaml). */
+const CRD_DEFAULTS: Record<string, unknown> = { conditions: [], delegation_chain: [], revocable: true };
+
+/** What the mandate form declares. */
+interface MandateSpec {
+  sdJwt: string;
+  audience?: string;
+  nonce?: string;
+  agentId: string;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const invalid = (message: string): Refusal => ({ condition: "Valid", code: "SPEC_INVALID", message });
+
+/** True when a Delegation's spec is the mandate form. */
+export function isMandateSpec(spec: unknown): boolean {
+  return isObj(spec) && MANDATE_FIELD in spec;
+}
+
+/** The declared mandate, or the refusal of a malformed spec. */
+function readSpec(spec: Record<string, unknown>): MandateSpec | Refusal {
+  // The API server fills the CRD's defaults in: those values are not declarations.
+  const extra = Object.keys(spec).filter((k) => k !== MANDATE_FIELD && k !== "agent" && k !== "state" && !(k in CRD_DEFAULTS && canonicalJson(spec[k]) === canonicalJson(CRD_DEFAULTS[k])));
+  if (extra.length > 0) return invalid(`spec.${extra[0] ?? ""}: the mandate form holds only mandate, agent and state; every other field comes from the mandate`);
+  if (spec.state !== undefined && spec.state !== "active") {
+    return invalid("spec.state: a mandate is withdrawn by deleting its resource (or DELETE /svc/delegations/{id}), so its state is active");
+  }
+  const m = spec[MANDATE_FIELD];
+  const agent = spec.agent;
+  if (!isObj(m) || typeof m.sdJwt !== "string" || m.sdJwt === "") return invalid("spec.mandate.sdJwt: the mandate's SD-JWT is required");
+  for (const k of ["audience", "nonce"]) if (m[k] !== undefined && (typeof m[k] !== "string" || m[k] === "")) return invalid(`spec.mandate.${k} must be a non-empty string`);
+  if (!isObj(agent) || typeof agent.agent_id !== "string" || agent.agent_id === "" || Object.keys(agent).length !== 1) {
+    return invalid("spec.agent: the mandate form names the registered agent as {agent_id}");
+  }
+  return {
+    sdJwt: m.sdJwt, agentId: agent.agent_id,
+    ...(typeof m.audience === "string" ? { audience: m.audience } : {}),
+    ...(typeof m.nonce === "string" ? { nonce: m.nonce } : {}),
+  };
+}
+
+/** Verifies and records the mandate for `orgId`; a refusal, or the stored delegation. */
+async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpec, orgId: string, now: number): Promise<Refusal | StoredDelegation> {
+  const agent = await getAgent(ctx.pool, spec.agentId);
+  if (!agent) return { condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered` };
+  const checks = ctx.mandates ?? DEFAULT_CHECKS;
+  const at = new Date(now);
+  const checked = await checkPresentedMandate(ctx.pool, {
+    sdJwt: spec.sdJwt, agent, audience: spec.audience ?? checks.audience, kbMaxAgeMs: checks.kbMaxAgeMs, now: at,
+    ...(spec.nonce !== undefined ? { nonce: spec.nonce } : {}),
+  });
+  if (!checked.ok) return invalid(`spec.mandate.sdJwt: ${refusalText(checked.refusals)}`);
+  const a = checked.accepted;
+  // The finalizer first: a recorded mandate is never left without the resource that revokes it.
+  await ensureFinalizer(ctx.client, DELEGATIONS, obj, a.delegation.delegation_id);
+  const log = ctx.logSigner ? { signer: ctx.logSigner, options: ctx.logOrigin !== undefined ? { now: at, origin: ctx.logOrigin } : { now: at } } : null;
+  await recordAcceptedMandate(ctx.pool, a, { sdJwt: spec.sdJwt, now: at, orgId }, log);
+  ctx.events.record(obj, KIND, "Normal", "MandateRecorded", `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${a.delegation.delegation_id}`);
+  const stored = await loadDelegation(ctx.pool, a.delegation.delegation_id);
+  if (!stored) throw new Error(`delegation ${a.delegation.delegation_id} was recorded but is not stored`);
+  return stored;
+}
+
+/** Reconciles a Delegation in the mandate form (see the module comment). */
+export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: WritResource, key: string): Promise<ReconcileResult> {
+  const { namespace = "" } = splitKey(key);
+  const now = ctx.clock.now();
+  const refusals: Refusal[] = [];
+  const spec = readSpec(isObj(obj.spec) ? obj.spec : {});
+  if ("code" in spec) refusals.push(spec);
+  const binding = await ctx.bindings.resolve(namespace);
+  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  let stored: StoredDelegation | undefined;
+  if (!("code" in spec)) {
+    const decoded = await decodeMandatePresentation(spec.sdJwt);
+    if ("problem" in decoded) refusals.push(invalid(`spec.mandate.sdJwt: ${refusalText([decoded.problem])}`));
+    else {
+      const id = mandateDelegationId(decoded.decoded.issuerJwtHash);
+      const declared = storedRecordId(obj);
+      if (declared !== undefined && declared !== id) refusals.push(invalid(`spec.mandate is immutable: this resource recorded ${declared}; another mandate (${id}) is a new resource`));
+      if (binding.ok && refusals.length === 0) {
+        if ((await ctx.bindings.agentOrg(spec.agentId)) !== binding.orgId) {
+          refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to` });
+        } else {
+          const before = await loadDelegation(ctx.pool, id);
+          if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
+            refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.mandate: ${id} is recorded for another organization or agent` });
+          } else if (before) {
+            await ensureFinalizer(ctx.client, DELEGATIONS, obj, id);
+            stored = before;
+          } else {
+            const r = await record(ctx, obj, spec, binding.orgId, now);
+            if ("code" in r) refusals.push(r);
+            else stored = r;
+          }
+        }
+      }
+    }
+  }
+
+  const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId]) : new Set<string>();
+  const view = stored ? delegationView(stored.record, now, revoked) : undefined;
+  const refused = refusals.length > 0;
+  const ready: DesiredCondition =
+    refused || !stored || !view
+      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      : stored.revokedAt
+        ? { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}: ${stored.revokedReason ?? "no reason given"}` }
+        : view.effective === "expired"
+          ? { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `the mandate's delegation ${stored.delegationId} expired at ${stored.record.expires_at}; a new mandate is a new resource` }
+          : { type: "Ready", status: "True", reason: "Reconciled", message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}` };
+  const conditions: DesiredCondition[] = [
+    conditionOf("Valid", refusals, { reason: "Validated", message: "the payment mandate verifies: trusted issuer, every disclosure, key binding to the agent's key" }),
+    { type: "ChainValid", status: "True", reason: "ChainIntact", message: "a direct grant from the principal (a payment mandate)" },
+    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
+    refused || !stored
+      ? { type: "Stored", status: "False", reason: refusals[0]?.code ?? "NotStored", message: `generation ${obj.metadata.generation ?? 0} is not stored` }
+      : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
+    ready,
+  ];
+  await report(ctx, DELEGATIONS, KIND, obj, {
+    phase: refused ? "Invalid" : view ? phaseOf(view.effective) : "Pending",
+    effectiveStatus: view?.effective,
+    expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
+    chainDepth: 0,
+    revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
+  }, conditions);
+  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
+  if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
+  return {};
+}

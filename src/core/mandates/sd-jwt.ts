@@ -1,0 +1,288 @@
+/**
+ * Verification of a presented mandate SD-JWT (RFC 9901, SD-JWT VC): the issuer's signature
+ * against a trusted key, every disclosure against its digest, and the key-binding JWT signed
+ * by the key in `cnf`. Pure: the caller supplies the trusted keys, the expected audience and
+ * nonce, and the clock. Parsing, digest resolution and the key-binding check run in
+ * `@sd-jwt/core`; signatures are verified with jose (EdDSA and ES256 only). What the library
+ * leaves to its caller is checked here, explicitly:
+ *
+ * - headers: issuer `typ` `dc+sd-jwt` (or its earlier name `vc+sd-jwt`), KB `typ` `kb+jwt`;
+ *   `alg` EdDSA or ES256 and fitting the key; no `crit`, no key-carrying header (the issuer key
+ *   comes from the registry, the binding key from `cnf`); the issuer header names its `kid`;
+ * - disclosures: `_sd_alg` is sha-256; every disclosure is referenced exactly once by a digest
+ *   of the signed payload (an altered or foreign disclosure is refused, not ignored as the
+ *   library does) and every digest has its disclosure (a withheld claim or array element could
+ *   narrow the grant, and Writ maps the whole mandate; decoy digests are therefore refused too);
+ * - key binding: `aud` equals the expected audience, `nonce` the expected nonce (when one is
+ *   expected), `iat` is at most `kbMaxAgeMs` old and not in the future (60 s skew), and
+ *   `sd_hash` is the hash of the presentation without the KB-JWT.
+ *
+ * The mandate's own times (`exp`, `nbf`, `iat`) are not checked here: the import
+ * (./ap2.ts) bounds the grant with them and refuses an expired mandate.
+ */
+import { SDJwt } from "@sd-jwt/core";
+import { digest } from "@sd-jwt/crypto-nodejs";
+import { flattenedVerify } from "jose";
+import { sha256, sha256Hash, type HashString } from "../canonical/index.js";
+import { ALLOWED_ALGS, JoseError, algForJwk, parsePublicJwk, publicKeyObject, type PublicJwk } from "../jose/index.js";
+import { checkDisclosures } from "./sd-jwt-disclosures.js";
+import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
+
+/** Accepted `typ` of the issuer-signed JWT. */
+export const ISSUER_JWT_TYPES: readonly string[] = ["dc+sd-jwt", "vc+sd-jwt"];
+/** `typ` of the key-binding JWT. */
+export const KB_JWT_TYP = "kb+jwt";
+/** Longest presentation accepted, in characters. */
+export const MAX_SD_JWT_LENGTH = 65_536;
+/** Most disclosures accepted. */
+export const MAX_DISCLOSURES = 256;
+/** Default freshness window of the key-binding JWT's `iat`. */
+export const DEFAULT_KB_MAX_AGE_MS = 300_000;
+/** How far in the future a key-binding JWT's `iat` may be (clock skew). */
+export const KB_FUTURE_SKEW_MS = 60_000;
+
+const FORBIDDEN_HEADERS = ["jwk", "jku", "x5c", "x5u", "x5t", "x5t#S256", "crit"];
+
+/** A key trusted to issue mandates, and who registered it. */
+export interface TrustedIssuerKey {
+  /** The `kid` an issuer header names to select it. */
+  kid: string;
+  publicKey: PublicJwk;
+  /** The registry organization that registered it. */
+  orgId: string;
+}
+
+/** What a presentation says, decoded but not verified. */
+export interface DecodedMandate {
+  /** The issuer JWT's protected header. */
+  header: Record<string, unknown>;
+  /** The disclosed claims (digests resolved, `_sd_alg` removed). */
+  claims: Record<string, unknown>;
+  /** The key-binding JWT, when present. */
+  kb?: { header: Record<string, unknown>; payload: Record<string, unknown> };
+  /** `sha256:` of the issuer-signed JWT text: the mandate's identity across presentations. */
+  issuerJwtHash: HashString;
+}
+
+/** Inputs of `verifyMandatePresentation`. */
+export interface MandateVerifyOptions {
+  /** Keys trusted to issue mandates (the caller may pass only those with the header's kid). */
+  issuerKeys: readonly TrustedIssuerKey[];
+  /** The audience the key-binding JWT must name; undefined: any non-empty `aud` (offline inspection). */
+  audience?: string;
+  /** The nonce the key-binding JWT must carry; undefined: any non-empty `nonce`. */
+  nonce?: string;
+  /** Verification time, epoch ms. */
+  now: number;
+  /** Oldest accepted key-binding `iat`, ms before `now` (default DEFAULT_KB_MAX_AGE_MS). */
+  kbMaxAgeMs?: number;
+}
+
+/** The outcome: `problems` is empty exactly when the presentation verifies. */
+export interface MandateVerification {
+  problems: MandateProblem[];
+  /** Present whenever the presentation could be parsed. */
+  decoded?: DecodedMandate;
+  /** The key whose signature verified. */
+  issuer?: TrustedIssuerKey;
+  /** The key in `cnf.jwk`, when usable. */
+  cnfKey?: PublicJwk;
+}
+
+class UnsupportedSdAlg extends Error {}
+
+/** The hash function the library digests disclosures with: sha-256 only. */
+function hasher(data: string | ArrayBuffer, alg: string): Uint8Array {
+  if (alg !== "sha-256") throw new UnsupportedSdAlg(alg);
+  return digest(data, "sha-256");
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const problem = (code: MandateProblemCode, message: string): MandateProblem => ({ code, message });
+
+/** True when `data` ("header.payload") and `signature` verify with `key` under `alg` (jose). */
+async function signatureVerifies(key: PublicJwk, alg: string, data: string, signature: string): Promise<boolean> {
+  const [protectedHeader, payload, extra] = data.split(".");
+  if (protectedHeader === undefined || payload === undefined || extra !== undefined) return false;
+  try {
+    await flattenedVerify({ protected: protectedHeader, payload, signature }, publicKeyObject(key), { algorithms: [alg] });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Problems of a JWS header: alg allowed (and fitting `key` when known), no key-carrying header. */
+function headerProblems(header: Record<string, unknown>, what: string, code: MandateProblemCode, key?: PublicJwk): MandateProblem[] {
+  const out: MandateProblem[] = [];
+  const alg = header.alg;
+  if (typeof alg !== "string" || !(ALLOWED_ALGS as readonly string[]).includes(alg)) {
+    out.push(problem(code, `${what} alg ${JSON.stringify(alg)} is not allowed (EdDSA or ES256 only)`));
+  } else if (key && alg !== algForJwk(key)) {
+    out.push(problem(code, `${what} alg ${alg} does not fit its ${key.kty} ${key.crv} key`));
+  }
+  for (const h of FORBIDDEN_HEADERS) {
+    if (h in header) out.push(problem(code, `${what} header ${h} is not allowed${h === "crit" ? " (no extensions are understood)" : " (keys never come from the token)"}`));
+  }
+  return out;
+}
+
+interface Parsed {
+  sdjwt: SDJwt;
+  /** The issuer-signed JWT as presented. */
+  issuerJwt: string;
+  /** The presentation without its key-binding JWT (what `sd_hash` covers). */
+  withoutKb: string;
+  kbText: string;
+}
+
+/** Splits and decodes a presentation (library parser); throws a problem when it cannot. */
+async function parse(text: unknown): Promise<Parsed | MandateProblem> {
+  if (typeof text !== "string" || text.length === 0) return problem("SD_JWT_MALFORMED", "the mandate must be an SD-JWT string");
+  if (text.length > MAX_SD_JWT_LENGTH) return problem("SD_JWT_MALFORMED", `the mandate is longer than ${MAX_SD_JWT_LENGTH} characters`);
+  const last = text.lastIndexOf("~");
+  if (last < 0) return problem("SD_JWT_MALFORMED", "an SD-JWT is <issuer-jwt>~<disclosures>~<kb-jwt>: no ~ found");
+  const parts = text.split("~");
+  if (parts.length - 2 > MAX_DISCLOSURES) return problem("SD_JWT_MALFORMED", `the mandate has more than ${MAX_DISCLOSURES} disclosures`);
+  if (parts.slice(0, -1).some((p) => p.length === 0)) return problem("SD_JWT_MALFORMED", "the issuer JWT or a disclosure is empty");
+  if ((parts[0] ?? "").split(".").length !== 3) return problem("SD_JWT_MALFORMED", "the issuer JWT is not header.payload.signature");
+  try {
+    const sdjwt = await SDJwt.fromEncode(text, hasher);
+    if (!sdjwt.jwt?.header || !isRecord(sdjwt.jwt.payload)) return problem("SD_JWT_MALFORMED", "the issuer JWT has no header or payload object");
+    return { sdjwt, issuerJwt: parts[0] ?? "", withoutKb: text.slice(0, last + 1), kbText: text.slice(last + 1) };
+  } catch (e) {
+    if (e instanceof UnsupportedSdAlg) return problem("DISCLOSURE_INVALID", `_sd_alg ${JSON.stringify(e.message)} is not supported (sha-256 only)`);
+    return problem("SD_JWT_MALFORMED", `the mandate does not decode: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Decodes a presentation without verifying anything (claims as disclosed). */
+export async function decodeMandatePresentation(text: unknown): Promise<{ decoded: DecodedMandate } | { problem: MandateProblem }> {
+  const p = await parse(text);
+  if ("code" in p) return { problem: p };
+  return { decoded: await decodedOf(p) };
+}
+
+async function decodedOf({ sdjwt, issuerJwt }: Parsed): Promise<DecodedMandate> {
+  const jwt = sdjwt.jwt;
+  if (!jwt?.header || !jwt.payload) throw new Error("decodedOf needs a parsed SD-JWT");
+  let claims: Record<string, unknown>;
+  try {
+    const c: unknown = await sdjwt.getClaims(hasher);
+    claims = isRecord(c) ? c : {};
+  } catch {
+    claims = {};
+  }
+  const out: DecodedMandate = { header: { ...jwt.header }, claims, issuerJwtHash: sha256Hash(issuerJwt) };
+  const kb = sdjwt.kbJwt;
+  if (kb?.header && kb.payload) out.kb = { header: { ...kb.header }, payload: { ...kb.payload } };
+  return out;
+}
+
+/** The issuer checks: header, trusted key, signature. */
+async function checkIssuer({ sdjwt, issuerJwt }: Parsed, keys: readonly TrustedIssuerKey[], out: MandateVerification): Promise<void> {
+  const jwt = sdjwt.jwt;
+  const header = (jwt?.header ?? {}) as Record<string, unknown>;
+  if (typeof header.typ !== "string" || !ISSUER_JWT_TYPES.includes(header.typ)) {
+    out.problems.push(problem("ISSUER_TYP_INVALID", `issuer JWT typ ${JSON.stringify(header.typ)} is not ${ISSUER_JWT_TYPES.join(" or ")}`));
+  }
+  const own = headerProblems(header, "issuer JWT", "ISSUER_HEADER_INVALID");
+  out.problems.push(...own);
+  const kid = header.kid;
+  if (typeof kid !== "string" || kid.length === 0) {
+    out.problems.push(problem("ISSUER_HEADER_INVALID", "issuer JWT header names no kid, so no trusted key can be chosen"));
+    return;
+  }
+  const candidates = keys.filter((k) => k.kid === kid);
+  if (candidates.length === 0) {
+    out.problems.push(problem("ISSUER_UNKNOWN", `issuer key ${JSON.stringify(kid)} is not a trusted issuer key (keys registered by wallet organizations)`));
+    return;
+  }
+  if (own.length > 0 || !jwt?.signature) {
+    if (!jwt?.signature) out.problems.push(problem("ISSUER_SIGNATURE_INVALID", "the issuer JWT is unsigned"));
+    return;
+  }
+  // The signing input exactly as presented (the library keeps it private).
+  const data = issuerJwt.slice(0, issuerJwt.lastIndexOf("."));
+  for (const k of candidates) {
+    const fit = headerProblems(header, "issuer JWT", "ISSUER_HEADER_INVALID", k.publicKey);
+    if (fit.length === 0 && (await signatureVerifies(k.publicKey, header.alg as string, data, jwt.signature))) {
+      out.issuer = k;
+      return;
+    }
+  }
+  out.problems.push(problem("ISSUER_SIGNATURE_INVALID", `the issuer signature does not verify with trusted key ${JSON.stringify(kid)}`));
+}
+
+/** The `cnf.jwk` key of the claims, or a CNF_INVALID problem. */
+function cnfKeyOf(claims: Record<string, unknown>): PublicJwk | MandateProblem {
+  const cnf = claims.cnf;
+  if (!isRecord(cnf) || !("jwk" in cnf)) return problem("CNF_INVALID", "cnf must be {jwk} with the agent's public key");
+  try {
+    return parsePublicJwk(cnf.jwk);
+  } catch (e) {
+    if (e instanceof JoseError) return problem("CNF_INVALID", `cnf.jwk: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The key-binding checks (explicit ones first, then the library's signature check). */
+async function checkKeyBinding(sdjwt: SDJwt, withoutKb: string, kbText: string, cnfKey: PublicJwk | undefined, opts: MandateVerifyOptions, out: MandateVerification): Promise<void> {
+  const kb = sdjwt.kbJwt;
+  if (kbText.length === 0 || !kb?.header || !isRecord(kb.payload)) {
+    out.problems.push(problem("KB_JWT_MISSING", "the mandate carries no key-binding JWT: the agent's key must sign the presentation"));
+    return;
+  }
+  const h = kb.header as Record<string, unknown>;
+  const p = kb.payload as Record<string, unknown>;
+  const before = out.problems.length;
+  if (h.typ !== KB_JWT_TYP) out.problems.push(problem("KB_JWT_INVALID", `key-binding JWT typ ${JSON.stringify(h.typ)} is not ${KB_JWT_TYP}`));
+  out.problems.push(...headerProblems(h, "key-binding JWT", "KB_JWT_INVALID", cnfKey));
+  for (const c of ["aud", "nonce", "sd_hash"]) {
+    if (typeof p[c] !== "string" || (p[c] as string).length === 0) out.problems.push(problem("KB_JWT_INVALID", `key-binding JWT claim ${c} must be a non-empty string`));
+  }
+  if (!Number.isSafeInteger(p.iat)) out.problems.push(problem("KB_JWT_INVALID", "key-binding JWT claim iat must be an integer (seconds)"));
+  if (out.problems.length > before) return;
+
+  if (opts.audience !== undefined && p.aud !== opts.audience) {
+    out.problems.push(problem("KB_JWT_AUDIENCE_MISMATCH", `key-binding JWT aud ${JSON.stringify(p.aud)} is not ${JSON.stringify(opts.audience)}`));
+  }
+  if (opts.nonce !== undefined && p.nonce !== opts.nonce) {
+    out.problems.push(problem("KB_JWT_NONCE_MISMATCH", `key-binding JWT nonce ${JSON.stringify(p.nonce)} is not the expected nonce`));
+  }
+  const iatMs = (p.iat as number) * 1000;
+  const maxAge = opts.kbMaxAgeMs ?? DEFAULT_KB_MAX_AGE_MS;
+  if (iatMs < opts.now - maxAge || iatMs > opts.now + KB_FUTURE_SKEW_MS) {
+    out.problems.push(problem("KB_JWT_STALE", `key-binding JWT iat ${new Date(iatMs).toISOString()} is not within ${maxAge / 1000} s before ${new Date(opts.now).toISOString()}`));
+  }
+  const want = sha256(withoutKb).toString("base64url");
+  if (p.sd_hash !== want) out.problems.push(problem("KB_JWT_SD_HASH_MISMATCH", "key-binding JWT sd_hash is not the hash of the presented SD-JWT (issuer JWT and disclosures)"));
+  if (!cnfKey) return;
+  try {
+    await kb.verifyKB({
+      verifier: (data: string, sig: string) => signatureVerifies(cnfKey, h.alg as string, data, sig),
+      payload: out.decoded?.claims ?? {},
+      nonce: p.nonce as string,
+    });
+  } catch {
+    out.problems.push(problem("KB_JWT_SIGNATURE_INVALID", "the key-binding JWT is not signed by the key in cnf"));
+  }
+}
+
+/**
+ * Verifies a presented mandate SD-JWT (see the module comment). Every check runs that can, so
+ * `problems` lists every reason found, first the most basic; empty means verified.
+ */
+export async function verifyMandatePresentation(text: unknown, opts: MandateVerifyOptions): Promise<MandateVerification> {
+  const parsed = await parse(text);
+  if ("code" in parsed) return { problems: [parsed] };
+  const { sdjwt, withoutKb, kbText } = parsed;
+  const out: MandateVerification = { problems: [], decoded: await decodedOf(parsed) };
+  await checkIssuer(parsed, opts.issuerKeys, out);
+  out.problems.push(...(await checkDisclosures(sdjwt.jwt?.payload ?? {}, sdjwt.disclosures ?? [], hasher)));
+  const cnf = cnfKeyOf(out.decoded?.claims ?? {});
+  if ("code" in cnf) out.problems.push(cnf);
+  else out.cnfKey = cnf;
+  await checkKeyBinding(sdjwt, withoutKb, kbText, out.cnfKey, opts, out);
+  return out;
+}

@@ -1,0 +1,162 @@
+/**
+ * AP2 open payment mandates end to end over real HTTP: a wallet registers its issuer key, the
+ * agent's operator records a mandate signed in the test (POST /v1/mandates), then
+ * POST /v1/verify allows what its constraints allow, refuses more, and refuses everything after
+ * `exp`. Refusals of the route name their reason.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateSigner, type Signer } from "../../src/core/jose/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { withTransaction } from "../../src/store/pool.js";
+import { issueMandate, openPaymentMandateClaims, presentIssued, presentMandate, type PresentOptions } from "../helpers/ap2-mandates.js";
+import { action, startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
+
+let w: VerifyWorld;
+let nowMs = Date.now();
+let walletOrg: string;
+let walletKey: string;
+const issuer = generateSigner("ES256");
+const agentKey = generateSigner("EdDSA");
+let agentId: string;
+
+const sec = (ms: number): number => Math.floor(ms / 1000);
+
+beforeAll(async () => {
+  w = await startVerifyWorld({}, { clock: () => new Date(nowMs) });
+  walletOrg = await w.createOrg("wallet");
+  walletKey = (await w.issueKey(walletOrg)).token;
+  const reg = await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: issuer.publicJwk });
+  expect(reg).toMatchObject({ status: 201, body: { kid: issuer.kid, thumbprint: issuer.kid, org_id: walletOrg, revoked_at: null } });
+  agentId = (await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk })).agent_id;
+});
+afterAll(async () => {
+  await w?.close();
+});
+
+function options(over: Partial<PresentOptions> & { expSec?: number } = {}): PresentOptions {
+  const { expSec, ...rest } = over;
+  return {
+    issuer,
+    holder: agentKey,
+    claims: openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs) - 10, expSec: expSec ?? sec(nowMs) + 3600 }),
+    audience: "writ",
+    nonce: "nonce-1",
+    kbIatSec: sec(nowMs),
+    ...rest,
+  };
+}
+
+const present = (over: Partial<PresentOptions> & { expSec?: number } = {}): Promise<string> => presentMandate(options(over));
+
+const submit = (body: Record<string, unknown>, token: string | null = w.operatorKey) => w.call("POST", "/v1/mandates", token, body);
+const shoes = (amount: number) => action({ amount, merchant: "merchant_shoes", proposed_at: new Date(nowMs).toISOString() });
+
+describe("POST /v1/mandates and verify", () => {
+  it("records a valid mandate; verify allows an action within its constraints, refuses one above, and refuses all after exp", async () => {
+    const issued = await issueMandate(options());
+    const r = await submit({ agent_id: agentId, sd_jwt: await presentIssued(issued, options()), nonce: "nonce-1" });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ agent_id: agentId, issuer_kid: issuer.kid, created: true, revoked: false, expires_at: new Date((sec(nowMs) + 3600) * 1000).toISOString() });
+    const delegationId = r.body.delegation_id as string;
+    expect(delegationId).toMatch(/^ap2-[0-9a-f]{32}$/);
+    expect(r.body.agreement_id).toBe(delegationId);
+
+    // The same mandate again (a new presentation) names the same grant and records nothing.
+    const again = await submit({ agent_id: agentId, sd_jwt: await presentIssued(issued, options({ nonce: "nonce-2" })) });
+    expect(again).toMatchObject({ status: 200, body: { delegation_id: delegationId, created: false } });
+
+    // Logged once, as an agreement entry naming the mandate.
+    const head = await w.call("GET", "/v1/log/head");
+    const entry = (await w.call("GET", `/v1/log/entries/${String(head.body.tree_size)}`)).body.entry as Record<string, unknown>;
+    expect(entry).toMatchObject({ kind: "agreement", body: { agreement_id: delegationId, delegation_id: delegationId, evidence: "ap2_open_payment_mandate" } });
+
+    const ok = await w.verify({ agent_id: agentId, action: shoes(20) });
+    expect(ok.body).toMatchObject({ verdict: "ALLOW", reasons: [], agreement_id: delegationId, intent_id: "mandate", ledger_entry: { sequence: 1 } });
+
+    const above = await w.verify({ agent_id: agentId, action: shoes(60) });
+    expect(above.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK", agreement_id: delegationId });
+    expect(above.body.reasons).toContain("AMOUNT_ABOVE_DELEGATION_CEILING");
+
+    // Single use: the cumulative maximum is one payment's ceiling (50), 20 of it spent.
+    const budget = await w.verify({ agent_id: agentId, action: shoes(40) });
+    expect(budget.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
+    const elsewhere = await w.verify({ agent_id: agentId, action: action({ amount: 5, merchant: "merchant_hats", proposed_at: new Date(nowMs).toISOString() }) });
+    expect(elsewhere.body.reasons).toContain("MERCHANT_NOT_IN_SCOPE");
+
+    // The recorded rows cannot be replaced by a declared delegation or agreement.
+    const stored = await loadDelegation(w.db.pool, delegationId);
+    if (!stored) throw new Error("the mandate's delegation is not stored");
+    await expect(withTransaction(w.db.pool, (c) => upsertDelegation(c, { ...stored.record, purpose: "declared over it" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+    const ledger = await loadAgreementWithLedger(w.db.pool, delegationId);
+    if (!ledger) throw new Error("the mandate's ledger agreement is not stored");
+    expect(ledger).toMatchObject({ status: "active", ledger_sequence: 1, mandates: [{ intent_id: "mandate", currency: "USD", maximum_amount: 50, merchants: ["merchant_shoes"] }] });
+    await expect(withTransaction(w.db.pool, (c) => upsertAgreement(c, ledger))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+
+    nowMs += 3601_000;
+    const late = await w.verify({ agent_id: agentId, action: shoes(5) });
+    expect(late.body).toMatchObject({ verdict: "DENY", agreement_id: delegationId });
+    expect(late.body.reasons).toContain("DELEGATION_EXPIRED");
+    // And a new presentation of it is refused: exp has passed.
+    const refused = await submit({ agent_id: agentId, sd_jwt: await present({ expSec: sec(nowMs) - 1 }) });
+    expect(refused).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: MANDATE_EXPIRED: exp .* is not in the future$/) } });
+  });
+
+  it("refuses a raised claim, a key-binding JWT from another key, an unknown issuer, a wrong audience and another operator's agent", async () => {
+    const text = await present();
+    const [jwt, ...rest] = text.split("~");
+    const disclosures = rest.slice(0, -1).map((d) => {
+      const arr = JSON.parse(Buffer.from(d, "base64url").toString("utf8")) as [string, Record<string, unknown>];
+      return arr[1].type === "payment.amount_range" ? Buffer.from(JSON.stringify([arr[0], { ...arr[1], max: 999999 }])).toString("base64url") : d;
+    });
+    const raised = [jwt, ...disclosures, rest.at(-1)].join("~");
+    expect(await submit({ agent_id: agentId, sd_jwt: raised })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: DISCLOSURE_(MISSING|UNREFERENCED): /) } });
+
+    const stranger: Signer = generateSigner("EdDSA");
+    expect(await submit({ agent_id: agentId, sd_jwt: await present({ holder: stranger }) })).toMatchObject({
+      status: 400,
+      body: { error: "mandate refused: KB_JWT_SIGNATURE_INVALID: the key-binding JWT is not signed by the key in cnf" },
+    });
+    expect(await submit({ agent_id: agentId, sd_jwt: await present({ issuer: generateSigner("ES256") }) })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: ISSUER_UNKNOWN: /) },
+    });
+    expect(await submit({ agent_id: agentId, sd_jwt: await present({ audience: "https://merchant.example" }) })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: KB_JWT_AUDIENCE_MISMATCH: /) },
+    });
+    // The presentation made for the merchant is recordable when the request names that audience.
+    expect((await submit({ agent_id: agentId, sd_jwt: await present({ audience: "https://merchant.example" }), audience: "https://merchant.example" })).status).toBe(201);
+    expect(await submit({ agent_id: agentId, sd_jwt: text, nonce: "other" })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: KB_JWT_NONCE_MISMATCH: /) } });
+
+    const otherOperator = await w.createOrg("agent_operator");
+    expect(await submit({ agent_id: agentId, sd_jwt: text }, (await w.issueKey(otherOperator)).token)).toMatchObject({ status: 403, body: { error: "agent belongs to another organization" } });
+    expect(await submit({ agent_id: "agent-none", sd_jwt: text })).toMatchObject({ status: 404 });
+    expect(await submit({ agent_id: agentId, sd_jwt: text }, walletKey)).toMatchObject({ status: 403, body: { error: "API key lacks the scope agents:write" } });
+    expect((await submit({ agent_id: agentId, sd_jwt: text }, null)).status).toBe(401);
+  });
+
+  it("issuer keys: wallets only, public keys only, once; a revoked key is no longer trusted", async () => {
+    const key = generateSigner("EdDSA");
+    const operatorReg = await w.call("POST", `/v1/orgs/${w.operatorOrg}/issuer-keys`, w.operatorKey, { public_key: key.publicJwk });
+    expect(operatorReg).toMatchObject({ status: 403, body: { error: "issuer keys are registered by wallet organizations" } });
+    const priv = await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: { ...key.publicJwk, d: "AAAA" } });
+    expect(priv).toMatchObject({ status: 400, body: { error: expect.stringContaining("private member") } });
+    expect((await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: { ...key.publicJwk, kid: "wallet-key-2" } })).body).toMatchObject({ kid: "wallet-key-2" });
+    expect((await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, w.admin, { public_key: key.publicJwk })).status).toBe(409);
+    const list = await w.call("GET", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey);
+    expect((list.body.keys as { kid: string }[]).map((k) => k.kid)).toEqual([issuer.kid, "wallet-key-2"]);
+
+    // A mandate naming kid wallet-key-2 verifies with it, until the key is revoked.
+    const mk = () => present({ issuer: key, kid: "wallet-key-2", expSec: sec(nowMs) + 600, kbIatSec: sec(nowMs) });
+    expect((await submit({ agent_id: agentId, sd_jwt: await mk() })).status).toBe(201);
+    expect((await w.call("DELETE", `/v1/orgs/${walletOrg}/issuer-keys/wallet-key-2`, walletKey)).body).toMatchObject({ kid: "wallet-key-2", revoked_at: expect.any(String) });
+    const claims = openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs), expSec: sec(nowMs) + 900 });
+    expect(await submit({ agent_id: agentId, sd_jwt: await present({ issuer: key, kid: "wallet-key-2", claims }) })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: ISSUER_UNKNOWN: /) },
+    });
+    expect((await w.call("DELETE", `/v1/orgs/${walletOrg}/issuer-keys/none`, walletKey)).status).toBe(404);
+  });
+});
