@@ -7,7 +7,8 @@
  * verify, a chain that widens, a silent extension of a stored grant), nothing of them is stored;
  * a new resource gets the finalizer and the record-id annotation from the mutating webhook;
  * valid ones pass and reconcile (the controller's own finalizer writes pass the webhook);
- * deletion works; re-declaring a revoked id is accepted with a warning saying that revocation is
+ * a payment mandate in the Delegation's mandate form passes with its derived record id and keeps
+ * it; deletion works; re-declaring a revoked id is accepted with a warning saying that revocation is
  * final; with the webhook down, creates are refused (fail closed).
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -16,7 +17,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
+import { generateSigner, keyId } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
+import { insertAgent } from "../../src/store/agents.js";
+import { insertIssuerKey } from "../../src/store/issuer-keys.js";
+import { createOrg } from "../../src/store/orgs.js";
+import { openPaymentMandateClaims, presentMandate } from "../helpers/ap2-mandates.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
@@ -145,6 +151,32 @@ describe("admission webhooks served by writ controller", () => {
     );
     const root = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json"]))) as { metadata: { finalizers?: string[] } };
     expect(root.metadata.finalizers).toContain("writ.dev/revoke");
+  });
+
+  it("admits a payment mandate declared as a Delegation (the mandate form), recorded by the controller under the id the webhook annotated; another mandate on it is refused", async () => {
+    const now = new Date();
+    const walletOrg = await createOrg(db.pool, { name: "Wallet", org_type: "wallet" }, now);
+    const wallet = generateSigner("ES256");
+    const agentKey = generateSigner("EdDSA");
+    await insertIssuerKey(db.pool, { kid: wallet.kid, thumbprint: wallet.kid, orgId: walletOrg.org_id, publicKey: wallet.publicJwk }, now);
+    const registered = await insertAgent(db.pool, { agent_id: "agent_shoes", org_id: tenant.org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: agentKey.publicJwk, fingerprint: keyId(agentKey.publicJwk) }, now);
+    expect(registered.ok).toBe(true);
+    const nowSec = Math.floor(Date.now() / 1000);
+    const present = async (nonce: string) =>
+      presentMandate({ issuer: wallet, holder: agentKey, audience: "writ", nonce, kbIatSec: nowSec, claims: openPaymentMandateClaims(agentKey, { iatSec: nowSec - 60, expSec: nowSec + 3600 }) });
+    const mandated = (sdJwt: string, extra: Record<string, unknown> = {}) =>
+      stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "shoes-mandate" }, spec: { mandate: { sdJwt }, agent: { agent_id: "agent_shoes" }, ...extra } });
+
+    const shapeless = refused(await kubectl(["apply", "-n", NS, "-f", "-"], mandated(await present("n-0"), { purpose: "anything" })));
+    expect(shapeless).toContain("spec.purpose: the mandate form holds only mandate, agent and state");
+    ok(await kubectl(["apply", "-n", NS, "-f", "-"], mandated(await present("n-1"))));
+    ok(await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s", "delegation/shoes-mandate"]));
+    const obj = JSON.parse(ok(await kubectl(["get", "wdel", "shoes-mandate", "-n", NS, "-o", "json"]))) as { metadata: { annotations: Record<string, string> } };
+    const id = obj.metadata.annotations["writ.dev/record-id"];
+    expect(id).toMatch(/^ap2-[0-9a-f]{32}$/);
+    expect((await db.pool.query("SELECT delegation_id FROM mandates WHERE agent_id = 'agent_shoes'")).rows).toEqual([{ delegation_id: id }]);
+    const other = refused(await kubectl(["apply", "-n", NS, "-f", "-"], mandated(await present("n-2"))));
+    expect(other).toContain(`spec.mandate is immutable: this resource recorded ${id}; another mandate`);
   });
 
   it("refuses a changed delegation_id and a silent extension of the stored grant; a metadata change passes", async () => {

@@ -2,8 +2,8 @@
  * Admission review of Writ resources: what the API server must refuse before it stores a
  * declaration, with messages a person understands. Pure apart from the optional `lookup`.
  *
- * It runs the reconcilers' own checks (`checkDelegationSpec`, `checkAgreementSpec`,
- * `checkSubscriptionSpec`), so admission and reconcile agree on what is valid: schema and
+ * It runs the reconcilers' own checks (`checkDelegationSpec`, `checkMandateSpec` for a
+ * Delegation in the mandate form, `checkAgreementSpec`, `checkSubscriptionSpec`), so admission and reconcile agree on what is valid: schema and
  * cross-field rules (`expires_at` after `granted_at`, conditions, scope), chains that break or
  * widen, signatures, event and ledger chains, private key material. On UPDATE it also refuses
  * a changed `delegation_id` / `agreement_id` (a new grant is a new resource) and, when the
@@ -22,7 +22,7 @@
  * On CREATE the screen also defaults what the controller would otherwise add with a patch of
  * its own once the object exists (`defaultsPatch`): the finalizer `writ.dev/revoke` and, for a
  * Delegation or IntentAgreement, the record-id annotation naming `spec.delegation_id` /
- * `spec.agreement_id`. One write per resource saved; from its creation the resource cannot go
+ * `spec.agreement_id` (a payment mandate's derived id for the mandate form). One write per resource saved; from its creation the resource cannot go
  * without its record being revoked.
  */
 import { canonicalJson } from "../../core/canonical/index.js";
@@ -35,6 +35,7 @@ import { storedRecordId } from "../resource-writes.js";
 import { privateKeyRefusals, type Refusal } from "../spec-errors.js";
 import { checkAgreementSpec } from "../reconcilers/agreement-checks.js";
 import { checkDelegationSpec } from "../reconcilers/delegation-checks.js";
+import { checkMandateSpec, isMandateSpec, mandateImmutable } from "../reconcilers/delegation-mandate.js";
 import { checkSubscriptionSpec } from "../reconcilers/subscription.js";
 
 /** The members of an admission.k8s.io/v1 AdmissionRequest that are read. */
@@ -120,7 +121,19 @@ function storedAsIs(old: WritResource): boolean {
   return stored?.status === "True" && old.status?.observedGeneration === old.metadata.generation;
 }
 
+/**
+ * A Delegation in the mandate form: its shape and a presentation that decodes; the mandate it
+ * records stays the one this resource recorded first. Its signatures need the registered issuer
+ * keys, so the controller checks them (and reports them in `.status`).
+ */
+async function mandateRefusals(obj: WritResource, old: WritResource | undefined): Promise<Refusal[]> {
+  const check = await checkMandateSpec(obj.spec);
+  const before = storedRecordId(obj) ?? (old && isMandateSpec(old.spec) ? (await checkMandateSpec(old.spec)).recordId : undefined);
+  return [...check.refusals, ...mandateImmutable(before, check.recordId)];
+}
+
 async function delegationRefusals(obj: WritResource, old: WritResource | undefined, now: number): Promise<Refusal[]> {
+  if (isMandateSpec(obj.spec)) return mandateRefusals(obj, old);
   const check = await checkDelegationSpec(obj.spec, now);
   const out = [...check.refusals, ...immutableId(obj, old, "delegation_id", "grant")];
   if (old && check.record && storedAsIs(old) && out.length === 0) {
@@ -164,15 +177,16 @@ const pointer = (token: string) => token.replace(/~/g, "~0").replace(/\//g, "~1"
 
 /**
  * The patch that adds the finalizer and (Delegation, IntentAgreement) the record-id annotation
- * to a new resource, when they are not there yet; empty when nothing is missing.
+ * to a new resource, when they are not there yet; empty when nothing is missing. A Delegation in
+ * the mandate form records as the id derived from its mandate (`mandateRecordId`).
  */
-export function defaultsPatch(kind: string, obj: WritResource): PatchOp[] {
+export function defaultsPatch(kind: string, obj: WritResource, mandateRecordId?: string): PatchOp[] {
   const ops: PatchOp[] = [];
   const finalizers = obj.metadata.finalizers;
   if (!finalizers) ops.push({ op: "add", path: "/metadata/finalizers", value: [REVOKE_FINALIZER] });
   else if (!finalizers.includes(REVOKE_FINALIZER)) ops.push({ op: "add", path: "/metadata/finalizers/-", value: REVOKE_FINALIZER });
   const field = kind === "Delegation" ? "delegation_id" : kind === "IntentAgreement" ? "agreement_id" : undefined;
-  const id = field ? idOf(obj, field) : undefined;
+  const id = mandateRecordId ?? (field ? idOf(obj, field) : undefined);
   if (id !== undefined && storedRecordId(obj) === undefined) {
     const annotations = obj.metadata.annotations;
     if (!annotations) ops.push({ op: "add", path: "/metadata/annotations", value: { [RECORD_ID_ANNOTATION]: id } });
@@ -203,7 +217,8 @@ export async function reviewAdmission(
   else return { allowed: true };
   if (refusals.length > 0) return { allowed: false, message: messageOf(kind, obj, refusals) };
   if (opts.phase === "screen") {
-    const patch = req.operation === "CREATE" ? defaultsPatch(kind, obj) : [];
+    const mandateId = kind === "Delegation" && isMandateSpec(obj.spec) ? (await checkMandateSpec(obj.spec)).recordId : undefined;
+    const patch = req.operation === "CREATE" ? defaultsPatch(kind, obj, mandateId) : [];
     return patch.length > 0 ? { allowed: true, patch } : { allowed: true };
   }
   const warnings = req.operation === "CREATE" ? await revokedWarning(kind, obj, opts.lookup) : [];

@@ -40,7 +40,7 @@ import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { DELETION_REVOKER, finalizeRevoking } from "./finalize.js";
 import { delegationView } from "./delegation-checks.js";
-import { revokedMessage } from "./delegation.js";
+import { revokedMessage } from "./delegation-status.js";
 import { conditionOf, delegationIdOf, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 
 /** The resource reference of IntentAgreements. */

@@ -41,7 +41,8 @@ import { revokedDelegationIds } from "../../store/status-reads.js";
 import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
-import { DELETION_REVOKER, finalizeRevoking } from "./finalize.js";
+import { finalizeRevoking } from "./finalize.js";
+import { inForce, revokedMessage } from "./delegation-status.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
 import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
@@ -99,20 +100,6 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
     }
     return out;
   });
-}
-
-/** What verify enforces for a refused generation: the record stored before. */
-function inForce(stored: StoredDelegation, view: DelegationView): string {
-  return `verify still answers with the record stored before: delegation ${stored.delegationId}, effective status ${view.effective}`;
-}
-
-/** The Ready message of a delegation revoked by its own revocation (not a link's). */
-export function revokedMessage(stored: StoredDelegation): string {
-  const at = stored.revokedAt ? ` at ${stored.revokedAt.toISOString()}` : "";
-  if (stored.revokedBy === DELETION_REVOKER) {
-    return `delegation ${stored.delegationId} was revoked by deletion${at} (${stored.revokedReason ?? "its resource was deleted"}): deleting a resource revokes its grant for good, and re-applying the same manifest cannot restore it; a new grant needs a new delegation_id`;
-  }
-  return `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}${at}: ${stored.revokedReason ?? "no reason given"}; revocation is final, a new grant needs a new delegation_id`;
 }
 
 /** Ready from the stored state (no refusals). */

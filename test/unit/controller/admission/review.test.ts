@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SAMPLE_NAMES, buildSamples, type Manifest } from "../../../../src/core/samples/index.js";
 import { reviewAdmission, type AdmissionRequest } from "../../../../src/controller/admission/review.js";
 import { parseReview, reviewResponse } from "../../../../src/controller/admission/server.js";
+import { generateSigner } from "../../../../src/core/jose/index.js";
+import { openPaymentMandateClaims, presentMandate } from "../../../helpers/ap2-mandates.js";
 
 const AT = "2026-11-20T09:00:00Z";
 const NOW = Date.parse("2026-11-23T10:30:00Z");
@@ -119,6 +121,30 @@ describe("reviewAdmission", () => {
     const revived = object(SAMPLE_NAMES.delegation);
     old.spec.state = "revoked";
     expect((await review(request(revived, "UPDATE", old))).message).toContain("status moves from revoked to active");
+  });
+
+  it("checks a Delegation in the mandate form by its own shape: admitted, its derived record id defaulted, another mandate refused", async () => {
+    const wallet = generateSigner("ES256");
+    const agent = generateSigner("EdDSA");
+    const nowSec = Math.floor(NOW / 1000);
+    const present = async (nonce: string) =>
+      presentMandate({ issuer: wallet, holder: agent, audience: "writ", nonce, kbIatSec: nowSec, claims: openPaymentMandateClaims(agent, { iatSec: nowSec - 60, expSec: nowSec + 3600 }) });
+    const mandated = (spec: Record<string, unknown>): Obj => ({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "shoes", namespace: "acme", generation: 1 }, spec });
+    const m = mandated({ mandate: { sdJwt: await present("n-1") }, agent: { agent_id: "agent_shoes" } });
+    expect(await review(request(m))).toEqual({ allowed: true });
+    const id = (await review(request(m), "screen")).patch?.find((op) => op.path === "/metadata/annotations")?.value as Record<string, string>;
+    expect(id["writ.dev/record-id"]).toMatch(/^ap2-[0-9a-f]{32}$/);
+
+    const shapeless = await review(request(mandated({ mandate: { sdJwt: await present("n-1") }, agent: { agent_id: "agent_shoes" }, scope: {} })));
+    expect(shapeless.message).toContain("SPEC_INVALID: spec.scope: the mandate form holds only mandate, agent and state");
+    expect((await review(request(mandated({ mandate: { sdJwt: "not-an-sd-jwt" }, agent: { agent_id: "agent_shoes" } })))).message).toContain("spec.mandate.sdJwt:");
+
+    const other = mandated({ mandate: { sdJwt: await present("n-2") }, agent: { agent_id: "agent_shoes" } });
+    expect((await review(request(other, "UPDATE", m))).message).toContain(`spec.mandate is immutable: this resource recorded ${id["writ.dev/record-id"]}`);
+    // The grant form cannot take over a resource that recorded a mandate, nor the reverse.
+    const grant = { ...object(SAMPLE_NAMES.delegation), metadata: { name: "shoes", namespace: "acme", generation: 2, annotations: id } };
+    expect((await review(request(grant, "UPDATE", m))).message).toContain("spec.delegation_id is immutable");
+    expect((await review(request({ ...m, metadata: { ...m.metadata, annotations: { "writ.dev/record-id": "del_acme_procurement" } } }, "UPDATE", object(SAMPLE_NAMES.delegation)))).message).toContain("spec.mandate is immutable: this resource recorded del_acme_procurement");
   });
 
   it("lists at most eight refusals and says how many more", async () => {
