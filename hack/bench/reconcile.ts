@@ -16,6 +16,12 @@
  *    /proc/<pid>/status, and VmRSS sampled every 250 ms), and its reconcile metrics.
  * 3. Checks: 5,000 rows in Postgres bound to the organization, no reconcile errors.
  *
+ * Also, before the controller starts (BENCH_FLOOR=0: skipped): the floor of any controller that
+ * reports in `.status`, the same creates in `bench-floor`, each followed by ONE status write from
+ * this process shaped as the controller's (five conditions, phase, expiry), with no controller
+ * and no webhooks. A ratio below the floor's would need fewer API server writes than one per
+ * resource.
+ *
  * Every child is stopped by its pid; the API server, etcd and Postgres are stopped and their
  * folders removed at the end.
  */
@@ -29,7 +35,7 @@ import { fileURLToPath } from "node:url";
 import { keyId, signerFromSeed } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
 import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/postgres.js";
-import { KubeClient, loadKubeConfig } from "../../src/sources/kubernetes/client.js";
+import { JSON_PATCH, KubeClient, loadKubeConfig } from "../../src/sources/kubernetes/client.js";
 import { startInformer } from "../../src/sources/kubernetes/informer.js";
 import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
 import { insertAgent } from "../../src/store/agents.js";
@@ -46,6 +52,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 /** Workers per kind: the controller's default unless BENCH_WORKERS says otherwise. */
 const WORKERS = process.env.BENCH_WORKERS ?? String(DEFAULT_WORKERS);
 const WEBHOOK = process.env.BENCH_WEBHOOK !== "0";
+const FLOOR = process.env.BENCH_FLOOR !== "0";
 const READY_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 900) * 1000;
 const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -77,15 +84,43 @@ function delegation(i: number, prefix: string, now: number): Record<string, unkn
   };
 }
 
-/** Creates `COUNT` objects in `namespace`, CONCURRENCY at a time; resolves with the elapsed ms. */
-async function createAll(client: KubeClient, namespace: string, prefix: string): Promise<number> {
+/** A status shaped as the controller writes for a bench Delegation (what the floor writes). */
+function readyStatus(i: number, prefix: string, orgId: string, now: number): Record<string, unknown> {
+  const id = `del_${prefix}_${String(i).padStart(5, "0")}`;
+  const at = iso(now);
+  const c = (type: string, reason: string, message: string) => ({ type, status: "True", reason, message, lastTransitionTime: at, observedGeneration: 1 });
+  return {
+    phase: "Active",
+    effectiveStatus: "active",
+    expiresAt: iso(now + 6 * 24 * 3600_000),
+    chainDepth: 0,
+    observedGeneration: 1,
+    conditions: [
+      c("Valid", "Validated", "the spec validates; its times, scope and conditions are well-formed"),
+      c("ChainValid", "ChainIntact", "a direct grant from the principal"),
+      c("Bound", "Bound", `namespace bench is bound to ${orgId}`),
+      c("Stored", "Stored", `stored as delegation ${id} (generation 1)`),
+      c("Ready", "Reconciled", `stored as delegation ${id}; effective status active`),
+    ],
+  };
+}
+
+/**
+ * Creates `COUNT` objects in `namespace`, CONCURRENCY at a time (each followed by `after`, when
+ * given); resolves with the elapsed ms.
+ */
+async function createAll(client: KubeClient, namespace: string, prefix: string, after?: (i: number, name: string, now: number) => Promise<unknown>): Promise<number> {
   const path = `/apis/writ.dev/v1alpha1/namespaces/${namespace}/delegations`;
   const now = Date.now();
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < COUNT; i = next++) await client.create(path, delegation(i, prefix, now));
+      for (let i = next++; i < COUNT; i = next++) {
+        const d = delegation(i, prefix, now);
+        await client.create(path, d);
+        if (after) await after(i, (d.metadata as { name: string }).name, now);
+      }
     }),
   );
   return performance.now() - started;
@@ -164,6 +199,7 @@ async function main(): Promise<void> {
     await kubectl(["apply", "-f", CRDS]);
     await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd/delegations.writ.dev"]);
     await kubectl(["create", "namespace", "bench-baseline"]);
+    await kubectl(["create", "namespace", "bench-floor"]);
     await kubectl(["create", "namespace", "bench"]);
     await kubectl(["label", "namespace", "bench", `writ.dev/org-id=${org.org_id}`]);
     const client = new KubeClient(loadKubeConfig(env.kubeconfigPath), { maxSockets: CONCURRENCY });
@@ -176,6 +212,19 @@ async function main(): Promise<void> {
     const baselineMs = await createAll(client, "bench-baseline", "base");
     const baseAfter = baseCpu();
     console.log(`baseline: created ${fmt(COUNT)} Delegations with no controller in ${seconds(baselineMs)} (CPU: kube-apiserver ${fmt(baseAfter.apiServer - baseBefore.apiServer, 1)} s, etcd ${fmt(baseAfter.etcd - baseBefore.etcd, 1)} s)`);
+
+    // The floor: one status write per resource, from this process.
+    const floorBefore = baseCpu();
+    const floorMs = FLOOR
+      ? await createAll(client, "bench-floor", "floor", (i, name, now) =>
+          client.request("PATCH", `/apis/writ.dev/v1alpha1/namespaces/bench-floor/delegations/${name}/status`, {
+            body: [{ op: "add", path: "/status", value: readyStatus(i, "floor", org.org_id, now) }],
+            contentType: JSON_PATCH,
+          }),
+        )
+      : undefined;
+    const floorAfter = baseCpu();
+    if (floorMs !== undefined) console.log(`floor: created ${fmt(COUNT)} Delegations, each with one status write, no controller, in ${seconds(floorMs)} (CPU: kube-apiserver ${fmt(floorAfter.apiServer - floorBefore.apiServer, 1)} s, etcd ${fmt(floorAfter.etcd - floorBefore.etcd, 1)} s)`);
 
     // 2. The controller (and its webhooks, as the chart installs them).
     const webhookPort = await freePort();
@@ -265,6 +314,9 @@ async function main(): Promise<void> {
     console.log("");
     console.log(`load average (1 min): ${fmt(loadAtStart, 2)} before, ${fmt(loadavg()[0] ?? 0, 2)} after; ${cpus().length} cores`);
     console.log(`baseline (no controller): create ${fmt(COUNT)} Delegations              ${seconds(baselineMs)}  (${fmt(COUNT / (baselineMs / 1000))} objects/s)`);
+    if (floorMs !== undefined) {
+      console.log(`floor (no controller): create ${fmt(COUNT)}, each + one status write  ${seconds(floorMs)}  (ratio to baseline ${fmt(floorMs / baselineMs, 2)}: the least any controller writing a status can reach)`);
+    }
     console.log(`with writ controller (${WORKERS} workers, leader-elected, ${certs ? "admission webhooks on" : "no admission webhooks"}): create ${fmt(COUNT)}  ${seconds(createMs)}`);
     if (outcome === "ready") {
       console.log(`  all ${fmt(COUNT)} Ready=True after                                ${seconds(readyMs)} from the first create  (${fmt(COUNT / (readyMs / 1000))} reconciled/s)`);
