@@ -22,6 +22,10 @@
  * and no webhooks. A ratio below the floor's would need fewer API server writes than one per
  * resource.
  *
+ * BENCH_CONTROLLER_FROM runs another checkout's controller under this harness (see below);
+ * BENCH_RUN_FROM=dist the compiled build; BENCH_CONTROLLER_NODE_ARGS adds node flags to the
+ * controller (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ *
  * Every child is stopped by its pid; the API server, etcd and Postgres are stopped and their
  * folders removed at the end.
  */
@@ -30,7 +34,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { keyId, signerFromSeed } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
@@ -54,8 +58,13 @@ const WORKERS = process.env.BENCH_WORKERS ?? String(DEFAULT_WORKERS);
 const WEBHOOK = process.env.BENCH_WEBHOOK !== "0";
 const FLOOR = process.env.BENCH_FLOOR !== "0";
 const READY_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 900) * 1000;
-const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
+/**
+ * BENCH_CONTROLLER_FROM=<checkout>: run the `writ controller` of another checkout (its own
+ * node_modules; e.g. a worktree of main, for a before/after measured by this same harness). Name
+ * its workers with BENCH_WORKERS, and BENCH_WEBHOOK=0 when it serves no admission webhooks.
+ */
+const REPO = process.env.BENCH_CONTROLLER_FROM ? resolve(process.env.BENCH_CONTROLLER_FROM) : fileURLToPath(new URL("../..", import.meta.url));
+const BIN = join(REPO, "bin", "writ.mjs");
 const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const AGENT = "agent_bench";
 
@@ -203,6 +212,7 @@ async function main(): Promise<void> {
     await kubectl(["create", "namespace", "bench"]);
     await kubectl(["label", "namespace", "bench", `writ.dev/org-id=${org.org_id}`]);
     const client = new KubeClient(loadKubeConfig(env.kubeconfigPath), { maxSockets: CONCURRENCY });
+    console.log(`writ controller from ${REPO}`);
     console.log(`envtest kube-apiserver 1.20 at ${env.server}; Postgres on 127.0.0.1:${pg.port}; ${cpus().length} cores, load ${fmt(loadAtStart, 2)}`);
 
     // 1. Baseline: the same creates, no controller.
