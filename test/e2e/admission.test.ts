@@ -11,7 +11,7 @@
  * it; deletion works; re-declaring a revoked id is accepted with a warning saying that revocation is
  * final; with the webhook down, creates are refused (fail closed).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +28,7 @@ import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from ".
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok, setUpSampleTenant, type SampleManifest, type SampleTenant } from "../helpers/sample-tenant.js";
 import { makeWebhookCerts, webhookConfigurations } from "../helpers/webhook-certs.js";
+import { stopAll } from "../helpers/teardown.js";
 
 const NS = "acme";
 const DELEGATION = "writ.dev_v1alpha1_delegation.yaml";
@@ -92,13 +93,7 @@ describe("admission webhooks served by writ controller", () => {
     }
   }, 30 * 60_000);
 
-  afterAll(async () => {
-    await controller?.stop("SIGKILL").catch(() => {});
-    await db?.drop();
-    await env?.stop();
-    await tenant?.cleanUp();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => stopAll(controller, db, env, tenant, dir), 120_000);
 
   it("refuses a Delegation whose expires_at is not after granted_at, saying so", async () => {
     const m = await named(DELEGATION, "backwards", "del_backwards");

@@ -15,7 +15,7 @@
  *   no ALLOW, `/readyz` 503;
  * - with the API server down and the controller gone (no fresh heartbeat), verify fails closed.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,6 +28,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok } from "../helpers/sample-tenant.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { stopAll } from "../helpers/teardown.js";
 
 const NS = "acme";
 const STALE_MS = 2000;
@@ -99,15 +100,7 @@ describe("payments through an API server outage", () => {
     expect((await readyz()).body).toEqual({ status: "ok", database: "ok" });
   }, 30 * 60_000);
 
-  afterAll(async () => {
-    await serve?.stop().catch(() => {});
-    await controller?.stop("SIGKILL").catch(() => {});
-    await proxy?.close();
-    await apiProxy?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-    await db?.drop();
-    await env?.stop();
-  }, 120_000);
+  afterAll(() => stopAll(serve, controller, proxy, apiProxy, dir, db, env), 120_000);
 
   it("keeps answering ALLOW through a 30 s API server outage, and says it is degraded", async () => {
     await env.stopApiServer();

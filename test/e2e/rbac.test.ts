@@ -9,7 +9,7 @@
  * aggregation labels of Kubernetes' default roles.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,7 @@ import { ensureEnvtest, kubeconfigFor, startEnvtest, type Envtest } from "../hel
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok, setUpSampleTenant, type SampleTenant } from "../helpers/sample-tenant.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
+import { stopAll } from "../helpers/teardown.js";
 
 const CHART = fileURLToPath(new URL("../../charts/writ", import.meta.url));
 const RELEASE_NS = "writ-system";
@@ -90,14 +91,7 @@ describe("the chart's RBAC is what the processes need, and no more", () => {
     serve = await startServeProcess({ env: { DATABASE_URL: db.url, KUBECONFIG: dataPlaneConfig, LOG_LEVEL: "info" } });
   }, 30 * 60_000);
 
-  afterAll(async () => {
-    await serve?.stop().catch(() => {});
-    await controller?.stop("SIGKILL").catch(() => {});
-    await db?.drop();
-    await env?.stop();
-    await tenant?.cleanUp();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => stopAll(serve, controller, db, env, tenant, dir), 120_000);
 
   it("lets the controller create, edit, revoke and delete with exactly the chart's rules", async () => {
     ok(await kubectl(["apply", "-n", NS, "-f", tenant.samples]));

@@ -27,6 +27,7 @@ import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { ok } from "../helpers/sample-tenant.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { startTcpProxy, throughProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { stopAll } from "../helpers/teardown.js";
 
 const NS = "acme";
 
@@ -78,13 +79,7 @@ describe("status that tells the truth", () => {
     }
   }, 30 * 60_000);
 
-  afterAll(async () => {
-    await serve?.stop().catch(() => {});
-    await controller?.stop("SIGKILL").catch(() => {});
-    await proxy?.close();
-    await db?.drop();
-    await env?.stop();
-  }, 120_000);
+  afterAll(() => stopAll(serve, controller, proxy, db, env), 120_000);
 
   it("a refused update leaves the stored grant in force, and says so: phase Active, Ready=False with the refusal; verify ALLOWs", async () => {
     const g = grant(0);
