@@ -46,5 +46,7 @@ fi
 for f in /usr/bin/patroni /usr/bin/etcd "$PG_BIN/postgres" "$PG_BIN/initdb" "$PG_BIN/pg_ctl"; do
   [[ -x $f ]] || { printf 'patroni provision: %s is missing after install\n' "$f" >&2; exit 1; }
 done
-printf 'patroni provision: %s, %s, %s\n' "$(/usr/bin/patroni --version 2>&1)" "$(/usr/bin/etcd --version 2>&1 | head -n1)" "$("$PG_BIN/postgres" --version)"
+# (No `| head` under pipefail: a writer cut off by SIGPIPE would fail the script.)
+etcd_version=$(/usr/bin/etcd --version 2>&1)
+printf 'patroni provision: %s, %s, %s\n' "$(/usr/bin/patroni --version 2>&1)" "${etcd_version%%$'\n'*}" "$("$PG_BIN/postgres" --version)"
 printf 'patroni=/usr/bin/patroni\netcd=/usr/bin/etcd\npg_bin=%s\npg_user=%s\n' "$PG_BIN" "$PG_USER"
