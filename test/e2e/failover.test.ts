@@ -35,8 +35,8 @@ const WORKERS = 6;
 /** Bounds of one case's load. */
 const CASE_MAX_REQUESTS = 30_000;
 const CASE_MAX_MS = 120_000;
-/** Intents of the tight agents: 1 USD a request reaches it in every case. */
-const TIGHT_CUMULATIVE = 40;
+/** Intents of the tight agents: 1 USD a request spends it before the kill (waited for). */
+const TIGHT_CUMULATIVE = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let cluster: PatroniCluster | undefined;
@@ -186,8 +186,11 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
   const { leader, standby } = await c.waitForSyncStandby(120_000);
   const load = startLoad(pool);
   const allows = () => load.answers.filter((a) => a.kind === "verify" && a.body.verdict === "ALLOW").length;
+  const tight = new Set(pool.filter((x) => cumulativeOf(agents.indexOf(x)) === TIGHT_CUMULATIVE).map((x) => x.agreementId));
+  const spentOut = (id: string) => load.answers.some((a) => a.agreementId === id && a.body.verdict === "DENY" && (a.body.reasons as string[]).includes("CUMULATIVE_BUDGET_EXCEEDED"));
   try {
-    await until("ALLOWs under load before the kill", () => allows() >= 100, 60_000);
+    // Before the kill: ALLOWs flowing, and each tight agent refused for its spent budget.
+    await until("ALLOWs under load and the tight budgets spent before the kill", () => allows() >= 100 && [...tight].every(spentOut), 60_000);
     const killedAt = Date.now();
     kill(leader);
     const promoted = await c.waitForLeader({ not: leader, timeoutMs: 90_000 });
@@ -220,7 +223,7 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
       [
         `failover ${name}: killed ${leader.name}; Patroni promoted ${promoted.name} ${ms(promotedAt - killedAt)} after the kill`,
         `  503 window: ${unavailable.length > 0 ? `${ms(window503)} (first 503 at +${ms((unavailable[0] as Answer).answeredAt - killedAt)}, last at +${ms((unavailable.at(-1) as Answer).answeredAt - killedAt)}; ${unavailable.length} answers 503)` : "none"}`,
-        `  ALLOWs resumed ${firstAllowBack ? `${ms(firstAllowBack.answeredAt - killedAt)} after the kill (${ms(firstAllowBack.answeredAt - promotedAt)} after the promotion)` : "(no ALLOW after a 503)"}; both processes by +${ms(resumedAll - killedAt)}`,
+        `  ALLOWs resumed ${firstAllowBack ? `${ms(firstAllowBack.answeredAt - killedAt)} after the kill (${ms(firstAllowBack.answeredAt - promotedAt)} after the test saw the promotion)` : "(no ALLOW after a 503)"}; both processes by +${ms(resumedAll - killedAt)}`,
         `  ${answers.length} answers in all; verify answers after the kill: ${JSON.stringify(verdicts)}`,
       ].join("\n"),
     );
@@ -228,7 +231,6 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
     expect(firstAllowBack).toBeDefined();
     // A verdict other than ALLOW is fail-closed: a STEP_UP only while the revocation index was
     // cut off, a DENY only for an agent whose tight budget was spent (and then its burst rule).
-    const tight = new Set(pool.filter((x) => cumulativeOf(agents.indexOf(x)) === TIGHT_CUMULATIVE).map((x) => x.agreementId));
     for (const a of verifies.filter((v) => v.status === 200 && v.body.verdict !== "ALLOW")) {
       const reasons = a.body.reasons as string[];
       if (a.body.verdict === "STEP_UP") expect(reasons).toContain("REVOCATION_STATE_STALE");
@@ -250,10 +252,10 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
         const spent = spentByIntent(rec).get("i1") ?? 0n;
         expect(spent <= BigInt(cumulativeOf(agents.indexOf(a)) * 100), `${a.agreementId} spent ${spent} cents`).toBe(true);
       }
-      // The tight agents of this case reached their maximum: the budget check was exercised.
-      for (const a of pool.filter((x) => cumulativeOf(agents.indexOf(x)) === TIGHT_CUMULATIVE)) {
-        const rec = await loadAgreementWithLedger(db, a.agreementId);
-        expect(spentByIntent(rec as NonNullable<typeof rec>).get("i1")).toBe(BigInt(TIGHT_CUMULATIVE * 100));
+      // The tight agents, asked for more all through the failover, spent exactly their maximum.
+      for (const id of tight) {
+        const rec = await loadAgreementWithLedger(db, id);
+        expect(spentByIntent(rec as NonNullable<typeof rec>).get("i1"), id).toBe(BigInt(TIGHT_CUMULATIVE * 100));
       }
 
       const latest = await latestTreeHead(db);
