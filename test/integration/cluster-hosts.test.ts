@@ -109,6 +109,17 @@ describe("a multi-host DATABASE_URL", () => {
     await expect.poll(async () => pool.query("INSERT INTO cluster_demote VALUES (2) RETURNING n").then((r) => r.rows[0]?.n, () => "unavailable"), { timeout: 10_000, interval: 50 }).toBe(2);
   });
 
+  it("sets WRIT_SYNCHRONOUS_COMMIT on every session of the pool (the spend transaction's among them)", async () => {
+    const pool = createPool(clusterUrl([pgPort], "read-write"), { max: 2, synchronousCommit: "remote_apply" });
+    pools.push(pool);
+    const clients = await Promise.all([pool.connect(), pool.connect()]);
+    for (const c of clients) expect((await c.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]?.synchronous_commit).toBe("remote_apply");
+    for (const c of clients) c.release();
+    const plain = createPool(db.url, { max: 1, synchronousCommit: "local" });
+    pools.push(plain);
+    expect((await plain.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]?.synchronous_commit).toBe("local");
+  });
+
   it("answers 503 {error} on routes that write while no primary is reachable, and serves the read routes from DATABASE_READ_URL", async () => {
     const dead = [await freePort(), await freePort()];
     const server = await startTestServer({ DATABASE_URL: clusterUrl(dead, "read-write"), DATABASE_READ_URL: clusterUrl([...dead, pgPort], "prefer-standby"), BUR_ADMIN_TOKEN: "admin-cluster-test-token-0123456789" });
