@@ -97,15 +97,23 @@ describe("a multi-host DATABASE_URL", () => {
     pools.push(pool);
     await pool.query("CREATE TABLE IF NOT EXISTS cluster_demote (n int)");
     await setReadOnly(true);
-    const err: unknown = await pool.query("INSERT INTO cluster_demote VALUES (1)").then(() => null, (e: unknown) => e);
-    expect(err).toMatchObject({ code: "08001" });
-    expect(isDbUnavailable(err)).toBe(true);
-    // A read-only server is what a prefer-standby URL takes.
-    const reader = createPool(clusterUrl([pgPort], "prefer-standby"), { max: 1 });
-    pools.push(reader);
-    expect((await reader.query<{ n: string }>("SELECT count(*) AS n FROM cluster_demote")).rows[0]?.n).toBe("0");
-
-    await setReadOnly(false);
+    try {
+      // An idle connection the "demotion" ended may fail first (57P01); every failure is
+      // "unavailable", and the pool settles on 08001: no host is read-write (bounded wait).
+      const errors: unknown[] = [];
+      await expect.poll(async () => {
+        const err: unknown = await pool.query("INSERT INTO cluster_demote VALUES (1)").then(() => null, (e: unknown) => e);
+        errors.push(err);
+        return (err as { code?: string } | null)?.code;
+      }, { timeout: 10_000, interval: 20 }).toBe("08001");
+      expect(errors.every((e) => isDbUnavailable(e)), String(errors)).toBe(true);
+      // A read-only server is what a prefer-standby URL takes.
+      const reader = createPool(clusterUrl([pgPort], "prefer-standby"), { max: 1 });
+      pools.push(reader);
+      expect((await reader.query<{ n: string }>("SELECT count(*) AS n FROM cluster_demote")).rows[0]?.n).toBe("0");
+    } finally {
+      await setReadOnly(false);
+    }
     await expect.poll(async () => pool.query("INSERT INTO cluster_demote VALUES (2) RETURNING n").then((r) => r.rows[0]?.n, () => "unavailable"), { timeout: 10_000, interval: 50 }).toBe(2);
   });
 
