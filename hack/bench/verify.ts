@@ -23,19 +23,19 @@
  * where the time of a request goes.
  * Goals printed beside the figures: a/c >= 0.7, b/d >= 0.6, p99 <= 25 ms at half load.
  *
+ * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
+ * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
+ * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
+ *
  * Then, unless BENCH_CLUSTER=0, the cost of a synchronous replica: a two-node Patroni cluster
  * (Debian's PostgreSQL 15, etcd and Patroni on 127.0.0.1, ../patroni/cluster.ts; installed with
  * apt when missing; about 20 s to start), BENCH_CLUSTER_AGENTS (1,000) agents seeded into it,
  * and the ALLOW path (closed loop, then open loop at half of its rate for the p99) through a
- * fresh `writ serve` on the multi-host URL, twice: (e) WRIT_SYNCHRONOUS_COMMIT=local (the
- * primary alone: the same server without waiting for the standby) and (f) remote_apply (each
+ * fresh `writ serve` on the multi-host URL, twice: (L) WRIT_SYNCHRONOUS_COMMIT=local (the
+ * primary alone: the same server without waiting for the standby) and (R) remote_apply (each
  * ALLOW answered once the standby has applied its entry). Printed beside (b), the single
- * embedded Postgres of the same run, with the ratios f/b and f/e; the Postgres CPU column there
+ * embedded Postgres of the same run, with the ratios R/b and R/L; the Postgres CPU column there
  * is the primary's alone (the standby's replay is not counted).
- *
- * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
- * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
- * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -49,10 +49,10 @@ import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
-import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
 import { spendLoop } from "./verify/spend-loop.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** (e) and (f): the ALLOW path on a two-node synchronous Patroni cluster (see the module comment). */
+/** (L) and (R): the ALLOW path on a two-node synchronous Patroni cluster (see the module comment). */
 async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRate: number): Promise<void> {
   let cluster: PatroniCluster | undefined;
   let serve: ChildProcess | undefined;
@@ -318,18 +318,18 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
       await stopChild(serve);
       serve = undefined;
     }
-    const e = runs.local as { full: Measured; half: Measured; rate: number };
-    const f = runs.remote_apply as { full: Measured; half: Measured; rate: number };
+    const local = runs.local as { full: Measured; half: Measured; rate: number };
+    const remote = runs.remote_apply as { full: Measured; half: Measured; rate: number };
     console.log(line(`(b) verify, ALLOW path, single Postgres`, single));
-    console.log(line(`(e) ALLOW, 2-node cluster, commit local`, e.full));
-    console.log(line(`(f) ALLOW, 2-node cluster, remote_apply`, f.full));
+    console.log(line(`(L) ALLOW, 2-node cluster, commit local`, local.full));
+    console.log(line(`(R) ALLOW, 2-node cluster, remote_apply`, remote.full));
     console.log(line(`(b) at half load (${fmt(singleHalfRate)} req/s)`, singleHalf));
-    console.log(line(`(e) at half load (${fmt(e.rate)} req/s)`, e.half));
-    console.log(line(`(f) at half load (${fmt(f.rate)} req/s)`, f.half));
+    console.log(line(`(L) at half load (${fmt(local.rate)} req/s)`, local.half));
+    console.log(line(`(R) at half load (${fmt(remote.rate)} req/s)`, remote.half));
     console.log("");
-    console.log(`f/b = ${fmt(f.full.perSecond / single.perSecond, 2)}   (ALLOW req/s with a synchronous standby, remote_apply, over the single embedded Postgres)`);
-    console.log(`f/e = ${fmt(f.full.perSecond / e.full.perSecond, 2)}   (the same cluster: waiting for the standby's apply over committing on the primary alone)`);
-    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, cluster local ${fmt(e.half.p99, 2)} ms, cluster remote_apply ${fmt(f.half.p99, 2)} ms`);
+    console.log(`R/b = ${fmt(remote.full.perSecond / single.perSecond, 2)}   (ALLOW req/s with a synchronous standby, remote_apply, over the single embedded Postgres)`);
+    console.log(`R/L = ${fmt(remote.full.perSecond / local.full.perSecond, 2)}   (the same cluster: waiting for the standby's apply over committing on the primary alone)`);
+    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, cluster local ${fmt(local.half.p99, 2)} ms, cluster remote_apply ${fmt(remote.half.p99, 2)} ms`);
     console.log(await checkLedgers(cluster.nodeUrl(standby), seeded?.agents ?? []).then((t) => `on the standby ${standby.name}: ${t}`));
   } finally {
     await stopChild(serve);
