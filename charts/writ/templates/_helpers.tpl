@@ -99,6 +99,7 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
 - name: WRIT_WATCH_NAMESPACES
   value: {{ join "," .Values.watchNamespaces | quote }}
+{{- include "writ.postgresCluster.env" . }}
 {{- end -}}
 
 {{/* Settings from the ConfigMap and the Secret. */}}
