@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the replicated-Postgres test and benchmark run (test/e2e/failover.test.ts,
-# `BENCH_CLUSTER=1 npm run bench:verify`): Debian's Patroni (with its etcd client library),
+# `npm run bench:verify`): Debian's Patroni (with its etcd client library),
 # etcd and PostgreSQL 15, on Debian bookworm machines that reach only Debian's mirrors.
 #
 # Installs only what is missing (apt-get, --no-install-recommends); when everything is there it
