@@ -58,6 +58,11 @@ const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes
 export interface AppDeps {
   /** The pool to use; default: one created from `settings.databaseUrl` (closed with the app). */
   pool?: Pool | null;
+  /**
+   * The pool of the read routes a standby can answer; default: one created from
+   * `settings.databaseReadUrl` when set (closed with the app), else `pool`.
+   */
+  readPool?: Pool | null;
   /** Whether the schema is migrated (default true); see `markSchemaReady`. */
   schemaReady?: boolean;
   /** A metrics registry (default: a new one with the default process metrics). */
@@ -183,17 +188,25 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   });
 
   const ownsPool = deps.pool === undefined;
+  const onError = (err: Error) => app.log.warn({ err }, "idle database connection failed");
   const pool =
     deps.pool !== undefined
       ? deps.pool
       : settings.databaseUrl
-        ? createPool(settings.databaseUrl, { onError: (err) => app.log.warn({ err }, "idle database connection failed") })
+        ? createPool(settings.databaseUrl, { onError, ...(settings.synchronousCommit ? { synchronousCommit: settings.synchronousCommit } : {}) })
         : null;
+  const ownsReadPool = deps.readPool === undefined && settings.databaseReadUrl !== null;
+  const readPool =
+    deps.readPool !== undefined
+      ? deps.readPool
+      : settings.databaseReadUrl
+        ? createPool(settings.databaseReadUrl, { onError, applicationName: "writ-read" })
+        : pool;
   app.decorate("settings", settings);
   app.decorate("clock", deps.clock ?? (() => new Date()));
   app.decorate("revocationLog", deps.appendRevocationToLog ?? appendRevocationToLog);
 
-  void app.register(dbPlugin, { pool, ownsPool, schemaReady: deps.schemaReady ?? true });
+  void app.register(dbPlugin, { pool, ownsPool, readPool, ownsReadPool, schemaReady: deps.schemaReady ?? true });
   void app.register(changesPlugin); // the LISTEN connection: revocations and change notices (started by the verify runtime)
   void app.register(keysPlugin, { settings });
   void app.register(metricsPlugin, { route: settings.metricsPort === null, ...(deps.metricsRegistry ? { registry: deps.metricsRegistry } : {}) });

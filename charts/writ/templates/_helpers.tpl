@@ -81,11 +81,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
-{{/* Refuses an existing Secret combined with inline secret values, and an install without a database. */}}
+{{/* Refuses an existing Secret combined with inline secret values, and an install without a database (a URL, an existing Secret, or the chart's CloudNativePG Cluster). */}}
 {{- define "writ.validateSecret" -}}
 {{- $s := .Values.secret -}}
-{{- if and (not $s.existingSecret) (not $s.databaseUrl) -}}
-{{- fail "secret.databaseUrl is required (postgres://user:password@host:5432/db), or secret.existingSecret naming a Secret with DATABASE_URL: without Postgres the controller cannot start and the data plane answers 503" -}}
+{{- if and (not $s.existingSecret) (not $s.databaseUrl) (not .Values.postgresCluster.enabled) -}}
+{{- fail "secret.databaseUrl is required (postgres://user:password@host:5432/db), or secret.existingSecret naming a Secret with DATABASE_URL, or postgresCluster.enabled: without Postgres the controller cannot start and the data plane answers 503" -}}
 {{- end -}}
 {{- if and $s.existingSecret (or $s.logSigningSeed $s.appendToken $s.adminToken $s.databaseUrl) -}}
 {{- fail "secret.existingSecret is set: leave secret.logSigningSeed, appendToken, adminToken and databaseUrl empty (put them in that Secret)" -}}
@@ -102,6 +102,7 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
 - name: WRIT_WATCH_NAMESPACES
   value: {{ join "," .Values.watchNamespaces | quote }}
+{{- include "writ.postgresCluster.env" . }}
 {{- end -}}
 
 {{/* Settings from the ConfigMap and the Secret. */}}
