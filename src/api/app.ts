@@ -106,6 +106,16 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
   return undefined;
 }
 
+/**
+ * The one JSON log line of every Writ process (the controller's logger writes the same:
+ * src/controller/log.ts): `{"level":"info","time":"<RFC 3339, ms, UTC>","pid":..,"hostname":..,
+ * ...fields,"msg":..}`. The level is its name, never pino's number.
+ */
+export const LOG_FORMAT = {
+  formatters: { level: (label: string) => ({ level: label }) },
+  timestamp: () => `,"time":"${new Date().toISOString()}"`,
+};
+
 /** Trusts the `hops` proxies nearest to the server (proxy-addr's hop index counts from 0). */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops;
@@ -118,6 +128,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
     // Request URLs are logged with credential-carrying query values redacted (./request-log.ts).
     logger: {
       level: settings.logLevel,
+      ...LOG_FORMAT,
       serializers: { req: serializeRequest },
       ...(deps.logStream ? { stream: deps.logStream } : settings.logFile !== null ? { file: settings.logFile } : {}),
     },
@@ -198,7 +209,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   void app.register(dbPlugin, { pool, ownsPool, readPool, ownsReadPool, schemaReady: deps.schemaReady ?? true });
   void app.register(changesPlugin); // the LISTEN connection: revocations and change notices (started by the verify runtime)
   void app.register(keysPlugin, { settings });
-  void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
+  void app.register(metricsPlugin, { route: settings.metricsPort === null, ...(deps.metricsRegistry ? { registry: deps.metricsRegistry } : {}) });
   void app.register(openapiPlugin);
   void app.register(healthPlugin);
   void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope

@@ -53,6 +53,14 @@ export interface Settings {
   /** HOST, default 127.0.0.1. */
   readonly host: string;
   /**
+   * METRICS_PORT: serve `/metrics` on this port (METRICS_HOST, default HOST) instead of the public
+   * port, which then answers 404 for it; null (unset): on the public port (local use; the chart
+   * sets 9090).
+   */
+  readonly metricsPort: number | null;
+  /** METRICS_HOST, default HOST. */
+  readonly metricsHost: string;
+  /**
    * WRIT_TRUST_PROXY: which proxies' X-Forwarded-For decides a request's client address
    * (Fastify's `trustProxy`): false when unset, a hop count, or a list of addresses/CIDRs.
    */
@@ -203,10 +211,10 @@ export function loadTrustProxy(raw: string | null, problems: string[]): false | 
   return false;
 }
 
-function loadPort(raw: string | null): number {
+function loadPort(raw: string | null, name = "PORT"): number {
   if (raw === null) return 8080;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new SettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+    throw new SettingsError("PORT_INVALID", `${name} must be an integer from 0 to 65535`);
   }
   return Number(raw);
 }
@@ -259,6 +267,8 @@ export function loadSettings(env: Env = process.env): Settings {
   return Object.freeze({
     port: loadPort(text(env, "PORT")),
     host,
+    metricsPort: text(env, "METRICS_PORT") === null ? null : loadPort(text(env, "METRICS_PORT"), "METRICS_PORT"),
+    metricsHost: text(env, "METRICS_HOST") ?? host,
     logFile: text(env, "WRIT_LOG_FILE"),
     trustProxy: loadTrustProxy(text(env, "WRIT_TRUST_PROXY"), problems),
     databaseUrl: loadDatabaseUrl(env, "DATABASE_URL"),
