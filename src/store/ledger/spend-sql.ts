@@ -1,77 +1,79 @@
 /**
- * The one statement of the spend transaction (./spend.ts), run while the agreement
- * row is locked. Its snapshot is taken after the lock, so it sees every spend committed before.
+ * The statements of the spend transaction (./spend.ts), for a batch of spends. Both are sent
+ * with the simple query protocol, their one input an escaped `jsonb` literal (a JSON array, one
+ * object per spend or per row to write), so that each shares its round trip with the
+ * statements around it (BEGIN and the locks before the read; COMMIT after the write).
  *
- * It decides, in this order: `released` (the action was allowed and its spend released since
- * by a `failed` outcome: never replayed, never spent again), `replay` (the action is already
- * recorded as allowed), `decided` (another answer is already stored for the action, e.g. a
- * retry of an action that was refused: nothing is spent, the caller answers the stored one), the refusal
- * the caller found on the locked row ($10), DELEGATION_REVOKED, AGREEMENT_REVOKED (a pushed
- * principal revocation), CUMULATIVE_BUDGET_EXCEEDED (slice, then parent), DELEGATION_BUDGET_EXCEEDED,
- * else `ok`; only on `ok` do the writes happen (each write reads the `ins` CTE, so they are all
- * or nothing): the entry, the head, the intent total, and the verify decision (unless one is
- * already stored for the action; `decision_stored` tells).
+ * SPEND_READ_SQL(spends) runs after every lock of the batch is held, so its snapshot sees every
+ * spend and release committed before. One row per spend (`i`, in the batch's order), with what
+ * the budget re-check needs, all as of that snapshot:
+ * - the agreement row (`found` false: none), its head, status, revocation and delegation; the
+ *   currency of the spend's intent among its mandates (null: no such intent);
+ * - `delegation_revoked` (the agreement's delegation), `pushed_revocation` (a stored pushed
+ *   principal revocation of the agreement);
+ * - the totals: the intent's (`intent_spent`), the agreement's in the spend's currency
+ *   (`total_spent`, when `parent`), the delegation's in its currency `dcur` and whether it
+ *   holds spend in any other currency (`delegation_spent`, `delegation_mixed`, when `dcur`);
+ * - idempotency: the action's `allowed` entry (`existing`), whether a `failed` entry released
+ *   it (`released`), and whether an answer is stored for (`agent_id`, action) (`decided`).
+ * Totals come back as decimal text (bigint minor units).
  *
- * Parameters: $1 agreement_id, $2 intent_id, $3 currency, $4 action_id, $5 amount_minor,
- * $6 sequence, $7 entry (jsonb text), $8 entry_hash, $9 prev_entry_hash, $10 refusal or null,
- * $11 slice, $12 parent cumulative, $13 the agreement's delegation_id, $14 delegation
- * cumulative, $15 delegation currency, $16 amount in the delegation currency, $17 decision
- * agent_id, $18 request hash, $19 decision body (jsonb text). Limits are null when absent.
+ * SPEND_WRITE_SQL(entries, heads, totals, decisions) writes a batch's decided spends in ONE
+ * statement: the entries, each agreement's new head, the additions to the intents' totals
+ * (one per intent: the sum of the batch's spends on it), and the verify answers (unless one is
+ * already stored for the action). It returns the (agent_id, action_id) of the answers stored.
  */
-export const SPEND_SQL = `
-WITH existing AS (
-  SELECT e.entry, EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = $1 AND f.action_id = $4 AND f.outcome = 'failed') AS released
-  FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $4 AND e.outcome = 'allowed'
-),
-totals AS (
-  SELECT
-    coalesce((SELECT spent_minor FROM agreement_spend WHERE agreement_id = $1 AND intent_id = $2), 0) AS intent_spent,
-    CASE WHEN $12::bigint IS NULL THEN 0
-      ELSE coalesce((SELECT sum(spent_minor) FROM agreement_spend WHERE agreement_id = $1 AND currency = $3), 0) END AS total_spent,
-    CASE WHEN $14::bigint IS NULL THEN 0
-      ELSE coalesce((SELECT sum(s.spent_minor) FROM agreement_spend s JOIN agreements a ON a.agreement_id = s.agreement_id
-                     WHERE a.delegation_id = $13::text AND s.currency = $15::text), 0) END AS delegation_spent,
-    CASE WHEN $14::bigint IS NULL THEN false
-      ELSE EXISTS (SELECT 1 FROM agreement_spend s JOIN agreements a ON a.agreement_id = s.agreement_id
-                   WHERE a.delegation_id = $13::text AND s.currency <> $15::text AND s.spent_minor > 0) END AS delegation_mixed,
-    coalesce((SELECT revoked_at IS NOT NULL FROM delegations WHERE delegation_id = $13::text), false) AS delegation_revoked,
-    EXISTS (SELECT 1 FROM revocations WHERE agreement_id = $1) AS pushed_revocation
-),
-verdict AS (
-  SELECT t.*, CASE
-    WHEN EXISTS (SELECT 1 FROM existing WHERE released) THEN 'released'
-    WHEN EXISTS (SELECT 1 FROM existing) THEN 'replay'
-    WHEN $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM verify_decisions WHERE agent_id = $17::text AND action_id = $4::text) THEN 'decided'
-    WHEN $10::text IS NOT NULL THEN $10::text
-    WHEN t.delegation_revoked THEN 'DELEGATION_REVOKED'
-    WHEN t.pushed_revocation THEN 'AGREEMENT_REVOKED'
-    WHEN $11::bigint IS NOT NULL AND t.intent_spent + $5::bigint > $11::bigint THEN 'CUMULATIVE_BUDGET_EXCEEDED'
-    WHEN $12::bigint IS NOT NULL AND t.total_spent + $5::bigint > $12::bigint THEN 'CUMULATIVE_BUDGET_EXCEEDED'
-    WHEN $14::bigint IS NOT NULL AND (t.delegation_mixed OR t.delegation_spent + $16::bigint > $14::bigint) THEN 'DELEGATION_BUDGET_EXCEEDED'
-    ELSE 'ok' END AS outcome
-  FROM totals t
-),
-ins AS (
+
+/** The per-spend read (see the module comment); `spends` is their `jsonb` literal. */
+export function spendReadSql(spends: string): string {
+  return `
+SELECT s.i, a.agreement_id IS NOT NULL AS found, a.ledger_sequence, a.ledger_head, a.status,
+  a.revoked_at IS NOT NULL AS revoked, a.delegation_id,
+  (SELECT m->>'currency' FROM jsonb_array_elements(a.record->'mandates') m WHERE m->>'intent_id' = s.intent_id LIMIT 1) AS intent_currency,
+  coalesce((SELECT d.revoked_at IS NOT NULL FROM delegations d WHERE d.delegation_id = a.delegation_id), false) AS delegation_revoked,
+  EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = s.agreement_id) AS pushed_revocation,
+  coalesce((SELECT t.spent_minor FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.intent_id = s.intent_id), 0)::text AS intent_spent,
+  CASE WHEN s.parent THEN coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.currency = s.currency), 0)
+    ELSE 0 END::text AS total_spent,
+  CASE WHEN s.dcur IS NULL THEN 0
+    ELSE coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
+                   WHERE b.delegation_id = a.delegation_id AND t.currency = s.dcur), 0) END::text AS delegation_spent,
+  CASE WHEN s.dcur IS NULL THEN false
+    ELSE EXISTS (SELECT 1 FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
+                 WHERE b.delegation_id = a.delegation_id AND t.currency <> s.dcur AND t.spent_minor > 0) END AS delegation_mixed,
+  (SELECT e.entry FROM ledger_entries e WHERE e.agreement_id = s.agreement_id AND e.action_id = s.action_id AND e.outcome = 'allowed') AS existing,
+  EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = s.agreement_id AND f.action_id = s.action_id AND f.outcome = 'failed') AS released,
+  (s.agent_id IS NOT NULL AND EXISTS (SELECT 1 FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id)) AS decided
+FROM jsonb_to_recordset(${spends}::jsonb) AS s(i int, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, dcur text)
+LEFT JOIN agreements a ON a.agreement_id = s.agreement_id
+ORDER BY s.i`;
+}
+
+/** The batch's writes (see the module comment); each argument is a `jsonb` literal. */
+export function spendWriteSql(entries: string, heads: string, totals: string, decisions: string): string {
+  return `
+WITH ins AS (
   INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
-  SELECT $1::text, $6::int, $7::jsonb, $4::text, 'allowed', $2::text, $3::text, $5::bigint, $8::text, $9::text FROM verdict WHERE outcome = 'ok'
-  RETURNING sequence
+  SELECT e.agreement_id, e.sequence, e.entry, e.action_id, 'allowed', e.intent_id, e.currency, e.amount_minor, e.entry_hash, e.prev_entry_hash
+  FROM jsonb_to_recordset(${entries}::jsonb) AS e(agreement_id text, sequence int, entry jsonb, action_id text, intent_id text, currency text,
+                                                  amount_minor bigint, entry_hash text, prev_entry_hash text)
 ),
 head AS (
-  UPDATE agreements SET ledger_sequence = $6::int, ledger_head = $8::text, updated_at = now()
-  WHERE agreement_id = $1 AND EXISTS (SELECT 1 FROM ins)
+  UPDATE agreements a SET ledger_sequence = h.sequence, ledger_head = h.head, updated_at = now()
+  FROM jsonb_to_recordset(${heads}::jsonb) AS h(agreement_id text, sequence int, head text)
+  WHERE a.agreement_id = h.agreement_id
 ),
 spend AS (
   INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor)
-  SELECT $1::text, $2::text, $3::text, $5::bigint FROM ins
+  SELECT t.agreement_id, t.intent_id, t.currency, t.add FROM jsonb_to_recordset(${totals}::jsonb) AS t(agreement_id text, intent_id text, currency text, add bigint)
   ON CONFLICT (agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor
 ),
 decision AS (
   INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
-  SELECT $17::text, $4::text, $1::text, $18::text, $19::jsonb FROM ins WHERE $17::text IS NOT NULL
+  SELECT d.agent_id, d.action_id, d.agreement_id, d.request_hash, d.decision
+  FROM jsonb_to_recordset(${decisions}::jsonb) AS d(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb)
   ON CONFLICT (agent_id, action_id) DO NOTHING
-  RETURNING 1
+  RETURNING agent_id, action_id
 )
-SELECT v.outcome, v.intent_spent::text AS intent_spent, v.total_spent::text AS total_spent,
-       v.delegation_spent::text AS delegation_spent, v.delegation_mixed, (SELECT entry FROM existing) AS existing,
-       EXISTS (SELECT 1 FROM decision) AS decision_stored
-FROM verdict v`;
+SELECT agent_id, action_id FROM decision`;
+}
