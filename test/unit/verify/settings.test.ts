@@ -13,7 +13,7 @@ describe("verify settings", () => {
     expect(load({})).toEqual({
       settings: {
         ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
-        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60,
+        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60, spendBatchMax: 64, spendBatchWaitMs: 1,
       },
       problems: [],
     });
@@ -27,6 +27,16 @@ describe("verify settings", () => {
     expect(bad.problems).toEqual([
       "WRIT_DENIED_ATTEMPT_BURST must be an integer from 0 to 1000; using 5",
       "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS must be an integer from 1 to 86400; using 60",
+    ]);
+  });
+
+  it("reads WRIT_SPEND_BATCH_MAX (1 = a transaction per ALLOW) and WRIT_SPEND_BATCH_WAIT_MS (0 = no wait)", () => {
+    expect(load({ WRIT_SPEND_BATCH_MAX: "1", WRIT_SPEND_BATCH_WAIT_MS: "0" }).settings).toMatchObject({ spendBatchMax: 1, spendBatchWaitMs: 0 });
+    const bad = load({ WRIT_SPEND_BATCH_MAX: "0", WRIT_SPEND_BATCH_WAIT_MS: "101" });
+    expect(bad.settings).toMatchObject({ spendBatchMax: 64, spendBatchWaitMs: 1 });
+    expect(bad.problems).toEqual([
+      "WRIT_SPEND_BATCH_MAX must be an integer from 1 to 1000; using 64",
+      "WRIT_SPEND_BATCH_WAIT_MS must be an integer from 0 to 100; using 1",
     ]);
   });
 
