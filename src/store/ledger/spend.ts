@@ -12,7 +12,9 @@
  *   stored answers of all the batch's spends, in a statement that starts after the locks are
  *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
  *   the entries, moves the heads, adds to the intents' totals and stores the verify answers,
- *   then COMMIT. Both are simple-protocol queries (the inputs are escaped `jsonb` literals).
+ *   then COMMIT. Both are simple-protocol queries (the inputs are escaped `jsonb` literals);
+ *   the read and the writes are the functions of migrations/0150_spend_batch.sql, planned once
+ *   per connection (./spend-sql.ts).
  * - Each spend is decided in the batch's order, in TypeScript, against the read plus the
  *   spends before it in the batch, exactly as if those had committed before it: two spends on
  *   one agreement are chained in order (the second entry names the first as its previous
@@ -55,7 +57,7 @@ import type { ReasonCode } from "../../core/evaluate/index.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { spendReadSql, spendWriteSql } from "./spend-sql.js";
+import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWrites } from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
 export interface SpendLimits {
@@ -122,27 +124,6 @@ export type SpendResult =
 export interface SpendOptions {
   /** Receives the transaction's duration in seconds (the `writ_ledger_append_seconds` histogram). */
   observe?: (seconds: number) => void;
-}
-
-/** What SPEND_READ_SQL says of one spend (./spend-sql.ts). */
-interface ReadRow {
-  i: number;
-  found: boolean;
-  ledger_sequence: number | null;
-  ledger_head: HashString | null;
-  status: string | null;
-  revoked: boolean;
-  delegation_id: string | null;
-  intent_currency: string | null;
-  delegation_revoked: boolean;
-  pushed_revocation: boolean;
-  intent_spent: string;
-  total_spent: string;
-  delegation_spent: string;
-  delegation_mixed: boolean;
-  existing: LedgerEntry | null;
-  released: boolean;
-  decided: boolean;
 }
 
 /** The totals a refusal message quotes (minor units). */
@@ -244,10 +225,10 @@ class Running {
 /** A decided spend: its result, or the entry to write (its result is completed once written). */
 type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: Totals } };
 
-/** Decides one spend of the batch against the read `r` and the batch's earlier spends (see SPEND_READ_SQL for the order of checks). */
+/** Decides one spend of the batch against the read `r` and the batch's earlier spends (the order of checks of the module comment). */
 function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   const d = s.limits?.delegation;
-  if (!r.found) return { result: refused("NO_ACTIVE_AGREEMENT", s) };
+  if (!r.agreement_found) return { result: refused("NO_ACTIVE_AGREEMENT", s) };
   if (d && r.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
   let blocked: SpendRefusal | null = null;
   if (r.revoked) blocked = "AGREEMENT_REVOKED";
@@ -280,56 +261,42 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   return { write: { entry, totals: t } };
 }
 
-/** A `jsonb` literal of `rows` for a simple-protocol statement. */
-function jsonLiteral(client: PoolClient, rows: unknown[]): string {
-  return client.escapeLiteral(JSON.stringify(rows));
-}
-
 /**
  * Round trip 1: BEGIN, the locks (delegation rows, then agreement rows, each in id order: the
  * lock order of ./index.ts, the same in every batch so no two batches deadlock), and the read,
  * which starts after the locks are held.
  */
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
-  const ids = (xs: string[]) => `ARRAY[${xs.map((x) => client.escapeLiteral(x)).join(",")}]::text[]`;
-  const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
-  const agreements = sorted(spends.map((s) => s.agreementId));
-  const input = spends.map((s, i) => ({
+  const input = spends.map((s, i): SpendReadInput => ({
     i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
     parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null,
   }));
-  const sql = [
-    "BEGIN",
-    ...(delegations.length > 0 ? [`SELECT 1 FROM delegations WHERE delegation_id = ANY(${ids(delegations)}) ORDER BY delegation_id FOR NO KEY UPDATE`] : []),
-    `SELECT 1 FROM agreements WHERE agreement_id = ANY(${ids(agreements)}) ORDER BY agreement_id FOR NO KEY UPDATE`,
-    spendReadSql(jsonLiteral(client, input)),
-  ].join(";\n");
+  const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
+  const sql = lockAndReadSql((v) => client.escapeLiteral(v), delegations, sorted(spends.map((s) => s.agreementId)), input);
   const results = (await client.query(sql)) as unknown as QueryResult<ReadRow>[];
   return (results[results.length - 1] as QueryResult<ReadRow>).rows;
 }
 
 /** Round trip 2: the writes of the decided spends (when any) and COMMIT. Returns the keys of the answers stored. */
 async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[], decided: readonly (Decided | undefined)[], run: Running): Promise<Set<string>> {
-  const entries: unknown[] = [];
-  const decisions: unknown[] = [];
+  const w: SpendWrites = { entries: [], heads: [], totals: [], decisions: [] };
   const totals = new Map<string, { agreement_id: string; intent_id: string; currency: string; add: bigint }>();
   spends.forEach((s, i) => {
     const d = decided[i];
     if (!d || !("write" in d)) return;
     const e = d.write.entry;
-    entries.push({ agreement_id: s.agreementId, sequence: e.sequence, entry: e, action_id: s.actionId, intent_id: s.intentId, currency: s.currency, amount_minor: s.amountMinor.toString(), entry_hash: e.entry_hash, prev_entry_hash: e.prev_entry_hash ?? null });
+    w.entries.push({ agreement_id: s.agreementId, sequence: e.sequence, entry: e, action_id: s.actionId, intent_id: s.intentId, currency: s.currency, amount_minor: s.amountMinor.toString(), entry_hash: e.entry_hash, prev_entry_hash: e.prev_entry_hash ?? null });
     const t = totals.get(key(s.agreementId, s.intentId)) ?? { agreement_id: s.agreementId, intent_id: s.intentId, currency: s.currency, add: 0n };
     totals.set(key(s.agreementId, s.intentId), { ...t, add: t.add + s.amountMinor });
-    if (s.decision) decisions.push({ agent_id: s.decision.agentId, action_id: s.actionId, agreement_id: s.agreementId, request_hash: s.decision.requestHash, decision: s.decision.body });
+    if (s.decision) w.decisions.push({ agent_id: s.decision.agentId, action_id: s.actionId, agreement_id: s.agreementId, request_hash: s.decision.requestHash, decision: s.decision.body });
   });
-  if (entries.length === 0) {
+  if (w.entries.length === 0) {
     await client.query("COMMIT");
     return new Set();
   }
-  const heads = [...run.heads].map(([agreement_id, h]) => ({ agreement_id, sequence: h.sequence, head: h.head }));
-  const sums = [...totals.values()].map((t) => ({ ...t, add: t.add.toString() }));
-  const sql = `${spendWriteSql(jsonLiteral(client, entries), jsonLiteral(client, heads), jsonLiteral(client, sums), jsonLiteral(client, decisions))};\nCOMMIT`;
-  const results = (await client.query(sql)) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  for (const [agreement_id, h] of run.heads) if (h.head !== undefined) w.heads.push({ agreement_id, sequence: h.sequence, head: h.head });
+  w.totals = [...totals.values()].map((t) => ({ ...t, add: t.add.toString() }));
+  const results = (await client.query(writeAndCommitSql((v) => client.escapeLiteral(v), w))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
