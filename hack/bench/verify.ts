@@ -169,6 +169,13 @@ function line(name: string, r: Measured): string {
   return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   ${cpu}   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
 }
 
+/** The spend transactions writ serve committed so far and the spends they held (`writ_spend_batch_size`). */
+async function spendBatches(url: string): Promise<{ count: number; sum: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split("\n").filter((l) => l.startsWith(`${name} `)).join("\n"))?.[2] ?? 0);
+  return { count: value("writ_spend_batch_size_count"), sum: value("writ_spend_batch_size_sum") };
+}
+
 function expectOnly(what: string, r: DriverResult, verdict: string): void {
   const wrong = r.requests - (r.verdicts[verdict] ?? 0);
   if (wrong > 0 || r.errors > 0) console.log(`  !! ${what}: ${wrong} answers were not ${verdict}, ${r.errors} errors: ${JSON.stringify({ statuses: r.statuses, verdicts: r.verdicts })}`);
@@ -241,7 +248,9 @@ async function main(): Promise<void> {
     await stopChild(echo);
     echo = undefined;
 
+    const batches0 = await spendBatches(url);
     const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
+    const batches1 = await spendBatches(url);
     expectOnly("ALLOW path", allow, "ALLOW");
 
     const direct = await measured(undefined, () => spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` }));
@@ -252,6 +261,7 @@ async function main(): Promise<void> {
 
     const halfRate = Math.max(1, Math.round(allow.perSecond / 2));
     const half = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, rate: halfRate, warmup: DRIVER_WARMUP }));
+    const batches2 = await spendBatches(url);
     expectOnly("ALLOW path at half load", half, "ALLOW");
     const ledgers = await checkLedgers(dbUrl, allowPool);
 
@@ -271,6 +281,8 @@ async function main(): Promise<void> {
     console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}`);
     console.log(`b/e = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
     console.log(`b/d = ${fmt(bd, 2)}   (verify against its own ledger writes alone)`);
+    const perBatch = (a: { count: number; sum: number }, b: { count: number; sum: number }) => fmt((b.sum - a.sum) / Math.max(1, b.count - a.count), 1);
+    console.log(`ALLOWs per spend transaction (group commit): ${perBatch(batches0, batches1)} in (b), ${perBatch(batches1, batches2)} at half load`);
     console.log(`verify p99 at half load = ${fmt(half.p99, 2)} ms   goal <= ${GOAL_HALF_P99_MS} ms: ${ok(half.p99 <= GOAL_HALF_P99_MS)}`);
     console.log(ledgers);
   } finally {

@@ -17,14 +17,16 @@
  * - `WRIT_DENIED_ATTEMPT_WINDOW_SECONDS`: the burst window, 1..86400, default 60.
  * - `WRIT_SPEND_BATCH_MAX`: most ALLOWs that share one spend transaction (group commit,
  *   ./pipeline/spend-writer.ts), 1..1000, default 64; 1 gives every ALLOW its own.
- * - `WRIT_SPEND_BATCH_WAIT_MS`: how long the first ALLOW waits for others to join its batch
- *   when none is in flight, 0..100 ms, default 1.
+ * - `WRIT_SPEND_BATCH_WAIT_MS`: how long the first ALLOW of a batch waits for others to join
+ *   it, 0..100 ms, default 1.
+ * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
+ *   default 4 (each holds a pool connection while it runs).
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { DEFAULT_POLICY } from "../core/evaluate/index.js";
-import { DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./pipeline/spend-writer.js";
+import { DEFAULT_SPEND_BATCHES_IN_FLIGHT, DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./pipeline/spend-writer.js";
 
 /** The loaded verify settings. */
 export interface VerifySettings {
@@ -44,6 +46,8 @@ export interface VerifySettings {
   readonly spendBatchMax: number;
   /** WRIT_SPEND_BATCH_WAIT_MS. */
   readonly spendBatchWaitMs: number;
+  /** WRIT_SPEND_BATCHES_IN_FLIGHT. */
+  readonly spendBatchesInFlight: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
@@ -89,5 +93,6 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     deniedAttemptWindowSeconds: envInteger(env, "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS }, problems),
     spendBatchMax: envInteger(env, "WRIT_SPEND_BATCH_MAX", { min: 1, max: 1000, dflt: DEFAULT_SPEND_BATCH_MAX }, problems),
     spendBatchWaitMs: envInteger(env, "WRIT_SPEND_BATCH_WAIT_MS", { min: 0, max: 100, dflt: DEFAULT_SPEND_BATCH_WAIT_MS }, problems),
+    spendBatchesInFlight: envInteger(env, "WRIT_SPEND_BATCHES_IN_FLIGHT", { min: 1, max: 64, dflt: DEFAULT_SPEND_BATCHES_IN_FLIGHT }, problems),
   });
 }

@@ -85,6 +85,7 @@ export default fp(
       const spends = new SpendWriter(pool, {
         maxBatch: app.settings.verify.spendBatchMax,
         waitMs: app.settings.verify.spendBatchWaitMs,
+        inFlight: app.settings.verify.spendBatchesInFlight,
         observe: (seconds, size) => {
           metrics.ledgerAppend.observe(seconds);
           metrics.spendBatchSize.observe(size);
