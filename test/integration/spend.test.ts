@@ -230,6 +230,16 @@ describe("recordAllowedSpend", () => {
     expect(tx.get("b-before")).not.toBe(tx.get("b-1"));
   });
 
+  it("carries ids and answers with quotes, backslashes and dollar-quote tags through unchanged", async () => {
+    await storeAgreement("agr-q'$w$", [mandate("i1")]);
+    const actionId = String.raw`q-'"\$w$$w0$`;
+    const decision = { agentId: AGENT, requestHash: hashOf({ q: 1 }), body: { verdict: "ALLOW", note: String.raw`$w$ ' " \ é` } };
+    const [r] = await recordAllowedSpends(pool, [spend("agr-q'$w$", actionId, 100n, { decision })]);
+    expect(r).toMatchObject({ recorded: true, entry: { action_id: actionId }, decisionStored: true });
+    expect((await ledgerOf("agr-q'$w$")).ledger?.[0]?.action_id).toBe(actionId);
+    expect((await findVerifyDecision(pool, AGENT, actionId))?.decision).toEqual(decision.body);
+  });
+
   it("stores one answer per (agent, action) in a batch: a second spend of the action answered before in the batch is ACTION_DECIDED", async () => {
     await storeAgreement("agr-bd1", [mandate("i1")]);
     await storeAgreement("agr-bd2", [mandate("i1")]);

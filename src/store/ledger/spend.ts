@@ -57,7 +57,7 @@ import type { ReasonCode } from "../../core/evaluate/index.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWrites } from "./spend-sql.js";
+import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
 export interface SpendLimits {
@@ -272,31 +272,25 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
     parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null,
   }));
   const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
-  const sql = lockAndReadSql((v) => client.escapeLiteral(v), delegations, sorted(spends.map((s) => s.agreementId)), input);
+  const sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
   const results = (await client.query(sql)) as unknown as QueryResult<ReadRow>[];
   return (results[results.length - 1] as QueryResult<ReadRow>).rows;
 }
 
 /** Round trip 2: the writes of the decided spends (when any) and COMMIT. Returns the keys of the answers stored. */
-async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[], decided: readonly (Decided | undefined)[], run: Running): Promise<Set<string>> {
-  const w: SpendWrites = { entries: [], heads: [], totals: [], decisions: [] };
-  const totals = new Map<string, { agreement_id: string; intent_id: string; currency: string; add: bigint }>();
+async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[], decided: readonly (Decided | undefined)[]): Promise<Set<string>> {
+  const rows: SpendWriteRow[] = [];
   spends.forEach((s, i) => {
     const d = decided[i];
     if (!d || !("write" in d)) return;
-    const e = d.write.entry;
-    w.entries.push({ agreement_id: s.agreementId, sequence: e.sequence, entry: e, action_id: s.actionId, intent_id: s.intentId, currency: s.currency, amount_minor: s.amountMinor.toString(), entry_hash: e.entry_hash, prev_entry_hash: e.prev_entry_hash ?? null });
-    const t = totals.get(key(s.agreementId, s.intentId)) ?? { agreement_id: s.agreementId, intent_id: s.intentId, currency: s.currency, add: 0n };
-    totals.set(key(s.agreementId, s.intentId), { ...t, add: t.add + s.amountMinor });
-    if (s.decision) w.decisions.push({ agent_id: s.decision.agentId, action_id: s.actionId, agreement_id: s.agreementId, request_hash: s.decision.requestHash, decision: s.decision.body });
+    const dec = s.decision;
+    rows.push({ a: s.agreementId, e: d.write.entry, m: s.amountMinor.toString(), ...(dec ? { g: dec.agentId, h: dec.requestHash, d: dec.body } : {}) });
   });
-  if (w.entries.length === 0) {
+  if (rows.length === 0) {
     await client.query("COMMIT");
     return new Set();
   }
-  for (const [agreement_id, h] of run.heads) if (h.head !== undefined) w.heads.push({ agreement_id, sequence: h.sequence, head: h.head });
-  w.totals = [...totals.values()].map((t) => ({ ...t, add: t.add.toString() }));
-  const results = (await client.query(writeAndCommitSql((v) => client.escapeLiteral(v), w))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  const results = (await client.query(writeAndCommitSql(rows))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
@@ -337,7 +331,7 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
       return undefined;
     }
   });
-  const stored = await writeAndCommit(client, spends, decided, run);
+  const stored = await writeAndCommit(client, spends, decided);
   return spends.map((s, i): SpendBatchResult => {
     const d = decided[i];
     if (!d) return { failed: failed.get(i) as RecordStoreError };

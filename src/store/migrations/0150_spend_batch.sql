@@ -1,8 +1,7 @@
 -- Up Migration
 -- The two statements of the group-committed spend transaction (src/store/ledger/spend.ts,
 -- docs/verify.md "Group commit of ALLOWs"), as functions so that Postgres plans their queries
--- once per connection (PL/pgSQL keeps its plans; a generic plan is forced, the inputs being
--- one jsonb array each) while the caller still sends each with its neighbours in ONE round
+-- once per connection (PL/pgSQL keeps its plans) while the caller still sends each with its neighbours in ONE round
 -- trip: `BEGIN; SELECT * FROM writ_spend_read(…)` and `SELECT * FROM writ_spend_write(…); COMMIT`.
 
 -- Locks every delegation row of p_delegations and every agreement row of p_agreements
@@ -51,31 +50,34 @@ BEGIN
   ORDER BY s.i;
 END $$;
 
--- Writes a batch's decided spends (the caller holds the rows' locks): the entries
--- (p_entries), each agreement's new head (p_heads), the additions to the intents' totals
--- (p_totals, one per intent: the sum of the batch's spends on it), and the verify answers
--- (p_decisions) unless one is already stored for the action. Returns the (agent_id,
--- action_id) of the answers stored.
-CREATE FUNCTION writ_spend_write(p_entries jsonb, p_heads jsonb, p_totals jsonb, p_decisions jsonb)
+-- Writes a batch's decided spends (the caller holds the rows' locks). p_rows is a jsonb array,
+-- one object per entry, in the order of the batch: {a: agreement_id, e: the entry as hashed,
+-- m: its amount in minor units, and, when the spend stores its verify answer, g: agent_id,
+-- h: request hash, d: the answer}. It inserts the entries (their columns read from e), moves
+-- each agreement's head to its last entry of the batch, adds to each intent's total the sum of
+-- the batch's amounts on it (bigint: exact), and stores the answers unless one is already
+-- stored for the action. Returns the (agent_id, action_id) of the answers stored.
+CREATE FUNCTION writ_spend_write(p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
   INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
-  SELECT e.agreement_id, e.sequence, e.entry, e.action_id, 'allowed', e.intent_id, e.currency, e.amount_minor, e.entry_hash, e.prev_entry_hash
-  FROM jsonb_to_recordset(p_entries) AS e(agreement_id text, sequence int, entry jsonb, action_id text, intent_id text, currency text,
-                                          amount_minor bigint, entry_hash text, prev_entry_hash text);
-  UPDATE agreements a SET ledger_sequence = h.sequence, ledger_head = h.head, updated_at = now()
-  FROM jsonb_to_recordset(p_heads) AS h(agreement_id text, sequence int, head text)
-  WHERE a.agreement_id = h.agreement_id;
+  SELECT r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash'
+  FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint);
+  UPDATE agreements x SET ledger_sequence = h.seq, ledger_head = h.head, updated_at = now()
+  FROM (SELECT DISTINCT ON (r.a) r.a, (r.e->>'sequence')::int AS seq, r.e->>'entry_hash' AS head
+        FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb) ORDER BY r.a, (r.e->>'sequence')::int DESC) h
+  WHERE x.agreement_id = h.a;
   INSERT INTO agreement_spend AS t (agreement_id, intent_id, currency, spent_minor)
-  SELECT x.agreement_id, x.intent_id, x.currency, x.add FROM jsonb_to_recordset(p_totals) AS x(agreement_id text, intent_id text, currency text, add bigint)
+  SELECT r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
+  FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint) GROUP BY r.a, r.e->>'intent_id'
   ON CONFLICT ON CONSTRAINT agreement_spend_pkey DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor;
   RETURN QUERY
   WITH stored AS (
     INSERT INTO verify_decisions AS v (agent_id, action_id, agreement_id, request_hash, decision)
-    SELECT d.agent_id, d.action_id, d.agreement_id, d.request_hash, d.decision
-    FROM jsonb_to_recordset(p_decisions) AS d(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb)
+    SELECT r.g, r.e->>'action_id', r.a, r.h, r.d
+    FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, g text, h text, d jsonb) WHERE r.g IS NOT NULL
     ON CONFLICT ON CONSTRAINT verify_decisions_pkey DO NOTHING
     RETURNING v.agent_id, v.action_id
   )
@@ -83,5 +85,5 @@ BEGIN
 END $$;
 
 -- Down Migration
-DROP FUNCTION writ_spend_write(jsonb, jsonb, jsonb, jsonb);
+DROP FUNCTION writ_spend_write(jsonb);
 DROP FUNCTION writ_spend_read(text[], text[], jsonb);
