@@ -29,6 +29,8 @@
  * Goals printed beside the figures: a/c >= 0.5, b/e >= 0.6, p99 <= 25 ms at half load (b/d
  * is printed too: what verify adds to its own ledger writes).
  *
+ * WRIT_SPEND_BATCH_MAX, WRIT_SPEND_BATCH_WAIT_MS and WRIT_SPEND_BATCHES_IN_FLIGHT in the
+ * environment are passed to writ serve (the group commit's bounds, docs/verify.md).
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
  * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
@@ -211,7 +213,9 @@ async function main(): Promise<void> {
     await migrate(dbUrl);
     console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
+    // WRIT_SPEND_BATCH_* settings of this shell reach writ serve (to compare group-commit bounds).
+    const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH")));
+    const env = { ...spendSettings, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
     const serveArgs = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), join(REPO, "bin/writ.mjs"), "serve"];
     const started = await startChild(serveArgs, env, "/readyz");
     serve = started.child;

@@ -20,7 +20,7 @@
  * - `WRIT_SPEND_BATCH_WAIT_MS`: how long the first ALLOW of a batch waits for others to join
  *   it, 0..100 ms, default 1.
  * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
- *   default 4 (each holds a pool connection while it runs).
+ *   default 2 (each holds a pool connection while it runs).
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */

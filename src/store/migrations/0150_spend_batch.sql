@@ -46,7 +46,8 @@ BEGIN
     EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = s.agreement_id AND f.action_id = s.action_id AND f.outcome = 'failed'),
     (s.agent_id IS NOT NULL AND EXISTS (SELECT 1 FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id))
   FROM jsonb_to_recordset(p_spends) AS s(i int, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, dcur text)
-  LEFT JOIN agreements a ON a.agreement_id = s.agreement_id
+  -- LIMIT keeps the lookup a per-spend index probe (a generic plan may otherwise hash-join a seq scan of agreements).
+  LEFT JOIN LATERAL (SELECT * FROM agreements x WHERE x.agreement_id = s.agreement_id LIMIT 1) a ON true
   ORDER BY s.i;
 END $$;
 
@@ -61,14 +62,16 @@ CREATE FUNCTION writ_spend_write(p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE h record;
 BEGIN
   INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
   SELECT r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash'
   FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint);
-  UPDATE agreements x SET ledger_sequence = h.seq, ledger_head = h.head, updated_at = now()
-  FROM (SELECT DISTINCT ON (r.a) r.a, (r.e->>'sequence')::int AS seq, r.e->>'entry_hash' AS head
-        FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb) ORDER BY r.a, (r.e->>'sequence')::int DESC) h
-  WHERE x.agreement_id = h.a;
+  -- One index probe per agreement (a join could be planned as a seq scan of agreements).
+  FOR h IN SELECT DISTINCT ON (r.a) r.a, (r.e->>'sequence')::int AS seq, r.e->>'entry_hash' AS head
+           FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb) ORDER BY r.a, (r.e->>'sequence')::int DESC LOOP
+    UPDATE agreements x SET ledger_sequence = h.seq, ledger_head = h.head, updated_at = now() WHERE x.agreement_id = h.a;
+  END LOOP;
   INSERT INTO agreement_spend AS t (agreement_id, intent_id, currency, spent_minor)
   SELECT r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
   FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint) GROUP BY r.a, r.e->>'intent_id'

@@ -1,7 +1,7 @@
 /**
  * Group commit of ALLOWs: spends that arrive together share one spend transaction
  * (`recordAllowedSpends`, src/store/ledger/spend.ts). A batch starts gathering when a spend
- * waits and fewer than `inFlight` (4) batches are being written: it waits `waitMs` (1 ms) for
+ * waits and fewer than `inFlight` (2) batches are being written: it waits `waitMs` (1 ms) for
  * others to join, then takes up to `maxBatch` (64) waiting spends, in their order of arrival.
  * When every slot is busy, spends wait for the next free one, and go together. So under load
  * many ALLOWs share one transaction, one round trip of locks and reads, one of writes and one
@@ -38,7 +38,7 @@ export const DEFAULT_SPEND_BATCH_MAX = 64;
 /** How long the first spend waits for others to join its batch, ms, by default (WRIT_SPEND_BATCH_WAIT_MS). */
 export const DEFAULT_SPEND_BATCH_WAIT_MS = 1;
 /** Most batches in flight at once by default (WRIT_SPEND_BATCHES_IN_FLIGHT). */
-export const DEFAULT_SPEND_BATCHES_IN_FLIGHT = 4;
+export const DEFAULT_SPEND_BATCHES_IN_FLIGHT = 2;
 
 /** Options of SpendWriter. */
 export interface SpendWriterOptions {
