@@ -11,7 +11,7 @@ import { spentByIntent, verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { spendTotals } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
-import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+import { action, mandate, startVerifyWorld, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
 
 const AGREEMENTS = 12;
 const PER_AGREEMENT = 30;
@@ -31,24 +31,13 @@ async function verify(url: string, body: unknown): Promise<{ status: number; ans
   return { status: r.status, answer: (await r.json()) as Record<string, unknown> };
 }
 
-/** Waits (bounded) until `url` answers ALLOW: migrated, revocation index loaded. */
-async function untilAllowing(url: string, agentId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const r = await verify(url, { agent_id: agentId, action: action({ amount: 1 }) });
-    if (r.status === 200 && r.answer.verdict === "ALLOW") return;
-    if (Date.now() > deadline) throw new Error(`${url} does not allow: ${r.status} ${JSON.stringify(r.answer)}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
 beforeAll(async () => {
   w = await startVerifyWorld();
   const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
   children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
   const { agent_id: warm } = await w.registerAgent(w.operatorKey);
   await storeAgreement(w, { mandates: [mandate(warm, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
-  await Promise.all(children.map((c) => untilAllowing(c.url, warm)));
+  await Promise.all(children.map((c) => untilAllowing(c.url, warm, w.operatorKey)));
   for (let i = 0; i < AGREEMENTS; i++) {
     const { agent_id } = await w.registerAgent(w.operatorKey);
     const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 10 * BUDGET_PAYMENTS })] });

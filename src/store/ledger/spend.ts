@@ -55,6 +55,7 @@ import type { LedgerEntry } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { ReasonCode } from "../../core/evaluate/index.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
 import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
@@ -294,26 +295,6 @@ async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
-/**
- * Runs `fn`, which sends BEGIN and COMMIT itself (each with its neighbouring statements, to save
- * round trips), on a client of `pool`; ROLLBACK when it throws. A client whose ROLLBACK failed
- * is destroyed rather than reused.
- */
-async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    return await fn(client);
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw e;
-  } finally {
-    client.release(broken);
-  }
-}
-
 /** The result of one spend of a batch: its SpendResult, or the error that refused it alone (SPEND_INVALID). */
 export type SpendBatchResult = SpendResult | { failed: RecordStoreError };
 
@@ -369,7 +350,7 @@ export async function recordAllowedSpends(pool: Pool, spends: readonly AllowedSp
   if (valid.length === 0) return out as SpendBatchResult[];
   const started = process.hrtime.bigint();
   try {
-    const results = await inTransaction(pool, (client) => runBatch(client, valid));
+    const results = await withTransaction(pool, (client) => runBatch(client, valid), { selfBegin: true, selfCommit: true });
     let j = 0;
     return out.map((o) => o ?? (results[j++] as SpendBatchResult));
   } finally {
