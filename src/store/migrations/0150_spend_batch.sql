@@ -1,7 +1,7 @@
 -- Up Migration
 -- The two statements of the group-committed spend transaction (src/store/ledger/spend.ts,
 -- docs/verify.md "Group commit of ALLOWs"), as functions so that Postgres plans their queries
--- once per connection (PL/pgSQL keeps its plans) while the caller still sends each with its neighbours in ONE round
+-- once per connection (PL/pgSQL keeps its plans; a generic plan, forced) while the caller still sends each with its neighbours in ONE round
 -- trip: `BEGIN; SELECT * FROM writ_spend_read(…)` and `SELECT * FROM writ_spend_write(…); COMMIT`.
 
 -- Locks every delegation row of p_delegations and every agreement row of p_agreements
@@ -23,16 +23,19 @@ CREATE FUNCTION writ_spend_read(p_delegations text[], p_agreements text[], p_spe
 RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head text, status text, revoked boolean, delegation_id text,
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spent text, delegation_mixed boolean, existing jsonb, released boolean, decided boolean)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
 BEGIN
   PERFORM 1 FROM delegations d WHERE d.delegation_id = ANY (p_delegations) ORDER BY d.delegation_id FOR NO KEY UPDATE;
   PERFORM 1 FROM agreements a WHERE a.agreement_id = ANY (p_agreements) ORDER BY a.agreement_id FOR NO KEY UPDATE;
+  -- Every lookup is a scalar subquery (an index probe per spend): an EXISTS could be planned
+  -- as a hashed subplan that reads a whole table (verify_decisions, ledger_entries) per batch;
+  -- no sequential scans either, whatever the statistics were when the plan was made.
   RETURN QUERY
   SELECT s.i, a.agreement_id IS NOT NULL, a.ledger_sequence, a.ledger_head, a.status, a.revoked_at IS NOT NULL, a.delegation_id,
     (SELECT m->>'currency' FROM jsonb_array_elements(a.record->'mandates') m WHERE m->>'intent_id' = s.intent_id LIMIT 1),
     coalesce((SELECT d.revoked_at IS NOT NULL FROM delegations d WHERE d.delegation_id = a.delegation_id), false),
-    EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = s.agreement_id),
+    coalesce((SELECT true FROM revocations r WHERE r.agreement_id = s.agreement_id LIMIT 1), false),
     coalesce((SELECT t.spent_minor FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.intent_id = s.intent_id), 0)::text,
     (CASE WHEN s.parent THEN coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.currency = s.currency), 0)
       ELSE 0 END)::text,
@@ -40,11 +43,11 @@ BEGIN
       ELSE coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
                      WHERE b.delegation_id = a.delegation_id AND t.currency = s.dcur), 0) END)::text,
     CASE WHEN s.dcur IS NULL THEN false
-      ELSE EXISTS (SELECT 1 FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
-                   WHERE b.delegation_id = a.delegation_id AND t.currency <> s.dcur AND t.spent_minor > 0) END,
+      ELSE coalesce((SELECT true FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
+                     WHERE b.delegation_id = a.delegation_id AND t.currency <> s.dcur AND t.spent_minor > 0 LIMIT 1), false) END,
     (SELECT e.entry FROM ledger_entries e WHERE e.agreement_id = s.agreement_id AND e.action_id = s.action_id AND e.outcome = 'allowed'),
-    EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = s.agreement_id AND f.action_id = s.action_id AND f.outcome = 'failed'),
-    (s.agent_id IS NOT NULL AND EXISTS (SELECT 1 FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id))
+    coalesce((SELECT true FROM ledger_entries f WHERE f.agreement_id = s.agreement_id AND f.action_id = s.action_id AND f.outcome = 'failed'), false),
+    (s.agent_id IS NOT NULL AND coalesce((SELECT true FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id), false))
   FROM jsonb_to_recordset(p_spends) AS s(i int, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, dcur text)
   -- LIMIT keeps the lookup a per-spend index probe (a generic plan may otherwise hash-join a seq scan of agreements).
   LEFT JOIN LATERAL (SELECT * FROM agreements x WHERE x.agreement_id = s.agreement_id LIMIT 1) a ON true
@@ -60,7 +63,7 @@ END $$;
 -- stored for the action. Returns the (agent_id, action_id) of the answers stored.
 CREATE FUNCTION writ_spend_write(p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE h record;
 BEGIN
