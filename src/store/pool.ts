@@ -101,15 +101,16 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): Pool {
 /**
  * Runs `fn` in one transaction on a client of `pool`: COMMIT on success, ROLLBACK on throw.
  * With `selfBegin`, `fn` sends BEGIN itself (to pipeline it with its first statement and save a
- * round trip); the commit, rollback and client release stay here.
+ * round trip); with `selfCommit`, COMMIT too (with its last statement); the rollback and client
+ * release stay here.
  */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, opts: { selfBegin?: boolean } = {}): Promise<T> {
+export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, opts: { selfBegin?: boolean; selfCommit?: boolean } = {}): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
     if (!opts.selfBegin) await client.query("BEGIN");
     const out = await fn(client);
-    await client.query("COMMIT");
+    if (!opts.selfCommit) await client.query("COMMIT");
     return out;
   } catch (e) {
     // A connection that failed as "unavailable" (ended, or its server turned standby) is not reused.

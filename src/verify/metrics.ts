@@ -5,7 +5,8 @@
  *   (a stored decision returned to a retry is not counted again); an ALLOW without reasons
  *   counts once with reason `NONE`.
  * - `writ_verify_duration_seconds`: time of every `POST /v1/verify` handled (errors included).
- * - `writ_ledger_append_seconds`: time of every spend transaction (`recordAllowedSpend`).
+ * - `writ_ledger_append_seconds`: time of every spend transaction (`recordAllowedSpends`, one
+ *   per batch of ALLOWs); `writ_spend_batch_size`: how many spends each one recorded or refused.
  * - `writ_revocation_index_stale`: 1 while the process's revocation index is stale (verify
  *   then steps up with REVOCATION_STATE_STALE), else 0; read at scrape time.
  * - `writ_verify_cached_agents`: agents' snapshots kept in memory (at most
@@ -25,6 +26,7 @@ export interface VerifyMetrics {
   readonly verdicts: Counter<"verdict" | "reason">;
   readonly duration: Histogram;
   readonly ledgerAppend: Histogram;
+  readonly spendBatchSize: Histogram;
   readonly stale: Gauge;
   /** Counts one decision. */
   countDecision(verdict: Verdict, reasons: readonly string[]): void;
@@ -56,6 +58,12 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
     name: "writ_ledger_append_seconds",
     help: "Duration of the spend transaction that records an ALLOW in the ledger, seconds.",
     buckets: BUCKETS,
+    registers: [registry],
+  }));
+  const spendBatchSize = registered(registry, "writ_spend_batch_size", () => new Histogram({
+    name: "writ_spend_batch_size",
+    help: "Spends (ALLOW candidates) that shared one spend transaction (group commit).",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers: [registry],
   }));
   const stale = registered(registry, "writ_revocation_index_stale", () => new Gauge({
@@ -94,6 +102,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
     verdicts,
     duration,
     ledgerAppend,
+    spendBatchSize,
     stale,
     countDecision(verdict, reasons) {
       if (reasons.length === 0) verdicts.inc({ verdict, reason: "NONE" });

@@ -15,11 +15,18 @@
  *   make the service revoke its delegation (DENIED_ATTEMPT_BURST), 0..1000, default 5; 0 turns
  *   the rule off. Which DENYs count: `countsAsAttempt` (src/core/evaluate/reasons.ts).
  * - `WRIT_DENIED_ATTEMPT_WINDOW_SECONDS`: the burst window, 1..86400, default 60.
+ * - `WRIT_SPEND_BATCH_MAX`: most ALLOWs that share one spend transaction (group commit,
+ *   ./pipeline/spend-writer.ts), 1..1000, default 64; 1 gives every ALLOW its own.
+ * - `WRIT_SPEND_BATCH_WAIT_MS`: how long the first ALLOW of a batch waits for others to join
+ *   it, 0..100 ms, default 1.
+ * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
+ *   default 2 (each holds a pool connection while it runs).
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { DEFAULT_POLICY } from "../core/evaluate/index.js";
+import { DEFAULT_SPEND_BATCHES_IN_FLIGHT, DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./pipeline/spend-writer.js";
 
 /** The loaded verify settings. */
 export interface VerifySettings {
@@ -35,6 +42,12 @@ export interface VerifySettings {
   readonly deniedAttemptBurst: number;
   /** WRIT_DENIED_ATTEMPT_WINDOW_SECONDS. */
   readonly deniedAttemptWindowSeconds: number;
+  /** WRIT_SPEND_BATCH_MAX. */
+  readonly spendBatchMax: number;
+  /** WRIT_SPEND_BATCH_WAIT_MS. */
+  readonly spendBatchWaitMs: number;
+  /** WRIT_SPEND_BATCHES_IN_FLIGHT. */
+  readonly spendBatchesInFlight: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
@@ -68,7 +81,7 @@ function port(raw: string | null, problems: string[]): number | null {
   return null;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_* and WRIT_DENIED_ATTEMPT_* settings from `env`; problems go to `problems`. */
+/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_*, WRIT_DENIED_ATTEMPT_* and WRIT_SPEND_BATCH_* settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(envText(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
@@ -78,5 +91,8 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     cacheMaxAgents: envInteger(env, "WRIT_CACHE_MAX_AGENTS", { min: 1, max: 10_000_000, dflt: DEFAULT_CACHE_MAX_AGENTS }, problems),
     deniedAttemptBurst: envInteger(env, "WRIT_DENIED_ATTEMPT_BURST", { min: 0, max: 1000, dflt: DEFAULT_DENIED_ATTEMPT_BURST }, problems),
     deniedAttemptWindowSeconds: envInteger(env, "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS }, problems),
+    spendBatchMax: envInteger(env, "WRIT_SPEND_BATCH_MAX", { min: 1, max: 1000, dflt: DEFAULT_SPEND_BATCH_MAX }, problems),
+    spendBatchWaitMs: envInteger(env, "WRIT_SPEND_BATCH_WAIT_MS", { min: 0, max: 100, dflt: DEFAULT_SPEND_BATCH_WAIT_MS }, problems),
+    spendBatchesInFlight: envInteger(env, "WRIT_SPEND_BATCHES_IN_FLIGHT", { min: 1, max: 64, dflt: DEFAULT_SPEND_BATCHES_IN_FLIGHT }, problems),
   });
 }

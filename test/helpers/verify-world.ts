@@ -160,3 +160,19 @@ export async function exhaustedBudget(w: VerifyWorld): Promise<{ agent_id: strin
   expect((await w.verify({ agent_id, action: action() })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
   return { agent_id, agreementId, first };
 }
+
+/** Waits (bounded) until a `writ serve` at `url` has migrated and loaded its revocation index: a verify of `agentId` answers ALLOW. */
+export async function untilAllowing(url: string, agentId: string, token: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await fetch(`${url}/v1/verify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ agent_id: agentId, action: action({ amount: 1 }) }),
+    });
+    const body = (await r.json()) as Record<string, unknown>;
+    if (r.status === 200 && body.verdict === "ALLOW") return;
+    if (Date.now() > deadline) throw new Error(`${url} does not allow: ${r.status} ${JSON.stringify(body)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { moneyCommands, runMoneyModel, type ModelSystem } from "../helpers/money-model.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
-import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
+import { mandate, startVerifyWorld, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
 
 const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 40);
 const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 60);
@@ -19,22 +19,6 @@ const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 90);
 let w: VerifyWorld;
 const children: ServeProcess[] = [];
 let sys: ModelSystem;
-
-/** Waits (bounded) until a process has migrated and loaded its revocation index: a verify answers ALLOW. */
-async function untilAllowing(url: string, agentId: string, token: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const r = await fetch(`${url}/v1/verify`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ agent_id: agentId, action: action({ amount: 1 }) }),
-    });
-    const body = (await r.json()) as Record<string, unknown>;
-    if (r.status === 200 && body.verdict === "ALLOW") return;
-    if (Date.now() > deadline) throw new Error(`${url} does not allow: ${r.status} ${JSON.stringify(body)}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
 
 beforeAll(async () => {
   w = await startVerifyWorld();

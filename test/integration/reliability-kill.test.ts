@@ -1,6 +1,8 @@
 /**
  * `writ serve` (a child process) killed with SIGKILL in the middle of a verify load: 300
- * requests, 16 in flight, over 12 agents with ample budgets. Afterwards every ALLOW a client
+ * requests, 16 in flight, over 12 agents with ample budgets, so ALLOWs are group-committed
+ * (several spends share a transaction: the kill lands while batches are in flight, and the
+ * test checks that spends did share transactions). Afterwards every ALLOW a client
  * received is in its agreement's ledger (by action_id, with the answered entry hash), no
  * action is recorded twice, every ledger chain verifies, and a restarted server serves again:
  * an ALLOWed action_id retried answers the same ALLOW without a second entry, and an action
@@ -164,6 +166,12 @@ describe("SIGKILL of writ serve during a verify load", () => {
       expect(rec).toHaveLength(1);
       expect(rec[0]).toMatchObject({ outcome: "allowed", sequence: entry.sequence, entry_hash: entry.entry_hash });
     }
+    // ALLOWs were group-committed: some transaction wrote several entries.
+    const { rows: shared } = await w.db.pool.query<{ n: number }>(
+      "SELECT max(n)::int AS n FROM (SELECT count(*) AS n FROM ledger_entries WHERE agreement_id = ANY($1::text[]) AND outcome = 'allowed' GROUP BY xmin::text) t",
+      [agreements.map((a) => a.agreementId)],
+    );
+    expect(shared[0]?.n).toBeGreaterThan(1);
     for (const [id, a] of before) {
       expect(verifyLedger(a), id).toEqual({ state: "ok" });
       const allowed = (a.ledger ?? []).filter((e) => e.outcome === "allowed").map((e) => e.action_id);

@@ -13,7 +13,7 @@ import { revokeDelegation, upsertDelegation } from "../../src/store/delegations.
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { RecordStoreError } from "../../src/store/record-errors.js";
 import { findVerifyDecision } from "../../src/store/verify-decisions.js";
-import { recordAllowedSpend, recordOutcome, spendTotals, type AllowedSpend, type SpendResult } from "../../src/store/ledger/index.js";
+import { recordAllowedSpend, recordAllowedSpends, recordOutcome, spendTotals, type AllowedSpend, type SpendBatchResult, type SpendResult } from "../../src/store/ledger/index.js";
 import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -191,18 +191,64 @@ describe("recordAllowedSpend", () => {
     expect(await findVerifyDecision(pool, AGENT, "dec-2")).toBeUndefined();
   });
 
-  it("plans its statement once per connection (a generic plan, not one per spend)", async () => {
-    await storeAgreement("agr-plan", [mandate("i1")]);
-    const one = createPool(db.url, { max: 1 });
-    try {
-      for (let i = 0; i < 12; i++) expect((await recordAllowedSpend(one, spend("agr-plan", `plan-${i}`, 1n))).recorded).toBe(true);
-      const { rows } = await one.query<{ generic_plans: string; custom_plans: string }>(
-        "SELECT generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name = 'writ_spend_record'",
-      );
-      expect(rows).toEqual([{ generic_plans: "12", custom_plans: "0" }]);
-    } finally {
-      await one.end();
-    }
+  it("records a batch in one transaction: spends on one agreement chained in order, a budget taken earlier in the batch refused, a malformed spend failed alone", async () => {
+    await storeAgreement("agr-b1", [mandate("i1")]);
+    await storeAgreement("agr-b2", [mandate("i1")]);
+    const limits = { sliceMinor: 10_000n };
+    expect((await recordAllowedSpend(pool, spend("agr-b1", "b-before", 6000n, { limits }))).recorded).toBe(true);
+    const results = await recordAllowedSpends(pool, [
+      spend("agr-b1", "b-1", 2000n, { limits }),
+      spend("agr-b2", "b-x", 500n, { limits }),
+      spend("agr-b1", "b-2", 3000n, { limits }), // 6000 + 2000 + 3000 > 10000: refused
+      spend("agr-b1", "b-3", 2000n, { limits }), // exactly 10000
+      spend("agr-b1", "b-1", 2000n, { limits }), // the same action again: its entry of this batch
+      spend("agr-b2", "b-bad", 100n, { currency: "EUR" }), // the intent is in USD: SPEND_INVALID, alone
+      spend("agr-b1", "b-before", 6000n, { limits }), // recorded before: replayed
+    ]);
+    const [b1, bx, b2, b3, again, bad, before] = results as SpendBatchResult[];
+    expect(b1).toMatchObject({ recorded: true, replayed: false, entry: { sequence: 2, action_id: "b-1" }, intentSpentMinor: 8000n });
+    expect(bx).toMatchObject({ recorded: true, replayed: false, entry: { sequence: 1, action_id: "b-x" }, intentSpentMinor: 500n });
+    expect(b2).toMatchObject({ recorded: false, reason: "CUMULATIVE_BUDGET_EXCEEDED" });
+    expect((b2 as { message: string }).message).toContain("on top of 80.00 USD spent under intent i1");
+    expect(b3).toMatchObject({ recorded: true, replayed: false, entry: { sequence: 3, action_id: "b-3" }, intentSpentMinor: 10_000n });
+    const e1 = (b1 as Extract<SpendResult, { recorded: true }>).entry;
+    expect((b3 as Extract<SpendResult, { recorded: true }>).entry.prev_entry_hash).toBe(e1.entry_hash);
+    expect(again).toEqual({ recorded: true, replayed: true, entry: e1 });
+    expect(bad).toMatchObject({ failed: { code: "SPEND_INVALID" } });
+    expect(before).toMatchObject({ recorded: true, replayed: true, entry: { sequence: 1, action_id: "b-before" } });
+
+    const a = await ledgerOf("agr-b1");
+    expect(verifyLedger(a)).toEqual({ state: "ok" });
+    expect((a.ledger ?? []).map((e) => e.action_id)).toEqual(["b-before", "b-1", "b-3"]);
+    expect(spentByIntent(a).get("i1")).toBe(10_000n);
+    expect((await spendTotals(pool, "agr-b1")).get("i1")).toBe(10_000n);
+    expect((await spendTotals(pool, "agr-b2")).get("i1")).toBe(500n);
+    // One transaction wrote the batch's three entries (one xmin); the one before it, another.
+    const { rows } = await pool.query<{ action_id: string; tx: string }>("SELECT action_id, xmin::text AS tx FROM ledger_entries WHERE agreement_id IN ('agr-b1', 'agr-b2')");
+    const tx = new Map(rows.map((r) => [r.action_id, r.tx]));
+    expect(new Set(["b-1", "b-3", "b-x"].map((x) => tx.get(x))).size).toBe(1);
+    expect(tx.get("b-before")).not.toBe(tx.get("b-1"));
+  });
+
+  it("carries ids and answers with quotes, backslashes and dollar-quote tags through unchanged", async () => {
+    await storeAgreement("agr-q'$w$", [mandate("i1")]);
+    const actionId = String.raw`q-'"\$w$$w0$`;
+    const decision = { agentId: AGENT, requestHash: hashOf({ q: 1 }), body: { verdict: "ALLOW", note: String.raw`$w$ ' " \ é` } };
+    const [r] = await recordAllowedSpends(pool, [spend("agr-q'$w$", actionId, 100n, { decision })]);
+    expect(r).toMatchObject({ recorded: true, entry: { action_id: actionId }, decisionStored: true });
+    expect((await ledgerOf("agr-q'$w$")).ledger?.[0]?.action_id).toBe(actionId);
+    expect((await findVerifyDecision(pool, AGENT, actionId))?.decision).toEqual(decision.body);
+  });
+
+  it("stores one answer per (agent, action) in a batch: a second spend of the action answered before in the batch is ACTION_DECIDED", async () => {
+    await storeAgreement("agr-bd1", [mandate("i1")]);
+    await storeAgreement("agr-bd2", [mandate("i1")]);
+    const decision = { agentId: AGENT, requestHash: hashOf({ n: 1 }), body: { verdict: "ALLOW" } };
+    const [first, second] = await recordAllowedSpends(pool, [spend("agr-bd1", "bd-1", 100n, { decision }), spend("agr-bd2", "bd-1", 100n, { decision })]);
+    expect(first).toMatchObject({ recorded: true, replayed: false, decisionStored: true });
+    expect(second).toMatchObject({ recorded: false, reason: "ACTION_DECIDED" });
+    expect((await findVerifyDecision(pool, AGENT, "bd-1"))?.agreementId).toBe("agr-bd1");
+    expect((await ledgerOf("agr-bd2")).ledger ?? []).toEqual([]);
   });
 
   it("reports the transaction's duration to observe", async () => {

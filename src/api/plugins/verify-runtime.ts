@@ -2,7 +2,7 @@
  * The verify path's per-process state, started and stopped with the app: the revocation index
  * (the LISTEN connection, app.changeFeed, plus the revoked ids loaded from the tables), the
  * cache of prepared records, the agents' snapshots (following the change notices of the same
- * connection), the batching writer of refusals, the acknowledgement-domain key directory, and
+ * connection), the batching writers of refusals and of spends (group commit), the acknowledgement-domain key directory, and
  * the verify metrics.
  *
  * Promises:
@@ -31,6 +31,7 @@ import { AckDomainDirectory } from "../../verify/pipeline/ack-domains.js";
 import { RecordCache } from "../../verify/caches/record-cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
 import { RefusalWriter } from "../../verify/pipeline/refusal-writer.js";
+import { SpendWriter } from "../../verify/pipeline/spend-writer.js";
 import { AgentSnapshots } from "../../verify/caches/snapshots.js";
 import type { RevocationIndex } from "../../verify/revocation/index.js";
 import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
@@ -45,6 +46,7 @@ export interface VerifyRuntime {
   readonly cache: RecordCache;
   readonly snapshots: AgentSnapshots;
   readonly refusals: RefusalWriter;
+  readonly spends: SpendWriter;
   readonly ackDomains: AckDomainDirectory;
   readonly metrics: VerifyMetrics;
   /** The evaluation policy (the default one, with WRIT_DENIED_ATTEMPT_BURST). */
@@ -113,14 +115,25 @@ export default fp(
       }
       let fresh = false;
       const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents, denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds }).follow(feed);
+      const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots);
+      const spends = new SpendWriter(pool, {
+        maxBatch: app.settings.verify.spendBatchMax,
+        waitMs: app.settings.verify.spendBatchWaitMs,
+        inFlight: app.settings.verify.spendBatchesInFlight,
+        observe: (seconds, size) => {
+          metrics.ledgerAppend.observe(seconds);
+          metrics.spendBatchSize.observe(size);
+        },
+      });
       runtime = {
         index: idx,
         // Two prepared records (an agreement, its delegation) per agent kept.
         cache: new RecordCache({ maxEntries: 2 * app.settings.verify.cacheMaxAgents }),
         snapshots,
         refusals: new RefusalWriter(pool),
+        spends,
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
-        metrics: verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots),
+        metrics,
         policy: { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst },
         kubeWatch: watch,
         freshness: () => idx.freshness(),

@@ -10,6 +10,7 @@ export { buildEvent, verifyEventChain, type EventFields } from "./events.js";
 export {
   appendLedgerEntry,
   entryIntent,
+  entryAfter,
   ledgerSummary,
   spentByIntent,
   verifyLedger,

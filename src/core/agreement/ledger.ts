@@ -50,11 +50,18 @@ function fieldsProblem(f: LedgerEntryFields): string | undefined {
  * fields that could not be verified later.
  */
 export function appendLedgerEntry(ledger: readonly LedgerEntry[], fields: LedgerEntryFields): LedgerEntry {
+  return entryAfter(ledger.length, ledger[ledger.length - 1]?.entry_hash, fields);
+}
+
+/**
+ * As `appendLedgerEntry`, from what a ledger of `length` entries whose last `entry_hash` is
+ * `head` (undefined when empty) holds, instead of its entries.
+ */
+export function entryAfter(length: number, head: HashString | undefined, fields: LedgerEntryFields): LedgerEntry {
   const problem = fieldsProblem(fields);
   if (problem !== undefined) throw new AgreementError("LEDGER_ENTRY_INVALID", `ledger entry: ${problem}`);
   const { sequence: _s, entry_hash: _h, prev_entry_hash: _p, ...rest } = fields as LedgerEntryFields & Partial<LedgerEntry>;
-  const last = ledger[ledger.length - 1];
-  const draft = { ...rest, sequence: ledger.length + 1, ...(last ? { prev_entry_hash: last.entry_hash } : {}) };
+  const draft = { ...rest, sequence: length + 1, ...(head !== undefined ? { prev_entry_hash: head } : {}) };
   return { ...draft, entry_hash: hashWithout(draft as LedgerEntry, "entry_hash") };
 }
 

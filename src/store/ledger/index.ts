@@ -3,8 +3,9 @@
  * of `ledger_entries`, of the ledger head (`agreements.ledger_sequence`, `ledger_head`) and of
  * the spent totals (`agreement_spend`) is made here, by one of three paths:
  *
- * - a spend (./spend.ts, `recordAllowedSpend`): a verified ALLOW, re-checked against every
- *   budget under the locks below, recorded with its verify answer;
+ * - a spend (./spend.ts, `recordAllowedSpends`): verified ALLOWs, several in one transaction
+ *   (group commit), each re-checked against every budget under the locks below, recorded with
+ *   its verify answer;
  * - an outcome (./outcome.ts, `recordOutcome`): `authorized`, `settled` or `failed` of an
  *   allowed action; `failed` releases its amount;
  * - an import (./import.ts, `extendLedger`): a ledger that arrives with an agreement record,
@@ -19,9 +20,14 @@
  *   1. the delegation-tree advisory lock (`LOCK_IDS.delegationTree`: shared by delegation
  *      upserts, exclusive for revocations), when taken;
  *   2. delegation rows (`FOR NO KEY UPDATE`), parents before children; a spend locks its
- *      delegation's row only when a delegation budget applies;
- *   3. the agreement row (`FOR NO KEY UPDATE`, which also reads the ledger head), one agreement
- *      per transaction on the spend and outcome paths;
+ *      delegation's row only when a delegation budget applies, and a batch of spends locks
+ *      its delegations' rows in id order (a batch never holds a delegation and its ancestor
+ *      unless two of its agreements hang under both; should it then meet a revocation
+ *      locking that subtree the other way, Postgres ends one of the two with a deadlock
+ *      error and the batch is retried in halves);
+ *   3. agreement rows (`FOR NO KEY UPDATE`): one per transaction on the outcome path; a
+ *      batch of spends locks all of its agreements' rows in id order, so two batches (of
+ *      any processes) never deadlock;
  *   4. then the writes: `ledger_entries`, the head, `agreement_spend`, and `verify_decisions`
  *      (a spend stores its answer last, in the same statement).
  *
@@ -36,6 +42,8 @@ export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
 export {
   recordAllowedSpend,
+  recordAllowedSpends,
+  type SpendBatchResult,
   type AllowedSpend,
   type SpendLimits,
   type SpendOptions,

@@ -8,9 +8,8 @@
  * the first entry), `entry_hash` = SHA-256 of JCS(entry without `entry_hash`). Fields the core
  * would refuse are refused here too (RecordStoreError SPEND_INVALID).
  */
-import { appendLedgerEntry, type LedgerEntry, type LedgerEntryFields } from "../../core/agreement/index.js";
-import { AgreementError } from "../../core/agreement/index.js";
-import { hashWithout, type HashString } from "../../core/canonical/index.js";
+import { AgreementError, entryAfter, type LedgerEntry, type LedgerEntryFields } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
 import { RecordStoreError } from "../record-errors.js";
 
 /** The stored state of a ledger. */
@@ -21,22 +20,14 @@ export interface LedgerState {
   head: HashString | undefined;
 }
 
-/** Throws SPEND_INVALID unless the core would accept `fields` (it checks them on an empty ledger). */
-function assertFields(fields: LedgerEntryFields): void {
-  try {
-    appendLedgerEntry([], fields);
-  } catch (e) {
-    if (e instanceof AgreementError) throw new RecordStoreError("SPEND_INVALID", e.message);
-    throw e;
-  }
-}
-
 /** The entry that follows a ledger in `state` (see the module comment). */
 export function nextLedgerEntry(state: LedgerState, fields: LedgerEntryFields): LedgerEntry {
   if (!Number.isSafeInteger(state.sequence) || state.sequence < 0) throw new RecordStoreError("SPEND_INVALID", "ledger sequence must be a whole number at or above 0");
   if ((state.sequence === 0) !== (state.head === undefined)) throw new RecordStoreError("SPEND_INVALID", "a ledger has a head exactly when it has entries");
-  assertFields(fields);
-  const { sequence: _s, entry_hash: _h, prev_entry_hash: _p, ...rest } = fields as LedgerEntryFields & Partial<LedgerEntry>;
-  const draft = { ...rest, sequence: state.sequence + 1, ...(state.head !== undefined ? { prev_entry_hash: state.head } : {}) };
-  return { ...draft, entry_hash: hashWithout(draft as LedgerEntry, "entry_hash") };
+  try {
+    return entryAfter(state.sequence, state.head, fields);
+  } catch (e) {
+    if (e instanceof AgreementError) throw new RecordStoreError("SPEND_INVALID", e.message);
+    throw e;
+  }
 }

@@ -1,53 +1,64 @@
 /**
- * The spend transaction of a verified ALLOW: record the action in the agreement's
- * hash-chained ledger, exactly once, without ever exceeding a cumulative budget.
+ * The spend transaction of verified ALLOWs: record each action in its agreement's hash-chained
+ * ledger, exactly once, without ever exceeding a cumulative budget. Spends that arrive together
+ * share one transaction (`recordAllowedSpends`, the group commit of
+ * src/verify/pipeline/spend-writer.ts); `recordAllowedSpend` is a batch of one.
  *
- * Promises of `recordAllowedSpend`:
- * - ONE short transaction: [lock the delegation row, only when a delegation budget applies],
- *   lock the agreement row (`FOR NO KEY UPDATE`, which also returns the ledger head), then ONE
- *   statement that re-reads the totals (a snapshot taken after the lock, so every committed
- *   spend is in it), re-checks every budget, and inserts the entry, moves the head and adds to
- *   the intent's total, all or nothing. Three round trips: BEGIN and the lock(s) as one
- *   simple query, the spend statement (prepared, named), COMMIT.
- * - The spend statement is planned once per connection: the transaction sets
- *   `plan_cache_mode = force_generic_plan` (SET LOCAL). Left to choose, Postgres keeps
- *   re-planning it for every spend (its custom plans, which fold the absent limits away, look
- *   cheaper than the generic one), which cost about a third of the transaction's Postgres CPU
- *   (987 µs per spend before, 686 after, in the (d) loop of bench:verify).
+ * Promises of `recordAllowedSpends`:
+ * - ONE short transaction, two round trips whatever the batch's size: (1) BEGIN, the locks of
+ *   every delegation row whose budget applies (`FOR NO KEY UPDATE`, in id order), of every
+ *   agreement row (in id order; the lock order of ./index.ts, the same in every batch, so
+ *   batches never deadlock one another), and ONE read of the heads, totals, revocations and
+ *   stored answers of all the batch's spends, in a statement that starts after the locks are
+ *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
+ *   the entries, moves the heads, adds to the intents' totals and stores the verify answers,
+ *   then COMMIT. Both are simple-protocol queries (the inputs are escaped `jsonb` literals);
+ *   the read and the writes are the functions of migrations/0150_spend_batch.sql, planned once
+ *   per connection (./spend-sql.ts).
+ * - Each spend is decided in the batch's order, in TypeScript, against the read plus the
+ *   spends before it in the batch, exactly as if those had committed before it: two spends on
+ *   one agreement are chained in order (the second entry names the first as its previous
+ *   head), and a spend whose budget an earlier one took is refused with the budget's reason.
+ *   A refusal never fails the batch; nor does a spend that is malformed (`{failed}`, its own
+ *   SPEND_INVALID). Nothing is written for a refused spend.
  * - Budgets are compared in integer minor units (bigint): the intent's cumulative slice
  *   against its total, the parent cumulative maximum against the agreement's total in the
  *   entry's currency, the delegation's cumulative maximum against the spend of all the
  *   delegation's agreements in its scope currency (spend in another currency under the
  *   delegation cannot be added without a rate: refused, fail closed).
- * - Idempotent on `actionId`: an action already recorded as allowed returns its entry
- *   (`replayed: true`) and spends nothing, whatever the budgets and revocations say now. A
- *   caller compares `entry.amount`/`intent_id` with its request (or relies on the verify
- *   decision's request hash) to detect a reused action id. An action whose spend was released
- *   since (a `failed` outcome) is neither replayed nor spent again: the result is
- *   `{recorded: false, reason: "ACTION_RELEASED"}` and the caller tells its client to use a new action id
- *   (an ALLOW is never answered for an amount the budget no longer counts). An action that
- *   already has a stored answer (its `decision`'s agent and action) is not spent either
- *   (`ACTION_DECIDED`): a retry of a refused action never writes to the ledger.
+ * - Idempotent on `actionId`: an action already recorded as allowed (before, or earlier in the
+ *   batch) returns its entry (`replayed: true`) and spends nothing, whatever the budgets and
+ *   revocations say now. A caller compares `entry.amount`/`intent_id` with its request (or
+ *   relies on the verify decision's request hash) to detect a reused action id. An action
+ *   whose spend was released since (a `failed` outcome) is neither replayed nor spent again:
+ *   the result is `{recorded: false, reason: "ACTION_RELEASED"}` and the caller tells its
+ *   client to use a new action id (an ALLOW is never answered for an amount the budget no
+ *   longer counts). An action that already has a stored answer (its `decision`'s agent and
+ *   action, stored before or earlier in the batch) is not spent either (`ACTION_DECIDED`): a
+ *   retry of a refused action never writes to the ledger.
  * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
  *   revoked (also not named by a pushed revocation), the intent is live, and the delegation is
  *   not revoked. Each refusal is a reason code of the evaluation union, which the caller
  *   turns into a DENY.
  * - The entry: `{action_id, at, currency, outcome: "allowed", amount, intent_id,
  *   idempotency_key: action_id}` chained by `nextLedgerEntry` (the core's rule).
+ * - The results are returned only after COMMIT returned, i.e. durably committed. When the
+ *   transaction fails, it is rolled back, nothing of it was written, and the call throws (the
+ *   group commit then retries the batch's halves apart: src/store/isolated-batch.ts).
  * - The revision of the agreement is NOT bumped (the ledger is versioned by its sequence), so
  *   prepared records stay cached.
  *
  * Lock order: ./index.ts.
  */
-import { withTransaction } from "../pool.js";
 import type { Pool, PoolClient, QueryResult } from "pg";
 import type { LedgerEntry } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { ReasonCode } from "../../core/evaluate/index.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { SPEND_SQL } from "./spend-sql.js";
+import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
 export interface SpendLimits {
@@ -116,23 +127,12 @@ export interface SpendOptions {
   observe?: (seconds: number) => void;
 }
 
-interface LockRow {
-  ledger_sequence: number;
-  ledger_head: HashString | null;
-  status: string;
-  revoked: boolean;
-  delegation_id: string | null;
-  intent_currency: string | null;
-}
-
-interface SpendRow {
-  outcome: "ok" | "replay" | "released" | "decided" | SpendRefusal;
-  intent_spent: string;
-  total_spent: string;
-  delegation_spent: string;
-  delegation_mixed: boolean;
-  existing: LedgerEntry | null;
-  decision_stored: boolean;
+/** The totals a refusal message quotes (minor units). */
+interface Totals {
+  intentSpent: bigint;
+  totalSpent: bigint;
+  delegationSpent: bigint;
+  delegationMixed: boolean;
 }
 
 function checkInput(s: AllowedSpend): void {
@@ -155,16 +155,16 @@ function entryAmount(minor: bigint, currency: string): number {
   return n;
 }
 
-function refusalMessage(reason: SpendRefusal, s: AllowedSpend, r: SpendRow | undefined): string {
-  const fmt = (v: string | bigint | undefined, ccy: string) => `${formatMinor(BigInt(v ?? 0), ccy)} ${ccy}`;
+function refusalMessage(reason: SpendRefusal, s: AllowedSpend, t: Totals | undefined): string {
+  const fmt = (v: bigint | undefined, ccy: string) => `${formatMinor(v ?? 0n, ccy)} ${ccy}`;
   switch (reason) {
     case "CUMULATIVE_BUDGET_EXCEEDED":
-      return `${fmt(s.amountMinor, s.currency)} on top of ${fmt(r?.intent_spent, s.currency)} spent under intent ${s.intentId} (${fmt(r?.total_spent, s.currency)} under the agreement) exceeds a cumulative budget`;
+      return `${fmt(s.amountMinor, s.currency)} on top of ${fmt(t?.intentSpent, s.currency)} spent under intent ${s.intentId} (${fmt(t?.totalSpent, s.currency)} under the agreement) exceeds a cumulative budget`;
     case "DELEGATION_BUDGET_EXCEEDED": {
       const d = s.limits?.delegation;
       const ccy = d?.currency ?? s.currency;
-      if (r?.delegation_mixed) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
-      return `${fmt(d?.amountMinor ?? s.amountMinor, ccy)} on top of ${fmt(r?.delegation_spent, ccy)} spent under delegation ${d?.delegationId ?? ""} exceeds its cumulative maximum ${fmt(d?.cumulativeMinor, ccy)}`;
+      if (t?.delegationMixed) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
+      return `${fmt(d?.amountMinor ?? s.amountMinor, ccy)} on top of ${fmt(t?.delegationSpent, ccy)} spent under delegation ${d?.delegationId ?? ""} exceeds its cumulative maximum ${fmt(d?.cumulativeMinor, ccy)}`;
     }
     case "AGREEMENT_REVOKED":
       return `agreement ${s.agreementId} is revoked`;
@@ -177,70 +177,191 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, r: SpendRow | und
   }
 }
 
+const refused = (reason: SpendRefusal, s: AllowedSpend, t?: Totals): SpendResult => ({ recorded: false, reason, message: refusalMessage(reason, s, t) });
+const key = (a: string, b: string) => `${a}\u0000${b}`;
+const sorted = (ids: Iterable<string>) => [...new Set(ids)].sort();
+
 /**
- * BEGIN, the generic plan for this transaction, [the delegation row's lock,] the agreement
- * row's lock: ONE simple-protocol query (one round trip). The ids are sent as escaped literals (`escapeLiteral`; checkInput refused NUL),
- * since a simple query takes no parameters. Returns the locked agreement row, or undefined.
+ * The batch's running state: what the spends decided so far in this transaction added to what
+ * the read found (heads, totals, entries, answers). A spend is decided against the read's
+ * values plus the earlier spends of the batch, exactly as if they had committed before it.
  */
-async function beginAndLock(client: PoolClient, s: AllowedSpend): Promise<LockRow | undefined> {
-  const lit = (v: string) => client.escapeLiteral(v);
-  const d = s.limits?.delegation;
-  const sql = [
-    "BEGIN",
-    "SET LOCAL plan_cache_mode = force_generic_plan",
-    ...(d ? [`SELECT 1 FROM delegations WHERE delegation_id = ${lit(d.delegationId)} FOR NO KEY UPDATE`] : []),
-    `SELECT ledger_sequence, ledger_head, status, revoked_at IS NOT NULL AS revoked, delegation_id,
-       (SELECT m->>'currency' FROM jsonb_array_elements(record->'mandates') m WHERE m->>'intent_id' = ${lit(s.intentId)} LIMIT 1) AS intent_currency
-     FROM agreements WHERE agreement_id = ${lit(s.agreementId)} FOR NO KEY UPDATE`,
-  ].join(";\n");
-  const results = (await client.query(sql)) as unknown as QueryResult<LockRow>[];
-  return results[results.length - 1]?.rows[0];
-}
+class Running {
+  readonly heads = new Map<string, { sequence: number; head: HashString | undefined }>();
+  /** Added per (agreement, intent); per (agreement, currency); per delegation, by currency. */
+  readonly intent = new Map<string, bigint>();
+  readonly agreementCcy = new Map<string, bigint>();
+  readonly delegation = new Map<string, Map<string, bigint>>();
+  /** Entries recorded in the batch by (agreement, action); answers stored by (agent, action). */
+  readonly entries = new Map<string, LedgerEntry>();
+  readonly decided = new Set<string>();
 
-async function run(client: PoolClient, s: AllowedSpend): Promise<SpendResult> {
-  const d = s.limits?.delegation;
-  const row = await beginAndLock(client, s);
-  if (!row) return { recorded: false, reason: "NO_ACTIVE_AGREEMENT", message: refusalMessage("NO_ACTIVE_AGREEMENT", s, undefined) };
-  if (d && row.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
-  let blocked: SpendRefusal | null = null;
-  if (row.revoked) blocked = "AGREEMENT_REVOKED";
-  else if (row.status !== "active" && row.status !== "accepted") blocked = "NO_ACTIVE_AGREEMENT";
-  else if (row.intent_currency === null) blocked = "INTENT_NOT_FOUND";
-  else if (row.intent_currency !== s.currency) throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${row.intent_currency}, the spend in ${s.currency}`);
-
-  const entry = nextLedgerEntry(
-    { sequence: row.ledger_sequence, head: row.ledger_head ?? undefined },
-    { action_id: s.actionId, at: s.at, currency: s.currency, outcome: "allowed", amount: entryAmount(s.amountMinor, s.currency), intent_id: s.intentId, idempotency_key: s.actionId },
-  );
-  const res = await client.query<SpendRow>({ name: "writ_spend_record", text: SPEND_SQL, values: [
-    s.agreementId, s.intentId, s.currency, s.actionId, s.amountMinor.toString(), entry.sequence, JSON.stringify(entry), entry.entry_hash,
-    entry.prev_entry_hash ?? null, blocked, s.limits?.sliceMinor?.toString() ?? null, s.limits?.parentCumulativeMinor?.toString() ?? null,
-    row.delegation_id, d?.cumulativeMinor.toString() ?? null, d?.currency ?? null, (d?.amountMinor ?? s.amountMinor).toString(),
-    s.decision?.agentId ?? null, s.decision?.requestHash ?? null, s.decision ? JSON.stringify(s.decision.body) : null,
-  ] });
-  const r = res.rows[0] as SpendRow;
-  if (r.outcome === "replay" && r.existing) return { recorded: true, replayed: true, entry: r.existing };
-  if (r.outcome === "decided") return { recorded: false, reason: "ACTION_DECIDED", message: `an answer for action ${s.actionId} is already stored` };
-  if (r.outcome === "released" && r.existing) {
-    return { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing };
-  }
-  if (r.outcome === "ok") {
+  totals(s: AllowedSpend, r: ReadRow): Totals {
+    const d = s.limits?.delegation;
+    const byCcy = r.delegation_id !== null ? this.delegation.get(r.delegation_id) : undefined;
+    let foreign = false;
+    for (const [ccy, v] of byCcy ?? []) if (ccy !== d?.currency && v > 0n) foreign = true;
     return {
-      recorded: true, replayed: false, entry, intentSpentMinor: BigInt(r.intent_spent) + s.amountMinor, decisionStored: r.decision_stored,
-      ...(d ? { delegationSpentMinor: BigInt(r.delegation_spent) + (d.amountMinor ?? s.amountMinor) } : {}),
+      intentSpent: BigInt(r.intent_spent) + (this.intent.get(key(s.agreementId, s.intentId)) ?? 0n),
+      totalSpent: BigInt(r.total_spent) + (this.agreementCcy.get(key(s.agreementId, s.currency)) ?? 0n),
+      delegationSpent: BigInt(r.delegation_spent) + (d ? (byCcy?.get(d.currency) ?? 0n) : 0n),
+      delegationMixed: r.delegation_mixed || (d !== undefined && foreign),
     };
   }
-  const reason = r.outcome as SpendRefusal;
-  return { recorded: false, reason, message: refusalMessage(reason, s, r) };
+
+  add(s: AllowedSpend, r: ReadRow, entry: LedgerEntry): void {
+    const inc = <K>(m: Map<K, bigint>, k: K, v: bigint) => m.set(k, (m.get(k) ?? 0n) + v);
+    this.heads.set(s.agreementId, { sequence: entry.sequence, head: entry.entry_hash });
+    inc(this.intent, key(s.agreementId, s.intentId), s.amountMinor);
+    inc(this.agreementCcy, key(s.agreementId, s.currency), s.amountMinor);
+    if (r.delegation_id !== null) {
+      const byCcy = this.delegation.get(r.delegation_id) ?? new Map<string, bigint>();
+      this.delegation.set(r.delegation_id, inc(byCcy, s.currency, s.amountMinor));
+    }
+    this.entries.set(key(s.agreementId, s.actionId), entry);
+    if (s.decision) this.decided.add(key(s.decision.agentId, s.actionId));
+  }
 }
 
-/** Records one allowed spend (see the module comment). Throws RecordStoreError SPEND_INVALID for a malformed request. */
-export async function recordAllowedSpend(pool: Pool, spend: AllowedSpend, opts: SpendOptions = {}): Promise<SpendResult> {
-  checkInput(spend);
+/** A decided spend: its result, or the entry to write (its result is completed once written). */
+type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: Totals } };
+
+/** Decides one spend of the batch against the read `r` and the batch's earlier spends (the order of checks of the module comment). */
+function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
+  const d = s.limits?.delegation;
+  if (!r.agreement_found) return { result: refused("NO_ACTIVE_AGREEMENT", s) };
+  if (d && r.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
+  let blocked: SpendRefusal | null = null;
+  if (r.revoked) blocked = "AGREEMENT_REVOKED";
+  else if (r.status !== "active" && r.status !== "accepted") blocked = "NO_ACTIVE_AGREEMENT";
+  else if (r.intent_currency === null) blocked = "INTENT_NOT_FOUND";
+  else if (r.intent_currency !== s.currency) throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${r.intent_currency}, the spend in ${s.currency}`);
+
+  const earlier = run.entries.get(key(s.agreementId, s.actionId));
+  if (r.released && r.existing) {
+    return { result: { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing } };
+  }
+  if (r.existing || earlier) return { result: { recorded: true, replayed: true, entry: (r.existing ?? earlier) as LedgerEntry } };
+  if (s.decision && (r.decided || run.decided.has(key(s.decision.agentId, s.actionId)))) {
+    return { result: { recorded: false, reason: "ACTION_DECIDED", message: `an answer for action ${s.actionId} is already stored` } };
+  }
+  if (blocked) return { result: refused(blocked, s) };
+  if (r.delegation_revoked) return { result: refused("DELEGATION_REVOKED", s) };
+  if (r.pushed_revocation) return { result: refused("AGREEMENT_REVOKED", s) };
+  const t = run.totals(s, r);
+  const l = s.limits;
+  if (l?.sliceMinor !== undefined && t.intentSpent + s.amountMinor > l.sliceMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
+  if (l?.parentCumulativeMinor !== undefined && t.totalSpent + s.amountMinor > l.parentCumulativeMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
+  if (d && (t.delegationMixed || t.delegationSpent + (d.amountMinor ?? s.amountMinor) > d.cumulativeMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
+
+  const head = run.heads.get(s.agreementId) ?? { sequence: r.ledger_sequence ?? 0, head: r.ledger_head ?? undefined };
+  const entry = nextLedgerEntry(head, {
+    action_id: s.actionId, at: s.at, currency: s.currency, outcome: "allowed", amount: entryAmount(s.amountMinor, s.currency), intent_id: s.intentId, idempotency_key: s.actionId,
+  });
+  run.add(s, r, entry);
+  return { write: { entry, totals: t } };
+}
+
+/**
+ * Round trip 1: BEGIN, the locks (delegation rows, then agreement rows, each in id order: the
+ * lock order of ./index.ts, the same in every batch so no two batches deadlock), and the read,
+ * which starts after the locks are held.
+ */
+async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
+  const input = spends.map((s, i): SpendReadInput => ({
+    i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
+    parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null,
+  }));
+  const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
+  const sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
+  const results = (await client.query(sql)) as unknown as QueryResult<ReadRow>[];
+  return (results[results.length - 1] as QueryResult<ReadRow>).rows;
+}
+
+/** Round trip 2: the writes of the decided spends (when any) and COMMIT. Returns the keys of the answers stored. */
+async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[], decided: readonly (Decided | undefined)[]): Promise<Set<string>> {
+  const rows: SpendWriteRow[] = [];
+  spends.forEach((s, i) => {
+    const d = decided[i];
+    if (!d || !("write" in d)) return;
+    const dec = s.decision;
+    rows.push({ a: s.agreementId, e: d.write.entry, m: s.amountMinor.toString(), ...(dec ? { g: dec.agentId, h: dec.requestHash, d: dec.body } : {}) });
+  });
+  if (rows.length === 0) {
+    await client.query("COMMIT");
+    return new Set();
+  }
+  const results = (await client.query(writeAndCommitSql(rows))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
+}
+
+/** The result of one spend of a batch: its SpendResult, or the error that refused it alone (SPEND_INVALID). */
+export type SpendBatchResult = SpendResult | { failed: RecordStoreError };
+
+/** The batch's transaction on `client` (see `recordAllowedSpends`). */
+async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Promise<SpendBatchResult[]> {
+  const rows = await lockAndRead(client, spends);
+  const run = new Running();
+  const failed = new Map<number, RecordStoreError>();
+  const decided = spends.map((s, i): Decided | undefined => {
+    try {
+      return decide(s, rows[i] as ReadRow, run);
+    } catch (e) {
+      if (!(e instanceof RecordStoreError)) throw e;
+      failed.set(i, e);
+      return undefined;
+    }
+  });
+  const stored = await writeAndCommit(client, spends, decided);
+  return spends.map((s, i): SpendBatchResult => {
+    const d = decided[i];
+    if (!d) return { failed: failed.get(i) as RecordStoreError };
+    if ("result" in d) return d.result;
+    const del = s.limits?.delegation;
+    const { entry, totals } = d.write;
+    return {
+      recorded: true, replayed: false, entry, intentSpentMinor: totals.intentSpent + s.amountMinor,
+      decisionStored: s.decision !== undefined && stored.has(key(s.decision.agentId, s.actionId)),
+      ...(del ? { delegationSpentMinor: totals.delegationSpent + (del.amountMinor ?? s.amountMinor) } : {}),
+    };
+  });
+}
+
+/**
+ * Records several allowed spends in ONE transaction (the group commit of
+ * src/verify/pipeline/spend-writer.ts; see the module comment): results in the order of
+ * `spends`. A spend refused by the batch's earlier spends (its budget taken) is refused as if
+ * they had committed before it; one that is malformed (SPEND_INVALID) gets `{failed}` and
+ * writes nothing, without failing the others. Throws only when the transaction failed, and
+ * then nothing of it was written.
+ */
+export async function recordAllowedSpends(pool: Pool, spends: readonly AllowedSpend[], opts: SpendOptions = {}): Promise<SpendBatchResult[]> {
+  const out: (SpendBatchResult | undefined)[] = spends.map((s) => {
+    try {
+      checkInput(s);
+      entryAmount(s.amountMinor, s.currency);
+      return undefined;
+    } catch (e) {
+      if (e instanceof RecordStoreError) return { failed: e };
+      throw e;
+    }
+  });
+  const valid = spends.filter((_, i) => out[i] === undefined);
+  if (valid.length === 0) return out as SpendBatchResult[];
   const started = process.hrtime.bigint();
   try {
-    return await withTransaction(pool, (client) => run(client, spend), { selfBegin: true });
+    const results = await withTransaction(pool, (client) => runBatch(client, valid), { selfBegin: true, selfCommit: true });
+    let j = 0;
+    return out.map((o) => o ?? (results[j++] as SpendBatchResult));
   } finally {
     opts.observe?.(Number(process.hrtime.bigint() - started) / 1e9);
   }
+}
+
+/** Records one allowed spend (see the module comment): a batch of one. Throws RecordStoreError SPEND_INVALID for a malformed request. */
+export async function recordAllowedSpend(pool: Pool, spend: AllowedSpend, opts: SpendOptions = {}): Promise<SpendResult> {
+  const [r] = await recordAllowedSpends(pool, [spend], opts);
+  if (!r) throw new Error("recordAllowedSpends returned no result");
+  if ("failed" in r) throw r.failed;
+  return r;
 }

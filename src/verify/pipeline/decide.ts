@@ -15,8 +15,8 @@
  * Statements per verify (warm caches, besides authentication): the agent, its candidates and
  * its recent denials come from its snapshot (../caches/snapshots.ts: no statement); then a refusal
  * stores its decision in a batch shared with concurrent refusals (./refusal-writer.ts),
- * committed asynchronously, and an ALLOW runs the spend transaction (BEGIN with its locks, the
- * spend, COMMIT: three round trips), durably.
+ * committed asynchronously, and an ALLOW records its spend in a batch shared with concurrent
+ * ALLOWs (./spend-writer.ts: one spend transaction, two round trips, committed durably).
  *
  * Promises:
  * - Never an ALLOW unless its ledger entry committed: a spend refusal becomes a DENY with its
@@ -36,7 +36,7 @@ import {
 } from "../../core/evaluate/index.js";
 import type { Signer } from "../../core/jose/index.js";
 import { MANDATE_INTENT_ID } from "../../core/mandates/index.js";
-import { allowedActionOf, recordAllowedSpend, recordOutcome } from "../../store/ledger/index.js";
+import { allowedActionOf, recordOutcome } from "../../store/ledger/index.js";
 import type { LogAppendOptions } from "../../store/log.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
@@ -53,6 +53,7 @@ import type { RevocationIndex } from "../revocation/index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
+import type { SpendWriter } from "./spend-writer.js";
 import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
@@ -78,6 +79,8 @@ export interface VerifyDeps {
   snapshots: Pick<AgentSnapshots, "read" | "noteDenial" | "noteSpend" | "forget" | "denialWindowSeconds">;
   /** Where refusals are stored (in batches). */
   refusals: Pick<RefusalWriter, "save">;
+  /** Where ALLOWs' spends are recorded (in batches sharing a transaction). */
+  spends: Pick<SpendWriter, "record">;
   ackDomains: AckDomainDirectory;
   metrics: VerifyMetrics;
   /** Units of `to` per one `from` on a day. */
@@ -195,7 +198,7 @@ class Run {
     const spend = allowedSpendFor(c, action, d, { at, ...(rate ? { rate } : {}), decision });
     let r;
     try {
-      r = await recordAllowedSpend(pool, spend, { observe: (s) => this.deps.metrics.ledgerAppend.observe(s) });
+      r = await this.deps.spends.record(spend);
     } catch (e) {
       if (e instanceof RecordStoreError && e.code === "SPEND_INVALID") return this.settle(refusal("AMOUNT_INVALID", e.message, baseOf(body)), true);
       throw e;

@@ -13,7 +13,7 @@ describe("verify settings", () => {
     expect(load({})).toEqual({
       settings: {
         ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
-        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60,
+        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60, spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2,
       },
       problems: [],
     });
@@ -27,6 +27,17 @@ describe("verify settings", () => {
     expect(bad.problems).toEqual([
       "WRIT_DENIED_ATTEMPT_BURST must be an integer from 0 to 1000; using 5",
       "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS must be an integer from 1 to 86400; using 60",
+    ]);
+  });
+
+  it("reads WRIT_SPEND_BATCH_MAX (1 = a transaction per ALLOW), WRIT_SPEND_BATCH_WAIT_MS (0 = no wait) and WRIT_SPEND_BATCHES_IN_FLIGHT", () => {
+    expect(load({ WRIT_SPEND_BATCH_MAX: "1", WRIT_SPEND_BATCH_WAIT_MS: "0", WRIT_SPEND_BATCHES_IN_FLIGHT: "1" }).settings).toMatchObject({ spendBatchMax: 1, spendBatchWaitMs: 0, spendBatchesInFlight: 1 });
+    const bad = load({ WRIT_SPEND_BATCH_MAX: "0", WRIT_SPEND_BATCH_WAIT_MS: "101", WRIT_SPEND_BATCHES_IN_FLIGHT: "65" });
+    expect(bad.settings).toMatchObject({ spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2 });
+    expect(bad.problems).toEqual([
+      "WRIT_SPEND_BATCH_MAX must be an integer from 1 to 1000; using 64",
+      "WRIT_SPEND_BATCH_WAIT_MS must be an integer from 0 to 100; using 1",
+      "WRIT_SPEND_BATCHES_IN_FLIGHT must be an integer from 1 to 64; using 2",
     ]);
   });
 

@@ -70,6 +70,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           cache: rt.cache,
           snapshots: rt.snapshots,
           refusals: rt.refusals,
+          spends: rt.spends,
           ackDomains: rt.ackDomains,
           metrics: rt.metrics,
           rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),
