@@ -139,7 +139,9 @@ describe("local manifests", () => {
     expect(rows.rows).toHaveLength(1);
     expect(rows.rows[0]?.revoked_at).not.toBeNull();
     expect(output()).toContain("IntentAgreement default/acme-procurement-agreement: removed");
-    expect(server.app.verifyRuntime?.index.isAgreementRevoked(String((await db.pool.query<{ agreement_id: string }>("SELECT agreement_id FROM agreements")).rows[0]?.agreement_id))).toBe(true);
+    // The serving process learns it through the change notice (LISTEN), a moment after the row.
+    const agreementId = String((await db.pool.query<{ agreement_id: string }>("SELECT agreement_id FROM agreements")).rows[0]?.agreement_id);
+    await expect.poll(() => server.app.verifyRuntime?.index.isAgreementRevoked(agreementId), { timeout: 5_000, interval: 20 }).toBe(true);
   });
 
   it("remembers its resources across restarts: a file removed while stopped is a deletion at the next start", async () => {
