@@ -36,6 +36,16 @@
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
  * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
+ *
+ * Then, unless BENCH_CLUSTER=0, the cost of a synchronous replica: a two-node Patroni cluster
+ * (Debian's PostgreSQL 15, etcd and Patroni on 127.0.0.1, ../patroni/cluster.ts; installed with
+ * apt when missing; about 20 s to start), BENCH_CLUSTER_AGENTS (1,000) agents seeded into it,
+ * and the ALLOW path (closed loop, then open loop at half of its rate for the p99) through a
+ * fresh `writ serve` on the multi-host URL, twice: (L) WRIT_SYNCHRONOUS_COMMIT=local (the
+ * primary alone: the same server without waiting for the standby) and (R) remote_apply (each
+ * ALLOW answered once the standby has applied its entry). Printed beside (b), the single
+ * embedded Postgres of the same run, with the ratios R/b and R/L; the Postgres CPU column there
+ * is the primary's alone (the standby's replay is not counted).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -49,6 +59,7 @@ import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
@@ -61,6 +72,8 @@ const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
 const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 20_000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
+const CLUSTER = process.env.BENCH_CLUSTER !== "0";
+const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
@@ -291,12 +304,70 @@ async function main(): Promise<void> {
     console.log(`ALLOWs per spend transaction (group commit): ${perBatch(batches0, batches1)} in (b), ${perBatch(batches1, batches2)} at half load`);
     console.log(`verify p99 at half load = ${fmt(half.p99, 2)} ms   goal <= ${GOAL_HALF_P99_MS} ms: ${ok(half.p99 <= GOAL_HALF_P99_MS)}`);
     console.log(ledgers);
+    if (CLUSTER) {
+      await stopChild(serve);
+      serve = undefined;
+      await clusterRuns(allow, half, halfRate);
+    }
   } finally {
     await stopChild(echo);
     await stopChild(serve);
     if (profileDir) console.log(`CPU profile of writ serve: ${profileDir}`);
     await pg?.stop();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** (L) and (R): the ALLOW path on a two-node synchronous Patroni cluster (see the module comment). */
+async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRate: number): Promise<void> {
+  let cluster: PatroniCluster | undefined;
+  let serve: ChildProcess | undefined;
+  try {
+    const t0 = performance.now();
+    cluster = await startPatroniCluster({ parameters: PG_SETTINGS });
+    const { leader, standby } = await cluster.waitForSyncStandby();
+    pgPid = cluster.postmasterPid(leader) ?? undefined;
+    await migrate(cluster.url());
+    console.log("");
+    console.log(`Patroni cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: primary ${leader.name} (127.0.0.1:${leader.pgPort}), synchronous standby ${standby.name} (127.0.0.1:${standby.pgPort}), PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
+    const admin = randomBytes(24).toString("base64url");
+    const base = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url("read-write"), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+    let seeded: Awaited<ReturnType<typeof seed>> | undefined;
+    const runs: Record<string, { full: Measured; half: Measured; rate: number }> = {};
+    for (const level of ["local", "remote_apply"] as const) {
+      const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], { ...base, WRIT_SYNCHRONOUS_COMMIT: level }, "/readyz");
+      serve = started.child;
+      seeded ??= await seed(started.url, cluster.url(), admin, CLUSTER_AGENTS, { prefix: "cluster" });
+      const agents = seeded.agents;
+      const token = seeded.operatorKey;
+      await untilAllowing(started.url, token, agents[0] as SeededAgent);
+      await drive(started.url, token, agents, { amount: 1, maxRequests: agents.length, seconds: 120 });
+      await drive(started.url, token, agents, { amount: 1, seconds: 3 });
+      const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
+      expectOnly(`cluster ALLOW path (${level})`, full, "ALLOW");
+      const rate = Math.max(1, Math.round(full.perSecond / 2));
+      const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
+      expectOnly(`cluster ALLOW path at half load (${level})`, half, "ALLOW");
+      runs[level] = { full, half, rate };
+      await stopChild(serve);
+      serve = undefined;
+    }
+    const local = runs.local as { full: Measured; half: Measured; rate: number };
+    const remote = runs.remote_apply as { full: Measured; half: Measured; rate: number };
+    console.log(line(`(b) verify, ALLOW path, single Postgres`, single));
+    console.log(line(`(L) ALLOW, 2-node cluster, commit local`, local.full));
+    console.log(line(`(R) ALLOW, 2-node cluster, remote_apply`, remote.full));
+    console.log(line(`(b) at half load (${fmt(singleHalfRate)} req/s)`, singleHalf));
+    console.log(line(`(L) at half load (${fmt(local.rate)} req/s)`, local.half));
+    console.log(line(`(R) at half load (${fmt(remote.rate)} req/s)`, remote.half));
+    console.log("");
+    console.log(`R/b = ${fmt(remote.full.perSecond / single.perSecond, 2)}   (ALLOW req/s with a synchronous standby, remote_apply, over the single embedded Postgres)`);
+    console.log(`R/L = ${fmt(remote.full.perSecond / local.full.perSecond, 2)}   (the same cluster: waiting for the standby's apply over committing on the primary alone)`);
+    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, cluster local ${fmt(local.half.p99, 2)} ms, cluster remote_apply ${fmt(remote.half.p99, 2)} ms`);
+    console.log(await checkLedgers(cluster.nodeUrl(standby), seeded?.agents ?? []).then((t) => `on the standby ${standby.name}: ${t}`));
+  } finally {
+    await stopChild(serve);
+    await cluster?.stop();
   }
 }
 

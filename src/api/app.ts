@@ -58,6 +58,11 @@ const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes
 export interface AppDeps {
   /** The pool to use; default: one created from `settings.databaseUrl` (closed with the app). */
   pool?: Pool | null;
+  /**
+   * The pool of the read routes a standby can answer; default: one created from
+   * `settings.databaseReadUrl` when set (closed with the app), else `pool`.
+   */
+  readPool?: Pool | null;
   /** Whether the schema is migrated (default true); see `markSchemaReady`. */
   schemaReady?: boolean;
   /** A metrics registry (default: a new one with the default process metrics). */
@@ -101,6 +106,16 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
   return undefined;
 }
 
+/**
+ * The one JSON log line of every Writ process (the controller's logger writes the same:
+ * src/controller/log.ts): `{"level":"info","time":"<RFC 3339, ms, UTC>","pid":..,"hostname":..,
+ * ...fields,"msg":..}`. The level is its name, never pino's number.
+ */
+export const LOG_FORMAT = {
+  formatters: { level: (label: string) => ({ level: label }) },
+  timestamp: () => `,"time":"${new Date().toISOString()}"`,
+};
+
 /** Trusts the `hops` proxies nearest to the server (proxy-addr's hop index counts from 0). */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops;
@@ -113,6 +128,7 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
     // Request URLs are logged with credential-carrying query values redacted (./request-log.ts).
     logger: {
       level: settings.logLevel,
+      ...LOG_FORMAT,
       serializers: { req: serializeRequest },
       ...(deps.logStream ? { stream: deps.logStream } : settings.logFile !== null ? { file: settings.logFile } : {}),
     },
@@ -172,20 +188,28 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   });
 
   const ownsPool = deps.pool === undefined;
+  const onError = (err: Error) => app.log.warn({ err }, "idle database connection failed");
   const pool =
     deps.pool !== undefined
       ? deps.pool
       : settings.databaseUrl
-        ? createPool(settings.databaseUrl, { onError: (err) => app.log.warn({ err }, "idle database connection failed") })
+        ? createPool(settings.databaseUrl, { onError, ...(settings.synchronousCommit ? { synchronousCommit: settings.synchronousCommit } : {}) })
         : null;
+  const ownsReadPool = deps.readPool === undefined && settings.databaseReadUrl !== null;
+  const readPool =
+    deps.readPool !== undefined
+      ? deps.readPool
+      : settings.databaseReadUrl
+        ? createPool(settings.databaseReadUrl, { onError, applicationName: "writ-read" })
+        : pool;
   app.decorate("settings", settings);
   app.decorate("clock", deps.clock ?? (() => new Date()));
   app.decorate("revocationLog", deps.appendRevocationToLog ?? appendRevocationToLog);
 
-  void app.register(dbPlugin, { pool, ownsPool, schemaReady: deps.schemaReady ?? true });
+  void app.register(dbPlugin, { pool, ownsPool, readPool, ownsReadPool, schemaReady: deps.schemaReady ?? true });
   void app.register(changesPlugin); // the LISTEN connection: revocations and change notices (started by the verify runtime)
   void app.register(keysPlugin, { settings });
-  void app.register(metricsPlugin, deps.metricsRegistry ? { registry: deps.metricsRegistry } : {});
+  void app.register(metricsPlugin, { route: settings.metricsPort === null, ...(deps.metricsRegistry ? { registry: deps.metricsRegistry } : {}) });
   void app.register(openapiPlugin);
   void app.register(healthPlugin);
   void app.register(authPlugin); // registry credentials: app.authenticate, requireAdmin, requireScope

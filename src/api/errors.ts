@@ -92,6 +92,7 @@ export const API_ERRORS = {
   DATABASE_UNAVAILABLE: { status: 503, message: "database unavailable" },
   SETTING_NOT_SET: { status: 503, message: "a required setting is not set" },
   REVOCATIONS_NOT_LOADED: { status: 503, message: "revocation index not loaded yet" },
+  REVOCATIONS_STALE: { status: 503, message: "revocation state is stale: verify steps up (REVOCATION_STATE_STALE)" },
   SHUTTING_DOWN: { status: 503, message: "server is shutting down" },
 } as const satisfies Record<string, { status: number; message: string }>;
 

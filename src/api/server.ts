@@ -14,12 +14,15 @@ import { isDbUnavailable } from "../store/db-errors.js";
 import { buildApp, type AppDeps } from "./app.js";
 import { loadSettings, type Settings } from "./settings.js";
 import { onShutdownSignals } from "./signals.js";
+import { startHealthServer, type HealthServer } from "../metrics/http-server.js";
 
 /** A listening server. */
 export interface RunningServer {
   readonly app: FastifyInstance;
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
+  /** URL of the separate metrics server (METRICS_PORT), or null when /metrics is on `url`. */
+  readonly metricsUrl: string | null;
   /** Resolves when start-up migrations are applied (at once without a database). */
   readonly migrated: Promise<void>;
   /** Graceful close (idempotent). */
@@ -74,6 +77,15 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
     await app.close().catch(() => {});
     throw err;
   }
+  let metrics: HealthServer | null = null;
+  if (settings.metricsPort !== null) {
+    try {
+      metrics = await startHealthServer({ host: settings.metricsHost, port: settings.metricsPort, registry: app.metrics.registry });
+    } catch (err) {
+      await app.close().catch(() => {});
+      throw err;
+    }
+  }
   let closing: Promise<void> | null = null;
   const migrated =
     runMigrations && settings.databaseUrl
@@ -82,7 +94,10 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
   migrated.catch(() => {}); // reported in the log; readiness stays 503
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
-  const close = () => (closing ??= app.close().then(markClosed));
+  const close = () => (closing ??= app.close().then(async () => {
+    await metrics?.close();
+    markClosed();
+  }));
 
   if (opts.handleSignals) {
     const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
@@ -112,7 +127,7 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
       },
     });
   }
-  return { app, url: address, migrated, close, closed };
+  return { app, url: address, metricsUrl: metrics?.url ?? null, migrated, close, closed };
 }
 
 /** `writ serve`: settings from the environment, signals handled; resolves when closed. */

@@ -27,6 +27,8 @@ import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/revocat
 import { loadOutboundPolicy } from "../http/outbound-settings.js";
 import type { OutboundPolicy } from "../http/outbound-address.js";
 import { loadServerTimeouts, type ServerTimeouts } from "./server-timeouts.js";
+import { parseClusterUrl } from "../store/cluster-url.js";
+import { SYNCHRONOUS_COMMIT_LEVELS, type SynchronousCommit } from "../store/pool.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -51,12 +53,30 @@ export interface Settings {
   /** HOST, default 127.0.0.1. */
   readonly host: string;
   /**
+   * METRICS_PORT: serve `/metrics` on this port (METRICS_HOST, default HOST) instead of the public
+   * port, which then answers 404 for it; null (unset): on the public port (local use; the chart
+   * sets 9090).
+   */
+  readonly metricsPort: number | null;
+  /** METRICS_HOST, default HOST. */
+  readonly metricsHost: string;
+  /**
    * WRIT_TRUST_PROXY: which proxies' X-Forwarded-For decides a request's client address
    * (Fastify's `trustProxy`): false when unset, a hop count, or a list of addresses/CIDRs.
    */
   readonly trustProxy: false | number | string;
-  /** DATABASE_URL, or null when unset. */
+  /**
+   * DATABASE_URL, or null when unset: one host, or several (`host1:5432,host2:5432`) with
+   * `target_session_attrs` for a replicated Postgres (src/store/cluster.ts).
+   */
   readonly databaseUrl: string | null;
+  /**
+   * DATABASE_READ_URL, or null when unset: where the read routes a standby can answer (log
+   * entries, tree heads and proofs, the revocation list) read; unset, they read DATABASE_URL.
+   */
+  readonly databaseReadUrl: string | null;
+  /** WRIT_SYNCHRONOUS_COMMIT: `synchronous_commit` of every data-plane write session, or null (the server's setting). */
+  readonly synchronousCommit: SynchronousCommit | null;
   /** SVC_PUSH_NOTIFIER_JWK: the notifier's public key for the revocation push webhook. */
   readonly pushNotifierJwk: Loaded<PublicJwk>;
   /** SVC_LOG_SIGNING_SEED: the log signing key (Ed25519 from a 32-byte seed). */
@@ -120,7 +140,7 @@ export const DEFAULT_MANDATE_AUDIENCE = "writ";
 export class SettingsError extends Error {
   override readonly name = "SettingsError";
   constructor(
-    readonly code: "PORT_INVALID" | "HOST_INVALID",
+    readonly code: "PORT_INVALID" | "HOST_INVALID" | "DATABASE_URL_INVALID",
     message: string,
   ) {
     super(message);
@@ -191,12 +211,32 @@ export function loadTrustProxy(raw: string | null, problems: string[]): false | 
   return false;
 }
 
-function loadPort(raw: string | null): number {
+function loadPort(raw: string | null, name = "PORT"): number {
   if (raw === null) return 8080;
   if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new SettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+    throw new SettingsError("PORT_INVALID", `${name} must be an integer from 0 to 65535`);
   }
   return Number(raw);
+}
+
+/** A database URL setting: unset, or one node-postgres or the cluster resolver reads (else the process cannot run). */
+function loadDatabaseUrl(env: Env, name: "DATABASE_URL" | "DATABASE_READ_URL"): string | null {
+  const url = text(env, name);
+  if (url === null) return null;
+  try {
+    parseClusterUrl(url);
+  } catch (e) {
+    throw new SettingsError("DATABASE_URL_INVALID", `${name}: ${describe(e)}`);
+  }
+  return url;
+}
+
+function loadSynchronousCommit(env: Env, problems: string[]): SynchronousCommit | null {
+  const raw = text(env, "WRIT_SYNCHRONOUS_COMMIT");
+  if (raw === null) return null;
+  if ((SYNCHRONOUS_COMMIT_LEVELS as readonly string[]).includes(raw)) return raw as SynchronousCommit;
+  problems.push(`WRIT_SYNCHRONOUS_COMMIT must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(", ")}; using the server's setting`);
+  return null;
 }
 
 /** Reads every setting from `env` (default `process.env`) once. */
@@ -227,9 +267,13 @@ export function loadSettings(env: Env = process.env): Settings {
   return Object.freeze({
     port: loadPort(text(env, "PORT")),
     host,
+    metricsPort: text(env, "METRICS_PORT") === null ? null : loadPort(text(env, "METRICS_PORT"), "METRICS_PORT"),
+    metricsHost: text(env, "METRICS_HOST") ?? host,
     logFile: text(env, "WRIT_LOG_FILE"),
     trustProxy: loadTrustProxy(text(env, "WRIT_TRUST_PROXY"), problems),
-    databaseUrl: text(env, "DATABASE_URL"),
+    databaseUrl: loadDatabaseUrl(env, "DATABASE_URL"),
+    databaseReadUrl: loadDatabaseUrl(env, "DATABASE_READ_URL"),
+    synchronousCommit: loadSynchronousCommit(env, problems),
     pushNotifierJwk: Object.freeze(pushNotifierJwk),
     logSigner: Object.freeze(logSigner),
     appendToken: text(env, "SVC_APPEND_TOKEN"),

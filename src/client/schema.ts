@@ -4682,6 +4682,7 @@ export interface paths {
                         "application/json": {
                             status?: string;
                             database?: string;
+                            revocations?: string;
                         };
                     };
                 };
@@ -4721,6 +4722,7 @@ export interface paths {
                         "application/json": {
                             status?: string;
                             database?: string;
+                            revocations?: string;
                         };
                     };
                 };

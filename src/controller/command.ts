@@ -11,6 +11,7 @@ const USAGE = `usage: writ controller
 Reconciles Delegation, IntentAgreement and Subscription resources (writ.dev/v1alpha1) into Postgres.
 Environment: KUBECONFIG (or ~/.kube/config, or in-cluster), DATABASE_URL (required),
 SVC_LOG_SIGNING_SEED (log entries of agreements), HOST/PORT (health and metrics, default 127.0.0.1:8081),
+WRIT_WEBHOOK_PORT/WRIT_WEBHOOK_CERT_DIR (admission webhooks, HTTPS),
 WRIT_WATCH_NAMESPACES, WRIT_LEADER_ELECTION_LEASE, WRIT_LEADER_ELECTION_NAMESPACE, POD_NAME,
 WRIT_CONTROLLER_WORKERS, WRIT_CONTROLLER_RESYNC_SECONDS, WRIT_WATCH_SILENCE_SECONDS,
 WRIT_CONTROLLER_QPS, WRIT_CONTROLLER_BURST, LOG_LEVEL. See docs/operator.md.`;

@@ -1,8 +1,10 @@
 /**
- * The controller's log: one JSON object per line on stdout (`{level, time, msg, ...fields}`), the
- * shape of the data plane's pino lines, filtered by LOG_LEVEL. Tests pass a silent or capturing
- * logger.
+ * The controller's log: one JSON object per line on stdout, in the data plane's format
+ * (`LOG_FORMAT` of src/api/app.ts): `{"level":"info","time":"<RFC 3339, ms>","pid":..,
+ * "hostname":..,...fields,"msg":..}`, the level by name; filtered by LOG_LEVEL. Tests pass a
+ * silent or capturing logger.
  */
+import { hostname } from "node:os";
 
 /** Levels, least to most severe. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -25,9 +27,10 @@ export function errorText(err: unknown): string {
 /** A logger writing JSON lines at `level` and above through `write` (default stdout). */
 export function jsonLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
   const min = LOG_LEVELS.indexOf(level);
+  const host = hostname();
   const at = (l: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVELS.indexOf(l) < min) return;
-    write(`${JSON.stringify({ level: l, time: new Date().toISOString(), msg, ...fields })}\n`);
+    write(`${JSON.stringify({ level: l, time: new Date().toISOString(), pid: process.pid, hostname: host, ...fields, msg })}\n`);
   };
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }

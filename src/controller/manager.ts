@@ -26,7 +26,7 @@ import { objectKey } from "../sources/kubernetes/objects.js";
 import { systemClock, type Clock } from "../core/time/clock.js";
 import { shouldEnqueue } from "./event-filter.js";
 import { EventRecorder } from "./events.js";
-import { startHealthServer, type HealthServer } from "./health-server.js";
+import { startHealthServer, type HealthServer } from "../metrics/http-server.js";
 import { CONTROLLER_NAMES, type WritResource } from "./kinds.js";
 import { writRef } from "../sources/kubernetes/writ-refs.js";
 import { LeaderElector, leaderIdentity } from "./leader-election.js";
@@ -40,12 +40,21 @@ import type { ReconcileContext, ResourceCache } from "./reconcilers/context.js";
 import { reconcileDelegation } from "./reconcilers/delegation.js";
 import { reconcileSubscription } from "./reconcilers/subscription.js";
 import { ControllerRunner, type ReconcileResult } from "./runner.js";
+import { followRevocations } from "./revocation-follower.js";
+import { ControllerHeartbeat } from "./heartbeat.js";
+import { ApiServerProbe } from "../sources/kubernetes/api-probe.js";
+import { StatusMemo } from "./status-memo.js";
+import { admissionLookup } from "./admission/lookup.js";
+import { reviewAdmission } from "./admission/review.js";
+import { startAdmissionServer, type AdmissionServer } from "./admission/server.js";
 import type { ControllerSettings } from "./settings.js";
 
 /** A running controller. */
 export interface ControllerHandle {
   /** URL of the health/metrics server. */
   readonly url: string;
+  /** URL of the admission webhook server, when WRIT_WEBHOOK_PORT is set. */
+  readonly webhookUrl: string | undefined;
   /** This replica's leader election identity. */
   readonly identity: string;
   readonly metrics: ControllerMetrics;
@@ -71,6 +80,15 @@ export interface ControllerDeps {
 
 type Plural = "delegations" | "intentagreements" | "subscriptions";
 
+/** The controller's name in the `managedFields` of everything it writes (status, finalizers, Events, the Lease). */
+export const FIELD_MANAGER = "writ-controller";
+
+/**
+ * Informers reconnect within 5 s of the API server's return (client-go's reflector waits up to
+ * 30 s): the controller's heartbeat, which the data plane may decide on, catches up sooner.
+ */
+const INFORMER_BACKOFF = { initialMs: 500, maxMs: 5000, jitter: 0.5 };
+
 /** One kind's informers (one per watched namespace) seen as one cache. */
 function cacheOf(informers: readonly Informer<WritResource>[]): ResourceCache {
   return {
@@ -91,10 +109,12 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const clock = deps.clock ?? systemClock;
   for (const p of settings.problems) log.warn("setting ignored", { problem: p });
   if (!deps.skipMigrations) await migrate(settings.databaseUrl, { info: (msg) => log.info(msg) });
-  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig());
+  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
-    max: settings.workers * 3 + 4,
+    // A worker holds at most one connection at a time; a few more for the heartbeat, the
+    // admission webhook's lookups and the bindings.
+    max: settings.workers + 8,
     applicationName: "writ-controller",
     onError: (err) => log.warn("idle database connection failed", { error: err.message }),
   });
@@ -102,11 +122,16 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const identity = leaderIdentity(settings.podName);
   const namespaces: (string | undefined)[] = settings.watchNamespaces.length > 0 ? settings.watchNamespaces : [undefined];
 
-  const queues = {
-    delegation: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.delegation) }),
-    agreement: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.agreement) }),
-    subscription: new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(CONTROLLER_NAMES.subscription) }),
+  const queueOf = (name: string): WorkQueue => {
+    const q: WorkQueue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(name, () => q.unfinishedWork()) });
+    return q;
   };
+  const queues = {
+    delegation: queueOf(CONTROLLER_NAMES.delegation),
+    agreement: queueOf(CONTROLLER_NAMES.agreement),
+    subscription: queueOf(CONTROLLER_NAMES.subscription),
+  };
+  const statusMemo = new StatusMemo();
   const informersOf = (plural: Plural, queue: WorkQueue): Informer<WritResource>[] =>
     namespaces.map((namespace) =>
       startInformer<WritResource>({
@@ -114,8 +139,10 @@ export async function startController(settings: ControllerSettings, deps: Contro
         ...writRef(plural, namespace),
         resyncMs: settings.resyncMs,
         silenceTimeoutMs: settings.silenceMs,
+        backoff: INFORMER_BACKOFF,
         onEvent: (type, obj, old) => {
-          if (shouldEnqueue(type, obj, old)) queue.add(objectKey(obj));
+          if (type === "deleted") statusMemo.forget(obj.metadata.uid);
+          if (shouldEnqueue(type, obj, old, statusMemo)) queue.add(objectKey(obj));
         },
         onError: (err, context) => log.warn("informer recovered from a failure", { resource: plural, namespace, context, error: errorText(err) }),
         onStateChange: (state) => log.debug("informer state", { resource: plural, namespace, state }),
@@ -143,8 +170,11 @@ export async function startController(settings: ControllerSettings, deps: Contro
     },
     logSigner: settings.logSigner,
     logOrigin: settings.logOrigin,
+    statusMemo,
     mandates: settings.mandates,
   };
+  // Revocations made outside the cluster (HTTP, another replica) reach the status at once.
+  const revocations = followRevocations(settings.databaseUrl, pool, ctx, log);
   if (!settings.logSigner) log.warn("SVC_LOG_SIGNING_SEED is unset: signed agreements are stored but not logged (Ready=False, LogNotConfigured)");
 
   const runner = (name: string, queue: WorkQueue, fn: (c: ReconcileContext, key: string) => Promise<ReconcileResult>) =>
@@ -184,6 +214,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
       namespace: settings.leaseNamespace,
       name: settings.leaseName,
       identity,
+      ...settings.leaderElection,
       clock,
       log,
       onStartedLeading: () => {
@@ -206,8 +237,37 @@ export async function startController(settings: ControllerSettings, deps: Contro
     void startProcessing();
   }
 
+  // How far this replica has observed the cluster, published through Postgres for the data plane.
+  const probe = new ApiServerProbe({ client, intervalMs: 1000, timeoutMs: 1000 });
+  probe.start();
+  metrics.watch(() => all.every((i) => i.healthy()), () => probe.reachable());
+  const heartbeat = new ControllerHeartbeat({
+    pool,
+    lease: leaseLabel,
+    identity,
+    intervalMs: settings.heartbeatIntervalMs,
+    clock,
+    log,
+    informers: [...informers.delegations, ...informers.agreements],
+    queues: [queues.delegation, queues.agreement],
+    probe,
+    leading: () => leading,
+  });
+  heartbeat.start();
+
   let server: HealthServer;
+  let admission: AdmissionServer | undefined;
   try {
+    if (settings.webhookPort !== undefined) {
+      const lookup = admissionLookup(pool, ctx.bindings, revocations.index);
+      admission = await startAdmissionServer({
+        host: settings.host,
+        port: settings.webhookPort,
+        certDir: settings.webhookCertDir,
+        log,
+        review: (req, phase) => reviewAdmission(req, { now: clock.now(), phase, lookup }),
+      });
+    }
     server = await startHealthServer({
       host: settings.host,
       port: settings.port,
@@ -219,6 +279,10 @@ export async function startController(settings: ControllerSettings, deps: Contro
     });
   } catch (err) {
     stopping = true;
+    heartbeat.stop();
+    probe.stop();
+    await revocations.stop();
+    await admission?.close();
     await elector?.stop();
     await stopProcessing();
     await Promise.all(all.map((i) => i.stop()));
@@ -228,6 +292,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   }
   log.info("writ controller started", {
     url: server.url,
+    webhook: admission?.url ?? null,
     identity,
     lease: settings.leaseName ? `${settings.leaseNamespace}/${settings.leaseName}` : null,
     namespaces: settings.watchNamespaces.length > 0 ? settings.watchNamespaces : "all",
@@ -235,6 +300,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
 
   return {
     url: server.url,
+    webhookUrl: admission?.url,
     identity,
     metrics,
     done,
@@ -246,7 +312,11 @@ export async function startController(settings: ControllerSettings, deps: Contro
       await elector?.stop({ release: true });
       leading = false;
       await stopProcessing();
+      heartbeat.stop();
+      probe.stop();
       await Promise.all(all.map((i) => i.stop()));
+      await revocations.stop();
+      await admission?.close();
       await server.close();
       await pool.end();
       owned?.close();

@@ -7,8 +7,11 @@
  * through the rate limiter (`requeue`); a thrown error is retried through the rate limiter and
  * counted in `controller_runtime_reconcile_errors_total` (`error`), except a conflict (the
  * optimistic concurrency of the API server: HTTP 409 Conflict), which is retried without
- * counting as an error (`requeue`). One key is never processed by two workers at once (the
- * queue's promise).
+ * counting as an error (`requeue`). A `TerminalError` is counted (an error, and
+ * `controller_runtime_terminal_reconcile_errors_total`) but not retried: the key is forgotten.
+ * A programming error (TypeError, RangeError, ReferenceError, SyntaxError) also counts in
+ * `controller_runtime_reconcile_panics_total` and is retried like any error. One key is never
+ * processed by two workers at once (the queue's promise).
  *
  * `pause()` (this replica lost the lease) lets the workers finish their current key and take no
  * new one; keys stay queued (a key taken while paused is put back) until `resume()`.
@@ -16,6 +19,13 @@
 import type { ControllerMetrics, ReconcileResultLabel } from "./metrics.js";
 import { errorText, type Logger } from "./log.js";
 import type { WorkQueue } from "./queue/work-queue.js";
+
+/** An error that retrying cannot fix (controller-runtime's TerminalError): counted, not retried. */
+export class TerminalError extends Error {
+  override readonly name = "TerminalError";
+}
+
+const PANICS = [TypeError, RangeError, ReferenceError, SyntaxError];
 
 /** What a reconcile asks for. Nothing (or `{}`): done. */
 export interface ReconcileResult {
@@ -50,7 +60,7 @@ export class ControllerRunner {
   private gate: Promise<void> = new Promise((resolve) => (this.opened = resolve));
 
   constructor(private readonly opts: RunnerOptions) {
-    opts.metrics.initController(opts.name);
+    opts.metrics.initController(opts.name, Math.max(1, opts.workers));
   }
 
   /** Starts (or resumes) processing. */
@@ -94,6 +104,8 @@ export class ControllerRunner {
       }
       const started = performance.now();
       let result: ReconcileResultLabel = "success";
+      let kind: "panic" | "terminal" | undefined;
+      this.opts.metrics.activeWorkers(name, 1);
       try {
         const r = (await this.opts.reconcile(key)) ?? {};
         if (r.requeueAfterMs !== undefined && r.requeueAfterMs > 0) {
@@ -107,7 +119,15 @@ export class ControllerRunner {
           queue.forget(key);
         }
       } catch (err) {
+        if (err instanceof TerminalError) {
+          queue.forget(key);
+          result = "error";
+          kind = "terminal";
+          log.error("reconcile failed for good (not retried)", { controller: name, key, error: errorText(err) });
+          continue;
+        }
         queue.addRateLimited(key);
+        if (PANICS.some((c) => err instanceof c)) kind = "panic";
         if (this.opts.isConflict(err)) {
           result = "requeue";
           log.debug("conflict; requeued", { controller: name, key, error: errorText(err) });
@@ -117,7 +137,8 @@ export class ControllerRunner {
         }
       } finally {
         queue.done(key);
-        this.opts.metrics.reconciled(name, result, (performance.now() - started) / 1000);
+        this.opts.metrics.activeWorkers(name, -1);
+        this.opts.metrics.reconciled(name, result, (performance.now() - started) / 1000, kind);
       }
     }
   }

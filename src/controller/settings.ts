@@ -25,20 +25,32 @@ export interface ControllerSettings {
   host: string;
   /** PORT of the health/metrics server (default 8081). */
   port: number;
+  /** WRIT_WEBHOOK_PORT: port of the admission webhook server (HTTPS on HOST); undefined: no webhook server. */
+  webhookPort: number | undefined;
+  /** WRIT_WEBHOOK_CERT_DIR: folder holding tls.crt and tls.key (default /tmp/k8s-webhook-server/serving-certs). */
+  webhookCertDir: string;
   /** WRIT_WATCH_NAMESPACES: comma-separated; empty: every namespace. */
   watchNamespaces: string[];
   /** WRIT_LEADER_ELECTION_LEASE: the Lease name; unset: no leader election (one replica). */
   leaseName: string | undefined;
   /** WRIT_LEADER_ELECTION_NAMESPACE (default POD_NAMESPACE, else "default"). */
   leaseNamespace: string;
+  /**
+   * WRIT_LEADER_ELECTION_LEASE_DURATION / _RENEW_DEADLINE / _RETRY_PERIOD, in seconds
+   * (controller-runtime's 15 / 10 / 2); the lease must outlast the renew deadline, which must
+   * outlast 1.2 retry periods (client-go's rule), else the settings are refused.
+   */
+  leaderElection: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   /** POD_NAME: the base of this replica's identity (default the host name). */
   podName: string | undefined;
-  /** WRIT_CONTROLLER_WORKERS: workers per kind (default 4, 1 to 64). */
+  /** WRIT_CONTROLLER_WORKERS: workers per kind (default 16, 1 to 64). */
   workers: number;
   /** WRIT_CONTROLLER_RESYNC_SECONDS: informer resync period (default 600; 0: never). */
   resyncMs: number;
   /** WRIT_WATCH_SILENCE_SECONDS: restart a watch silent this long (default 150). */
   silenceMs: number;
+  /** WRIT_HEARTBEAT_INTERVAL_MS: how often the leader writes its heartbeat to Postgres (default 1000). */
+  heartbeatIntervalMs: number;
   /** WRIT_CONTROLLER_QPS / WRIT_CONTROLLER_BURST: the retry token bucket (default 10 / 100). */
   rateLimits: RateLimitSettings;
   /** LOG_LEVEL (default info). */
@@ -46,11 +58,17 @@ export interface ControllerSettings {
   problems: string[];
 }
 
+/**
+ * Workers per kind: a reconcile mostly waits (API server, Postgres), and 16 keep up with a burst
+ * of creates where 4 fell behind (docs/operator.md, bench:reconcile).
+ */
+export const DEFAULT_WORKERS = 16;
+
 /** A required setting is missing or unusable. */
 export class ControllerSettingsError extends Error {
   override readonly name = "ControllerSettingsError";
   constructor(
-    readonly code: "DATABASE_URL_UNSET" | "PORT_INVALID" | "SEED_INVALID",
+    readonly code: "DATABASE_URL_UNSET" | "PORT_INVALID" | "SEED_INVALID" | "LEADER_ELECTION_INVALID",
     message: string,
   ) {
     super(message);
@@ -71,6 +89,10 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
   if (!databaseUrl) throw new ControllerSettingsError("DATABASE_URL_UNSET", "DATABASE_URL is not set: the controller stores what it reconciles in Postgres");
   const portText = text(env, "PORT") ?? "8081";
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new ControllerSettingsError("PORT_INVALID", "PORT must be an integer from 0 to 65535");
+  const webhookText = text(env, "WRIT_WEBHOOK_PORT");
+  if (webhookText !== undefined && (!/^\d{1,5}$/.test(webhookText) || Number(webhookText) > 65535)) {
+    throw new ControllerSettingsError("PORT_INVALID", "WRIT_WEBHOOK_PORT must be an integer from 0 to 65535");
+  }
   const seed = text(env, "SVC_LOG_SIGNING_SEED");
   let logSigner: Signer | undefined;
   if (seed !== undefined) {
@@ -84,6 +106,15 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
   const logLevel = (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info";
   if (logLevel !== level) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}; using info`);
   const podNamespace = text(env, "POD_NAMESPACE");
+  const lease = envInteger(env, "WRIT_LEADER_ELECTION_LEASE_DURATION", { min: 2, max: 600, dflt: 15 }, problems);
+  const renew = envInteger(env, "WRIT_LEADER_ELECTION_RENEW_DEADLINE", { min: 1, max: 600, dflt: 10 }, problems);
+  const retry = envInteger(env, "WRIT_LEADER_ELECTION_RETRY_PERIOD", { min: 1, max: 600, dflt: 2 }, problems);
+  if (!(lease > renew && renew > 1.2 * retry)) {
+    throw new ControllerSettingsError(
+      "LEADER_ELECTION_INVALID",
+      `leader election: the lease duration (${lease} s) must be longer than the renew deadline (${renew} s), which must be longer than 1.2 retry periods (${retry} s)`,
+    );
+  }
   return {
     databaseUrl,
     logSigner,
@@ -94,13 +125,17 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     },
     host: text(env, "HOST") ?? "127.0.0.1",
     port: Number(portText),
+    webhookPort: webhookText === undefined ? undefined : Number(webhookText),
+    webhookCertDir: text(env, "WRIT_WEBHOOK_CERT_DIR") ?? "/tmp/k8s-webhook-server/serving-certs",
     watchNamespaces: (text(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
     leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
     podName: text(env, "POD_NAME"),
-    workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: 4 }, problems),
+    leaderElection: { leaseDurationMs: lease * 1000, renewDeadlineMs: renew * 1000, retryPeriodMs: retry * 1000 },
+    workers: envInteger(env, "WRIT_CONTROLLER_WORKERS", { min: 1, max: 64, dflt: DEFAULT_WORKERS }, problems),
     resyncMs: envInteger(env, "WRIT_CONTROLLER_RESYNC_SECONDS", { min: 0, max: 86_400, dflt: 600 }, problems) * 1000,
     silenceMs: envInteger(env, "WRIT_WATCH_SILENCE_SECONDS", { min: 5, max: 3600, dflt: 150 }, problems) * 1000,
+    heartbeatIntervalMs: envInteger(env, "WRIT_HEARTBEAT_INTERVAL_MS", { min: 100, max: 10_000, dflt: 1000 }, problems),
     rateLimits: {
       ...DEFAULT_RATE_LIMITS,
       qps: envInteger(env, "WRIT_CONTROLLER_QPS", { min: 1, max: 10_000, dflt: DEFAULT_RATE_LIMITS.qps }, problems),

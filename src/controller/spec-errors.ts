@@ -7,6 +7,7 @@
  * record's `/status` is `spec.state`.
  */
 import type { ReasonCode } from "../core/evaluate/reasons.js";
+import { findPrivateJwkMembers, privateMemberMessage } from "../core/jose/index.js";
 
 /** Why a resource is not stored as declared: the condition it fails, a reason code, and what is wrong. */
 export interface Refusal {
@@ -49,4 +50,12 @@ export function summary(refusals: readonly Refusal[]): string {
   const first = refusals[0];
   if (!first) return "";
   return refusals.length > 1 ? `${first.message} (and ${refusals.length - 1} more problem${refusals.length > 2 ? "s" : ""})` : first.message;
+}
+
+/**
+ * SPEC_INVALID refusals of private key members in a spec (condition `Valid`), each naming the
+ * member's path: checked before the schema, whose `not` rule cannot say which member or why.
+ */
+export function privateKeyRefusals(spec: unknown): Refusal[] {
+  return findPrivateJwkMembers(spec, "spec").map((p) => ({ condition: "Valid", code: "SPEC_INVALID", message: privateMemberMessage(p) }));
 }

@@ -5,8 +5,13 @@
  * its rows apart on any failure but the first kind (./isolated-batch.ts).
  *
  * Classification: network error codes of node (ECONNREFUSED, ...), SQLSTATE class 08
- * (connection exception), 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now) and
- * 53300 (too many connections). node-postgres raises two failures without any code: the pool's
+ * (connection exception; also a cluster URL with no host of the wanted kind, ./cluster.ts),
+ * 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now), 53300 (too many
+ * connections) and 25006 (read-only transaction: the server a connection reached turned
+ * standby in a failover; Writ never writes through a read-only session on purpose) and 40001
+ * (serialization failure: Writ runs no SERIALIZABLE or REPEATABLE READ transaction, so it only
+ * comes from a standby cancelling a read of DATABASE_READ_URL that conflicts with replay, and
+ * the same read a moment later succeeds). node-postgres raises two failures without any code: the pool's
  * connect timeout and a connection that ends mid-query; those are recognised by their exact
  * library-written texts, the only place Writ looks at an error message.
  */
@@ -21,7 +26,7 @@ const NETWORK_CODES = new Set([
   "ENETUNREACH",
   "EPIPE",
 ]);
-const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "25006", "40001"]);
 const PG_LIBRARY_TEXTS = [
   "timeout exceeded when trying to connect",
   "Connection terminated unexpectedly",

@@ -14,8 +14,8 @@
  * runner's own lock is a try-lock that fails instead of waiting, so it is turned off.)
  */
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { runner } from "node-pg-migrate";
+import { newClient } from "./cluster.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 
 /** The folder holding the migration files. */
@@ -26,7 +26,7 @@ export const MIGRATIONS_TABLE = "pgmigrations";
 
 /** Creates the database `name` unless it exists, connected to another database of the server (`serverUrl`). */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
-  const c = new pg.Client({ connectionString: serverUrl });
+  const c = newClient(serverUrl);
   await c.connect();
   try {
     const { rowCount } = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
@@ -43,7 +43,7 @@ export interface MigrateLog {
 
 /** Applies every pending migration to `databaseUrl`; returns the names applied, in order. */
 export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: "writ-migrate" });
+  const client = newClient(databaseUrl, { application_name: "writ-migrate" });
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]);

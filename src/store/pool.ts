@@ -6,9 +6,18 @@
  * holder's next query fails; the connection is discarded on release), and a query waiting for
  * a connection fails after `connectionTimeoutMillis` instead of hanging, so the API can
  * answer 503.
+ *
+ * A multi-host DATABASE_URL (./cluster-url.ts) makes a pool of a replicated Postgres: each new
+ * connection goes to the host that is the wanted kind of server now (./cluster.ts), a
+ * connection that failed as "database unavailable" (./db-errors.ts: refused, ended, or a write
+ * refused by a server that turned standby) is discarded, never reused, and a new connection
+ * that found its remembered host gone or demoted is made once more after a fresh probe, so the
+ * first request after a failover does not fail for a host the resolver could not yet know about.
  */
 import pg from "pg";
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
+import { connectionConfig, resolverFor } from "./cluster.js";
+import { isDbUnavailable } from "./db-errors.js";
 
 /** Anything store modules can query: a Pool or a checked-out client. */
 export interface Queryable {
@@ -30,17 +39,55 @@ export interface PoolOptions {
   onError?: (err: Error) => void;
   /** application_name shown in pg_stat_activity (default "writ"). */
   applicationName?: string;
+  /**
+   * `synchronous_commit` of every session of the pool (WRIT_SYNCHRONOUS_COMMIT), e.g.
+   * `remote_apply`: a commit returns once the synchronous standbys have applied it. Unset: the
+   * server's setting.
+   */
+  synchronousCommit?: SynchronousCommit;
+}
+
+/** The `synchronous_commit` levels a pool may ask for (the server refuses any other). */
+export const SYNCHRONOUS_COMMIT_LEVELS = ["remote_apply", "on", "remote_write", "local", "off"] as const;
+/** One of SYNCHRONOUS_COMMIT_LEVELS. */
+export type SynchronousCommit = (typeof SYNCHRONOUS_COMMIT_LEVELS)[number];
+
+type ConnectCallback = (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/**
+ * pg's Pool, but `connect` is made once more when it failed for a host the resolver remembered
+ * and has since forgotten (see the module comment). Only for cluster URLs.
+ */
+function retryingPool(base: pg.PoolConfig, url: string): Pool {
+  const resolver = resolverFor(url);
+  if (!resolver) return new pg.Pool(base);
+  class ClusterPool extends pg.Pool {
+    override connect(): Promise<PoolClient>;
+    override connect(callback: ConnectCallback): void;
+    override connect(callback?: ConnectCallback): Promise<PoolClient> | void {
+      const once = (): Promise<PoolClient> => super.connect();
+      const hadHost = resolver?.remembered !== undefined;
+      const p = once().catch((e: unknown) => {
+        if (hadHost && resolver?.remembered === undefined && isDbUnavailable(e)) return once();
+        throw e;
+      });
+      if (!callback) return p;
+      p.then((c) => callback(undefined, c, (release) => c.release(release as Error | boolean | undefined)), (e: unknown) => callback(e instanceof Error ? e : new Error(String(e)), undefined, () => {}));
+    }
+  }
+  return new ClusterPool(base);
 }
 
 /** A pool for `databaseUrl`. The caller ends it (`pool.end()`). */
 export function createPool(databaseUrl: string, opts: PoolOptions = {}): Pool {
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
+  const pool = retryingPool({
+    ...connectionConfig(databaseUrl),
     max: opts.max ?? 10,
     connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
     idleTimeoutMillis: 30_000,
     application_name: opts.applicationName ?? "writ",
-  });
+    ...(opts.synchronousCommit ? { options: `-c synchronous_commit=${opts.synchronousCommit}` } : {}),
+  }, databaseUrl);
   pool.on("error", (err) => opts.onError?.(err));
   // A checked-out client that loses its connection between two queries (Postgres shutting
   // down, a network cut) emits "error" with no query to fail, and pg-pool only listens while
@@ -66,9 +113,13 @@ export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) =>
     if (!opts.selfCommit) await client.query("COMMIT");
     return out;
   } catch (e) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
+    // A connection that failed as "unavailable" (ended, or its server turned standby) is not reused.
+    broken = isDbUnavailable(e);
+    if (!broken) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+    }
     throw e;
   } finally {
     // A client whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.

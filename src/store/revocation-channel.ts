@@ -13,8 +13,8 @@
  * (RevocationListener of src/store/notify.ts emits only feed notices; this one emits both.)
  */
 import { EventEmitter } from "node:events";
-import pg from "pg";
 import type { Client, ClientConfig } from "pg";
+import { newClient } from "./cluster.js";
 import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "./changes.js";
 import { REVOCATIONS_CHANNEL } from "./notify.js";
 import { parseRevocationPayload, type RevocationAnnouncement } from "./revocation-announce.js";
@@ -94,8 +94,7 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const config = typeof this.opts.connection === "string" ? { connectionString: this.opts.connection } : this.opts.connection;
-    const client = new pg.Client({ ...config, keepAlive: true, application_name: this.opts.applicationName ?? "writ-revocation-index" });
+    const client = newClient(this.opts.connection, { keepAlive: true, application_name: this.opts.applicationName ?? "writ-revocation-index" });
     let lost = false;
     const onLost = (err: Error) => {
       if (lost) return;

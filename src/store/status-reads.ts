@@ -13,6 +13,8 @@ export interface AgreementRow {
   delegationId: string | null;
   revokedAt: Date | null;
   revokedReason: string | null;
+  /** Who revoked it (`revoked_by`: `record`, `controller` for a deleted resource, ...). */
+  revokedBy: string | null;
   /** A principal revocation was pushed for it (POST /v1/revocations/push). */
   pushedRevocation: boolean;
   ledgerSequence: number;
@@ -22,10 +24,10 @@ export interface AgreementRow {
 /** The stored agreement `id`'s columns, or undefined. */
 export async function agreementRow(q: Queryable, id: string): Promise<AgreementRow | undefined> {
   const { rows } = await q.query<{
-    org_id: string | null; delegation_id: string | null; revoked_at: Date | null; revoked_reason: string | null; pushed: boolean;
+    org_id: string | null; delegation_id: string | null; revoked_at: Date | null; revoked_reason: string | null; revoked_by: string | null; pushed: boolean;
     ledger_sequence: number; ledger_head: HashString | null;
   }>(
-    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.ledger_sequence, a.ledger_head,
+    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, a.ledger_sequence, a.ledger_head,
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed
      FROM agreements a WHERE a.agreement_id = $1`,
     [id],
@@ -33,7 +35,7 @@ export async function agreementRow(q: Queryable, id: string): Promise<AgreementR
   const r = rows[0];
   if (!r) return undefined;
   return {
-    orgId: r.org_id, delegationId: r.delegation_id, revokedAt: r.revoked_at, revokedReason: r.revoked_reason, pushedRevocation: r.pushed,
+    orgId: r.org_id, delegationId: r.delegation_id, revokedAt: r.revoked_at, revokedReason: r.revoked_reason, revokedBy: r.revoked_by, pushedRevocation: r.pushed,
     ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
   };
 }

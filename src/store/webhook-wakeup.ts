@@ -7,7 +7,7 @@
  * `onWake` after every (re)connection (to catch up on notices missed meanwhile), and never
  * throws from a background callback.
  */
-import pg from "pg";
+import { newClient } from "./cluster.js";
 import type { Client, ClientConfig } from "pg";
 import { WEBHOOKS_CHANNEL } from "./webhook-outbox.js";
 
@@ -48,7 +48,7 @@ export function listenForWakeups(opts: WakeupOptions): Wakeup {
 
   const connect = async () => {
     if (stopped) return;
-    const c = new pg.Client({ ...opts.connection, keepAlive: true, application_name: "writ-webhook-wakeup" });
+    const c = newClient(opts.connection, { keepAlive: true, application_name: "writ-webhook-wakeup" });
     let lost = false;
     const onLost = (err: Error) => {
       if (lost) return;

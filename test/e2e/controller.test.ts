@@ -10,29 +10,19 @@
  * finalizer and keeps the row; each revocation appends exactly ONE `revocation` log entry, and
  * a later spec change or re-apply appends none.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { sampleSigner, type SampleParty } from "../../src/core/samples/index.js";
 import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
-import { renderSamples } from "../../src/manifests/samples.js";
-import { keyId } from "../../src/core/jose/index.js";
-import { freePort } from "../../src/dev/free-port.js";
-import { insertAgent } from "../../src/store/agents.js";
-import { createOrg, type Org } from "../../src/store/orgs.js";
-import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
+import type { Org } from "../../src/store/orgs.js";
+import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
+import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
+import { ok, setUpSampleTenant, type SampleTenant } from "../helpers/sample-tenant.js";
 
-const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
-const REPO = fileURLToPath(new URL("../..", import.meta.url));
-const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const NS = "acme";
 const LEASE = "writ-controller";
-const SEED = "11".repeat(32);
 
 interface Resource {
   metadata: { name: string; generation: number; finalizers?: string[]; annotations?: Record<string, string> };
@@ -50,78 +40,16 @@ interface Resource {
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function ok(r: CommandResult): string {
-  expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
-  return r.stdout;
-}
-
-/** A `writ controller` child process. */
-interface Controller {
-  readonly pid: number;
-  readonly url: string;
-  output(): string;
-  exited(): boolean;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-async function startController(env: Envtest, db: TestDatabase, podName: string): Promise<Controller> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [BIN, "controller"], {
-    cwd: REPO,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: process.env.HOME ?? "/tmp",
-      KUBECONFIG: env.kubeconfigPath,
-      DATABASE_URL: db.url,
-      SVC_LOG_SIGNING_SEED: SEED,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      POD_NAME: podName,
-      POD_NAMESPACE: "default",
-      WRIT_LEADER_ELECTION_LEASE: LEASE,
-      WRIT_LEADER_ELECTION_NAMESPACE: "default",
-      WRIT_WATCH_NAMESPACES: "",
-      LOG_LEVEL: "info",
-    },
-  });
-  let out = "";
-  child.stdout?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-200_000)));
-  child.stderr?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-200_000)));
-  let ended = false;
-  const exit = new Promise<void>((resolve) => child.once("exit", () => ((ended = true), resolve())));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (ended) throw new Error(`writ controller exited during start-up:\n${out}`);
-    const r = await fetch(`${url}/readyz`).catch(() => undefined);
-    if (r?.ok) break;
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`writ controller not ready in time:\n${out}`);
-    }
-    await delay(200);
-  }
-  return {
-    pid: child.pid as number,
-    url,
-    output: () => out,
-    exited: () => ended,
-    async stop(signal = "SIGTERM") {
-      if (ended) return;
-      process.kill(child.pid as number, signal);
-      const t = setTimeout(() => !ended && process.kill(child.pid as number, "SIGKILL"), 15_000);
-      await exit;
-      clearTimeout(t);
-    },
-  };
-}
+type Controller = ControllerProcess;
+const startController = (env: Envtest, db: TestDatabase, podName: string): Promise<Controller> =>
+  startControllerProcess({ kubeconfigPath: env.kubeconfigPath, databaseUrl: db.url, podName, lease: LEASE });
 
 describe("writ controller against a real API server and Postgres", () => {
   let env: Envtest;
   let db: TestDatabase;
   let org: Org;
   let samples: string;
+  let tenant: SampleTenant;
   const controllers: Controller[] = [];
   const kubectl = (args: string[], input?: string) => env.kubectl(args, input === undefined ? {} : { input });
   const get = async (kind: string, name: string) => JSON.parse(ok(await kubectl(["get", kind, name, "-n", NS, "-o", "json"]))) as Resource;
@@ -148,23 +76,10 @@ describe("writ controller against a real API server and Postgres", () => {
     const binDir = await ensureEnvtest();
     env = await startEnvtest({ binDir });
     db = await createTestDatabase();
-    ok(await kubectl(["apply", "-f", CRDS]));
-    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev", "crd/subscriptions.writ.dev"]));
-    const now = new Date();
-    org = await createOrg(db.pool, { name: "Acme Corp", org_type: "agent_operator" }, now);
-    const agents: [string, SampleParty][] = [["agent_procurement", "procurementAgent"], ["agent_travel", "travelAgent"]];
-    for (const [agentId, party] of agents) {
-      const jwk = sampleSigner(party).publicJwk;
-      const r = await insertAgent(db.pool, { agent_id: agentId, org_id: org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) }, now);
-      expect(r.ok).toBe(true);
-    }
-    ok(await kubectl(["create", "namespace", NS]));
-    ok(await kubectl(["label", "namespace", NS, `writ.dev/org-id=${org.org_id}`]));
+    tenant = await setUpSampleTenant(env, db, NS);
+    org = tenant.org;
+    samples = tenant.samples;
     ok(await kubectl(["create", "namespace", "unbound"]));
-    // Live copies of the samples, dated an hour ago (the committed ones lapse).
-    samples = await mkdtemp(join(tmpdir(), "writ-e2e-samples-"));
-    const at = new Date(Math.floor((Date.now() - 3600_000) / 60_000) * 60_000).toISOString().replace(".000Z", "Z");
-    for (const f of await renderSamples(at)) await writeFile(join(samples, f.name), f.content);
     controllers.push(await startController(env, db, "ctl-a"));
   }, 30 * 60_000);
 
@@ -172,7 +87,7 @@ describe("writ controller against a real API server and Postgres", () => {
     for (const c of controllers) await c.stop("SIGKILL").catch(() => {});
     await db?.drop();
     await env?.stop();
-    if (samples) await rm(samples, { recursive: true, force: true });
+    await tenant?.cleanUp();
   }, 120_000);
 
   it("reconciles the samples to Ready=True, stores them, and logs the agreement once", async () => {
@@ -189,6 +104,11 @@ describe("writ controller against a real API server and Postgres", () => {
     expect(root.status?.conditions?.map((c) => [c.type, c.status])).toEqual([["Valid", "True"], ["ChainValid", "True"], ["Bound", "True"], ["Stored", "True"], ["Ready", "True"]]);
     const chained = await get("wdel", SAMPLE_NAMES.chainedDelegation);
     expect(chained.status).toMatchObject({ chainDepth: 1 });
+    // Its writes are named in managedFields (the finalizer, the annotation, the status), never "unknown".
+    const managed = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json", "--show-managed-fields"]))) as { metadata: { managedFields: { manager: string }[] } };
+    const managers = managed.metadata.managedFields.map((m) => m.manager);
+    expect(managers).toContain("writ-controller");
+    expect(managers).not.toContain("unknown");
 
     const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>("SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id");
     expect(rows.rows).toEqual([

@@ -103,7 +103,7 @@ describe("Writ CRDs on a real API server", () => {
 
   it("shows the printer columns, more under -o wide, and status values once written", async () => {
     const header = ok(await kubectl(["get", "wdel"])).split("\n")[0]?.trim().split(/\s+/);
-    expect(header).toEqual(["NAME", "READY", "PHASE", "AGENT", "EXPIRES", "AGE"]);
+    expect(header).toEqual(["NAME", "READY", "PHASE", "REASON", "AGENT", "EXPIRES", "AGE"]);
     ok(
       await kubectl([
         "patch", "wdel", SAMPLE_NAMES.chainedDelegation, "--subresource=status", "--type=merge", "-p",
@@ -121,12 +121,12 @@ describe("Writ CRDs on a real API server", () => {
       ]),
     );
     const wide = ok(await kubectl(["get", "wdel", SAMPLE_NAMES.chainedDelegation, "-o", "wide"])).trim().split("\n");
-    expect(wide[0]?.split(/\s+/)).toEqual(["NAME", "READY", "PHASE", "AGENT", "EXPIRES", "AGE", "PRINCIPAL", "STATE", "DEPTH", "ID"]);
+    expect(wide[0]?.split(/\s+/)).toEqual(["NAME", "READY", "PHASE", "REASON", "AGENT", "EXPIRES", "AGE", "MESSAGE", "PRINCIPAL", "STATE", "DEPTH", "ID"]);
     const samples = await buildSamples();
     const spec = samples.find((s) => s.manifest.metadata.name === SAMPLE_NAMES.chainedDelegation)!.manifest.spec;
     const row = wide[1]?.split(/\s+/) ?? [];
-    expect(row.slice(0, 5)).toEqual([SAMPLE_NAMES.chainedDelegation, "True", "Active", "agent_travel", spec.expires_at]);
-    expect(row.slice(6)).toEqual(["org_acme", "active", "1", spec.delegation_id]);
+    expect(row.slice(0, 6)).toEqual([SAMPLE_NAMES.chainedDelegation, "True", "Active", "Reconciled", "agent_travel", spec.expires_at]);
+    expect(row.slice(7)).toEqual(["stored", "org_acme", "active", "1", spec.delegation_id]);
     const mandate = (samples.find((s) => s.manifest.kind === "IntentAgreement")!.manifest.spec.mandates as Array<{ expires_at: string }>)[0]!;
     const wia = ok(await kubectl(["get", "wia", "-o", "wide"])).split("\n")[1]?.trim().split(/\s+/) ?? [];
     expect(wia).toEqual(expect.arrayContaining(["agent_procurement", mandate.expires_at, SAMPLE_NAMES.delegation, "org_acme"]));

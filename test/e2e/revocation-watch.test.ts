@@ -9,14 +9,13 @@
  * WRIT_WATCH_STALE_MS verify steps up (REVOCATION_STATE_STALE), and it recovers by itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { agreementResource, createOperator, delegationResource, storeGrants, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { setUpGrantTenant, verifyUntil } from "../helpers/grant-tenant.js";
+import { agreementResource, createOperator, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 
-const CRDS = fileURLToPath(new URL("../../crds/", import.meta.url));
 const NS = "acme";
 const OTHER_NS = "other-tenant";
 const STALE_MS = 1500;
@@ -36,16 +35,8 @@ describe("revocation through the data plane's Kubernetes watch", () => {
   let grants: Grant[];
   const kubectl = (args: string[], input?: string) => env.kubectl(args, input === undefined ? {} : { input });
   const verify = (g: Grant) => verifyOnce(serve.url, acme.key, g);
-  /** Verifies `g` every `everyMs` until `test` holds; the answer and when it came. */
-  const until = async (g: Grant, test: (a: VerifyAnswer) => boolean, timeoutMs: number, everyMs = 20): Promise<{ answer: VerifyAnswer; at: number }> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const answer = await verify(g);
-      if (test(answer)) return { answer, at: Date.now() };
-      if (Date.now() > deadline) throw new Error(`verify of ${g.agentId} did not change in time: ${JSON.stringify(answer)}\n${serve.output().slice(-4000)}`);
-      await delay(everyMs);
-    }
-  };
+  const until = (g: Grant, test: (a: VerifyAnswer) => boolean, timeoutMs: number, everyMs = 20) =>
+    verifyUntil(serve.url, acme.key, g, test, { timeoutMs, everyMs, output: () => serve.output() });
   const metric = async (name: string) => {
     const text = await (await fetch(`${serve.url}/metrics`)).text();
     return text.split("\n").filter((l) => l.startsWith(name)).join("\n");
@@ -55,13 +46,8 @@ describe("revocation through the data plane's Kubernetes watch", () => {
     const binDir = await ensureEnvtest();
     env = await startEnvtest({ binDir });
     db = await createTestDatabase();
-    ok(await kubectl(["apply", "-f", CRDS]));
-    ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev"]));
-    acme = await createOperator(db.pool, "Acme Corp");
+    ({ operator: acme, grants } = await setUpGrantTenant(env, db, NS, "w", 4));
     const other = await createOperator(db.pool, "Other Corp");
-    grants = await storeGrants(db.pool, acme.orgId, "w", 4);
-    ok(await kubectl(["create", "namespace", NS]));
-    ok(await kubectl(["label", "namespace", NS, `writ.dev/org-id=${acme.orgId}`]));
     ok(await kubectl(["create", "namespace", OTHER_NS]));
     ok(await kubectl(["label", "namespace", OTHER_NS, `writ.dev/org-id=${other.orgId}`]));
     const [g0, g1, g2, g3] = grants as [Grant, Grant, Grant, Grant];
@@ -134,6 +120,6 @@ describe("revocation through the data plane's Kubernetes watch", () => {
     expect(await metric("writ_kube_watch_up")).toMatch(/writ_kube_watch_up [01]/);
     await until(g, (a) => a.verdict === "ALLOW", 60_000, 200);
     expect(await metric("writ_kube_watch_up ")).toBe("writ_kube_watch_up 1");
-    expect(serve.output()).toContain("verify steps up (REVOCATION_STATE_STALE) while the Kubernetes watch is down");
+    expect(serve.output()).toContain("revocation state is stale: verify steps up (REVOCATION_STATE_STALE)");
   });
 });

@@ -49,6 +49,12 @@ export interface EnvtestOptions {
   stopTimeoutMs?: number;
   /** Appended to the kube-apiserver command line. */
   apiServerFlags?: string[];
+  /**
+   * More static tokens (kube-apiserver's --token-auth-file): a test can act as a service account
+   * (`system:serviceaccount:<ns>:<name>`, groups `system:serviceaccounts`, ...) without the
+   * token controller envtest does not run.
+   */
+  tokens?: { token: string; user: string; groups: string[] }[];
 }
 
 /** A running API server and the tools bound to it. */
@@ -63,6 +69,12 @@ export interface Envtest {
   helm(args: string[], opts?: CommandOptions): Promise<CommandResult>;
   /** Stops kube-apiserver and starts it again on the same port and etcd; resolves when ready. */
   restartApiServer(): Promise<void>;
+  /** Stops kube-apiserver (by its pid; etcd and the data stay). */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port, etcd and data; resolves when ready. */
+  startApiServer(): Promise<void>;
+  /** Process ids of etcd and kube-apiserver (undefined when not running), for CPU accounting. */
+  pids(): { etcd: number | undefined; apiServer: number | undefined };
   /** The last output of etcd and kube-apiserver, for failure messages. */
   logs(): string;
   /** Stops kube-apiserver, then etcd, and deletes the temp folder. Safe to call twice. */
@@ -120,6 +132,7 @@ process.once("exit", () => {
 
 interface Proc {
   readonly name: string;
+  readonly pid: number;
   /** Resolves with a description of how it ended. */
   readonly exited: Promise<string>;
   hasExited(): boolean;
@@ -146,6 +159,7 @@ function startProc(name: string, bin: string, args: string[], env: Record<string
   });
   return {
     name,
+    pid,
     exited,
     hasExited: () => ended !== null,
     output: () => out,
@@ -248,7 +262,8 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     const [saKey, saPub, tokens] = [join(dir, "sa.key"), join(dir, "sa.pub"), join(dir, "tokens.csv")];
     await run("openssl", ["genrsa", "-out", saKey, "2048"], env, {}).then(mustSucceed("openssl genrsa"));
     await run("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], env, {}).then(mustSucceed("openssl rsa"));
-    await writeFile(tokens, `${token},admin,admin,system:masters\n`, { mode: 0o600 });
+    const extra = (opts.tokens ?? []).map((t) => `${t.token},${t.user},${t.user},"${t.groups.join(",")}"\n`).join("");
+    await writeFile(tokens, `${token},admin,admin,system:masters\n${extra}`, { mode: 0o600 });
     const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${join(dir, "certs")}`,
@@ -288,6 +303,14 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
         await apiServer?.stop(stopTimeoutMs);
         await startApiServer();
       },
+      async stopApiServer() {
+        await apiServer?.stop(stopTimeoutMs);
+      },
+      async startApiServer() {
+        if (apiServer && !apiServer.hasExited()) return;
+        await startApiServer();
+      },
+      pids: () => ({ etcd: etcd && !etcd.hasExited() ? etcd.pid : undefined, apiServer: apiServer && !apiServer.hasExited() ? apiServer.pid : undefined }),
       logs: () => `--- etcd ---\n${etcd?.output() ?? ""}\n--- kube-apiserver ---\n${apiServer?.output() ?? ""}`,
       async stop() {
         if (stopped) return;
@@ -305,6 +328,11 @@ function mustSucceed(what: string) {
   return (r: CommandResult) => {
     if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.stderr}`);
   };
+}
+
+/** A kubeconfig (YAML text) for `server` authenticating with `token` (the server's certificate is not checked). */
+export function kubeconfigFor(server: string, token: string): string {
+  return stringify(kubeconfig(server, token));
 }
 
 function kubeconfig(server: string, token: string) {

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { startServer } from "../../src/api/server.js";
+import { loadSettings } from "../../src/api/settings.js";
 
 let db: TestDatabase;
 let server: TestServer;
@@ -214,6 +216,20 @@ describe("metrics", () => {
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="<unmatched>",status="404"\} \d+/);
     expect(text).not.toContain("/no/such/route/123");
     expect(text).not.toContain("after=0");
+  });
+
+  it("serves them on METRICS_PORT, not on the public port, when it is set", async () => {
+    const s = await startServer(loadSettings({ LOG_LEVEL: "silent", PORT: "0", METRICS_PORT: "0" }), { migrate: false });
+    try {
+      expect((await fetch(`${s.url}/metrics`)).status).toBe(404);
+      expect(s.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(s.metricsUrl).not.toBe(s.url);
+      const text = await (await fetch(`${s.metricsUrl ?? ""}/metrics`)).text();
+      expect(text).toContain("process_cpu_user_seconds_total");
+      expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="<unmatched>",status="404"\} 1/);
+    } finally {
+      await s.close();
+    }
   });
 });
 

@@ -3,7 +3,8 @@
  * reconciled by the controller's reconcilers from a local manifest folder (as `writ dev` wires
  * them): verified and recorded (Ready=True, the finalizer and record id set, the mandate row
  * stored); one from an unknown issuer is refused with its reason and writes nothing; removing
- * the file revokes the recorded delegation through the finalizer.
+ * the file revokes the recorded delegation through the finalizer. Another mandate in a resource
+ * that recorded one is refused while the status keeps saying what verify answers (the first).
  */
 import { mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -91,6 +92,15 @@ describe("a payment mandate declared as a Delegation", () => {
     expect(ready(get("rogue-mandate"))?.message).toMatch(/mandate refused: ISSUER_UNKNOWN: /);
     expect(get("rogue-mandate")?.metadata.finalizers ?? []).toEqual([]);
     expect((await db.pool.query("SELECT count(*)::int AS n FROM mandates")).rows[0]).toEqual({ n: 1 });
+  });
+
+  it("another mandate in the same resource is refused, and the status says the recorded one is what verify still answers", async () => {
+    const id = get("shoes-mandate")?.metadata.annotations?.["writ.dev/record-id"];
+    await writeFile(join(dir, "mandate.yaml"), manifest("shoes-mandate", await presentation()));
+    await expect.poll(() => ready(get("shoes-mandate"))?.reason, { timeout: 20_000, interval: 100 }).toBe("SPEC_INVALID");
+    expect(ready(get("shoes-mandate"))?.message).toContain(`spec.mandate is immutable: this resource recorded ${String(id)}`);
+    expect(ready(get("shoes-mandate"))?.message).toContain(`verify still answers with the record stored before: delegation ${String(id)}, effective status active`);
+    expect((get("shoes-mandate")?.status as { phase?: string } | undefined)?.phase).toBe("Active");
   });
 
   it("a removed file revokes the recorded delegation through the finalizer", async () => {

@@ -83,10 +83,12 @@ describe.each(writCrds().map((c) => [c.spec.names.kind, c] as const))("the %s CR
     expect(crd.spec.names.listKind).toBe(`${kind}List`);
   });
 
-  it("prints Ready, Phase, Agent and Age, and more under -o wide", () => {
+  it("prints Ready, Phase, Reason, Agent and Age, and the Message (with more) under -o wide", () => {
     const cols = version.additionalPrinterColumns;
     const shown = cols.filter((c) => !c.priority).map((c) => c.name);
-    expect(shown).toEqual(expect.arrayContaining(["Ready", "Phase", "Agent", "Age"]));
+    expect(shown).toEqual(expect.arrayContaining(["Ready", "Phase", "Reason", "Agent", "Age"]));
+    expect(cols.find((c) => c.name === "Reason")?.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].reason');
+    expect(cols.find((c) => c.name === "Message")).toMatchObject({ jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 });
     expect(cols.filter((c) => c.priority === 1).length).toBeGreaterThan(0);
     expect(cols.find((c) => c.name === "Ready")?.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].status');
     for (const c of cols) expect(c.description.length).toBeGreaterThan(0);

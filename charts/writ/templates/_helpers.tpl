@@ -81,9 +81,12 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
-{{/* Refuses an existing Secret combined with inline secret values. */}}
+{{/* Refuses an existing Secret combined with inline secret values, and an install without a database (a URL, an existing Secret, or the chart's CloudNativePG Cluster). */}}
 {{- define "writ.validateSecret" -}}
 {{- $s := .Values.secret -}}
+{{- if and (not $s.existingSecret) (not $s.databaseUrl) (not .Values.postgresCluster.enabled) -}}
+{{- fail "secret.databaseUrl is required (postgres://user:password@host:5432/db), or secret.existingSecret naming a Secret with DATABASE_URL, or postgresCluster.enabled: without Postgres the controller cannot start and the data plane answers 503" -}}
+{{- end -}}
 {{- if and $s.existingSecret (or $s.logSigningSeed $s.appendToken $s.adminToken $s.databaseUrl) -}}
 {{- fail "secret.existingSecret is set: leave secret.logSigningSeed, appendToken, adminToken and databaseUrl empty (put them in that Secret)" -}}
 {{- end -}}
@@ -99,6 +102,7 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom: { fieldRef: { fieldPath: metadata.namespace } }
 - name: WRIT_WATCH_NAMESPACES
   value: {{ join "," .Values.watchNamespaces | quote }}
+{{- include "writ.postgresCluster.env" . }}
 {{- end -}}
 
 {{/* Settings from the ConfigMap and the Secret. */}}
@@ -117,6 +121,14 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- end }}
 {{- end -}}
 
+{{/* Refuses leader election timings client-go would refuse: lease > renew deadline > 1.2 retry periods. */}}
+{{- define "writ.validateLeaderElection" -}}
+{{- $le := .Values.controller.leaderElection -}}
+{{- if not (and (gt (int $le.leaseDurationSeconds) (int $le.renewDeadlineSeconds)) (gt (mulf $le.renewDeadlineSeconds 1.0) (mulf $le.retryPeriodSeconds 1.2))) -}}
+{{- fail (printf "controller.leaderElection: leaseDurationSeconds (%v) must be longer than renewDeadlineSeconds (%v), which must be longer than 1.2 x retryPeriodSeconds (%v)" $le.leaseDurationSeconds $le.renewDeadlineSeconds $le.retryPeriodSeconds) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* policy/v1 from Kubernetes 1.21, policy/v1beta1 before. */}}
 {{- define "writ.pdbApiVersion" -}}
 {{- if semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version -}}policy/v1{{- else -}}policy/v1beta1{{- end -}}
@@ -126,4 +138,30 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- define "writ.tmpVolume" -}}
 - name: tmp
   emptyDir: { sizeLimit: 128Mi }
+{{- end -}}
+
+{{/* The Secret holding the admission webhook's serving certificate. */}}
+{{- define "writ.webhookSecretName" -}}{{ include "writ.controller.fullname" . }}-webhook-tls{{- end -}}
+
+{{/* One webhook's client config, rules and policy: call with (dict "svc" "ns" "caBundle" "w" "path"). */}}
+{{- define "writ.webhookCommon" -}}
+clientConfig:
+  service:
+    name: {{ .svc }}
+    namespace: {{ .ns }}
+    path: {{ .path }}
+    port: 443
+  {{- if .caBundle }}
+  caBundle: {{ .caBundle }}
+  {{- end }}
+rules:
+  - apiGroups: ["writ.dev"]
+    apiVersions: ["v1alpha1"]
+    operations: ["CREATE", "UPDATE"]
+    resources: ["delegations", "intentagreements", "subscriptions"]
+    scope: Namespaced
+failurePolicy: {{ .w.failurePolicy }}
+sideEffects: None
+admissionReviewVersions: ["v1"]
+timeoutSeconds: {{ .w.timeoutSeconds }}
 {{- end -}}

@@ -41,27 +41,40 @@ async function api(base: string, admin: string, path: string, body: unknown): Pr
   return out;
 }
 
+/** Options of `seed`. */
+export interface SeedOptions {
+  /** Agents seeded at a time (default 8). */
+  parallel?: number;
+  /** Names ids `agent-<prefix>-<i>`, `agr-<prefix>-<i>` (default "bench"). */
+  prefix?: string;
+  /** Cumulative maximum of each agent's intent, USD (default CUMULATIVE). */
+  cumulative?: (i: number) => number;
+}
+
 /** Seeds `count` agents with agreements (ids `bench-<i>`), `parallel` at a time. */
-export async function seed(serveUrl: string, databaseUrl: string, admin: string, count: number, parallel = 8): Promise<Seeded> {
-  const org = await api(serveUrl, admin, "/v1/orgs", { name: "bench operator", org_type: "agent_operator" });
+export async function seed(serveUrl: string, databaseUrl: string, admin: string, count: number, opts: SeedOptions = {}): Promise<Seeded> {
+  const parallel = opts.parallel ?? 8;
+  const prefix = opts.prefix ?? "bench";
+  const org = await api(serveUrl, admin, "/v1/orgs", { name: `${prefix} operator`, org_type: "agent_operator" });
   const orgId = String(org.org_id);
   const key = await api(serveUrl, admin, `/v1/orgs/${orgId}/keys`, { name: "bench verify" });
   const pool = createPool(databaseUrl, { max: parallel });
   const now = Date.now();
-  const agents: SeededAgent[] = Array.from({ length: count }, (_, i) => ({ agentId: `agent-bench-${i}`, agreementId: `agr-bench-${i}` }));
+  const agents: SeededAgent[] = Array.from({ length: count }, (_, i) => ({ agentId: `agent-${prefix}-${i}`, agreementId: `agr-${prefix}-${i}` }));
   let next = 0;
   try {
     await Promise.all(
       Array.from({ length: parallel }, async () => {
         while (next < agents.length) {
-          const a = agents[next++] as SeededAgent;
+          const i = next++;
+          const a = agents[i] as SeededAgent;
           const publicKey = generateSigner().publicJwk;
           const r = await insertAgent(pool, { agent_id: a.agentId, org_id: orgId, principal_id: "prn_bench", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) }, new Date(now));
           if (!r.ok) throw new Error(`agent ${a.agentId}: ${r.conflict} taken`);
           const agreement = await buildSignedAgreement(
             {
               agreement_id: a.agreementId,
-              mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: a.agentId }, currency: "USD", maximum_amount: CEILING, cumulative_maximum: CUMULATIVE, expires_at: new Date(now + 24 * HOUR).toISOString() }],
+              mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: a.agentId }, currency: "USD", maximum_amount: CEILING, cumulative_maximum: opts.cumulative?.(i) ?? CUMULATIVE, expires_at: new Date(now + 24 * HOUR).toISOString() }],
               at: new Date(now - HOUR).toISOString(),
             },
             principalKey,

@@ -4,7 +4,11 @@
  * configured: `database: "not configured"`), 503 `{error: "database unavailable"}` when it is
  * configured but unreachable or not yet migrated, and 503 `{error: "revocation index not loaded
  * yet"}` until the verify path's revocation index has first loaded (and the Kubernetes watch,
- * when it runs, first synced): before that every verify would step up.
+ * when it runs, first synced): before that every verify would step up. Afterwards, 503
+ * `{error: "revocation state is stale: ..."}` while neither the Kubernetes watch nor the
+ * controller's path is fresh (every verify steps up, so traffic should go to a replica that can
+ * decide), and 200 `{status: "degraded", database: "ok", revocations: <why>}` while verify
+ * decides on the controller's path with its own watch down.
  */
 import fp from "fastify-plugin";
 import { ping } from "../../store/pool.js";
@@ -13,7 +17,7 @@ import { API_ERRORS, ERROR_BODY_SCHEMA } from "../errors.js";
 const READY_TIMEOUT_MS = 2000;
 const statusSchema = {
   type: "object",
-  properties: { status: { type: "string" }, database: { type: "string" } },
+  properties: { status: { type: "string" }, database: { type: "string" }, revocations: { type: "string" } },
 } as const;
 
 async function pingWithin(ping: Promise<unknown>, ms: number): Promise<boolean> {
@@ -42,7 +46,11 @@ export default fp(
         if (!app.schemaReady() || !(await pingWithin(ping(pool), READY_TIMEOUT_MS))) {
           return reply.code(503).send({ error: API_ERRORS.DATABASE_UNAVAILABLE.message });
         }
-        if (app.verifyRuntime && !app.verifyRuntime.everFresh()) return reply.code(503).send({ error: API_ERRORS.REVOCATIONS_NOT_LOADED.message });
+        const runtime = app.verifyRuntime;
+        if (runtime && !runtime.everFresh()) return reply.code(503).send({ error: API_ERRORS.REVOCATIONS_NOT_LOADED.message });
+        const f = runtime?.freshness();
+        if (f?.stale) return reply.code(503).send({ error: `${API_ERRORS.REVOCATIONS_STALE.message}: ${f.detail ?? "no reason known"}` });
+        if (f && f.via !== "watch") return { status: "degraded", database: "ok", revocations: f.detail ?? f.via ?? "" };
         return { status: "ok", database: "ok" };
       },
     );

@@ -2,7 +2,9 @@
  * The metrics plugin: one prom-client Registry per app, decorated as `metrics`, with the
  * default process metrics and `http_request_duration_seconds{method, route, status}` where
  * `route` is the matched route pattern (`/v1/log/entries/:sequence`), never the raw URL, and
- * `<unmatched>` for requests no route matched. Serves the registry at `GET /metrics`.
+ * `<unmatched>` for requests no route matched. Serves the registry at `GET /metrics` unless
+ * `route: false` (METRICS_PORT set: the metrics are served on their own port by src/api/server.ts,
+ * not on the public one).
  *
  * Other areas register their own metrics on `app.metrics.registry` at start-up.
  */
@@ -25,6 +27,8 @@ declare module "fastify" {
 export interface MetricsPluginOptions {
   /** A registry to use (default: a new one with the default process metrics). */
   registry?: Registry;
+  /** Serve `GET /metrics` on this app (default true). */
+  route?: boolean;
 }
 
 export default fp<MetricsPluginOptions>(
@@ -50,6 +54,7 @@ export default fp<MetricsPluginOptions>(
       done();
     });
     const reg = registry;
+    if (opts.route === false) return;
     app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {
       const body = await reg.metrics();
       return reply.type(reg.contentType).send(body);

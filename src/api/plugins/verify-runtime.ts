@@ -17,8 +17,13 @@
  *   revocation watch (src/verify/revocation/kube-watch.ts) starts with the index, marks revocations seen
  *   on Delegations and IntentAgreements in it, and makes it stale while the watch is down
  *   longer than WRIT_WATCH_STALE_MS; it is stopped in `preClose` too.
+ * - With the watch, the controller's path (src/verify/revocation/controller-path.ts: its heartbeat
+ *   in Postgres, WRIT_CONTROLLER_PATH) is polled too, and vouches for revocation state while the
+ *   watch is down; verify then decides "degraded" (`writ_revocation_degraded` 1, `/readyz` says
+ *   so), and fails closed only when neither path is fresh.
  * - `everFresh()` turns true the first time the index is not stale, and stays true; `/readyz`
- *   answers 503 until then (./health.ts), so a new replica gets traffic once it can decide.
+ *   answers 503 until then (./health.ts), so a new replica gets traffic once it can decide;
+ *   afterwards `/readyz` answers 503 while the index is stale.
  */
 import fp from "fastify-plugin";
 import { DEFAULT_POLICY, type EvalPolicy } from "../../core/evaluate/index.js";
@@ -29,7 +34,9 @@ import { RefusalWriter } from "../../verify/pipeline/refusal-writer.js";
 import { SpendWriter } from "../../verify/pipeline/spend-writer.js";
 import { AgentSnapshots } from "../../verify/caches/snapshots.js";
 import type { RevocationIndex } from "../../verify/revocation/index.js";
-import { WatchedRevocationIndex } from "../../verify/revocation/kube-watch-index.js";
+import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
+import { ControllerPath } from "../../verify/revocation/controller-path.js";
+import { controllerPathMetrics } from "../../verify/revocation/controller-path-metrics.js";
 import { createKubeWatch, type KubeRevocationWatch } from "../../verify/revocation/kube-watch.js";
 import { kubeWatchEnabled } from "../../verify/revocation/kube-watch-settings.js";
 
@@ -46,6 +53,8 @@ export interface VerifyRuntime {
   readonly policy: EvalPolicy;
   /** The Kubernetes revocation watch, or null when it does not run. */
   readonly kubeWatch: KubeRevocationWatch | null;
+  /** How revocation state is fresh now (through the watch, the controller's path), or why it is stale. */
+  freshness(): Freshness;
   /**
    * True once the index has been fresh (loaded, and the Kubernetes watch, when it runs, synced)
    * at least once: `/readyz` waits for it. A later staleness does not undo it; verify then
@@ -71,13 +80,38 @@ export default fp(
     let runtime: VerifyRuntime | null = null;
     let index: RevocationIndex | null = null;
     let watch: KubeRevocationWatch | null = null;
+    let controllerPath: ControllerPath | null = null;
     if (pool && feed) {
       const idx = new WatchedRevocationIndex({ db: pool, source: feed });
       index = idx;
       idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
       if (kubeWatchEnabled(app.settings.kubeWatch)) {
-        watch = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
-        idx.attachWatch(watch);
+        const w = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
+        watch = w;
+        idx.attachWatch(w);
+        const k = app.settings.kubeWatch;
+        if (k.controllerPath) {
+          let via: string | undefined = "watch";
+          controllerPath = new ControllerPath({
+            db: pool,
+            lease: k.controllerLease,
+            staleMs: k.staleMs,
+            outageMs: k.outageGraceMs,
+            apiUnreachable: () => w.apiUnreachable(),
+            // Each poll re-evaluates freshness (so the grace after the path vouched is measured from its last poll) and logs changes.
+            onReading: () => {
+              const f = idx.freshness();
+              const now = f.stale ? undefined : f.via;
+              if (now === via) return;
+              via = now;
+              if (now === undefined) app.log.warn({ reason: f.detail }, "revocation state is stale: verify steps up (REVOCATION_STATE_STALE)");
+              else if (now === "watch") app.log.info("revocation state is fresh through the Kubernetes watch");
+              else app.log.warn({ via: now, reason: f.detail }, "verify decides degraded: the Kubernetes watch is down, the controller's path vouches for revocation state");
+            },
+          });
+          idx.attachControllerPath(controllerPath, k.staleMs);
+          controllerPathMetrics(app.metrics.registry, idx, controllerPath);
+        }
       }
       let fresh = false;
       const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents, denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds }).follow(feed);
@@ -102,6 +136,7 @@ export default fp(
         metrics,
         policy: { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst },
         kubeWatch: watch,
+        freshness: () => idx.freshness(),
         everFresh: () => (fresh ||= !idx.stale()),
       };
     } else {
@@ -114,6 +149,7 @@ export default fp(
       const started = index.start();
       started.catch((err: unknown) => app.log.error({ err }, "revocation index failed to start"));
       watch?.start();
+      controllerPath?.start();
       if (!app.schemaReady()) return;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_LOAD_WAIT_MS)));
@@ -122,6 +158,7 @@ export default fp(
       if (index.stale()) app.log.warn("revocation index not loaded yet: verify steps up until it is");
     });
     app.addHook("preClose", async () => {
+      controllerPath?.stop();
       await watch?.stop();
       await index?.stop();
     });

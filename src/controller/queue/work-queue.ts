@@ -42,6 +42,8 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly addedAt = new Map<string, number>();
   private readonly startedAt = new Map<string, number>();
+  /** When each key being processed had been queued. */
+  private readonly queuedAtOfProcessing = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private readonly delayed = new DelayHeap();
   private readonly dueAt = new Map<string, number>();
@@ -66,6 +68,30 @@ export class WorkQueue {
   /** Keys waiting for their delay. */
   delayedLen(): number {
     return this.dueAt.size;
+  }
+
+  /**
+   * Epoch ms when the oldest key that is queued (not delayed) or being processed was queued;
+   * undefined when there is none. Everything queued before it has been processed.
+   */
+  oldestPendingSince(): number | undefined {
+    let oldest: number | undefined;
+    for (const t of this.addedAt.values()) if (oldest === undefined || t < oldest) oldest = t;
+    for (const t of this.queuedAtOfProcessing.values()) if (oldest === undefined || t < oldest) oldest = t;
+    return oldest;
+  }
+
+  /** Seconds the keys being processed have been processing, and the longest of them (client-go's unfinished work). */
+  unfinishedWork(): { totalSeconds: number; longestSeconds: number } {
+    const now = this.clock.now();
+    let total = 0;
+    let longest = 0;
+    for (const t of this.startedAt.values()) {
+      const s = Math.max(0, now - t) / 1000;
+      total += s;
+      longest = Math.max(longest, s);
+    }
+    return { totalSeconds: total, longestSeconds: longest };
   }
 
   /** True while `key` is being processed. */
@@ -136,6 +162,7 @@ export class WorkQueue {
     if (!this.processing.delete(key)) return;
     const started = this.startedAt.get(key);
     this.startedAt.delete(key);
+    this.queuedAtOfProcessing.delete(key);
     if (started !== undefined) this.metrics?.workDuration((this.clock.now() - started) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.push(key);
   }
@@ -171,6 +198,7 @@ export class WorkQueue {
     this.addedAt.delete(key);
     if (added !== undefined) this.metrics?.queueLatency((now - added) / 1000);
     this.startedAt.set(key, now);
+    this.queuedAtOfProcessing.set(key, added ?? now);
     this.metrics?.depth(this.len());
   }
 

@@ -17,7 +17,7 @@ import { agreementFromSpec } from "../../core/crd/index.js";
 import type { PreparedAgreement, PreparedDelegation } from "../../core/evaluate/types.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 import { SIGNED_STATUSES, validate } from "../../core/schemas/index.js";
-import { schemaRefusal, type Refusal } from "../spec-errors.js";
+import { privateKeyRefusals, schemaRefusal, type Refusal } from "../spec-errors.js";
 
 /** The outcome of `checkAgreementSpec`: the record when it validates, and every refusal. */
 export interface AgreementCheck {
@@ -81,6 +81,8 @@ export function bindingRefusals(p: PreparedAgreement, d: PreparedDelegation, whe
 export async function checkAgreementSpec(spec: unknown, now: number): Promise<AgreementCheck> {
   const { record, delegationName } = agreementFromSpec(spec);
   const refusals: Refusal[] = [];
+  const secrets = privateKeyRefusals(spec);
+  if (secrets.length > 0) return delegationName === undefined ? { refusals: secrets } : { refusals: secrets, delegationName };
   if (delegationName === undefined) refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: "spec.delegationRef.name: is required (the Delegation this agreement is bound to)" });
   const v = validate<IntentAgreement>("intent-agreement", record);
   if (!v.ok) {

@@ -38,11 +38,15 @@ import { agreementRow, type AgreementRow } from "../../store/status-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
-import { finalizeRevoking } from "./finalize.js";
-import { conditionOf, delegationIdOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
+import { DELETION_REVOKER, finalizeRevoking } from "./finalize.js";
+import { delegationView } from "./delegation-checks.js";
+import { revokedMessage } from "./delegation-status.js";
+import { conditionOf, delegationIdOf, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 
 /** The resource reference of IntentAgreements. */
 export const AGREEMENTS = writRef("intentagreements");
+/** The conditions of this kind, in order. */
+const CONDITION_TYPES = ["Valid", "Signed", "Bound", "Stored", "Logged", "Ready"];
 const KIND = "IntentAgreement";
 /** Retry of an agreement whose Delegation is not stored yet (it is also queued when the Delegation is). */
 const PENDING_RETRY_MS = 15_000;
@@ -59,23 +63,57 @@ function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined, now: n
   return future.length > 0 ? { status: p.agreement.status, nextChangeMs: Math.min(...future) } : { status: p.agreement.status };
 }
 
+/**
+ * What verify enforces for a stored agreement, from its row and the delegation it is stored
+ * with: revoked (its own revocation, or its delegation's) or expired (its delegation's), with
+ * the reason code verify answers and why; else the agreement's own effective status.
+ */
+function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefined, prepared: PreparedAgreement | undefined, now: number): { status: string; code?: string; why?: string } {
+  const at = (d: Date | null) => (d ? ` at ${d.toISOString()}` : "");
+  if (row.revokedAt || row.pushedRevocation) {
+    const byDeletion = row.revokedBy === DELETION_REVOKER;
+    const why = byDeletion
+      ? `agreement revoked by deletion${at(row.revokedAt)} (${row.revokedReason ?? "its resource was deleted"}): deleting a resource revokes it for good, and re-applying the same manifest cannot restore it; a new agreement needs a new agreement_id`
+      : `agreement revoked${at(row.revokedAt)}${row.revokedReason ? `: ${row.revokedReason}` : ""}; revocation is final, a new agreement needs a new agreement_id`;
+    return { status: "revoked", code: prepared?.agreement.status === "revoked" ? undefined : "AGREEMENT_REVOKED", why };
+  }
+  if (bound?.revokedAt) {
+    return { status: "revoked", code: "DELEGATION_REVOKED", why: `the delegation it is bound to, ${bound.delegationId}, is revoked${at(bound.revokedAt)}: ${revokedMessage(bound)}; verify answers DENY DELEGATION_REVOKED` };
+  }
+  if (bound && delegationView(bound.record, now, new Set()).effective === "expired") {
+    return { status: "expired", code: "DELEGATION_EXPIRED", why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED` };
+  }
+  const own = prepared ? effectiveOf(prepared, row, now).status : undefined;
+  return own !== undefined ? { status: own } : { status: "active" };
+}
+
 /** Reconciles the IntentAgreement `key` (`namespace/name`). */
 export async function reconcileAgreement(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
   const { namespace = "", name } = splitKey(key);
   const obj = ctx.caches.agreements.get(namespace, name);
   if (!obj) return {};
   if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  return reportingStoreOutage(ctx, AGREEMENTS, KIND, obj, CONDITION_TYPES, () => reconcileObject(ctx, key, namespace, obj));
+}
+
+/** The reconcile of a resource that is not being deleted. */
+async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
   const check = await checkAgreementSpec(obj.spec, now);
   const refusals: Refusal[] = [...check.refusals];
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const { record, prepared } = check;
+  const declaredId = storedRecordId(obj);
   let pending: string | undefined;
   let delegation: StoredDelegation | undefined;
   let row: AgreementRow | undefined;
+  if (!record && binding.ok && declaredId !== undefined) {
+    // This generation does not validate: what verify enforces is what this resource stored before.
+    row = await agreementRow(ctx.pool, declaredId);
+    if (row && row.orgId !== binding.orgId) row = undefined;
+  }
   if (record && prepared) {
-    const declaredId = storedRecordId(obj);
     if (declaredId !== undefined && declaredId !== record.agreement_id) {
       refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `spec.agreement_id is immutable: this resource declared ${declaredId}; a new agreement is a new resource` });
     }
@@ -92,7 +130,7 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
           delegation = undefined;
         } else refusals.push(...bindingRefusals(prepared, prepareDelegation(delegation.record)));
       }
-      row = await agreementRow(ctx.pool, record.agreement_id);
+      row = await agreementRow(ctx.pool, declaredId ?? record.agreement_id);
       if (row && row.orgId !== binding.orgId) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agreement_id: ${record.agreement_id} is stored for another organization` });
         row = undefined;
@@ -154,15 +192,20 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
   }
 
   const refused = refusals.length > 0;
+  // What verify answers now: the stored agreement under the delegation it is stored with (which
+  // may be revoked or gone from the cluster), whatever this generation declares.
+  const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await loadDelegation(ctx.pool, row.delegationId) : delegation;
+  const enforced = row ? enforcedOf(row, bound, prepared, now) : undefined;
   const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
   const declared = record?.status;
   const noLog = signed && !ctx.logSigner;
+  const inForce = enforced ? `; verify still answers with the agreement stored before: effective status ${enforced.status}${enforced.why ? ` (${enforced.why})` : ""}` : "";
   let ready: DesiredCondition;
-  if (refused) ready = { type: "Ready", status: "False", reason: refusals[0]?.code ?? "SPEC_INVALID", message: summary(refusals) };
-  else if (pending !== undefined) ready = { type: "Ready", status: "False", reason: "DelegationNotReady", message: pending };
+  if (refused) ready = { type: "Ready", status: "False", reason: refusals[0]?.code ?? "SPEC_INVALID", message: `${summary(refusals)}${inForce}` };
+  else if (enforced?.code) ready = { type: "Ready", status: "False", reason: enforced.code, message: enforced.why ?? "" };
+  else if (pending !== undefined) ready = { type: "Ready", status: "False", reason: "DelegationNotReady", message: `${pending}${inForce}` };
   else if (!stored || !eff) ready = { type: "Ready", status: "False", reason: "NotStored", message: "not stored" };
   else if (noLog) ready = { type: "Ready", status: "False", reason: "LogNotConfigured", message: "stored, but SVC_LOG_SIGNING_SEED is unset, so its mandate hashes are not logged" };
-  else if (delegation?.revokedAt) ready = { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `the bound delegation ${delegation.delegationId} is revoked` };
   else if (eff.status === "revoked" && declared !== "revoked") {
     ready = { type: "Ready", status: "False", reason: "AGREEMENT_REVOKED", message: `agreement ${record?.agreement_id ?? ""} is revoked${row?.revokedReason ? `: ${row.revokedReason}` : ""}` };
   } else if (eff.status === "expired" && declared !== "expired") {
@@ -177,7 +220,7 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
     stored
       ? { type: "Stored", status: "True", reason: "Stored", message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}` }
-      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"), message: `generation ${obj.metadata.generation ?? 0} is not stored` },
+      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"), message: `generation ${obj.metadata.generation ?? 0} is not stored${row ? "; the agreement stored before stays in force" : ""}` },
     logSequence !== undefined
       ? { type: "Logged", status: "True", reason: "Logged", message: `transparency log entry ${logSequence} records the current mandate hashes` }
       : !signed
@@ -185,9 +228,11 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
         : { type: "Logged", status: "False", reason: noLog ? "LogNotConfigured" : "NotStored", message: noLog ? "SVC_LOG_SIGNING_SEED is unset" : "logged once stored" },
     ready,
   ];
+  const effective = enforced?.status ?? (stored ? eff?.status : undefined);
   await report(ctx, AGREEMENTS, KIND, obj, {
-    phase: refused ? "Invalid" : pending !== undefined || !eff || !stored ? "Pending" : phaseOf(eff.status),
-    effectiveStatus: stored ? eff?.status : undefined,
+    // What verify enforces for this resource's agreement; Invalid or Pending only when nothing is stored.
+    phase: effective !== undefined ? phaseOf(effective) : refused ? "Invalid" : "Pending",
+    effectiveStatus: effective,
     mandateHashes: prepared?.mandates.map((m) => m.hash),
     ledgerSequence: row?.ledgerSequence,
     ledgerHead: row?.ledgerHead ?? undefined,
@@ -195,7 +240,7 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
   }, conditions);
 
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
-  if (pending !== undefined) return { requeueAfterMs: PENDING_RETRY_MS };
+  if (pending !== undefined && !row) return { requeueAfterMs: PENDING_RETRY_MS };
   if (ready.status === "True" && eff?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(eff.nextChangeMs, now) };
   return {};
 }

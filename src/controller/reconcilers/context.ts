@@ -1,7 +1,8 @@
 /**
  * What every reconciler works with (the API client, the pool, the informer caches, the queues,
  * events, bindings, the log signer) and the shared last step: turning the outcome into
- * conditions, writing `.status` when it changed, and emitting an Event when `Ready` changes.
+ * conditions, writing `.status` when it changed, and emitting an Event when `Ready` changes (not
+ * for a new resource that is simply Ready).
  */
 import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
@@ -15,6 +16,9 @@ import type { Logger } from "../log.js";
 import type { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
 import { writeStatus } from "../resource-writes.js";
 import { summary, type Refusal } from "../spec-errors.js";
+import type { StatusMemo } from "../status-memo.js";
+import { isDbUnavailable } from "../../store/db-errors.js";
+import { errorText } from "../log.js";
 
 /** Cached resources of one kind (the informers' caches). */
 export interface ResourceCache {
@@ -37,6 +41,8 @@ export interface ReconcileContext {
   logSigner: Signer | undefined;
   /** Checkpoint origin of log heads. */
   logOrigin: string | undefined;
+  /** The statuses the controller wrote (foreign status writes are then reconciled at once). */
+  statusMemo?: StatusMemo;
   /** Key-binding checks of declared payment mandates (WRIT_MANDATE_*; default audience `writ`, 300 s). */
   mandates?: { audience: string; kbMaxAgeMs: number };
 }
@@ -63,7 +69,8 @@ function defined(fields: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * Writes the status (`fields` plus merged `conditions` and `observedGeneration`) unless it is
- * unchanged, and records an Event when the Ready condition's status or reason changes.
+ * unchanged, and records an Event when the Ready condition's status or reason changes, or when
+ * a new resource is not Ready.
  */
 export async function report(
   ctx: ReconcileContext,
@@ -76,10 +83,14 @@ export async function report(
   const generation = obj.metadata.generation ?? 0;
   const merged = mergeConditions(obj.status?.conditions, conditions, generation, ctx.clock.now());
   const status = { ...defined(fields), conditions: merged, observedGeneration: generation };
+  ctx.statusMemo?.remember(obj.metadata.uid, status);
   const written = await writeStatus(ctx.client, ref, obj, status);
   const before = findCondition(obj.status, "Ready");
   const ready = merged.find((c) => c.type === "Ready");
-  if (written && ready && (!before || before.status !== ready.status || before.reason !== ready.reason)) {
+  // A new resource that is simply Ready gets no Event (one write fewer per resource); a refusal,
+  // and every later change of Ready's status or reason, does.
+  const changed = before ? before.status !== ready?.status || before.reason !== ready?.reason : ready?.status !== "True";
+  if (written && ready && changed) {
     ctx.events.record(obj, kind, ready.status === "True" ? "Normal" : "Warning", ready.reason, ready.message);
   }
 }
@@ -117,4 +128,32 @@ export function enqueueBelow(ctx: ReconcileContext, delegationId: string): void 
 /** A requeue delay for an instant: at least 1 s after it, at most a day away. */
 export function requeueAt(whenMs: number, now: number): number {
   return Math.min(24 * 3600_000, Math.max(1000, whenMs - now + 1000));
+}
+
+/** The reason of conditions that cannot be evaluated while Postgres is unreachable. */
+export const STORE_UNAVAILABLE = "StoreUnavailable";
+
+/**
+ * Runs `work` (a reconcile of `obj`); when it fails because Postgres cannot be reached, the
+ * status says so first (phase Unknown; every condition but those in `keep` Unknown, reason
+ * StoreUnavailable, with the error), rather than staying empty or stale; then the error is
+ * rethrown, so the key is retried with backoff and counted as an error.
+ */
+export async function reportingStoreOutage<T>(
+  ctx: ReconcileContext,
+  ref: ResourceRef,
+  kind: string,
+  obj: WritResource,
+  types: readonly string[],
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!isDbUnavailable(err)) throw err;
+    const message = `Postgres cannot be reached (${errorText(err)}): what is stored for this resource, and so what verify answers, cannot be read; retrying`;
+    const conditions = types.map((type): DesiredCondition => ({ type, status: "Unknown", reason: STORE_UNAVAILABLE, message }));
+    await report(ctx, ref, kind, obj, { phase: "Unknown" }, conditions).catch((e: unknown) => ctx.log.warn("cannot report the database outage in the status", { error: errorText(e) }));
+    throw err;
+  }
 }

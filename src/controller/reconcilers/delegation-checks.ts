@@ -27,7 +27,7 @@ import {
 import type { Finding } from "../../core/evaluate/reasons.js";
 import { DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/types.js";
 import { validate } from "../../core/schemas/index.js";
-import { schemaRefusal, type Refusal } from "../spec-errors.js";
+import { privateKeyRefusals, schemaRefusal, type Refusal } from "../spec-errors.js";
 import { bindingRefusals, integrityRefusals } from "./agreement-checks.js";
 
 /** The outcome of `checkDelegationSpec`. */
@@ -39,6 +39,8 @@ export interface DelegationCheck {
 
 /** Validates and prepares a Delegation's spec at `now` (epoch ms); see the module comment. */
 export async function checkDelegationSpec(spec: unknown, now: number): Promise<DelegationCheck> {
+  const secrets = privateKeyRefusals(spec);
+  if (secrets.length > 0) return { refusals: secrets };
   const v = validate<Delegation>("delegation", delegationFromSpec(spec));
   if (!v.ok) return { refusals: [schemaRefusal(v.errors)] };
   const record = v.value;
@@ -48,7 +50,11 @@ export async function checkDelegationSpec(spec: unknown, now: number): Promise<D
     const why = validateCondition(c);
     if (why !== undefined) refusals.push({ condition: "Valid", code: "CONDITION_INVALID", message: `spec.conditions[${i}]: ${why}` });
   });
-  if (prepared.expiresAtMs === 0 && (prepared.problems ?? []).length > 0) {
+  const granted = Date.parse(record.granted_at);
+  const expires = Date.parse(record.expires_at);
+  if (Number.isFinite(granted) && Number.isFinite(expires) && expires <= granted) {
+    refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `spec.expires_at (${record.expires_at}) must be after spec.granted_at (${record.granted_at}): this grant would end before it starts` });
+  } else if (prepared.expiresAtMs === 0 && (prepared.problems ?? []).length > 0) {
     refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `the grant cannot bound authority: ${prepared.problems.join("; ")}` });
   }
   if (prepared.chainBroken !== undefined) refusals.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${prepared.chainBroken}` });

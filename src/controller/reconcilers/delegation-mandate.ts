@@ -34,6 +34,7 @@ import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { delegationView } from "./delegation-checks.js";
+import { inForce, revokedMessage } from "./delegation-status.js";
 
 const DELEGATIONS = writRef("delegations");
 const KIND = "Delegation";
@@ -103,41 +104,61 @@ async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpe
   return stored;
 }
 
+/** What the spec of the mandate form declares, without the cluster or the database (admission runs it too). */
+export interface MandateSpecCheck {
+  refusals: Refusal[];
+  /** The declared mandate, when the spec's shape is right. */
+  spec?: MandateSpec;
+  /** The delegation id the mandate records as (derived from its issuer-signed JWT), when it decodes. */
+  recordId?: string;
+}
+
+/** Checks the mandate form's shape and decodes the presentation (no signature checks: those need the issuer keys). */
+export async function checkMandateSpec(raw: unknown): Promise<MandateSpecCheck> {
+  const spec = readSpec(isObj(raw) ? raw : {});
+  if ("code" in spec) return { refusals: [spec] };
+  const decoded = await decodeMandatePresentation(spec.sdJwt);
+  if ("problem" in decoded) return { refusals: [invalid(`spec.mandate.sdJwt: ${refusalText([decoded.problem])}`)], spec };
+  return { refusals: [], spec, recordId: mandateDelegationId(decoded.decoded.issuerJwtHash) };
+}
+
+/** The refusal of a resource that recorded `declared` and now declares another mandate (`id`). */
+export function mandateImmutable(declared: string | undefined, id: string | undefined): Refusal[] {
+  if (declared === undefined || id === undefined || declared === id) return [];
+  return [invalid(`spec.mandate is immutable: this resource recorded ${declared}; another mandate (${id}) is a new resource`)];
+}
+
 /** Reconciles a Delegation in the mandate form (see the module comment). */
 export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: WritResource, key: string): Promise<ReconcileResult> {
   const { namespace = "" } = splitKey(key);
   const now = ctx.clock.now();
-  const refusals: Refusal[] = [];
-  const spec = readSpec(isObj(obj.spec) ? obj.spec : {});
-  if ("code" in spec) refusals.push(spec);
+  const { refusals, spec, recordId: id } = await checkMandateSpec(obj.spec);
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  const declared = storedRecordId(obj);
+  refusals.push(...mandateImmutable(declared, id));
   let stored: StoredDelegation | undefined;
-  if (!("code" in spec)) {
-    const decoded = await decodeMandatePresentation(spec.sdJwt);
-    if ("problem" in decoded) refusals.push(invalid(`spec.mandate.sdJwt: ${refusalText([decoded.problem])}`));
-    else {
-      const id = mandateDelegationId(decoded.decoded.issuerJwtHash);
-      const declared = storedRecordId(obj);
-      if (declared !== undefined && declared !== id) refusals.push(invalid(`spec.mandate is immutable: this resource recorded ${declared}; another mandate (${id}) is a new resource`));
-      if (binding.ok && refusals.length === 0) {
-        if ((await ctx.bindings.agentOrg(spec.agentId)) !== binding.orgId) {
-          refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to` });
-        } else {
-          const before = await loadDelegation(ctx.pool, id);
-          if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
-            refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.mandate: ${id} is recorded for another organization or agent` });
-          } else if (before) {
-            await ensureFinalizer(ctx.client, DELEGATIONS, obj, id);
-            stored = before;
-          } else {
-            const r = await record(ctx, obj, spec, binding.orgId, now);
-            if ("code" in r) refusals.push(r);
-            else stored = r;
-          }
-        }
+  if (spec && id !== undefined && binding.ok && refusals.length === 0) {
+    if ((await ctx.bindings.agentOrg(spec.agentId)) !== binding.orgId) {
+      refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to` });
+    } else {
+      const before = await loadDelegation(ctx.pool, id);
+      if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
+        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.mandate: ${id} is recorded for another organization or agent` });
+      } else if (before) {
+        await ensureFinalizer(ctx.client, DELEGATIONS, obj, id);
+        stored = before;
+      } else {
+        const r = await record(ctx, obj, spec, binding.orgId, now);
+        if ("code" in r) refusals.push(r);
+        else stored = r;
       }
     }
+  }
+  if (!stored && refusals.length > 0 && binding.ok && declared !== undefined) {
+    // This generation is refused: what verify enforces is what this resource recorded before.
+    const before = await loadDelegation(ctx.pool, declared);
+    if (before && before.orgId === binding.orgId) stored = before;
   }
 
   const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId]) : new Set<string>();
@@ -145,9 +166,14 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   const refused = refusals.length > 0;
   const ready: DesiredCondition =
     refused || !stored || !view
-      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      ? {
+          type: "Ready",
+          status: "False",
+          reason: refusals[0]?.code ?? "NotStored",
+          message: `${summary(refusals) || "not stored"}${stored && view ? `; ${inForce(stored, view)}` : refused ? "; nothing is recorded for this resource, so verify knows no such mandate" : ""}`,
+        }
       : stored.revokedAt
-        ? { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}: ${stored.revokedReason ?? "no reason given"}` }
+        ? { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: revokedMessage(stored, "a new mandate is a new resource") }
         : view.effective === "expired"
           ? { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `the mandate's delegation ${stored.delegationId} expired at ${stored.record.expires_at}; a new mandate is a new resource` }
           : { type: "Ready", status: "True", reason: "Reconciled", message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}` };
@@ -156,12 +182,18 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
     { type: "ChainValid", status: "True", reason: "ChainIntact", message: "a direct grant from the principal (a payment mandate)" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
     refused || !stored
-      ? { type: "Stored", status: "False", reason: refusals[0]?.code ?? "NotStored", message: `generation ${obj.metadata.generation ?? 0} is not stored` }
+      ? {
+          type: "Stored",
+          status: "False",
+          reason: refusals[0]?.code ?? "NotStored",
+          message: `generation ${obj.metadata.generation ?? 0} is not stored${stored ? "; the mandate recorded before stays in force" : ""}`,
+        }
       : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
     ready,
   ];
   await report(ctx, DELEGATIONS, KIND, obj, {
-    phase: refused ? "Invalid" : view ? phaseOf(view.effective) : "Pending",
+    // What verify enforces for this resource's record; Invalid only when nothing is recorded.
+    phase: view ? phaseOf(view.effective) : refused ? "Invalid" : "Pending",
     effectiveStatus: view?.effective,
     expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
     chainDepth: 0,

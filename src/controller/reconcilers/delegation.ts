@@ -42,13 +42,16 @@ import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
-import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
+import { inForce, revokedMessage } from "./delegation-status.js";
+import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
 import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
 /** The resource reference of Delegations. */
 export const DELEGATIONS = writRef("delegations");
+/** The conditions of this kind, in order. */
+const CONDITION_TYPES = ["Valid", "ChainValid", "Bound", "Stored", "Ready"];
 const KIND = "Delegation";
 
 const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
@@ -99,7 +102,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
   });
 }
 
-/** Ready and the requeue from the stored state (no refusals). */
+/** Ready from the stored state (no refusals). */
 function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationView, revoked: ReadonlySet<string>): DesiredCondition {
   const declared = record.status;
   const ok = (message: string): DesiredCondition => ({ type: "Ready", status: "True", reason: "Reconciled", message });
@@ -107,7 +110,7 @@ function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationV
     const link = record.delegation_chain.find((l) => revoked.has(l.delegation_id));
     return link
       ? { type: "Ready", status: "False", reason: "CHAIN_LINK_REVOKED", message: `link ${link.delegation_id} above this grant is revoked, which revokes it (${stored.revokedReason ?? "revoked"})` }
-      : { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}: ${stored.revokedReason ?? "no reason given"}` };
+      : { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: revokedMessage(stored) };
   }
   if (view.effective === "expired" && declared !== "expired") {
     const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_EXPIRED");
@@ -124,16 +127,27 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   const obj = ctx.caches.delegations.get(namespace, name);
   if (!obj) return {};
   if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
-  if (isMandateSpec(obj.spec)) return reconcileMandateDelegation(ctx, obj, key);
+  return reportingStoreOutage(ctx, DELEGATIONS, KIND, obj, CONDITION_TYPES, () =>
+    isMandateSpec(obj.spec) ? reconcileMandateDelegation(ctx, obj, key) : reconcileObject(ctx, key, namespace, obj),
+  );
+}
+
+/** The reconcile of a resource that is not being deleted. */
+async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
   const check = await checkDelegationSpec(obj.spec, now);
   const refusals: Refusal[] = [...check.refusals];
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const record = check.record;
+  const declaredId = storedRecordId(obj);
   let stored: StoredDelegation | undefined;
+  if (!record && binding.ok && declaredId !== undefined) {
+    // This generation does not validate: what verify enforces is what this resource stored before.
+    stored = await loadDelegation(ctx.pool, declaredId);
+    if (stored && stored.orgId !== binding.orgId) stored = undefined;
+  }
   if (record) {
-    const declaredId = storedRecordId(obj);
     if (declaredId !== undefined && declaredId !== record.delegation_id) {
       refusals.push({
         condition: "Valid",
@@ -149,7 +163,7 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
           message: `spec.agent.agent_id: agent ${record.agent.agent_id} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to`,
         });
       }
-      stored = await loadDelegation(ctx.pool, record.delegation_id);
+      stored = await loadDelegation(ctx.pool, declaredId ?? record.delegation_id);
       if (stored && stored.orgId !== binding.orgId) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegation_id: ${record.delegation_id} is stored for another organization` });
         stored = undefined;
@@ -187,7 +201,8 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
     }
   }
 
-  const revoked = stored?.revokedAt && record ? await revokedDelegationIds(ctx.pool, [stored.delegationId, ...record.delegation_chain.map((l) => l.delegation_id)]) : new Set<string>();
+  // What verify answers now: the stored record of this resource, whatever this generation declares.
+  const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId, ...stored.record.delegation_chain.map((l) => l.delegation_id)]) : new Set<string>();
   const view = stored ? delegationView(stored.record, now, revoked) : undefined;
   const refused = refusals.length > 0;
   const chainDepth = record?.delegation_chain.length;
@@ -209,18 +224,24 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
         }
       : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
     refused || !stored || !record || !view
-      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      ? {
+          type: "Ready",
+          status: "False",
+          reason: refusals[0]?.code ?? "NotStored",
+          message: `${summary(refusals) || "not stored"}${stored && view ? `; ${inForce(stored, view)}` : refused ? "; nothing is stored for this resource, so verify knows no such grant" : ""}`,
+        }
       : readyOf(record, stored, view, revoked),
   ];
   await report(ctx, DELEGATIONS, KIND, obj, {
-    phase: refused ? "Invalid" : view ? phaseOf(view.effective) : "Pending",
+    // What verify enforces for this resource's record; Invalid only when nothing is stored.
+    phase: view ? phaseOf(view.effective) : refused ? "Invalid" : "Pending",
     effectiveStatus: view?.effective,
     expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
     chainDepth,
     revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
   }, conditions);
 
-  if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, name);
+  if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
   if (stored?.revokedAt && !wasRevoked) enqueueBelow(ctx, stored.delegationId);
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };

@@ -13,6 +13,9 @@ import type { ReconcileResult } from "../runner.js";
 import type { ReconcileContext } from "./context.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 
+/** `revoked_by` of a record the controller revoked because its resource was deleted (status messages say so). */
+export const DELETION_REVOKER = "controller";
+
 /** What a kind contributes to its deletion. */
 export interface FinalizedKind {
   /** The resource kind (Events) and its API path. */
@@ -45,7 +48,7 @@ export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource,
         const at = new Date(ctx.clock.now());
         // Only when this call revokes something is it logged: a retried finalizer or a second replica logs nothing.
         const { ids, logSequence: sequence } = await withTransaction(ctx.pool, (c) =>
-          revokeAndRecord(c, k.target(id), { reason, by: "policy", storedBy: "controller", at, resource }, controllerLogging(ctx, at)),
+          revokeAndRecord(c, k.target(id), { reason, by: "policy", storedBy: DELETION_REVOKER, at, resource }, controllerLogging(ctx, at)),
         );
         const logged = ids.length === 0 ? "already revoked" : loggedText(sequence);
         ctx.events.record(obj, k.kind, "Normal", "Revoked", `deleted: ${k.noun} ${id} revoked${k.describe?.(ids) ?? ""}; ${logged}; its history is kept`);

@@ -24,10 +24,12 @@ import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js"
 import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
-import { conditionOf, report, type ReconcileContext } from "./context.js";
+import { conditionOf, type ReconcileContext, report, reportingStoreOutage } from "./context.js";
 
 /** The resource reference of Subscriptions. */
 export const SUBSCRIPTIONS = writRef("subscriptions");
+/** The conditions of this kind, in order. */
+const CONDITION_TYPES = ["Valid", "Bound", "Stored", "Ready"];
 const KIND = "Subscription";
 const URL_RE = new RegExp(WEBHOOK_URL_PATTERN);
 
@@ -61,6 +63,11 @@ export async function reconcileSubscription(ctx: ReconcileContext, key: string):
   const obj = ctx.caches.subscriptions.get(namespace, name);
   if (!obj) return {};
   if (obj.metadata.deletionTimestamp) return finalize(ctx, obj);
+  return reportingStoreOutage(ctx, SUBSCRIPTIONS, KIND, obj, CONDITION_TYPES, () => reconcileObject(ctx, key, namespace, obj));
+}
+
+/** The reconcile of a resource that is not being deleted. */
+async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
   const spec = checkSubscriptionSpec(obj.spec);
   const refusals = [...spec.refusals];

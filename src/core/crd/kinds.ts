@@ -48,7 +48,20 @@ const ready: PrinterColumn = {
   jsonPath: '.status.conditions[?(@.type=="Ready")].status',
   description: "Status of the Ready condition.",
 };
-const phase: PrinterColumn = { name: "Phase", type: "string", jsonPath: ".status.phase", description: "One-word summary of the state." };
+const phase: PrinterColumn = { name: "Phase", type: "string", jsonPath: ".status.phase", description: "What evaluators enforce for the stored record." };
+const reason: PrinterColumn = {
+  name: "Reason",
+  type: "string",
+  jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+  description: "Reason of the Ready condition: a Writ reason code or a lifecycle reason.",
+};
+const message: PrinterColumn = {
+  name: "Message",
+  type: "string",
+  jsonPath: '.status.conditions[?(@.type=="Ready")].message',
+  description: "Message of the Ready condition: what verify answers and why.",
+  priority: 1,
+};
 const age: PrinterColumn = {
   name: "Age",
   type: "date",
@@ -178,9 +191,11 @@ export const WRIT_KINDS: readonly WritKind[] = [
     columns: [
       ready,
       phase,
+      reason,
       { name: "Agent", type: "string", jsonPath: ".spec.agent.agent_id", description: "agent_id of the agent holding the grant." },
       { name: "Expires", type: "string", jsonPath: ".spec.expires_at", description: "Declared lapse time (status.expiresAt is the effective one)." },
       age,
+      message,
       wide({ name: "Principal", type: "string", jsonPath: ".spec.principal.id", description: "Who granted the authority." }),
       wide({ name: "State", type: "string", jsonPath: ".spec.state", description: "Declared state." }),
       wide({ name: "Depth", type: "integer", jsonPath: ".status.chainDepth", description: "Number of delegation_chain links." }),
@@ -199,9 +214,11 @@ export const WRIT_KINDS: readonly WritKind[] = [
     columns: [
       ready,
       phase,
+      reason,
       { name: "Agent", type: "string", jsonPath: ".spec.mandates[0].agent.agent_id", description: "agent_id of the first mandate's agent." },
       { name: "Expires", type: "string", jsonPath: ".spec.mandates[0].expires_at", description: "Lapse time of the first mandate." },
       age,
+      message,
       wide({ name: "Delegation", type: "string", jsonPath: ".spec.delegationRef.name", description: "The bound Delegation." }),
       wide({ name: "Principal", type: "string", jsonPath: ".spec.mandates[0].principal.id", description: "The signing principal." }),
       wide({ name: "Ledger", type: "integer", jsonPath: ".status.ledgerSequence", description: "Stored ledger entries." }),
@@ -219,8 +236,10 @@ export const WRIT_KINDS: readonly WritKind[] = [
     columns: [
       ready,
       phase,
+      reason,
       { name: "Agent", type: "string", jsonPath: ".spec.agentId", description: "The followed agent." },
       age,
+      message,
       wide({ name: "URL", type: "string", jsonPath: ".spec.webhookUrl", description: "Where alerts are sent." }),
       wide({ name: "ID", type: "string", jsonPath: ".status.subscriptionId", description: "The registry's subscription_id." }),
     ],

@@ -9,12 +9,20 @@ import { HASH_PATTERN } from "../canonical/index.js";
 import { DELEGATION_STATUSES } from "../delegation/types.js";
 import type { StructuralSchema } from "./types.js";
 
-/** Phases of a Delegation: Pending until reconciled, Invalid when refused, else its effective status. */
-export const DELEGATION_PHASES = ["Pending", "Invalid", "Active", "Suspended", "Revoked", "Expired"] as const;
-/** Phases of an IntentAgreement: Pending until reconciled, Invalid when refused, else its status. */
-export const AGREEMENT_PHASES = ["Pending", "Invalid", "Proposed", "Clarifying", "Accepted", "Active", "Revoked", "Expired"] as const;
+/**
+ * Phases of a Delegation: what verify enforces for the resource's stored record (its effective
+ * status, also while a later generation is refused); Invalid when refused and nothing is stored,
+ * Pending until reconciled, Unknown while Postgres cannot be reached.
+ */
+export const DELEGATION_PHASES = ["Pending", "Invalid", "Unknown", "Active", "Suspended", "Revoked", "Expired"] as const;
+/**
+ * Phases of an IntentAgreement: what verify enforces for the stored agreement (Revoked or
+ * Expired also when its delegation is); Invalid / Pending when nothing is stored, Unknown while
+ * Postgres cannot be reached.
+ */
+export const AGREEMENT_PHASES = ["Pending", "Invalid", "Unknown", "Proposed", "Clarifying", "Accepted", "Active", "Revoked", "Expired"] as const;
 /** Phases of a Subscription. */
-export const SUBSCRIPTION_PHASES = ["Pending", "Invalid", "Ready"] as const;
+export const SUBSCRIPTION_PHASES = ["Pending", "Invalid", "Unknown", "Ready"] as const;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -72,7 +80,7 @@ function commonStatus(phases: readonly string[], what: string): Record<string, S
     },
     phase: {
       type: "string",
-      description: `One-word summary for kubectl get: ${phases.join(", ")}.`,
+      description: `One-word summary for kubectl get: what evaluators enforce for the stored record (also while a newer generation is refused), Invalid or Pending while nothing is stored, Unknown while Postgres cannot be reached. One of ${phases.join(", ")}.`,
       enum: [...phases],
     },
   };

@@ -1,6 +1,7 @@
 /** Keys and signatures: the public surface of the jose layer. */
 export { JoseError, type JoseErrorCode } from "./errors.js";
-export { ALLOWED_ALGS, algForJwk, keyId, parsePublicJwk, publicKeyObject, thumbprintInput } from "./jwk.js";
+export { ALLOWED_ALGS, PRIVATE_JWK_MEMBERS, algForJwk, keyId, parsePublicJwk, publicKeyObject, thumbprintInput } from "./jwk.js";
+export { findPrivateJwkMembers, privateMemberMessage, type PrivateMember } from "./private-members.js";
 export type { JwsAlg, PublicJwk, Ed25519PublicJwk, P256PublicJwk } from "./jwk.js";
 export { decodeSeed, generateSigner, privateJwk, signerFromJwk, signerFromSeed, type Signer } from "./keys.js";
 export { decodeJwsHeader, isCanonicalBase64url, parseJwsObject, signJws } from "./jws.js";

@@ -36,7 +36,8 @@ export interface P256PublicJwk {
 /** A validated public JWK. */
 export type PublicJwk = Ed25519PublicJwk | P256PublicJwk;
 
-const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth", "priv"];
+/** Members of a JWK that hold private key material (EC/OKP `d`, RSA and oct secrets). */
+export const PRIVATE_JWK_MEMBERS: readonly string[] = ["d", "p", "q", "dp", "dq", "qi", "k", "oth", "priv"];
 const B64URL_RE = /^[A-Za-z0-9_-]+$/;
 const ALLOWED_MEMBERS = new Set(["kty", "crv", "x", "y", "kid", "alg", "use", "key_ops"]);
 
@@ -56,7 +57,7 @@ export function parsePublicJwk(input: unknown): PublicJwk {
     throw new JoseError("JWK_INVALID", "public key must be a JWK object");
   }
   const jwk = input as Record<string, unknown>;
-  for (const m of PRIVATE_MEMBERS) {
+  for (const m of PRIVATE_JWK_MEMBERS) {
     if (m in jwk) throw new JoseError("JWK_PRIVATE", `public key must not contain the private member "${m}"`);
   }
   for (const m of Object.keys(jwk)) {

@@ -52,6 +52,8 @@ export class NamespaceBindings {
   private readonly labels = new Map<string, Cached<Record<string, string> | undefined>>();
   private readonly orgs = new Map<string, Cached<Org | undefined>>();
   private readonly agents = new Map<string, Cached<string | undefined>>();
+  /** GETs in flight, so concurrent misses of one namespace (a burst of creates) share one request. */
+  private readonly reading = new Map<string, Promise<Record<string, string> | undefined>>();
 
   constructor(
     private readonly client: KubeTransport,
@@ -76,6 +78,14 @@ export class NamespaceBindings {
     const now = this.clock.now();
     const hit = this.labels.get(namespace);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const inFlight = this.reading.get(namespace);
+    if (inFlight) return inFlight;
+    const read = this.readLabels(namespace, now).finally(() => this.reading.delete(namespace));
+    this.reading.set(namespace, read);
+    return read;
+  }
+
+  private async readLabels(namespace: string, now: number): Promise<Record<string, string> | undefined> {
     let value: Record<string, string> | undefined;
     try {
       const ns = await this.client.request<KubeObject>("GET", resourcePath({ group: "", version: "v1", plural: "namespaces" }, namespace));

@@ -2,7 +2,7 @@
  * The two statements of the spend transaction (./spend.ts), each sent with its neighbours in
  * ONE simple-protocol query (one round trip), their inputs as dollar-quoted literals (a
  * `jsonb` array, one object per spend or per entry to write; no escaping to compute). The queries themselves are the functions
- * `writ_spend_read` and `writ_spend_write` (migrations/0150_spend_batch.sql, which documents
+ * `writ_spend_read` and `writ_spend_write` (migrations/0160_spend_batch.sql, which documents
  * them), so Postgres plans them once per connection rather than once per batch.
  *
  * - `lockAndReadSql`: BEGIN, then `writ_spend_read`: the locks of the batch's delegation rows
@@ -70,7 +70,9 @@ export interface SpendWriteRow {
  */
 export function dollarQuoted(value: string): string {
   let tag = "$w$";
-  for (let n = 0; value.includes(tag); n++) tag = `$w${n}$`;
+  // The closing tag must be the first place the tag occurs after the opening one, so the value
+  // may neither hold it nor end with a prefix of it ("…$w" + "$w$" would close early).
+  for (let n = 0; (value + tag).indexOf(tag) !== value.length; n++) tag = `$w${n}$`;
   return `${tag}${value}${tag}`;
 }
 

@@ -13,7 +13,7 @@
  *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
  *   the entries, moves the heads, adds to the intents' totals and stores the verify answers,
  *   then COMMIT. Both are simple-protocol queries (the inputs are escaped `jsonb` literals);
- *   the read and the writes are the functions of migrations/0150_spend_batch.sql, planned once
+ *   the read and the writes are the functions of migrations/0160_spend_batch.sql, planned once
  *   per connection (./spend-sql.ts).
  * - Each spend is decided in the batch's order, in TypeScript, against the read plus the
  *   spends before it in the batch, exactly as if those had committed before it: two spends on

@@ -52,7 +52,7 @@ export interface RevocationIndexEvents {
 export class RevocationIndex extends EventEmitter<RevocationIndexEvents> implements RevocationView {
   private readonly delegations = new Set<string>();
   private readonly agreements = new Set<string>();
-  private readonly clock: () => number;
+  protected readonly clock: () => number;
   private readonly staleAfterMs: number;
   private loadedOnce = false;
   /** Since when announcements may have been missed (undefined while caught up). */

@@ -22,7 +22,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { BackoffPolicy } from "../../sources/kubernetes/backoff.js";
 import { KubeClient, loadKubeConfig, type KubeTransport } from "../../sources/kubernetes/client.js";
-import { KubeApiError } from "../../sources/kubernetes/errors.js";
+import { ApiServerProbe } from "../../sources/kubernetes/api-probe.js";
 import { startInformer, type Informer } from "../../sources/kubernetes/informer.js";
 import type { KubeObject } from "../../sources/kubernetes/objects.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
@@ -78,10 +78,8 @@ export class KubeRevocationWatch {
   /** What `stale()` last answered (start-up staleness is not reported as a change). */
   private reportedStale = true;
   private probeDownSince: number | undefined;
-  private lastProbeOk: number | undefined;
-  private probing = false;
+  private readonly probe: ApiServerProbe | undefined;
   private restarting = false;
-  private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Every informer has listed once and what the lists revoke is marked (before that the watch is stale). */
   private listedOnce = false;
@@ -90,6 +88,10 @@ export class KubeRevocationWatch {
     this.log = opts.log ?? silent;
     const { client, registry } = opts;
     this.marker = client ? new RevocationMarker({ client, index: opts.index, db: opts.db, log: this.log, ...(registry ? { registry } : {}) }) : undefined;
+    const interval = opts.probeIntervalMs ?? Math.min(2000, Math.max(250, Math.floor(opts.staleMs / 4)));
+    this.probe = client && interval > 0
+      ? new ApiServerProbe({ client, intervalMs: interval, timeoutMs: Math.max(250, Math.floor(opts.staleMs / 2)), onProbe: (ok) => this.afterProbe(ok) })
+      : undefined;
     if (registry && !registry.getSingleMetric("writ_kube_watch_up")) {
       const up = () => !this.isDown();
       new Gauge({
@@ -111,11 +113,7 @@ export class KubeRevocationWatch {
     }
     const namespaces = this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined];
     for (const namespace of namespaces) for (const kind of ["delegation", "agreement"] as const) this.watched.push(this.watch(kind, namespace));
-    const interval = this.opts.probeIntervalMs ?? Math.min(2000, Math.max(250, Math.floor(this.opts.staleMs / 4)));
-    if (interval > 0) {
-      this.timer = setInterval(() => void this.probe(), interval);
-      this.timer.unref();
-    }
+    this.probe?.start();
   }
 
   /** Resolves once every informer has listed once (or the watch is stopped). */
@@ -127,7 +125,7 @@ export class KubeRevocationWatch {
   async stop(): Promise<void> {
     this.stopped = true;
     this.marker?.stop();
-    if (this.timer) clearInterval(this.timer);
+    this.probe?.stop();
     await Promise.all(this.watched.map((w) => w.informer.stop()));
     if (this.opts.client instanceof KubeClient) this.opts.client.close();
   }
@@ -139,10 +137,18 @@ export class KubeRevocationWatch {
     const stale = !this.listedOnce || (down !== undefined && Date.now() - down > this.opts.staleMs);
     if (stale !== this.reportedStale) {
       this.reportedStale = stale;
-      if (stale) this.log.warn({ reason: this.staleReason() }, "verify steps up (REVOCATION_STATE_STALE) while the Kubernetes watch is down");
-      else this.log.info({}, "the Kubernetes watch of revocations is up; verify answers normally");
+      if (stale) this.log.warn({ reason: this.staleReason() }, "the Kubernetes watch of revocations is down past its bound: verify steps up (REVOCATION_STATE_STALE) unless the controller's path vouches");
+      else this.log.info({}, "the Kubernetes watch of revocations is up");
     }
     return stale;
+  }
+
+  /**
+   * True while this process's probe finds the API server unreachable (the controller's
+   * heartbeat may then vouch for revocation state: ./controller-path.ts).
+   */
+  apiUnreachable(): boolean {
+    return this.probe !== undefined && this.probe.unreachableSince() !== undefined;
   }
 
   /** Why the watch is stale, for messages; undefined when it is not. */
@@ -188,29 +194,14 @@ export class KubeRevocationWatch {
     return { kind, namespace, informer, createdAt: Date.now() };
   }
 
-  /** One probe of the API server (see the module comment). */
-  private async probe(): Promise<void> {
-    const client = this.opts.client;
-    if (!client || this.probing || this.stopped) return;
-    this.probing = true;
-    let answered: boolean;
-    try {
-      await client.request("GET", "/version", { timeoutMs: Math.max(250, Math.floor(this.opts.staleMs / 2)) });
-      answered = true;
-    } catch (err) {
-      // Any refusal (401, 403, 404) is an answer: the server is reachable.
-      answered = err instanceof KubeApiError && err.status > 0 && err.status < 500;
-    } finally {
-      this.probing = false;
-    }
-    const now = Date.now();
+  /** After each probe (see the module comment): a long outage restarts the watches once it ends. */
+  private afterProbe(answered: boolean): void {
+    if (this.stopped) return;
     if (!answered) {
-      this.probeDownSince ??= this.lastProbeOk ?? this.startedAt;
-    } else {
-      this.lastProbeOk = now;
+      this.probeDownSince ??= this.probe?.unreachableSince() ?? Date.now();
+    } else if (!this.restarting) {
       // After a long outage the watches are restarted; the watch stays down until they have listed.
-      if (this.restarting) return;
-      if (this.probeDownSince !== undefined && now - this.probeDownSince > this.opts.staleMs) void this.restartWatching();
+      if (this.probeDownSince !== undefined && Date.now() - this.probeDownSince > this.opts.staleMs) void this.restartWatching();
       else this.probeDownSince = undefined;
     }
     this.stale();

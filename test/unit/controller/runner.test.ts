@@ -7,7 +7,7 @@ import { createControllerMetrics } from "../../../src/controller/metrics.js";
 import { silentLogger } from "../../../src/controller/log.js";
 import { defaultRateLimiter } from "../../../src/controller/queue/rate-limiter.js";
 import { WorkQueue } from "../../../src/controller/queue/work-queue.js";
-import { ControllerRunner, type ReconcileResult } from "../../../src/controller/runner.js";
+import { ControllerRunner, TerminalError, type ReconcileResult } from "../../../src/controller/runner.js";
 import { KubeApiError, isKubeError } from "../../../src/sources/kubernetes/errors.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 
@@ -18,7 +18,7 @@ const flush = async () => {
 function setup(reconcile: (key: string) => Promise<ReconcileResult | void>, workers = 1) {
   const clock = new FakeClock();
   const metrics = createControllerMetrics({ defaults: false });
-  const queue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock), metrics: metrics.queue("delegation") });
+  const queue: WorkQueue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock), metrics: metrics.queue("delegation", () => queue.unfinishedWork()) });
   const runner = new ControllerRunner({ name: "delegation", queue, reconcile, workers, metrics, log: silentLogger, isConflict: (e) => isKubeError(e, "CONFLICT") });
   const value = async (name: string, labels: string) => {
     const text = await metrics.registry.metrics();
@@ -108,6 +108,35 @@ describe("ControllerRunner", () => {
     runner.start();
     await flush();
     expect(calls.sort()).toEqual(["a", "b"]);
+    await runner.stop();
+  });
+
+  it("counts panics and terminal errors, active workers and their maximum, and unfinished work (controller-runtime's names)", async () => {
+    let release: () => void = () => {};
+    const { clock, queue, runner, value } = setup(async (k) => {
+      if (k === "bug") throw new TypeError("cannot read properties of undefined");
+      if (k === "hopeless") throw new TerminalError("never valid");
+      if (k === "slow") await new Promise<void>((r) => (release = r));
+    }, 3);
+    expect(await value("controller_runtime_max_concurrent_reconciles", 'controller="delegation"')).toBe(3);
+    for (const k of ["bug", "hopeless", "slow"]) queue.add(k);
+    runner.start();
+    await flush();
+    expect(await value("controller_runtime_reconcile_panics_total", 'controller="delegation"')).toBe(1);
+    expect(await value("controller_runtime_terminal_reconcile_errors_total", 'controller="delegation"')).toBe(1);
+    expect(await value("controller_runtime_reconcile_errors_total", 'controller="delegation"')).toBe(2);
+    expect(await value("controller_runtime_active_workers", 'controller="delegation"')).toBe(1);
+    clock.advance(4000); // the panic's retry (5 ms backoff) runs and fails again meanwhile
+    await flush();
+    expect(await value("workqueue_unfinished_work_seconds", 'name="delegation"')).toBe(4);
+    expect(await value("workqueue_longest_running_processor_seconds", 'name="delegation"')).toBe(4);
+    release();
+    await flush();
+    expect(await value("controller_runtime_active_workers", 'controller="delegation"')).toBe(0);
+    expect(await value("workqueue_unfinished_work_seconds", 'name="delegation"')).toBe(0);
+    // The terminal error is not retried; the panic is.
+    expect(queue.numRequeues("hopeless")).toBe(0);
+    expect(queue.numRequeues("bug")).toBe(2);
     await runner.stop();
   });
 });

@@ -28,4 +28,16 @@ describe("loadKubeWatchSettings", () => {
     expect(r.s).toMatchObject({ mode: "auto", staleMs: 5000, namespaces: ["ok"] });
     expect(r.problems).toHaveLength(3);
   });
+
+  it("reads the controller's path: on by default, its Lease, the outage grace", () => {
+    expect(load({}).s).toMatchObject({ controllerPath: true, controllerLease: undefined, outageGraceMs: 120_000 });
+    expect(load({ WRIT_CONTROLLER_PATH: "off", WRIT_CONTROLLER_LEASE: "writ-controller", WRIT_API_OUTAGE_GRACE_MS: "0" }).s).toMatchObject({
+      controllerPath: false,
+      controllerLease: "writ-controller",
+      outageGraceMs: 0,
+    });
+    const r = load({ WRIT_CONTROLLER_PATH: "maybe", WRIT_API_OUTAGE_GRACE_MS: "-5" });
+    expect(r.s).toMatchObject({ controllerPath: true, outageGraceMs: 120_000 });
+    expect(r.problems).toHaveLength(2);
+  });
 });

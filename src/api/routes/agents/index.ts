@@ -72,6 +72,9 @@ const agentRoutes: FastifyPluginAsync = async (app) => {
         if (!canMoveAgent(current.status, request.body.status)) throw new ApiError("AGENT_RETIRED");
         return (await setAgentStatus(client, current.agent_id, request.body.status, now)) ?? current;
       });
+      // This process's next verify of the agent reads the new status at once (other processes
+      // drop their snapshot on the change notice, docs/verify.md "Caches").
+      app.verifyRuntime?.snapshots.forget(agent.agent_id);
       request.log.info({ agent_id: agent.agent_id, status: agent.status }, "agent status set");
       return agentView(agent, await agentStanding(pool, agent, now), credential.org_id);
     },

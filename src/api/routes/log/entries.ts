@@ -30,7 +30,7 @@ export function registerEntryRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const pool = app.requireDb();
+      const pool = app.requireReadDb();
       const sequence = parseSequence(request.params.sequence);
       const entry = sequence === undefined ? undefined : await logEntryBySequence(pool, sequence);
       if (!entry) throw notFound();
@@ -49,7 +49,7 @@ export function registerEntryRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const pool = app.requireDb();
+      const pool = app.requireReadDb();
       const hash = parseEntryHash(request.params.entry_hash);
       const entry = hash === undefined ? undefined : await logEntryByHash(pool, hash);
       if (!entry) throw notFound();
@@ -70,7 +70,7 @@ export function registerEntryRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const pool = app.requireDb();
+      const pool = app.requireReadDb();
       const sequence = parseSequence(request.params.sequence);
       if (sequence === undefined) throw notFound();
       try {

@@ -30,7 +30,7 @@ export function registerTreeRoutes(app: FastifyInstance): void {
       },
     },
     async () => {
-      const latest = await latestTreeHead(app.requireDb());
+      const latest = await latestTreeHead(app.requireReadDb());
       if (!latest) throw new ApiError("TREE_HEAD_NOT_FOUND");
       return latest.head;
     },
@@ -53,7 +53,7 @@ export function registerTreeRoutes(app: FastifyInstance): void {
       },
     },
     async (_request, reply) => {
-      const latest = await latestTreeHead(app.requireDb());
+      const latest = await latestTreeHead(app.requireReadDb());
       if (!latest) throw new ApiError("TREE_HEAD_NOT_FOUND");
       let note = latest.checkpoint;
       if (note === null || !note.startsWith(`${origin}\n`)) {
@@ -81,7 +81,7 @@ export function registerTreeRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const pool = app.requireDb();
+      const pool = app.requireReadDb();
       try {
         return await consistencyProofFor(pool, request.query.first, request.query.second);
       } catch (e) {

@@ -77,7 +77,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
       },
     },
     async (request, reply) => {
-      const pool = app.requireDb();
+      const pool = app.requireReadDb();
       const revocations = await listRevocations(pool, request.query.after ?? 0, request.query.limit ?? MAX_PAGE);
       return reply.header("cache-control", "public, max-age=300").send({ revocations });
     },

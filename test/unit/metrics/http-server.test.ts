@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startHealthServer, type HealthServer } from "../../../src/controller/health-server.js";
+import { startHealthServer, type HealthServer } from "../../../src/metrics/http-server.js";
 import { createControllerMetrics } from "../../../src/controller/metrics.js";
 
 let server: HealthServer | undefined;
@@ -36,5 +36,12 @@ describe("the health and metrics server", () => {
       'leader_election_master_status{name="writ-controller"} 1',
     ]) expect(text).toContain(name);
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+  });
+
+  it("serves only /healthz and /metrics without a readiness probe", async () => {
+    const metrics = createControllerMetrics({ defaults: false });
+    server = await startHealthServer({ host: "127.0.0.1", port: 0, registry: metrics.registry });
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(404);
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
   });
 });

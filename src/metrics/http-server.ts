@@ -1,8 +1,9 @@
 /**
- * The controller's small HTTP server (node:http) on HOST:PORT: `GET /healthz` (200 while the
- * process runs), `GET /readyz` (200 once every informer cache has synced, else 503 naming the
- * ones that have not) and `GET /metrics` (the controller's prom-client registry). Anything else
- * is 404.
+ * A small HTTP server (node:http) for health and metrics, apart from any public API: `GET
+ * /healthz` (200 while the process runs), `GET /readyz` (when a readiness probe is given: 200
+ * when it says ready, else 503 with its detail) and `GET /metrics` (a prom-client registry).
+ * Anything else is 404. The controller serves its health and metrics on it (HOST:PORT); the
+ * data plane its metrics when METRICS_PORT is set, so they are not on its public port.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,7 +20,7 @@ export interface HealthServer {
 }
 
 /** Starts the server; resolves once it listens. */
-export function startHealthServer(opts: { host: string; port: number; registry: Registry; ready: () => Readiness }): Promise<HealthServer> {
+export function startHealthServer(opts: { host: string; port: number; registry: Registry; ready?: () => Readiness }): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const send = (status: number, body: string, type = "text/plain; charset=utf-8") => {
@@ -28,7 +29,7 @@ export function startHealthServer(opts: { host: string; port: number; registry: 
     };
     if (req.method !== "GET" && req.method !== "HEAD") return send(405, "method not allowed\n");
     if (path === "/healthz") return send(200, "ok\n");
-    if (path === "/readyz") {
+    if (path === "/readyz" && opts.ready) {
       const r = opts.ready();
       return r.ok ? send(200, "ok\n") : send(503, `not ready: ${r.detail}\n`);
     }
