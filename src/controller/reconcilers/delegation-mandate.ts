@@ -34,7 +34,7 @@ import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { delegationView } from "./delegation-checks.js";
-import { inForce, revokedMessage } from "./delegation-status.js";
+import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
 
 const DELEGATIONS = writRef("delegations");
 const KIND = "Delegation";
@@ -181,14 +181,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
     conditionOf("Valid", refusals, { reason: "Validated", message: "the payment mandate verifies: trusted issuer, every disclosure, key binding to the agent's key" }),
     { type: "ChainValid", status: "True", reason: "ChainIntact", message: "a direct grant from the principal (a payment mandate)" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
-    refused || !stored
-      ? {
-          type: "Stored",
-          status: "False",
-          reason: refusals[0]?.code ?? "NotStored",
-          message: `generation ${obj.metadata.generation ?? 0} is not stored${stored ? "; the mandate recorded before stays in force" : ""}`,
-        }
-      : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
+    storedCondition(obj.metadata.generation, refusals, refused, stored, "the mandate recorded before"),
     ready,
   ];
   await report(ctx, DELEGATIONS, KIND, obj, {

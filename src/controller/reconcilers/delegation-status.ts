@@ -4,6 +4,8 @@
  * is refused, and why a revoked one stays revoked (revoked by deletion says so).
  */
 import type { StoredDelegation } from "../../store/delegations.js";
+import type { DesiredCondition } from "../conditions.js";
+import type { Refusal } from "../spec-errors.js";
 import type { DelegationView } from "./delegation-checks.js";
 import { DELETION_REVOKER } from "./finalize.js";
 
@@ -19,4 +21,19 @@ export function revokedMessage(stored: StoredDelegation, renewal = "a new grant 
     return `delegation ${stored.delegationId} was revoked by deletion${at} (${stored.revokedReason ?? "its resource was deleted"}): deleting a resource revokes its grant for good, and re-applying the same manifest cannot restore it; ${renewal}`;
   }
   return `delegation ${stored.delegationId} is revoked by ${stored.revokedBy ?? "unknown"}${at}: ${stored.revokedReason ?? "no reason given"}; revocation is final, ${renewal}`;
+}
+
+/**
+ * The Stored condition of a Delegation's generation: stored, or not (the first refusal's code),
+ * saying that `keptWhat` (the record stored before) stays in force when there is one.
+ */
+export function storedCondition(generation: number | undefined, refusals: readonly Refusal[], refused: boolean, stored: StoredDelegation | undefined, keptWhat: string): DesiredCondition {
+  return refused || !stored
+    ? {
+        type: "Stored",
+        status: "False",
+        reason: refusals[0]?.code ?? "NotStored",
+        message: `generation ${generation ?? 0} is not stored${stored ? `; ${keptWhat} stays in force` : ""}`,
+      }
+    : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` };
 }

@@ -42,7 +42,7 @@ import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
-import { inForce, revokedMessage } from "./delegation-status.js";
+import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
 import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
@@ -215,14 +215,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         })
       : { type: "ChainValid", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
-    refused || !stored
-      ? {
-          type: "Stored",
-          status: "False",
-          reason: refusals[0]?.code ?? "NotStored",
-          message: `generation ${obj.metadata.generation ?? 0} is not stored${stored ? "; the record stored before stays in force" : ""}`,
-        }
-      : { type: "Stored", status: "True", reason: "Stored", message: `stored as delegation ${stored.delegationId} (generation ${stored.generation})` },
+    storedCondition(obj.metadata.generation, refusals, refused, stored, "the record stored before"),
     refused || !stored || !record || !view
       ? {
           type: "Ready",
