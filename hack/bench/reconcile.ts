@@ -326,6 +326,10 @@ async function main(): Promise<void> {
     console.log(`baseline (no controller): create ${fmt(COUNT)} Delegations              ${seconds(baselineMs)}  (${fmt(COUNT / (baselineMs / 1000))} objects/s)`);
     if (floorMs !== undefined) {
       console.log(`floor (no controller): create ${fmt(COUNT)}, each + one status write  ${seconds(floorMs)}  (ratio to baseline ${fmt(floorMs / baselineMs, 2)}: the least any controller writing a status can reach)`);
+      // What one write costs the API server: a create, and (floor minus creates) a status write.
+      const createCpu = (baseAfter.apiServer - baseBefore.apiServer) / COUNT;
+      const statusCpu = (floorAfter.apiServer - floorBefore.apiServer) / COUNT - createCpu;
+      console.log(`kube-apiserver CPU per write: create ${fmt(createCpu * 1000, 2)} ms, status write ${fmt(statusCpu * 1000, 2)} ms (${fmt(statusCpu / createCpu, 2)} creates)`);
     }
     console.log(`with writ controller (${WORKERS} workers, leader-elected, ${certs ? "admission webhooks on" : "no admission webhooks"}): create ${fmt(COUNT)}  ${seconds(createMs)}`);
     if (outcome === "ready") {

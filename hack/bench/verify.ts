@@ -33,6 +33,9 @@
  *
  * WRIT_SPEND_BATCH_MAX, WRIT_SPEND_BATCH_WAIT_MS and WRIT_SPEND_BATCHES_IN_FLIGHT in the
  * environment are passed to writ serve (the group commit's bounds, docs/verify.md).
+ * writ serve runs as the image runs it: the compiled build (dist/, built by `npm run build` at
+ * the start of the run, about 10 s). BENCH_RUN_FROM=src runs the TypeScript sources through tsx
+ * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
  * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
@@ -47,7 +50,7 @@
  * embedded Postgres of the same run, with the ratios R/b and R/L; the Postgres CPU column there
  * is the primary's alone (the standby's replay is not counted).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -75,6 +78,7 @@ const PROFILE = process.env.BENCH_PROFILE === "1";
 const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
+const RUN_FROM = process.env.BENCH_RUN_FROM === "src" ? "src" : "dist";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
 /** Scenario (e): concurrent loops and accounts of the plain ledger transaction. */
@@ -214,7 +218,15 @@ async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promis
   }
 }
 
+/** Builds dist/ (`npm run build`) when writ serve is to run compiled. */
+function buildIfCompiled(): void {
+  if (RUN_FROM !== "dist") return;
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(REPO, "hack/build/main.ts")], { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error(`npm run build failed (exit ${r.status}); BENCH_RUN_FROM=src runs the sources`);
+}
+
 async function main(): Promise<void> {
+  buildIfCompiled();
   const loadAtStart = loadavg()[0] ?? 0;
   const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-verify-"));
   const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), "writ-bench-verify-prof-")) : null;
@@ -230,12 +242,12 @@ async function main(): Promise<void> {
     const admin = randomBytes(24).toString("base64url");
     // WRIT_SPEND_BATCH_* settings of this shell reach writ serve (to compare group-commit bounds).
     const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH")));
-    const env = { ...spendSettings, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
+    const env = { ...spendSettings, WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
     const serveArgs = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), join(REPO, "bin/writ.mjs"), "serve"];
     const started = await startChild(serveArgs, env, "/readyz");
     serve = started.child;
     const url = started.url;
-    console.log(`writ serve pid ${serve.pid} at ${url} (LOG_LEVEL ${LOG_LEVEL}, pool ${SERVE_POOL_SIZE}); load from separate driver processes, ${CONNECTIONS} connections`);
+    console.log(`writ serve pid ${serve.pid} at ${url} (${RUN_FROM === "dist" ? "the compiled build, dist/" : "the sources, through tsx"}; LOG_LEVEL ${LOG_LEVEL}, pool ${SERVE_POOL_SIZE}); load from separate driver processes, ${CONNECTIONS} connections`);
 
     const t0 = performance.now();
     const seeded = await seed(url, dbUrl, admin, ALLOW_AGENTS + DENY_AGENTS);
@@ -331,7 +343,7 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
     console.log("");
     console.log(`Patroni cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: primary ${leader.name} (127.0.0.1:${leader.pgPort}), synchronous standby ${standby.name} (127.0.0.1:${standby.pgPort}), PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
-    const base = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url("read-write"), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+    const base = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url("read-write"), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
     let seeded: Awaited<ReturnType<typeof seed>> | undefined;
     const runs: Record<string, { full: Measured; half: Measured; rate: number }> = {};
     for (const level of ["local", "remote_apply"] as const) {
