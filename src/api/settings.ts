@@ -28,7 +28,7 @@ import { loadOutboundPolicy } from "../http/outbound-settings.js";
 import type { OutboundPolicy } from "../http/outbound-address.js";
 import { loadServerTimeouts, type ServerTimeouts } from "./server-timeouts.js";
 import { parseClusterUrl } from "../store/cluster-url.js";
-import { SYNCHRONOUS_COMMIT_LEVELS, type SynchronousCommit } from "../store/pool.js";
+import { loadSynchronousCommit, type SynchronousCommit } from "../store/pool.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
@@ -229,14 +229,6 @@ function loadDatabaseUrl(env: Env, name: "DATABASE_URL" | "DATABASE_READ_URL"): 
     throw new SettingsError("DATABASE_URL_INVALID", `${name}: ${describe(e)}`);
   }
   return url;
-}
-
-function loadSynchronousCommit(env: Env, problems: string[]): SynchronousCommit | null {
-  const raw = text(env, "WRIT_SYNCHRONOUS_COMMIT");
-  if (raw === null) return null;
-  if ((SYNCHRONOUS_COMMIT_LEVELS as readonly string[]).includes(raw)) return raw as SynchronousCommit;
-  problems.push(`WRIT_SYNCHRONOUS_COMMIT must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(", ")}; using the server's setting`);
-  return null;
 }
 
 /** Reads every setting from `env` (default `process.env`) once. */

@@ -18,7 +18,7 @@ import type { Pool } from "pg";
 import { getAgent } from "../store/agents.js";
 import { getOrg } from "../store/orgs.js";
 import { migrate } from "../store/migrate.js";
-import { createPool } from "../store/pool.js";
+import { createPool, type PoolOptions } from "../store/pool.js";
 import { KubeClient, loadKubeConfig, type KubeTransport } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
 import { startInformer, type Informer } from "../sources/kubernetes/informer.js";
@@ -104,6 +104,17 @@ function cacheOf(informers: readonly Informer<WritResource>[]): ResourceCache {
 }
 
 /** Starts the controller with `settings` (see the module comment). */
+/** The options of the controller's Postgres pool (its size and its sessions' settings). */
+export function controllerPoolOptions(settings: Pick<ControllerSettings, "workers" | "synchronousCommit">): PoolOptions {
+  return {
+    // A worker holds at most one connection at a time; a few more for the heartbeat, the
+    // admission webhook's lookups and the bindings.
+    max: settings.workers + 8,
+    applicationName: "writ-controller",
+    ...(settings.synchronousCommit ? { synchronousCommit: settings.synchronousCommit } : {}),
+  };
+}
+
 export async function startController(settings: ControllerSettings, deps: ControllerDeps = {}): Promise<ControllerHandle> {
   const log = deps.log ?? jsonLogger(settings.logLevel);
   const clock = deps.clock ?? systemClock;
@@ -112,10 +123,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
-    // A worker holds at most one connection at a time; a few more for the heartbeat, the
-    // admission webhook's lookups and the bindings.
-    max: settings.workers + 8,
-    applicationName: "writ-controller",
+    ...controllerPoolOptions(settings),
     onError: (err) => log.warn("idle database connection failed", { error: err.message }),
   });
   const metrics = createControllerMetrics();

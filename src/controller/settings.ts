@@ -10,11 +10,18 @@ import { envInteger, type Env } from "../core/env/index.js";
 import { signerFromSeed, type Signer } from "../core/jose/index.js";
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "./queue/rate-limiter.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
+import { loadSynchronousCommit, type SynchronousCommit } from "../store/pool.js";
 
 /** Everything `writ controller` is configured with. */
 export interface ControllerSettings {
   /** DATABASE_URL (required). */
   databaseUrl: string;
+  /**
+   * WRIT_SYNCHRONOUS_COMMIT: `synchronous_commit` of the controller's sessions, as the data
+   * plane's (a revocation by deletion is then on the synchronous standby before its status says
+   * so); null: the server's setting.
+   */
+  synchronousCommit: SynchronousCommit | null;
   /** SVC_LOG_SIGNING_SEED: signs transparency log heads; unset: agreements are stored but not logged. */
   logSigner: Signer | undefined;
   /** WRIT_LOG_ORIGIN: checkpoint origin of log heads (default writ.local/log). */
@@ -117,6 +124,7 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
   }
   return {
     databaseUrl,
+    synchronousCommit: loadSynchronousCommit(env, problems),
     logSigner,
     logOrigin: text(env, "WRIT_LOG_ORIGIN") ?? "writ.local/log",
     mandates: {

@@ -52,6 +52,19 @@ export const SYNCHRONOUS_COMMIT_LEVELS = ["remote_apply", "on", "remote_write", 
 /** One of SYNCHRONOUS_COMMIT_LEVELS. */
 export type SynchronousCommit = (typeof SYNCHRONOUS_COMMIT_LEVELS)[number];
 
+/**
+ * WRIT_SYNCHRONOUS_COMMIT of `env` (the data plane and the controller read it alike): a level,
+ * or null when unset; an unknown value is listed in `problems` and null returned (the server's
+ * setting then applies).
+ */
+export function loadSynchronousCommit(env: Readonly<Record<string, string | undefined>>, problems: string[]): SynchronousCommit | null {
+  const raw = env.WRIT_SYNCHRONOUS_COMMIT?.trim();
+  if (!raw) return null;
+  if ((SYNCHRONOUS_COMMIT_LEVELS as readonly string[]).includes(raw)) return raw as SynchronousCommit;
+  problems.push(`WRIT_SYNCHRONOUS_COMMIT must be one of ${SYNCHRONOUS_COMMIT_LEVELS.join(", ")}; using the server's setting`);
+  return null;
+}
+
 type ConnectCallback = (err: Error | undefined, client: PoolClient | undefined, done: (release?: unknown) => void) => void;
 
 /**

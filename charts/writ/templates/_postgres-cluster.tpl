@@ -12,8 +12,8 @@ this file so the other templates change by one line (writ.commonEnv includes the
 Environment from the Cluster, for both components (explicit env wins over the chart Secret's
 envFrom): DATABASE_URL is the `uri` of CloudNativePG's `<cluster>-app` Secret (the `-rw` Service,
 always the primary); the data plane also reads DATABASE_READ_URL through the `-r` Service (any
-instance: a standby answers the read routes while no primary is elected) and commits with
-WRIT_SYNCHRONOUS_COMMIT (the controller ignores both).
+instance: a standby answers the read routes while no primary is elected; the controller does
+not read it); both commit with WRIT_SYNCHRONOUS_COMMIT.
 */}}
 {{- define "writ.postgresCluster.env" -}}
 {{- if .Values.postgresCluster.enabled }}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ControllerSettingsError, loadControllerSettings } from "../../../src/controller/settings.js";
+import { controllerPoolOptions } from "../../../src/controller/manager.js";
 
 const base = { DATABASE_URL: "postgres://x@localhost/writ" };
 
@@ -41,5 +42,17 @@ describe("loadControllerSettings", () => {
     expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "10", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "10" })).toThrow(/lease duration \(10 s\) must be longer than the renew deadline/);
     expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_RENEW_DEADLINE: "2", WRIT_LEADER_ELECTION_RETRY_PERIOD: "2" })).toThrow(ControllerSettingsError);
     expect(() => loadControllerSettings({ ...base, WRIT_WEBHOOK_PORT: "https" })).toThrow(/WRIT_WEBHOOK_PORT/);
+  });
+
+  it("commits with WRIT_SYNCHRONOUS_COMMIT as the data plane does; an unknown level is a problem and the server's setting stays", () => {
+    const s = loadControllerSettings({ ...base, WRIT_SYNCHRONOUS_COMMIT: "remote_apply" });
+    expect([s.synchronousCommit, s.problems]).toEqual(["remote_apply", []]);
+    expect(controllerPoolOptions(s)).toEqual({ max: 24, applicationName: "writ-controller", synchronousCommit: "remote_apply" });
+    const unset = loadControllerSettings(base);
+    expect(unset.synchronousCommit).toBeNull();
+    expect(controllerPoolOptions(unset)).not.toHaveProperty("synchronousCommit");
+    const bad = loadControllerSettings({ ...base, WRIT_SYNCHRONOUS_COMMIT: "always" });
+    expect(bad.synchronousCommit).toBeNull();
+    expect(bad.problems).toEqual([expect.stringMatching(/^WRIT_SYNCHRONOUS_COMMIT must be one of remote_apply, on, remote_write, local, off/)]);
   });
 });
