@@ -9,8 +9,7 @@
  * close the pool. A second signal, or the shutdown timeout, exits at once with status 1.
  */
 import type { FastifyInstance } from "fastify";
-import { migrate } from "../store/migrate.js";
-import { isDbUnavailable } from "../store/db-errors.js";
+import { migrateWhenReachable } from "../store/migrate.js";
 import { buildApp, type AppDeps } from "./app.js";
 import { loadSettings, type Settings } from "./settings.js";
 import { onShutdownSignals } from "./signals.js";
@@ -42,26 +41,24 @@ export interface StartOptions {
   shutdownTimeoutMs?: number;
 }
 
-// Unref'd: a pending retry never keeps a closed server's process alive.
-const delay = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
-
 async function migrateWithRetry(app: FastifyInstance, databaseUrl: string, isClosing: () => boolean): Promise<void> {
-  for (let attempt = 0; !isClosing(); attempt++) {
-    try {
-      const ran = await migrate(databaseUrl, { info: (msg) => app.log.debug(msg) });
-      if (ran.length > 0) app.log.info({ migrations: ran }, "migrations applied");
-      app.markSchemaReady();
-      return;
-    } catch (err) {
-      if (!isDbUnavailable(err)) {
-        app.log.error({ err }, "migrations failed");
-        throw err;
-      }
-      const wait = Math.min(10_000, 250 * 2 ** Math.min(attempt, 6));
-      app.log.warn({ err, retry_in_ms: wait }, "database unreachable; migrations will be retried");
-      await delay(wait);
-    }
+  let ran: string[] | null;
+  try {
+    ran = await migrateWhenReachable(
+      databaseUrl,
+      {
+        info: (msg) => app.log.debug(msg),
+        unreachable: (err, wait) => app.log.warn({ err, retry_in_ms: wait }, "database unreachable; migrations will be retried"),
+      },
+      isClosing,
+    );
+  } catch (err) {
+    app.log.error({ err }, "migrations failed");
+    throw err;
   }
+  if (ran === null) return;
+  if (ran.length > 0) app.log.info({ migrations: ran }, "migrations applied");
+  app.markSchemaReady();
 }
 
 /** Builds the app from `settings`, listens on settings.host:settings.port, migrates. */

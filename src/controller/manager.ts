@@ -17,7 +17,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Pool } from "pg";
 import { getAgent } from "../store/agents.js";
 import { getOrg } from "../store/orgs.js";
-import { migrate } from "../store/migrate.js";
+import { migrateWhenReachable } from "../store/migrate.js";
 import { createPool, type PoolOptions } from "../store/pool.js";
 import { KubeClient, loadKubeConfig, type KubeTransport } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
@@ -119,7 +119,14 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const log = deps.log ?? jsonLogger(settings.logLevel);
   const clock = deps.clock ?? systemClock;
   for (const p of settings.problems) log.warn("setting ignored", { problem: p });
-  if (!deps.skipMigrations) await migrate(settings.databaseUrl, { info: (msg) => log.info(msg) });
+  // Postgres not reachable yet (started before it, or a failover without a primary): the
+  // migrations are retried until it is (Kubernetes' probes decide how long that may take).
+  if (!deps.skipMigrations) {
+    await migrateWhenReachable(settings.databaseUrl, {
+      info: (msg) => log.info(msg),
+      unreachable: (err, wait) => log.warn("database unreachable; migrations will be retried", { error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }),
+    });
+  }
   const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {

@@ -16,6 +16,7 @@
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import { newClient } from "./cluster.js";
+import { isDbUnavailable } from "./db-errors.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 
 /** The folder holding the migration files. */
@@ -66,4 +67,39 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
     await client.query("SELECT pg_advisory_unlock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]).catch(() => {});
     await client.end().catch(() => {});
   }
+}
+
+/** How `migrateWhenReachable` reports. */
+export interface RetryingMigrateLog extends MigrateLog {
+  /** Postgres could not be reached; the next attempt is in `retryInMs`. */
+  unreachable(err: unknown, retryInMs: number): void;
+}
+
+/** Waits `ms`; `hold` false: the timer does not keep the process alive. */
+const pause = (ms: number, hold: boolean) =>
+  new Promise((r) => {
+    const t = setTimeout(r, ms);
+    if (!hold) t.unref();
+  });
+
+/**
+ * `migrate`, retried for as long as Postgres cannot be reached (a process started before its
+ * database, or during a failover with no primary yet): 250 ms, doubling up to 10 s between
+ * attempts, until it succeeds or `stopped()` says to give up. Returns the migrations applied, or
+ * null when stopped first. Any other failure (a migration that fails) is thrown at once.
+ * Without `stopped` the wait between attempts holds the process (nothing else may be keeping it
+ * alive yet); with it, a pending retry never keeps a stopping process alive.
+ */
+export async function migrateWhenReachable(databaseUrl: string, log: RetryingMigrateLog, stopped?: () => boolean): Promise<string[] | null> {
+  for (let attempt = 0; !stopped?.(); attempt++) {
+    try {
+      return await migrate(databaseUrl, log);
+    } catch (err) {
+      if (!isDbUnavailable(err)) throw err;
+      const wait = Math.min(10_000, 250 * 2 ** Math.min(attempt, 6));
+      log.unreachable(err, wait);
+      await pause(wait, stopped === undefined);
+    }
+  }
+  return null;
 }

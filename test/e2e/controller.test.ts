@@ -19,6 +19,7 @@ import type { Org } from "../../src/store/orgs.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
+import { startTcpProxy, throughProxy } from "../helpers/tcp-proxy.js";
 import { ok, setUpSampleTenant, type SampleTenant } from "../helpers/sample-tenant.js";
 
 const NS = "acme";
@@ -191,6 +192,28 @@ describe("writ controller against a real API server and Postgres", () => {
     expect(r.status?.observedGeneration).toBe(r.metadata.generation);
     expect((controllers[0] as Controller).exited()).toBe(false); // the same process: its informers resumed
     expect((await db.pool.query("SELECT 1 FROM delegations WHERE delegation_id = 'del_after_restart'")).rowCount).toBe(1);
+  });
+
+  it("started while Postgres cannot be reached, waits and becomes ready once it can, without a restart", async () => {
+    const u = new URL(db.url);
+    let refused = 0;
+    // Reachable again after the controller's second refused attempt (its retries back off).
+    const proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) }, { onRefused: () => ++refused === 2 && proxy.restore() });
+    proxy.cut();
+    const c = await startControllerProcess({
+      kubeconfigPath: env.kubeconfigPath, databaseUrl: throughProxy(db.url, proxy), podName: "ctl-late", lease: null,
+      // Nothing to reconcile here: it must not race ctl-a over the samples.
+      env: { WRIT_WATCH_NAMESPACES: "writ-nothing-here" },
+    });
+    try {
+      expect(refused).toBeGreaterThanOrEqual(2);
+      expect(c.exited()).toBe(false);
+      expect(c.output()).toContain("database unreachable; migrations will be retried");
+      expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+    } finally {
+      await c.stop();
+      await proxy.close();
+    }
   });
 
   it("elects one leader of two replicas; the standby takes over when the leader is killed", async () => {

@@ -17,13 +17,14 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** Starts a proxy to `target` (host and port). */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+/** Starts a proxy to `target` (host and port); `onRefused` hears of each connection refused while cut. */
+export async function startTcpProxy(target: { host: string; port: number }, opts: { onRefused?: () => void } = {}): Promise<TcpProxy> {
   const live = new Set<net.Socket>();
   let open = true;
   const server = net.createServer((client) => {
     if (!open) {
       client.destroy();
+      opts.onRefused?.();
       return;
     }
     const upstream = net.connect(target.port, target.host);
