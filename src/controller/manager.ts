@@ -103,7 +103,6 @@ function cacheOf(informers: readonly Informer<WritResource>[]): ResourceCache {
   };
 }
 
-/** Starts the controller with `settings` (see the module comment). */
 /** The options of the controller's Postgres pool (its size and its sessions' settings). */
 export function controllerPoolOptions(settings: Pick<ControllerSettings, "workers" | "synchronousCommit">): PoolOptions {
   return {
@@ -115,6 +114,7 @@ export function controllerPoolOptions(settings: Pick<ControllerSettings, "worker
   };
 }
 
+/** Starts the controller with `settings` (see the module comment). */
 export async function startController(settings: ControllerSettings, deps: ControllerDeps = {}): Promise<ControllerHandle> {
   const log = deps.log ?? jsonLogger(settings.logLevel);
   const clock = deps.clock ?? systemClock;
