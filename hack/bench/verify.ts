@@ -218,6 +218,21 @@ async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promis
   }
 }
 
+/**
+ * Settles Postgres before a measured run, as pgbench does before its own: VACUUM (ANALYZE) of
+ * the database, then a CHECKPOINT, so the autovacuum and checkpoint the seeding (or the
+ * previous scenario's rows) would start are not run during the measurement.
+ */
+async function settlePostgres(url: string): Promise<void> {
+  const pool = createPool(url, { max: 1 });
+  try {
+    await pool.query("VACUUM (ANALYZE)");
+    await pool.query("CHECKPOINT");
+  } finally {
+    await pool.end();
+  }
+}
+
 /** Builds dist/ (`npm run build`) when writ serve is to run compiled. */
 function buildIfCompiled(): void {
   if (RUN_FROM !== "dist") return;
@@ -264,6 +279,7 @@ async function main(): Promise<void> {
     await drive(url, token, allowPool, { amount: 1, seconds: 3 });
     await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
 
+    await settlePostgres(dbUrl);
     const deny = await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS, warmup: DRIVER_WARMUP }));
     expectOnly("DENY path", deny, "DENY");
     if (ONLY_DENY) {
@@ -279,6 +295,7 @@ async function main(): Promise<void> {
     await stopChild(echo);
     echo = undefined;
 
+    await settlePostgres(dbUrl);
     const batches0 = await spendBatches(url);
     const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
     const batches1 = await spendBatches(url);
