@@ -3,7 +3,7 @@
  *
  * Set-up: its own embedded Postgres (temp folder, Postgres' default durability), `writ serve`
  * as a child process on a port picked here, and BENCH_AGENTS (1,000) agents for the ALLOW path
- * plus BENCH_DENY_AGENTS (5,000) for the DENY path, each with one agreement bound to its own
+ * plus BENCH_DENY_AGENTS (20,000) for the DENY path, each with one agreement bound to its own
  * delegation, ample budgets (./verify/seed.ts). Load always comes from a SEPARATE process
  * (./verify/driver.ts), BENCH_CONNECTIONS keep-alive connections, BENCH_SECONDS per scenario,
  * a fresh body (unique action_id) per request. Every cache is warmed first (one ALLOW per
@@ -11,9 +11,16 @@
  *
  * (a) DENY path: an action above the ceiling. A verify that finds five stored DENYs of its
  *     agent within 60 s REVOKEs the delegation (DENIED_ATTEMPT_BURST), so each DENY agent is
- *     sent four more after its warm-up DENY; the run ends when they are used up.
+ *     sent four more after its warm-up DENY, in four rounds of one DENY per agent.
  * (b) ALLOW path over BENCH_AGENTS agreements: every answer commits a ledger entry.
- * (c) a bare Fastify echo of the same body (./verify/echo.ts), same logger settings.
+ * (c) a bare Fastify echo of the same body (./verify/echo.ts), same logger settings, run in
+ *     four rounds of BENCH_SECONDS / 4 that alternate with those of (a): a DENY round, an echo
+ *     round, and so on. The machine's speed drifts during a run (a shared host: the echo alone
+ *     was seen at 9,000 and 16,000 req/s a minute apart), and alternating makes the drift weigh
+ *     on both sides of a/c alike. Each side's line pools its four rounds (requests, time, CPU
+ *     and latencies summed). The snapshot reads of writ serve during (a) are printed: all of
+ *     them should be hits (the warm-up read every agent; a miss means a snapshot expired,
+ *     WRIT_CACHE_TTL_MS, and the run measured reads of Postgres too).
  * (d) the ALLOW path's ledger writes alone (the group commit verify uses, `SpendWriter`,
  *     ./verify/spend-loop.ts) against the same Postgres, writ serve's pool size, the same
  *     concurrency.
@@ -66,6 +73,7 @@ import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js"
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
+import { summarize } from "./stats.js";
 import { ledgerLoop } from "./verify/ledger-loop.js";
 import { spendLoop } from "./verify/spend-loop.js";
 
@@ -135,7 +143,7 @@ async function startChild(args: string[], env: NodeJS.ProcessEnv, ready: string)
 
 let runs = 0;
 /** One load run from a separate driver process. */
-async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number; warmup?: number }): Promise<DriverResult> {
+async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number; warmup?: number; latencies?: boolean }): Promise<DriverResult> {
   const config: DriverConfig = {
     url,
     path: "/v1/verify",
@@ -148,6 +156,7 @@ async function drive(url: string, token: string | undefined, agents: readonly Se
     amount: o.amount,
     idPrefix: `run${++runs}-${randomBytes(3).toString("hex")}`,
     ...(o.warmup !== undefined ? { warmup: o.warmup } : {}),
+    ...(o.latencies ? { latencies: true } : {}),
   };
   const file = join(tmpdir(), `writ-bench-verify-${process.pid}-${runs}.json`);
   await writeFile(file, JSON.stringify(config));
@@ -183,6 +192,27 @@ async function measured(serverPid: number | undefined, run: () => Promise<Driver
   return { ...r, ...(s0 !== undefined && s1 !== undefined ? { serverCpu: s1 - s0 } : {}), ...(p0 !== undefined && p1 !== undefined ? { pgCpu: p1 - p0 } : {}) };
 }
 
+/** Several runs of one scenario as one: their requests, time and CPU summed, latencies pooled. */
+function pooled(runs: readonly Measured[]): Measured {
+  const sum = (f: (r: Measured) => number | undefined) => (runs.every((r) => f(r) !== undefined) ? runs.reduce((t, r) => t + (f(r) ?? 0), 0) : undefined);
+  const add = (f: (r: Measured) => Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const r of runs) for (const [k, v] of Object.entries(f(r))) out[k] = (out[k] ?? 0) + v;
+    return out;
+  };
+  const serverCpu = sum((r) => r.serverCpu);
+  const pgCpu = sum((r) => r.pgCpu);
+  return {
+    ...summarize(runs.flatMap((r) => r.latencies ?? []), sum((r) => r.seconds) ?? 0),
+    statuses: add((r) => r.statuses),
+    verdicts: add((r) => r.verdicts),
+    errors: sum((r) => r.errors) ?? 0,
+    cpuSeconds: sum((r) => r.cpuSeconds) ?? 0,
+    ...(serverCpu !== undefined ? { serverCpu } : {}),
+    ...(pgCpu !== undefined ? { pgCpu } : {}),
+  };
+}
+
 function line(name: string, r: Measured): string {
   const other = Object.entries(r.verdicts).map(([k, v]) => `${k} ${fmt(v)}`).join(", ");
   const us = (s: number | undefined) => (s === undefined || r.requests === 0 ? "-" : fmt((s * 1e6) / r.requests));
@@ -195,6 +225,13 @@ async function spendBatches(url: string): Promise<{ count: number; sum: number }
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split("\n").filter((l) => l.startsWith(`${name} `)).join("\n"))?.[2] ?? 0);
   return { count: value("writ_spend_batch_size_count"), sum: value("writ_spend_batch_size_sum") };
+}
+
+/** `writ_verify_snapshot_reads_total` of writ serve so far, by result. */
+async function snapshotReads(url: string): Promise<{ hit: number; miss: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (result: string) => Number(new RegExp(`^writ_verify_snapshot_reads_total\\{result="${result}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+  return { hit: value("hit"), miss: value("miss") };
 }
 
 function expectOnly(what: string, r: DriverResult, verdict: string): void {
@@ -273,27 +310,42 @@ async function main(): Promise<void> {
     await untilAllowing(url, token, allowPool[0] as SeededAgent);
 
     // Warm-up: every agent's snapshot and agreement into memory, JIT for both paths: one ALLOW
-    // per ALLOW agent, one DENY per DENY agent (the first of its five allowed denials).
+    // per ALLOW agent, then both paths on the ALLOW agents, the echo, and last one DENY per DENY
+    // agent (the first of its five allowed denials): last, so that the four rounds of (a) end
+    // within the snapshots' lifetime (WRIT_CACHE_TTL_MS, 60 s) counted from that read.
     await drive(url, token, allowPool, { amount: 1, maxRequests: allowPool.length, seconds: 120 });
-    await drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: denyPool.length, seconds: 120 });
     await drive(url, token, allowPool, { amount: 1, seconds: 3 });
     await drive(url, token, allowPool, { amount: CEILING * 10, maxRequests: Math.min(2 * ALLOW_AGENTS, 4000), seconds: 3 });
-
-    await settlePostgres(dbUrl);
-    const deny = await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENIES_PER_AGENT * DENY_AGENTS, warmup: DRIVER_WARMUP }));
-    expectOnly("DENY path", deny, "DENY");
-    if (ONLY_DENY) {
-      console.log(line("(a) verify, DENY path (above the ceiling)", deny));
-      return;
-    }
-
     const echoStarted = await startChild(["--import", "tsx", ECHO], { PATH: process.env.PATH }, "/healthz");
     echo = echoStarted.child;
     await drive(echoStarted.url, token, allowPool, { amount: 1, seconds: 2 });
-    const bare = await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
-    expectOnly("echo", bare, "none");
+    await drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: denyPool.length, seconds: 120 });
+
+    // (a) and (c) in alternating rounds (DENY, echo, DENY, echo, ...): a change in the
+    // machine's speed during the run (other tenants of the host) weighs on both alike.
+    await settlePostgres(dbUrl);
+    const snapshots0 = await snapshotReads(url);
+    const denyRuns: Measured[] = [];
+    const bareRuns: Measured[] = [];
+    for (let round = 0; round < DENIES_PER_AGENT; round++) {
+      // One DENY per agent in each round (the driver takes agents round-robin from the first).
+      denyRuns.push(await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENY_AGENTS, warmup: DRIVER_WARMUP, latencies: true })));
+      if (ONLY_DENY) continue;
+      bareRuns.push(await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1, seconds: SECONDS / DENIES_PER_AGENT, warmup: DRIVER_WARMUP, latencies: true })));
+    }
     await stopChild(echo);
     echo = undefined;
+    const snapshots1 = await snapshotReads(url);
+    const deny = pooled(denyRuns);
+    expectOnly("DENY path", deny, "DENY");
+    const denySnapshots = `snapshot reads of writ serve during (a): ${fmt(snapshots1.hit - snapshots0.hit)} from memory, ${fmt(snapshots1.miss - snapshots0.miss)} from Postgres`;
+    if (ONLY_DENY) {
+      console.log(line("(a) verify, DENY path (above the ceiling)", deny));
+      console.log(denySnapshots);
+      return;
+    }
+    const bare = pooled(bareRuns);
+    expectOnly("echo", bare, "none");
 
     await settlePostgres(dbUrl);
     const batches0 = await spendBatches(url);
@@ -326,7 +378,7 @@ async function main(): Promise<void> {
     console.log(line(`(e) plain ledger tx, ${PLAIN_CONNECTIONS} conns, ${fmt(PLAIN_ROWS)} rows`, plain));
     console.log(line(`verify ALLOW at half load (${fmt(halfRate)} req/s)`, half));
     console.log("");
-    console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}`);
+    console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}   (${denySnapshots})`);
     console.log(`b/e = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
     console.log(`b/d = ${fmt(bd, 2)}   (verify against its own ledger writes alone)`);
     const perBatch = (a: { count: number; sum: number }, b: { count: number; sum: number }) => fmt((b.sum - a.sum) / Math.max(1, b.count - a.count), 1);

@@ -64,6 +64,19 @@ describe("RefusalWriter", () => {
     expect(b).toMatchObject({ stored: false, decision: { requestHash: HASH } });
   });
 
+  it("in a batch where some decisions were stored before, answers those with the stored ones and the rest as stored", async () => {
+    await saveVerifyDecision(db.pool, refusal("agent-mixed", "act-1", OTHER));
+    await saveVerifyDecision(db.pool, refusal("agent-mixed", "act-3", OTHER));
+    const c = counting(db.pool);
+    const writer = new RefusalWriter(c.pool);
+    const results = await Promise.all(["act-0", "act-1", "act-2", "act-3", "act-4"].map((a) => writer.save(refusal("agent-mixed", a))));
+    expect(c.batchSizes()).toEqual([5]);
+    expect(results.map((r) => r.stored)).toEqual([true, false, true, false, true]);
+    for (const i of [1, 3]) expect(results[i]).toMatchObject({ stored: false, decision: { requestHash: OTHER, actionId: `act-${i}` } });
+    const { rows } = await db.pool.query<{ action_id: string; request_hash: string }>("SELECT action_id, request_hash FROM verify_decisions WHERE agent_id = 'agent-mixed' ORDER BY action_id");
+    expect(rows.map((r) => [r.action_id, r.request_hash])).toEqual([["act-0", HASH], ["act-1", OTHER], ["act-2", HASH], ["act-3", OTHER], ["act-4", HASH]]);
+  });
+
   it("rejects every refusal of a batch that cannot reach Postgres, in one attempt, and works again afterwards", async () => {
     const dead = createPool("postgres://nobody:x@127.0.0.1:1/none", { connectionTimeoutMillis: 500 });
     const c = counting(dead);

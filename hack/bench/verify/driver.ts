@@ -39,6 +39,8 @@ export interface DriverConfig {
   idPrefix: string;
   /** Requests sent to the driver's own server before the measured run (default 0). */
   warmup?: number;
+  /** Also print every latency (ms), so that several runs can be summarised as one. */
+  latencies?: boolean;
 }
 
 /** What the driver prints. */
@@ -55,6 +57,8 @@ export interface DriverResult {
   errors: number;
   /** CPU seconds the load generator itself used (user + system). */
   cpuSeconds: number;
+  /** Every latency, ms (when asked for). */
+  latencies?: number[];
 }
 
 function body(c: DriverConfig, i: number, proposedAt: string): Buffer {
@@ -131,6 +135,7 @@ async function run(c: DriverConfig): Promise<DriverResult> {
     verdicts,
     errors,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    ...(c.latencies ? { latencies } : {}),
   };
 }
 

@@ -110,35 +110,43 @@ export const VERIFY_RESPONSE_SCHEMA = {
   },
 } as const;
 
+const q = JSON.stringify;
+
 /**
- * The known members of `req` only (what is hashed), each object's members inserted in RFC 8785
- * order (by UTF-16 code units; every name here is plain ASCII). Every value is a string, a
- * finite number (the schema's bounds), a boolean or such an object, so `JSON.stringify` of the
- * result IS its canonical JSON: the same text `canonicalJson` gives (checked by
- * test/unit/verify/request-hash.test.ts), without sorting keys on every verify.
+ * The RFC 8785 canonical JSON of the known members of `req` (what is hashed), written out
+ * member by member in RFC 8785 order (by UTF-16 code units; every name here is plain ASCII).
+ * Every value is a string, a finite number (the schema's bounds) or a boolean, whose
+ * `JSON.stringify` IS its canonical form, so the text equals what `canonicalJson` gives for
+ * those members (checked by test/unit/verify/request-hash.test.ts), without building an object
+ * or sorting keys on every verify.
  */
-function known(req: VerifyRequest): VerifyRequest {
+function canonicalKnown(req: VerifyRequest): string {
   const a = req.action;
-  const action = { action_id: a.action_id, action_type: a.action_type, amount: a.amount } as VerifyAction;
-  if (a.category !== undefined) action.category = a.category;
-  action.currency = a.currency;
-  if (a.intent_id !== undefined) action.intent_id = a.intent_id;
-  if (a.item !== undefined) action.item = a.item;
-  if (a.merchant !== undefined) action.merchant = a.merchant;
-  action.proposed_at = a.proposed_at;
-  const out = { action, agent_id: req.agent_id } as VerifyRequest;
-  if (req.agreement_id !== undefined) out.agreement_id = req.agreement_id;
-  if (req.ledger_sequence !== undefined) out.ledger_sequence = req.ledger_sequence;
-  if (req.principal_present !== undefined) out.principal_present = req.principal_present;
-  if (req.risk_score !== undefined) out.risk_score = req.risk_score;
-  return out;
+  let s = `{"action":{"action_id":${q(a.action_id)},"action_type":${q(a.action_type)},"amount":${q(a.amount)}`;
+  if (a.category !== undefined) s += `,"category":${q(a.category)}`;
+  s += `,"currency":${q(a.currency)}`;
+  if (a.intent_id !== undefined) s += `,"intent_id":${q(a.intent_id)}`;
+  if (a.item !== undefined) s += `,"item":${q(a.item)}`;
+  if (a.merchant !== undefined) s += `,"merchant":${q(a.merchant)}`;
+  s += `,"proposed_at":${q(a.proposed_at)}},"agent_id":${q(req.agent_id)}`;
+  if (req.agreement_id !== undefined) s += `,"agreement_id":${q(req.agreement_id)}`;
+  if (req.ledger_sequence !== undefined) s += `,"ledger_sequence":${q(req.ledger_sequence)}`;
+  if (req.principal_present !== undefined) s += `,"principal_present":${q(req.principal_present)}`;
+  if (req.risk_score !== undefined) s += `,"risk_score":${q(req.risk_score)}`;
+  return `${s}}`;
 }
 
 /**
  * What a verify needs of its request, computed once: the action the engine evaluates (the
- * request's action, acted by the request's agent) and the request hash (see the module comment).
+ * request's known action members, acted by the request's agent) and the request hash (see the
+ * module comment).
  */
 export function readRequest(req: VerifyRequest): { action: Action; hash: HashString } {
-  const k = known(req);
-  return { action: { ...k.action, agent_id: req.agent_id }, hash: sha256Hash(JSON.stringify(k)) };
+  const a = req.action;
+  const action: Action = { action_id: a.action_id, action_type: a.action_type, amount: a.amount, currency: a.currency, proposed_at: a.proposed_at, agent_id: req.agent_id };
+  if (a.merchant !== undefined) action.merchant = a.merchant;
+  if (a.item !== undefined) action.item = a.item;
+  if (a.category !== undefined) action.category = a.category;
+  if (a.intent_id !== undefined) action.intent_id = a.intent_id;
+  return { action, hash: sha256Hash(canonicalKnown(req)) };
 }
