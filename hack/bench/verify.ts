@@ -386,6 +386,7 @@ async function main(): Promise<void> {
     console.log(line(`verify ALLOW at half load (${fmt(halfRate)} req/s)`, half));
     console.log("");
     console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}   (${denySnapshots})`);
+    console.log(`a/c round by round: ${denyRuns.map((d, i) => fmt(d.perSecond / (bareRuns[i] as Measured).perSecond, 2)).join(", ")}   (DENY req/s ${denyRuns.map((d) => fmt(d.perSecond)).join(", ")}; echo req/s ${bareRuns.map((e) => fmt(e.perSecond)).join(", ")})`);
     console.log(`b/e = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
     console.log(`b/d = ${fmt(bd, 2)}   (verify against its own ledger writes alone)`);
     const perBatch = (a: { count: number; sum: number }, b: { count: number; sum: number }) => fmt((b.sum - a.sum) / Math.max(1, b.count - a.count), 1);
