@@ -16,7 +16,7 @@
  * (c) a bare Fastify echo of the same body (./verify/echo.ts), same logger settings, run in
  *     four rounds of BENCH_SECONDS / 4 that alternate with those of (a): a DENY round, an echo
  *     round, and so on. The machine's speed drifts during a run (a shared host: the echo alone
- *     was seen at 9,000 and 16,000 req/s a minute apart), and alternating makes the drift weigh
+ *     was seen at 9,573 and 15,020 req/s a few seconds apart), and alternating makes the drift weigh
  *     on both sides of a/c alike. Each side's line pools its four rounds (requests, time, CPU
  *     and latencies summed). writ serve keeps snapshots for SNAPSHOT_TTL_MS (below), and the
  *     snapshot reads during (a) are printed: all of them should be from memory (the warm-up
@@ -228,18 +228,22 @@ function line(name: string, r: Measured): string {
   return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   ${cpu}   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
 }
 
+/** The values of writ serve's metrics `series` (each a name with its labels, as /metrics writes it; 0 when absent). */
+async function metricValues(url: string, series: readonly string[]): Promise<number[]> {
+  const lines = (await (await fetch(`${url}/metrics`)).text()).split("\n");
+  return series.map((s) => Number(lines.find((l) => l.startsWith(`${s} `))?.slice(s.length + 1) ?? 0));
+}
+
 /** The spend transactions writ serve committed so far and the spends they held (`writ_spend_batch_size`). */
 async function spendBatches(url: string): Promise<{ count: number; sum: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split("\n").filter((l) => l.startsWith(`${name} `)).join("\n"))?.[2] ?? 0);
-  return { count: value("writ_spend_batch_size_count"), sum: value("writ_spend_batch_size_sum") };
+  const [count = 0, sum = 0] = await metricValues(url, ["writ_spend_batch_size_count", "writ_spend_batch_size_sum"]);
+  return { count, sum };
 }
 
 /** `writ_verify_snapshot_reads_total` of writ serve so far, by result. */
 async function snapshotReads(url: string): Promise<{ hit: number; miss: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (result: string) => Number(new RegExp(`^writ_verify_snapshot_reads_total\\{result="${result}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
-  return { hit: value("hit"), miss: value("miss") };
+  const [hit = 0, miss = 0] = await metricValues(url, ['writ_verify_snapshot_reads_total{result="hit"}', 'writ_verify_snapshot_reads_total{result="miss"}']);
+  return { hit, miss };
 }
 
 function expectOnly(what: string, r: DriverResult, verdict: string): void {

@@ -68,8 +68,8 @@ export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Pr
  * The insert of `saveRefusalDecisions`: ONE statement, its own (implicit) transaction, which
  * sets `synchronous_commit` off for that transaction only (`set_config(…, true)`; it is
  * evaluated before the commit and reset by it). The rows come as one JSON array (one
- * parameter, parsed once by Postgres); one row comes back: the count of rows stored and,
- * only when some were not (stored before), the keys of those that were.
+ * parameter, parsed once by Postgres); one row comes back: NULL when every row was stored,
+ * otherwise the keys of those that were (the others were stored before).
  */
 const SAVE_ASYNC_SQL = `WITH ins AS (
   INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
@@ -77,7 +77,7 @@ const SAVE_ASYNC_SQL = `WITH ins AS (
   FROM jsonb_to_recordset($1::jsonb) AS t(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb),
        (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
   ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING agent_id, action_id)
-SELECT count(*)::int AS n, CASE WHEN count(*) < $2 THEN coalesce(json_agg(json_build_array(agent_id, action_id)), '[]') END AS stored FROM ins`;
+SELECT CASE WHEN count(*) < $2 THEN coalesce(json_agg(json_build_array(agent_id, action_id)), '[]') END AS stored FROM ins`;
 
 const FIND_MANY_SQL = `SELECT ${COLUMNS} FROM verify_decisions d
 WHERE (d.agent_id, d.action_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
@@ -99,18 +99,18 @@ export type SavedRefusal = { stored: true } | { stored: false; decision: StoredV
 export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDecision[]): Promise<SavedRefusal[]> {
   if (ds.length === 0) return [];
   const keys = new Set<string>();
-  let rows = "";
+  const rows: string[] = [];
   for (const d of ds) {
     if (d.decision.verdict === "ALLOW") throw new Error("an ALLOW is stored durably, by its spend transaction");
     const k = decisionKey(d.agentId, d.actionId);
     if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
     keys.add(k);
-    rows += `${rows === "" ? "[" : ","}{"agent_id":${JSON.stringify(d.agentId)},"action_id":${JSON.stringify(d.actionId)},"agreement_id":${JSON.stringify(d.agreementId)},"request_hash":${JSON.stringify(d.requestHash)},"decision":${JSON.stringify(d.decision)}}`;
+    rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision }));
   }
-  const res = await pool.query<{ n: number; stored: [string, string][] | null }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`${rows}]`, ds.length] });
+  const res = await pool.query<{ stored: [string, string][] | null }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`[${rows.join(",")}]`, ds.length] });
   const stored = res.rows[0]?.stored;
   // Every row was inserted: nothing else to read.
-  if (res.rows[0]?.n === ds.length || !stored) return ds.map((): SavedRefusal => ({ stored: true }));
+  if (!stored) return ds.map((): SavedRefusal => ({ stored: true }));
   const inserted = new Set(stored.map(([agentId, actionId]) => decisionKey(agentId, actionId)));
   const missing = ds.filter((d) => !inserted.has(decisionKey(d.agentId, d.actionId)));
   // Others stored them first; a new statement (a new snapshot) sees their rows.
