@@ -14,6 +14,7 @@ import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
 import type { PoolClient } from "pg";
 import type { Queryable } from "./pool.js";
+import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 
 /** Most candidates `loadActiveForAgent` returns by default. */
 export const MAX_CANDIDATES = 50;
@@ -86,12 +87,13 @@ export interface ActiveCandidateRow {
  */
 export function activeCandidatesSql(opts: { records: boolean; agentExpr: string; limitExpr: string }): string {
   const records = opts.records;
-  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, a.ledger_sequence, a.ledger_head, a.evidence,
+  return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, ${HEAD_COLUMNS}, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
       ds.spent::text AS delegation_spent, ds.mixed AS delegation_mixed
     FROM agreements a
+    ${HEAD_JOIN}
     LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
     LEFT JOIN LATERAL (
       SELECT coalesce(sum(s.spent_minor) FILTER (WHERE s.currency = d.record->'scope'->>'currency'), 0) AS spent,
@@ -168,9 +170,9 @@ export async function loadAgreementRecords(q: Queryable, ids: readonly string[])
  */
 export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { asOf?: string } = {}): Promise<IntentAgreement | undefined> {
   const { rows } = await q.query<{ record: AgreementRecord; ledger_sequence: number; ledger_head: HashString | null; ledger: LedgerEntry[]; read_at: Date }>(
-    `SELECT a.record, a.ledger_sequence, a.ledger_head, statement_timestamp() AS read_at,
+    `SELECT a.record, ${HEAD_COLUMNS}, statement_timestamp() AS read_at,
        (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agreement_id = a.agreement_id) AS ledger
-     FROM agreements a WHERE a.agreement_id = $1`,
+     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1`,
     [id],
   );
   const r = rows[0];

@@ -26,6 +26,7 @@ import { canonicalJson, type HashString } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
 import { extendLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
+import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
 
@@ -91,12 +92,14 @@ function checked(agreement: IntentAgreement): IntentAgreement {
 }
 
 async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined> {
-  const { rows } = await q.query<StoredRow>(
-    `SELECT revision::text AS revision, record, revoked_at, ledger_sequence, ledger_head, delegation_id, org_id, agent_id, evidence
+  const { rows } = await q.query<Omit<StoredRow, "ledger_sequence" | "ledger_head">>(
+    `SELECT revision::text AS revision, record, revoked_at, delegation_id, org_id, agent_id, evidence
      FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
     [id],
   );
-  return rows[0];
+  const row = rows[0];
+  // The head after the lock, in a statement of its own (see readHead).
+  return row ? { ...row, ...(await readHead(q, id)) } : undefined;
 }
 
 function foreignKey(e: unknown, delegationId: string | null): never {

@@ -7,6 +7,7 @@ import type { AgreementRecord } from "./agreements.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import type { Queryable } from "./pool.js";
+import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 
 /** Who a stored record belongs to. */
 export interface RecordOwners {
@@ -99,10 +100,10 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     record: AgreementRecord; operator_org_id: string | null; principal_id: string | null;
     d_revoked_at: Date | null; d_revoked_reason: string | null; d_revoked_by: string | null;
   }>(
-    `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, a.ledger_sequence, a.ledger_head, a.record,
+    `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS}, a.record,
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
             d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
-     FROM agreements a LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+     FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
      WHERE a.agreement_id = $1`,
     [id],
   );
@@ -150,8 +151,8 @@ export async function delegationsOfPrincipal(q: Queryable, principalId: string, 
 /** Agreements whose agent is registered with principal `principalId` (the portal's list), newest first, at most `limit`. */
 export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<string[]> {
   const { rows } = await q.query<{ agreement_id: string }>(
-    `SELECT a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id
-     WHERE g.principal_id = $1 ORDER BY a.updated_at DESC, a.agreement_id LIMIT $2`,
+    `SELECT a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id ${HEAD_JOIN}
+     WHERE g.principal_id = $1 ORDER BY greatest(a.updated_at, h.updated_at) DESC, a.agreement_id LIMIT $2`,
     [principalId, limit],
   );
   return rows.map((r) => r.agreement_id);

@@ -6,6 +6,7 @@
  */
 import type { HashString } from "../core/canonical/index.js";
 import type { Queryable } from "./pool.js";
+import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 
 /** The columns of a stored agreement the controller reports or checks. */
 export interface AgreementRow {
@@ -27,9 +28,9 @@ export async function agreementRow(q: Queryable, id: string): Promise<AgreementR
     org_id: string | null; delegation_id: string | null; revoked_at: Date | null; revoked_reason: string | null; revoked_by: string | null; pushed: boolean;
     ledger_sequence: number; ledger_head: HashString | null;
   }>(
-    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, a.ledger_sequence, a.ledger_head,
+    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS},
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed
-     FROM agreements a WHERE a.agreement_id = $1`,
+     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1`,
     [id],
   );
   const r = rows[0];

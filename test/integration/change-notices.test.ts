@@ -61,7 +61,8 @@ describe("writ_changes notices", () => {
     expect(delegation).toEqual(expect.arrayContaining([{ kind: "agent", agentId: "ag-d" }, { kind: "agent", agentId: "ag-2" }]));
     // A spend: the ledger head moves and a total goes up. Nothing is announced.
     const spend = () =>
-      sql(`WITH h AS (UPDATE agreements SET ledger_sequence = 1, ledger_head = $1, updated_at = now() WHERE agreement_id = 'a-1')
+      sql(`WITH h AS (INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) VALUES ('a-1', 1, $1)
+                      ON CONFLICT (agreement_id) DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, updated_at = now())
            INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor) VALUES ('a-1', 'i1', 'USD', 500)
            ON CONFLICT (agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor`, [`sha256:${"3".repeat(64)}`]);
     expect(await noticesOf(spend)).toEqual([]);

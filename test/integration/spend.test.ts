@@ -313,4 +313,23 @@ describe("recordOutcome", () => {
     expect(spentByIntent(a).get("i1")).toBe(5000n);
     expect((await spendTotals(pool, "agr-fail")).get("i1")).toBe(5000n);
   });
+
+  it("appends outcomes and spends racing on one agreement to one chain: each reads the head after its lock", async () => {
+    await storeAgreement("agr-race-out", [mandate("i1", { maximum_amount: 1000, cumulative_maximum: 1_000_000 })]);
+    for (let i = 0; i < 20; i++) expect((await recordAllowedSpend(pool, spend("agr-race-out", `first-${i}`, 100n))).recorded).toBe(true);
+    // 20 outcomes (each a new entry) and 40 spends at once, in batches and alone.
+    const outcomes = Array.from({ length: 20 }, (_, i) => recordOutcome(pool, { agreementId: "agr-race-out", actionId: `first-${i}`, outcome: i % 2 ? "failed" : "authorized", at: iso(T0 + 2000) }));
+    const alone = Array.from({ length: 20 }, (_, i) => recordAllowedSpend(pool, spend("agr-race-out", `alone-${i}`, 100n)));
+    const batches = Array.from({ length: 4 }, (_, b) => recordAllowedSpends(pool, Array.from({ length: 5 }, (_, i) => spend("agr-race-out", `batch-${b}-${i}`, 100n))));
+    const [o, a, bs] = await Promise.all([Promise.all(outcomes), Promise.all(alone), Promise.all(batches)]);
+    expect(o.every((r) => r.recorded && !r.replayed)).toBe(true);
+    expect(a.every((r) => r.recorded)).toBe(true);
+    expect(bs.flat().every((r) => "recorded" in r && r.recorded)).toBe(true);
+    const ledger = await ledgerOf("agr-race-out");
+    expect(verifyLedger(ledger)).toEqual({ state: "ok" });
+    expect(ledger.ledger).toHaveLength(80);
+    expect(ledger.ledger_sequence).toBe(80);
+    // 60 allowed of 100 minor units, 10 released by failed.
+    expect((await spendTotals(pool, "agr-race-out")).get("i1")).toBe(5000n);
+  });
 });

@@ -28,7 +28,8 @@ export async function extendLedger(q: Queryable, full: IntentAgreement, stored: 
   if (ledger.length <= have) return 0;
   const fresh = ledger.slice(have);
   await insertLedgerRows(q, id, fresh.map((e) => ledgerRow(e, full.mandates)));
-  await moveHead(q, id, ledger.length, ledger[ledger.length - 1]?.entry_hash ?? null);
+  const last = fresh[fresh.length - 1];
+  if (last) await moveHead(q, id, ledger.length, last.entry_hash);
   await writeSpendTotals(q, full);
   return fresh.length;
 }

@@ -7,9 +7,9 @@
  * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
  */
 import { withTransaction } from "../pool.js";
+import { moveHeadSql, readHead } from "./head.js";
 import type { Pool, PoolClient } from "pg";
 import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../core/agreement/index.js";
-import type { HashString } from "../../core/canonical/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
 
@@ -36,12 +36,13 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ ledger_sequence: number; ledger_head: HashString | null; agent_id: string | null }>(
-    "SELECT ledger_sequence, ledger_head, agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
+  const lock = await client.query<{ agent_id: string | null }>(
+    "SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
     [req.agreementId],
   );
-  const head = lock.rows[0];
-  if (!head) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
+  const locked = lock.rows[0];
+  if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
+  const head = { ...(await readHead(client, req.agreementId)), agent_id: locked.agent_id };
   const { rows } = await client.query<EntryRow>(
     "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
     [req.agreementId, req.actionId],
@@ -72,7 +73,7 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
        VALUES ($1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
        RETURNING sequence
      ),
-     head AS (UPDATE agreements SET ledger_sequence = $2::int, ledger_head = $9::text, updated_at = now() WHERE agreement_id = $1::text AND EXISTS (SELECT 1 FROM ins))
+     head AS (${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")})
      UPDATE agreement_spend SET spent_minor = spent_minor - $8::bigint
      WHERE $5::text = 'failed' AND $8::bigint IS NOT NULL AND agreement_id = $1::text AND intent_id = $6::text AND EXISTS (SELECT 1 FROM ins)`,
     [req.agreementId, entry.sequence, JSON.stringify(entry), req.actionId, req.outcome, last.intent_id, last.entry.currency,
