@@ -31,7 +31,7 @@ describe("migrate", () => {
   });
 });
 
-describe("0170_ledger_heads", () => {
+describe("0180_ledger_heads", () => {
   let old: TestDatabase;
   afterAll(async () => {
     await old?.drop();
@@ -42,7 +42,7 @@ describe("0170_ledger_heads", () => {
   it("moves the heads of a database migrated before it into agreement_ledger_heads, and back on the way down", async () => {
     old = await createTestDatabase({ migrate: false });
     const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0170_ledger_heads.sql");
+    const before = files.indexOf("0180_ledger_heads.sql");
     expect(before).toBeGreaterThan(0);
     await steps(old.url, "up", before);
     const head = `sha256:${"a".repeat(64)}`;
@@ -61,5 +61,31 @@ describe("0170_ledger_heads", () => {
     await steps(old.url, "up", 1);
     const again = await old.pool.query("SELECT agreement_id, ledger_sequence FROM agreement_ledger_heads ORDER BY agreement_id");
     expect(again.rows).toEqual([{ agreement_id: "a-spent", ledger_sequence: 7 }]);
+  });
+});
+
+describe("0170_hash_checks", () => {
+  it("checks every sha256 column with writ_is_sha256, which accepts exactly what the regex it replaced accepted", async () => {
+    const { rows: checks } = await db.pool.query<{ conname: string; def: string }>(
+      "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'c' AND pg_get_constraintdef(oid) LIKE '%sha256%'",
+    );
+    expect(checks.map((c) => c.conname).sort()).toEqual([
+      "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check", "ledger_entries_entry_hash_check",
+      "ledger_entries_prev_entry_hash_check", "mandates_issuer_jwt_hash_check", "reports_evidence_hash_check", "revocations_revocation_id_check",
+    ]);
+    for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
+    const hex = "0123456789abcdef".repeat(4);
+    const values = [
+      `sha256:${hex}`, `sha256:${hex.slice(1)}`, `sha256:${hex}0`, `sha256:${hex.toUpperCase()}`, `sha256:${hex.slice(1)}g`, `SHA256:${hex}`,
+      `sha256:${hex.slice(1)}\n`, `sha256:${hex}\n`, `sha256-${hex}`, ` sha256:${hex.slice(1)}`, `sha256:${hex.slice(1)}\u0661`, `sha256:${hex.slice(2)}é`, "", "sha256:",
+    ];
+    const { rows } = await db.pool.query<{ v: string; new: boolean; old: boolean }>(
+      "SELECT v, writ_is_sha256(v) AS new, v ~ '^sha256:[0-9a-f]{64}$' AS old FROM unnest($1::text[]) AS v",
+      [values],
+    );
+    expect(rows.filter((r) => r.new).map((r) => r.v)).toEqual([`sha256:${hex}`]);
+    for (const r of rows) expect(r.new, JSON.stringify(r.v)).toBe(r.old);
+    const { rows: nulls } = await db.pool.query("SELECT writ_is_sha256(NULL) AS n");
+    expect(nulls[0]).toEqual({ n: null });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The ledger head of an agreement (table `agreement_ledger_heads`, migrations/0170_ledger_heads.sql):
+ * The ledger head of an agreement (table `agreement_ledger_heads`, migrations/0180_ledger_heads.sql):
  * its `ledger_sequence` and `ledger_head` (the last entry's hash), in a narrow row of its own
  * so that a spend does not write a new version of the agreement's row (its signed record
  * included). No row: the ledger is empty (sequence 0, no head). Writers hold the agreement

@@ -9,7 +9,7 @@
 CREATE TABLE agreement_ledger_heads (
   agreement_id    text        PRIMARY KEY REFERENCES agreements (agreement_id) ON DELETE CASCADE,
   ledger_sequence integer     NOT NULL CHECK (ledger_sequence >= 1),
-  ledger_head     text        NOT NULL CHECK (ledger_head ~ '^sha256:[0-9a-f]{64}$'),
+  ledger_head     text        NOT NULL CHECK (writ_is_sha256(ledger_head)),
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head, updated_at)
