@@ -45,7 +45,7 @@
  * the start of the run, about 10 s). BENCH_RUN_FROM=src runs the TypeScript sources through tsx
  * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
- * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone).
+ * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone); BENCH_ONLY=allow runs (b) alone.
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
  *
  * Then, unless BENCH_CLUSTER=0, the cost of a synchronous replica: a two-node Patroni cluster
@@ -87,6 +87,7 @@ const PROFILE = process.env.BENCH_PROFILE === "1";
 const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
+const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
 const RUN_FROM = process.env.BENCH_RUN_FROM === "src" ? "src" : "dist";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
@@ -338,7 +339,7 @@ async function main(): Promise<void> {
     const snapshots0 = await snapshotReads(url);
     const denyRuns: Measured[] = [];
     const bareRuns: Measured[] = [];
-    for (let round = 0; round < DENIES_PER_AGENT; round++) {
+    for (let round = 0; round < (ONLY_ALLOW ? 0 : DENIES_PER_AGENT); round++) {
       // One DENY per agent in each round (the driver takes agents round-robin from the first).
       denyRuns.push(await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENY_AGENTS, warmup: DRIVER_WARMUP, latencies: true })));
       if (ONLY_DENY) continue;
@@ -347,6 +348,11 @@ async function main(): Promise<void> {
     await stopChild(echo);
     echo = undefined;
     const snapshots1 = await snapshotReads(url);
+    if (ONLY_ALLOW) {
+      await settlePostgres(dbUrl);
+      console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }))));
+      return;
+    }
     const deny = pooled(denyRuns);
     expectOnly("DENY path", deny, "DENY");
     const denySnapshots = `snapshot reads of writ serve during (a): ${fmt(snapshots1.hit - snapshots0.hit)} from memory, ${fmt(snapshots1.miss - snapshots0.miss)} from Postgres`;

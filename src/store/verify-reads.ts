@@ -40,7 +40,8 @@ type StartRow = {
   denial_ages: number[];
 } & ({ [K in keyof ActiveCandidateRow]: ActiveCandidateRow[K] | null });
 
-const START_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,
+/** The snapshot read of agent $1 (denial window $2 seconds, at most $3 candidates); exported for its plan test. */
+export const AGENT_SNAPSHOT_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,
        ARRAY(SELECT (extract(epoch FROM now() - r.created_at) * 1000)::float8 FROM verify_decisions r
              WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $2) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL
              ORDER BY r.created_at) AS denial_ages,
@@ -58,7 +59,7 @@ WHERE g.agent_id = $1`;
  */
 export async function readAgentSnapshot(q: Pool | PoolClient, agentId: string, windowSeconds = DENIAL_WINDOW_SECONDS): Promise<AgentRead> {
   // Named: parsed and planned once per connection.
-  const { rows } = await q.query<StartRow>({ name: "writ_verify_agent", text: START_SQL, values: [agentId, windowSeconds, MAX_CANDIDATES] });
+  const { rows } = await q.query<StartRow>({ name: "writ_verify_agent", text: AGENT_SNAPSHOT_SQL, values: [agentId, windowSeconds, MAX_CANDIDATES] });
   const r = rows[0];
   if (!r) return { denialAgesMs: [], candidates: [] };
   return {

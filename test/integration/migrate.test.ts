@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import { runner } from "node-pg-migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
+import { AGENT_SNAPSHOT_SQL, BURST_EXEMPT } from "../../src/store/verify-reads.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -87,5 +88,23 @@ describe("0170_hash_checks", () => {
     for (const r of rows) expect(r.new, JSON.stringify(r.v)).toBe(r.old);
     const { rows: nulls } = await db.pool.query("SELECT writ_is_sha256(NULL) AS n");
     expect(nulls[0]).toEqual({ n: null });
+  });
+});
+
+describe("0190_denial_index", () => {
+  it("the burst rule's count of an agent's DENYs reads the partial index, which holds only the DENYs that count", async () => {
+    const client = await db.pool.connect();
+    try {
+      await client.query("BEGIN");
+      // Whatever the statistics: the plan must be able to use the index (the pkey also starts with agent_id).
+      await client.query("SET LOCAL enable_seqscan = off");
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${AGENT_SNAPSHOT_SQL}`, ["ag-1", 60, 5]);
+      expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("verify_decisions_agent_recent");
+      const { rows: def } = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'verify_decisions_agent_recent'");
+      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(\\(decision -> '${BURST_EXEMPT}'::text\\) IS NULL\\)\\)$`));
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
   });
 });
