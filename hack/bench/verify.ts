@@ -28,10 +28,11 @@
  * (e) a plain ledger transaction (./verify/ledger-loop.ts: SELECT … FOR UPDATE of an account,
  *     INSERT an entry, UPDATE a total, COMMIT; 1,000 accounts) through `pg` against the same
  *     Postgres, writ serve's pool size, 10 concurrent loops: what Postgres needs to record a
- *     spend durably, one transaction each.
+ *     spend durably, one transaction each. (b) and (e) run in four alternating rounds of
+ *     BENCH_SECONDS / 4 each, as (a) and (c) do, each line pooling its rounds.
  * The ALLOW path also runs open-loop at HALF the requests/s measured in (b), for its p99,
- * right after (b): before (d) and (e), whose tens of thousands of rows would leave Postgres
- * vacuuming and checkpointing during it.
+ * right after the rounds of (b) and (e) and a VACUUM and CHECKPOINT (their tens of thousands
+ * of rows would otherwise leave Postgres vacuuming and checkpointing during it), before (d).
  * Each line also gives CPU microseconds per request (Linux /proc, ./proc-cpu.ts) of the server
  * process (writ serve, or the echo), of the load generator (the driver; in (d) the loop itself)
  * and of the whole Postgres cluster: on a small machine they share the cores, so these say
@@ -96,6 +97,8 @@ const PLAIN_CONNECTIONS = 10;
 const PLAIN_ROWS = 1000;
 /** Measured DENYs per agent: with the warm-up's, five within 60 s, the most DENIED_ATTEMPT_BURST lets pass as DENYs (the sixth would REVOKE). */
 const DENIES_PER_AGENT = 4;
+/** Alternating rounds of (a)/(c) and of (b)/(e): one per measured DENY of an agent. */
+const ROUNDS = DENIES_PER_AGENT;
 /** Requests each measuring driver first sends to a server of its own (./verify/driver.ts): its code is compiled before its run is measured. */
 const DRIVER_WARMUP = Number(process.env.BENCH_DRIVER_WARMUP ?? 20_000);
 /**
@@ -339,7 +342,7 @@ async function main(): Promise<void> {
     const snapshots0 = await snapshotReads(url);
     const denyRuns: Measured[] = [];
     const bareRuns: Measured[] = [];
-    for (let round = 0; round < (ONLY_ALLOW ? 0 : DENIES_PER_AGENT); round++) {
+    for (let round = 0; round < (ONLY_ALLOW ? 0 : ROUNDS); round++) {
       // One DENY per agent in each round (the driver takes agents round-robin from the first).
       denyRuns.push(await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENY_AGENTS, warmup: DRIVER_WARMUP, latencies: true })));
       if (ONLY_DENY) continue;
@@ -364,12 +367,23 @@ async function main(): Promise<void> {
     const bare = pooled(bareRuns);
     expectOnly("echo", bare, "none");
 
+    // (b) and (e) in alternating rounds too, for the same reason.
     await settlePostgres(dbUrl);
     const batches0 = await spendBatches(url);
-    const allow = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
+    const allowRuns: Measured[] = [];
+    const plainRuns: Measured[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      allowRuns.push(await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, seconds: SECONDS / ROUNDS, warmup: DRIVER_WARMUP, latencies: true })));
+      plainRuns.push(await measured(undefined, () => ledgerLoop(dbUrl, { connections: PLAIN_CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS / ROUNDS, rows: PLAIN_ROWS })));
+    }
     const batches1 = await spendBatches(url);
+    const allow = pooled(allowRuns);
     expectOnly("ALLOW path", allow, "ALLOW");
+    const plain = pooled(plainRuns);
+    expectOnly("plain ledger transaction", plain, "COMMIT");
 
+    // The half-load run right after, with Postgres settled from (e)'s rows.
+    await settlePostgres(dbUrl);
     const halfRate = Math.max(1, Math.round(allow.perSecond / 2));
     const half = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, rate: halfRate, warmup: DRIVER_WARMUP }));
     const batches2 = await spendBatches(url);
@@ -378,8 +392,6 @@ async function main(): Promise<void> {
     const direct = await measured(undefined, () => spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` }));
     expectOnly("ledger transaction", direct, "ALLOW");
 
-    const plain = await measured(undefined, () => ledgerLoop(dbUrl, { connections: PLAIN_CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, rows: PLAIN_ROWS }));
-    expectOnly("plain ledger transaction", plain, "COMMIT");
     const ledgers = await checkLedgers(dbUrl, allowPool);
 
     const ok = (pass: boolean) => (pass ? "MET" : "NOT MET");
@@ -398,6 +410,7 @@ async function main(): Promise<void> {
     console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}   (${denySnapshots})`);
     console.log(`a/c round by round: ${denyRuns.map((d, i) => fmt(d.perSecond / (bareRuns[i] as Measured).perSecond, 2)).join(", ")}   (DENY req/s ${denyRuns.map((d) => fmt(d.perSecond)).join(", ")}; echo req/s ${bareRuns.map((e) => fmt(e.perSecond)).join(", ")})`);
     console.log(`b/e = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
+    console.log(`b/e round by round: ${allowRuns.map((r, i) => fmt(r.perSecond / (plainRuns[i] as Measured).perSecond, 2)).join(", ")}   (ALLOW req/s ${allowRuns.map((r) => fmt(r.perSecond)).join(", ")}; plain tx/s ${plainRuns.map((r) => fmt(r.perSecond)).join(", ")})`);
     console.log(`b/d = ${fmt(bd, 2)}   (verify against its own ledger writes alone)`);
     const perBatch = (a: { count: number; sum: number }, b: { count: number; sum: number }) => fmt((b.sum - a.sum) / Math.max(1, b.count - a.count), 1);
     console.log(`ALLOWs per spend transaction (group commit): ${perBatch(batches0, batches1)} in (b), ${perBatch(batches1, batches2)} at half load`);

@@ -32,5 +32,5 @@ export async function closedLoop(connections: number, seconds: number, call: (i:
   );
   const elapsed = (performance.now() - start) / 1000;
   const cpu = process.cpuUsage(cpuStart);
-  return { ...summarize(latencies, elapsed), statuses: {}, verdicts, errors, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+  return { ...summarize(latencies, elapsed), statuses: {}, verdicts, errors, cpuSeconds: (cpu.user + cpu.system) / 1e6, latencies };
 }
