@@ -5,7 +5,7 @@
  * Promises:
  * - The record is stored schema-checked and WITHOUT its ledger fields (`ledger`,
  *   `ledger_sequence`, `ledger_head`, `ledger_as_of`): the ledger lives in `ledger_entries` and
- *   the row's `ledger_sequence`/`ledger_head`. `revision` increases only when the stored record
+ *   its head in `agreement_ledger_heads` (./ledger/head.ts). `revision` increases only when the stored record
  *   or its columns change, never on a ledger append, so it is the key of prepared records.
  * - A ledger that arrives WITH a record (a manifest, an import) never rewrites history: it must
  *   verify (`verifyLedger`), and its first min(stored, given) entries must be the stored ones

@@ -1,6 +1,6 @@
 /**
  * The ledger repository: the ONE owner of an agreement's spend ledger in Postgres. Every write
- * of `ledger_entries`, of the ledger head (`agreements.ledger_sequence`, `ledger_head`) and of
+ * of `ledger_entries`, of the ledger head (`agreement_ledger_heads`, ./head.ts) and of
  * the spent totals (`agreement_spend`) is made here, by one of three paths:
  *
  * - a spend (./spend.ts, `recordAllowedSpends`): verified ALLOWs, several in one transaction
