@@ -7,7 +7,7 @@
  * finalizer (revoked, row kept), also when removed while the source was stopped (the persisted
  * state).
  */
-import { mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +57,16 @@ describe("local manifests", () => {
       },
     });
   const get = (plural: string, name: string) => source?.store.get(plural, "default", name);
+  // A file's new content in one step (a hidden temporary file renamed over it), as editors
+  // save: writeFile truncates first, and on a loaded machine the empty file can outlast the
+  // sync's confirming read (150 ms), which takes it for a deletion (a revocation). Mid-save
+  // reads are sync.test.ts's subject, not this file's.
+  let saves = 0;
+  const save = async (file: string, text: string) => {
+    const tmp = join(dir, `.save-${++saves}`);
+    await writeFile(tmp, text);
+    await rename(tmp, file);
+  };
   const output = () => lines.join("\n");
 
   beforeAll(async () => {
@@ -105,22 +115,22 @@ describe("local manifests", () => {
   it("reports a malformed file without crashing and without touching what it declared", async () => {
     const subFile = join(dir, FILES.subscription);
     const good = await readFile(subFile, "utf8");
-    await writeFile(join(dir, "broken.yaml"), "apiVersion: writ.dev/v1alpha1\nkind: Delegation\nspec: [unclosed\n");
-    await writeFile(subFile, `${good}\n  : : bad\n`);
+    await save(join(dir, "broken.yaml"), "apiVersion: writ.dev/v1alpha1\nkind: Delegation\nspec: [unclosed\n");
+    await save(subFile, `${good}\n  : : bad\n`);
     await expect.poll(() => output(), { timeout: 10_000, interval: 100 }).toMatch(/broken\.yaml: YAML error at line \d+/);
     await expect.poll(() => output(), { timeout: 10_000, interval: 100 }).toMatch(/writ\.dev_v1alpha1_subscription\.yaml: YAML error.*what it declared before is kept/);
     await source?.sync();
     expect(ready(get("subscriptions", SAMPLE_NAMES.subscription))?.status).toBe("True");
     expect((await db.pool.query("SELECT active FROM subscriptions")).rows).toEqual([{ active: true }]);
     await unlink(join(dir, "broken.yaml"));
-    await writeFile(subFile, good);
+    await save(subFile, good);
   });
 
   it("revokes a Delegation edited to state: revoked, and the data plane's index hears it", async () => {
     const file = join(dir, FILES.delegation);
     const text = await readFile(file, "utf8");
     expect(text).toContain("state: active");
-    await writeFile(file, text.replace("state: active", "state: revoked"));
+    await save(file, text.replace("state: active", "state: revoked"));
     await expect.poll(() => server.app.verifyRuntime?.index.isDelegationRevoked("del_acme_procurement"), { timeout: 10_000, interval: 50 }).toBe(true);
     const rows = await db.pool.query<{ delegation_id: string; revoked_at: Date | null }>("SELECT delegation_id, revoked_at FROM delegations ORDER BY delegation_id");
     expect(rows.rows.map((r) => [r.delegation_id, r.revoked_at !== null])).toEqual([
