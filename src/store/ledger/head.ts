@@ -21,7 +21,7 @@ export async function readHead(q: Queryable, agreementId: string): Promise<{ led
   return rows[0] ?? { ledger_sequence: 0, ledger_head: null };
 }
 
-/** Joins agreement `a`'s head as `h` (reads that lock nothing; see `readHead`) (a query's FROM clause, after `agreements a`). */
+/** Joins agreement `a`'s head as `h`, in a FROM clause after `agreements a` (for reads that lock nothing; see `readHead`). */
 export const HEAD_JOIN = "LEFT JOIN agreement_ledger_heads h ON h.agreement_id = a.agreement_id";
 
 /** The head's columns `ledger_sequence` (0 when empty) and `ledger_head` (null when empty), with HEAD_JOIN. */
