@@ -56,6 +56,30 @@ function stamped(c: VerifyCandidate, nowMs: number): VerifyCandidate {
   return { ...c, agreement: { ...c.agreement, ledgerAsOfMs: nowMs } };
 }
 
+/**
+ * Carries the candidate prepared for row `from` over to row `to`, which the same process made
+ * from it after a spend (./snapshots.ts, `noteSpend`): when both name the same agreement
+ * revision and the same delegation generation, `to`'s candidate is `from`'s with `to`'s totals
+ * overlaid (exactly what preparing `to` from the cache would give), so the next verify of the
+ * agent neither looks the records up in the cache nor awaits them. Otherwise nothing is kept
+ * and `to` is prepared as usual.
+ */
+export function carryPrepared(from: ActiveAgreementRow, to: ActiveAgreementRow): void {
+  const c = preparedFor.get(from);
+  if (!c || to.agreementId !== from.agreementId || to.revision !== from.revision) return;
+  const d = from.delegation;
+  const e = to.delegation;
+  if (d?.delegationId !== e?.delegationId || d?.generation !== e?.generation) return;
+  const next: VerifyCandidate = {
+    ...c,
+    agreement: withLedgerTotals(c.agreement, { ledgerSequence: to.ledgerSequence, ledgerHead: to.ledgerHead, spent: to.spent, asOfMs: c.agreement.ledgerAsOfMs }),
+    row: to,
+  };
+  if (e?.spentMinor !== undefined) next.delegationSpentMinor = e.spentMinor;
+  else delete next.delegationSpentMinor;
+  preparedFor.set(to, next);
+}
+
 /** The live candidates of `agentId` (see the module comment), ordered by agreement id. */
 export async function loadCandidates(db: Queryable, cache: RecordCache, agentId: string, opts: LoadCandidatesOptions): Promise<VerifyCandidate[]> {
   const rows = await loadActiveForAgent(db, agentId, { records: false, ...(opts.limit !== undefined ? { limit: opts.limit } : {}) });

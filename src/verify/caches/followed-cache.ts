@@ -10,8 +10,10 @@
  * - A value read by `load` is kept only if no invalidation of its key (or of everything)
  *   happened while it was being read, so a read that raced a change is never kept.
  * - Entries expire `ttlMs` after they were read (0 turns the cache off); at most
- *   `maxEntries` are kept, least recently used dropped first.
+ *   `maxEntries` are kept, least recently used dropped first (approximately: ./recency-map.ts;
+ *   an entry used within the last three quarters of `maxEntries` uses is never dropped).
  */
+import { RecencyMap } from "./recency-map.js";
 
 /** The notices a FollowedCache follows (a RevocationChannel). */
 export interface ChangeFeed {
@@ -41,9 +43,8 @@ interface Pending {
 
 /** The cache (see the module comment). */
 export class FollowedCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
+  private readonly entries: RecencyMap<Entry<V>>;
   private readonly pending = new Map<string, Set<Pending>>();
-  private readonly max: number;
   private readonly clock: () => number;
   private feed: ChangeFeed | null = null;
   /** Loads answered from memory. */
@@ -52,7 +53,7 @@ export class FollowedCache<V> {
   misses = 0;
 
   constructor(private readonly opts: FollowedCacheOptions) {
-    this.max = opts.maxEntries ?? 10_000;
+    this.entries = new RecencyMap(opts.maxEntries ?? 10_000);
     this.clock = opts.clock ?? Date.now;
   }
 
@@ -83,8 +84,6 @@ export class FollowedCache<V> {
       this.entries.delete(key);
       return undefined;
     }
-    this.entries.delete(key);
-    this.entries.set(key, e);
     return e.value;
   }
 
@@ -114,7 +113,7 @@ export class FollowedCache<V> {
 
   /** Replaces the kept value of `key` with `fn(value)` (nothing when none is kept). */
   update(key: string, fn: (value: V) => V): void {
-    const e = this.entries.get(key);
+    const e = this.entries.peek(key);
     if (e) e.value = fn(e.value);
   }
 
@@ -131,12 +130,7 @@ export class FollowedCache<V> {
   }
 
   private keep(key: string, e: Entry<V>): void {
-    this.entries.delete(key);
     this.entries.set(key, e);
-    while (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-    }
+    this.entries.trim();
   }
 }

@@ -24,6 +24,7 @@ import type { ActiveAgreementRow } from "../../store/agreements-read.js";
 import type { AgentForVerify } from "../../store/agents.js";
 import type { ChangeNotice } from "../../store/changes.js";
 import type { Pool } from "pg";
+import { carryPrepared } from "./candidates.js";
 import { FollowedCache, type ChangeFeed } from "./followed-cache.js";
 import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../../store/verify-reads.js";
 
@@ -165,5 +166,6 @@ function withSpend(row: ActiveAgreementRow, n: SpendNote): ActiveAgreementRow {
   if (n.delegation && d && d.delegationId === n.delegation.delegationId && d.spentMinor !== undefined && n.delegation.spentMinor > d.spentMinor) {
     out = { ...out, delegation: { ...d, spentMinor: n.delegation.spentMinor } };
   }
+  if (out !== row) carryPrepared(row, out);
   return out;
 }
