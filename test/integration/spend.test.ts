@@ -7,7 +7,7 @@ import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSignedAgreement, spentByIntent, verifyLedger, type IntentAgreement, type Mandate } from "../../src/core/agreement/index.js";
 import { hashOf } from "../../src/core/canonical/index.js";
-import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { loadAgreementRecords, loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { revokeAgreement, upsertAgreement } from "../../src/store/agreements.js";
 import { revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
@@ -177,6 +177,39 @@ describe("recordAllowedSpend", () => {
     await expect(recordAllowedSpend(pool, spend("agr-bad", "a", 100n, { at: "yesterday" }))).rejects.toMatchObject({ code: "SPEND_INVALID" });
     await expect(recordAllowedSpend(pool, spend("agr-bad", "a", 2n ** 60n))).rejects.toMatchObject({ code: "SPEND_INVALID" });
     expect((await ledgerOf("agr-bad")).ledger).toEqual([]);
+  });
+
+  it("takes the spend's currency as its intent's only while the revision it names is the stored one", async () => {
+    await storeAgreement("agr-pin", [mandate("i1")]);
+    const revisionOf = async () => (await loadAgreementRecords(pool, ["agr-pin"]))[0]?.revision as number;
+    const first = await revisionOf();
+    expect(await recordAllowedSpend(pool, spend("agr-pin", "p1", 100n, { revision: first }))).toMatchObject({ recorded: true });
+    // A new revision moves intent i1 to EUR: a spend decided on the first is checked against the stored record.
+    await storeAgreement("agr-pin", [mandate("i1", { currency: "EUR" })]);
+    expect(await revisionOf()).toBeGreaterThan(first);
+    await expect(recordAllowedSpend(pool, spend("agr-pin", "p2", 100n, { revision: first }))).rejects.toThrow("intent i1 is in EUR, the spend in USD");
+    // And one without intent i1.
+    await storeAgreement("agr-pin", [mandate("i2", { currency: "EUR" })]);
+    expect(await recordAllowedSpend(pool, spend("agr-pin", "p3", 100n, { revision: first }))).toMatchObject({ recorded: false, reason: "INTENT_NOT_FOUND" });
+    // The stored revision named: its intent's currency is the spend's.
+    expect(await recordAllowedSpend(pool, spend("agr-pin", "p4", 100n, { intentId: "i2", currency: "EUR", revision: await revisionOf() }))).toMatchObject({ recorded: true });
+    await expect(recordAllowedSpend(pool, spend("agr-pin", "p5", 100n, { revision: 0 }))).rejects.toMatchObject({ code: "SPEND_INVALID" });
+    expect((await ledgerOf("agr-pin")).ledger?.map((e) => e.action_id)).toEqual(["p1", "p4"]);
+  });
+
+  it("refuses a delegation's spend in another currency than its budget's, and counts only its own currency", async () => {
+    const d = fixtureDelegation(undefined, { delegation_id: "del-mixed", agent: { agent_id: AGENT }, delegation_chain: [], scope: { currency: "USD" } });
+    await withTransaction(pool, (c) => upsertDelegation(c, d));
+    await storeAgreement("agr-m-usd", [mandate("i1")], { delegationId: "del-mixed" });
+    await storeAgreement("agr-m-eur", [mandate("i1", { currency: "EUR" })], { delegationId: "del-mixed" });
+    const limits = (cumulativeMinor: bigint) => ({ sliceMinor: 10_000n, delegation: { delegationId: "del-mixed", cumulativeMinor, currency: "USD" } });
+    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m1", 3000n, { limits: limits(5000n) }))).toMatchObject({ recorded: true, delegationSpentMinor: 3000n });
+    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m2", 3000n, { limits: limits(5000n) }))).toMatchObject({ recorded: false, reason: "DELEGATION_BUDGET_EXCEEDED" });
+    // Spend under the delegation in EUR (no delegation budget on that spend): the USD budget can no longer be added up.
+    expect(await recordAllowedSpend(pool, spend("agr-m-eur", "m3", 100n, { currency: "EUR" }))).toMatchObject({ recorded: true });
+    const mixed = await recordAllowedSpend(pool, spend("agr-m-usd", "m4", 100n, { limits: limits(50_000n) }));
+    expect(mixed).toMatchObject({ recorded: false, reason: "DELEGATION_BUDGET_EXCEEDED" });
+    expect(mixed.recorded === false && mixed.message).toContain("other currencies than USD");
   });
 
   it("stores the verify decision in the same transaction as the spend, and only then", async () => {

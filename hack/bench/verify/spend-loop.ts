@@ -9,6 +9,7 @@
  * ledger write were free.
  */
 import { toMinor } from "../../../src/core/money/index.js";
+import { loadAgreementRecords } from "../../../src/store/agreements-read.js";
 import { createPool } from "../../../src/store/pool.js";
 import { readRequest, type VerifyRequest } from "../../../src/verify/pipeline/request.js";
 import { SpendWriter } from "../../../src/verify/pipeline/spend-writer.js";
@@ -31,6 +32,8 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
   const sliceMinor = toMinor(CUMULATIVE, "USD");
   const proposedAt = new Date().toISOString();
   try {
+    // As verify does, each spend names the revision it was decided on (allowedSpendFor).
+    const revisions = new Map((await loadAgreementRecords(pool, agents.map((a) => a.agreementId))).map((r) => [r.agreementId, r.revision]));
     return await closedLoop(o.connections, o.seconds, async (i) => {
       const a = agents[i % agents.length] as SeededAgent;
       const actionId = `${o.idPrefix}-${i}`;
@@ -43,6 +46,7 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
         amountMinor: 100n,
         currency: "USD",
         at: new Date().toISOString(),
+        ...(revisions.has(a.agreementId) ? { revision: revisions.get(a.agreementId) } : {}),
         limits: { sliceMinor },
         decision: { agentId: a.agentId, requestHash: readRequest(req).hash, body },
       });

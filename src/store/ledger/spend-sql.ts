@@ -26,6 +26,8 @@ export interface SpendReadInput {
   parent: boolean;
   /** The delegation budget's currency, when one applies. */
   dcur: string | null;
+  /** The agreement revision the spend was decided on (`AllowedSpend.revision`), or null. */
+  rev: number | null;
 }
 
 /** What `writ_spend_read` says of one spend. */

@@ -37,8 +37,9 @@
  *   action, stored before or earlier in the batch) is not spent either (`ACTION_DECIDED`): a
  *   retry of a refused action never writes to the ledger.
  * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
- *   revoked (also not named by a pushed revocation), the intent is live, and the delegation is
- *   not revoked. Each refusal is a reason code of the evaluation union, which the caller
+ *   revoked (also not named by a pushed revocation), the intent is in its record with the
+ *   spend's currency (taken from the spend while the `revision` it names is still stored:
+ *   that record is the one the spend was decided on), and the delegation is not revoked. Each refusal is a reason code of the evaluation union, which the caller
  *   turns into a DENY.
  * - The entry: `{action_id, at, currency, outcome: "allowed", amount, intent_id,
  *   idempotency_key: action_id}` chained by `nextLedgerEntry` (the core's rule).
@@ -87,6 +88,13 @@ export interface AllowedSpend {
   currency: string;
   /** RFC 3339 time of the entry. */
   at: string;
+  /**
+   * The agreement revision the spend was decided on, whose record gave `currency` as the
+   * intent's currency: while that revision is the stored one, the spend transaction takes
+   * `currency` as the intent's without reading the record (migrations/0200_spend_read.sql).
+   * Absent: the stored record's intent is read.
+   */
+  revision?: number;
   limits?: SpendLimits;
   /** The verify answer, stored in `verify_decisions` in the same transaction when the spend is recorded. */
   decision?: { agentId: string; requestHash: HashString; body: Record<string, unknown> };
@@ -143,6 +151,7 @@ function checkInput(s: AllowedSpend): void {
   }
   if (!isCurrency(s.currency)) throw bad("currency must be an ISO 4217 code");
   if (typeof s.amountMinor !== "bigint" || s.amountMinor < 0n) throw bad("amountMinor must be a bigint at or above 0");
+  if (s.revision !== undefined && (!Number.isSafeInteger(s.revision) || s.revision < 1)) throw bad("revision must be a whole number at or above 1");
   const d = s.limits?.delegation;
   if (d && (typeof d.delegationId !== "string" || d.delegationId.length === 0 || d.delegationId.includes("\u0000"))) throw bad("delegation.delegationId must be a non-empty string without NUL");
   if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
@@ -270,7 +279,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
   const input = spends.map((s, i): SpendReadInput => ({
     i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
-    parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null,
+    parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null, rev: s.revision ?? null,
   }));
   const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
   const sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);

@@ -56,6 +56,7 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
     amountMinor: decision.amount_minor,
     currency: mandate.mandate.currency,
     at: opts.at,
+    revision: candidate.revision,
     limits,
     ...(opts.decision ? { decision: opts.decision } : {}),
   };

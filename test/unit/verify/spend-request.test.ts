@@ -38,6 +38,8 @@ describe("allowedSpendFor", () => {
       amountMinor: 4250n,
       currency: "USD",
       at: "2026-06-01T10:00:00Z",
+      // The revision the candidate was prepared at: its intent's currency is the spend's.
+      revision: c.revision,
       limits: {
         sliceMinor: 200_000n,
         parentCumulativeMinor: 600_000n,
