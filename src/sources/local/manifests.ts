@@ -4,7 +4,7 @@
  * documents, as `kubectl apply -f <folder>` reads them.
  *
  * Promises: `parseManifestFile` is pure. A file that cannot be used as a whole (unreadable,
- * over 1 MiB, a YAML error, a Writ document without a valid name or spec) is reported as ONE
+ * empty, over 1 MiB, a YAML error, a Writ document without a valid name or spec) is reported as ONE
  * problem naming the file (and the line for YAML errors) and yields no objects: the caller keeps
  * what that file declared before, so a half-saved file never deletes anything. Documents of
  * other kinds are skipped with a note. `metadata.namespace` defaults to `default`.
@@ -73,6 +73,9 @@ function documentOf(file: string, n: number, doc: unknown): { object?: ManifestO
 
 /** Parses the text of `file` (see the module comment). */
 export function parseManifestFile(file: string, text: string): FileScan {
+  // What an editor that truncates before it writes leaves for a moment: not a file that
+  // declares nothing (which would delete, and so revoke, what it declared).
+  if (text.length === 0) return { file, ok: false, problem: "the file is empty (being saved?); to withdraw what it declared, delete the file" };
   const lineCounter = new LineCounter();
   let docs;
   try {

@@ -3,6 +3,9 @@
  * a duplicate is reported, and a deletion is confirmed by a second read (a file caught
  * mid-save is not taken for a deletion).
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { FileScan, ManifestObject } from "../../../../src/sources/local/manifests.js";
 import { LocalObjectStore } from "../../../../src/sources/local/object-store.js";
@@ -64,6 +67,26 @@ describe("ManifestSync", () => {
     expect(r.deleted).toEqual([]);
     expect(r.problems).toEqual(["/d/2.yaml: YAML error at line 1: x; what it declared before is kept"]);
     expect(store.get("subscriptions", "default", "b")).toBeDefined();
+  });
+
+  it("keeps what a file declared while the file is empty (an editor saving it), and deletes it once the file is removed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "writ-sync-"));
+    try {
+      const file = join(dir, "sub.yaml");
+      await writeFile(file, "apiVersion: writ.dev/v1alpha1\nkind: Subscription\nmetadata:\n  name: a\nspec:\n  agentId: agent_a\n  webhookUrl: https://hooks.example.com/a\n");
+      const store = new LocalObjectStore();
+      const sync = new ManifestSync({ dir, store, confirmMs: 1 });
+      expect((await sync.run()).created).toEqual(["subscriptions/default/a"]);
+      await writeFile(file, ""); // truncated, the new text not written yet (and still so at the confirming read)
+      const held = await sync.run();
+      expect(held.deleted).toEqual([]);
+      expect(held.problems).toEqual([`${file}: the file is empty (being saved?); to withdraw what it declared, delete the file; what it declared before is kept`]);
+      expect(store.get("subscriptions", "default", "a")).toBeDefined();
+      await rm(file);
+      expect((await sync.run()).deleted).toEqual(["subscriptions/default/a"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("applies a resource declared twice from the first file and reports the other", async () => {
