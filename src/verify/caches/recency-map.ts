@@ -46,13 +46,6 @@ export class RecencyMap<V> {
     return e.value;
   }
 
-  /** Replaces the value of a kept `key` in its place (not a use); false when none is kept. */
-  replace(key: string, value: V): boolean {
-    const e = this.entries.get(key);
-    if (e) e.value = value;
-    return e !== undefined;
-  }
-
   /** Stores `value` as the youngest (a use). Call `trim` after. */
   set(key: string, value: V): void {
     this.uses++;
