@@ -39,8 +39,8 @@
  * - Re-checked inside the lock as well: the agreement is stored, active or accepted, not
  *   revoked (also not named by a pushed revocation), the intent is in its record with the
  *   spend's currency (taken from the spend while the `revision` it names is still stored:
- *   that record is the one the spend was decided on), and the delegation is not revoked. Each refusal is a reason code of the evaluation union, which the caller
- *   turns into a DENY.
+ *   that record is the one the spend was decided on), and the delegation is not revoked.
+ *   Each refusal is a reason code of the evaluation union, which the caller turns into a DENY.
  * - The entry: `{action_id, at, currency, outcome: "allowed", amount, intent_id,
  *   idempotency_key: action_id}` chained by `nextLedgerEntry` (the core's rule).
  * - The results are returned only after COMMIT returned, i.e. durably committed. When the

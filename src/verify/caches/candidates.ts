@@ -20,7 +20,7 @@ import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow } fro
 import { loadDelegationRecords } from "../../store/delegations.js";
 import type { Queryable } from "../../store/pool.js";
 import type { RecordCache } from "./record-cache.js";
-import { withLedgerTotals } from "./overlay.js";
+import { withLedgerTotals, type LedgerTotals } from "./overlay.js";
 
 /** One agreement the action may be evaluated against. */
 export interface VerifyCandidate {
@@ -56,6 +56,11 @@ function stamped(c: VerifyCandidate, nowMs: number): VerifyCandidate {
   return { ...c, agreement: { ...c.agreement, ledgerAsOfMs: nowMs } };
 }
 
+/** The ledger totals a row holds, as of `asOfMs`. */
+function totalsOf(row: ActiveAgreementRow, asOfMs: number): LedgerTotals {
+  return { ledgerSequence: row.ledgerSequence, ledgerHead: row.ledgerHead, spent: row.spent, asOfMs };
+}
+
 /**
  * Carries the candidate prepared for row `from` over to row `to`, which the same process made
  * from it after a spend (./snapshots.ts, `noteSpend`): when both name the same agreement
@@ -72,7 +77,7 @@ export function carryPrepared(from: ActiveAgreementRow, to: ActiveAgreementRow):
   if (d?.delegationId !== e?.delegationId || d?.generation !== e?.generation) return;
   const next: VerifyCandidate = {
     ...c,
-    agreement: withLedgerTotals(c.agreement, { ledgerSequence: to.ledgerSequence, ledgerHead: to.ledgerHead, spent: to.spent, asOfMs: c.agreement.ledgerAsOfMs }),
+    agreement: withLedgerTotals(c.agreement, totalsOf(to, c.agreement.ledgerAsOfMs)),
     row: to,
   };
   if (e?.spentMinor !== undefined) next.delegationSpentMinor = e.spentMinor;
@@ -117,7 +122,7 @@ export async function prepareCandidates(db: Queryable, cache: RecordCache, rows:
         agreementId: row.agreementId,
         revision,
         orgId: row.orgId,
-        agreement: withLedgerTotals(base, { ledgerSequence: row.ledgerSequence, ledgerHead: row.ledgerHead, spent: row.spent, asOfMs: opts.now }),
+        agreement: withLedgerTotals(base, totalsOf(row, opts.now)),
         row,
       };
       const d = row.delegation;
