@@ -128,8 +128,8 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
 }
 
 /** `writ serve`: settings from the environment, signals handled; resolves when closed. */
-export async function serveCommand(_args: string[]): Promise<number> {
-  const settings = loadSettings();
+export async function serveCommand(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const settings = loadSettings(env);
   const server = await startServer(settings, { handleSignals: true });
   let code = 0;
   server.migrated.catch(() => {

@@ -8,6 +8,7 @@
  * process as their `CliIo`; usage and exit statuses are documented in docs/cli.md.
  */
 import type { CliIo } from "./io.js";
+import { processFlags, type ProcessRun, type ProcessVerbName } from "./process-commands.js";
 
 /** A verb's implementation: gets the arguments after the verb, returns the exit status. */
 export type CommandRun = (args: string[]) => Promise<number>;
@@ -28,11 +29,17 @@ function withProcessIo(load: () => Promise<{ run(argv: string[], io: CliIo): Pro
 const COMMANDS: Readonly<Record<string, Command>> = {
   serve: {
     summary: "run the data plane (settings from the environment; migrates when DATABASE_URL is set)",
-    load: async () => (await import("../api/server.js")).serveCommand,
+    load: processVerb("serve", async () => {
+      const { serveCommand } = await import("../api/server.js");
+      return ({ env }) => serveCommand(env);
+    }),
   },
   dev: {
     summary: "embedded Postgres + data plane for local work (state in ./.writ)",
-    load: async () => (await import("../dev/index.js")).devCommand,
+    load: processVerb("dev", async () => {
+      const { devCommand } = await import("../dev/index.js");
+      return ({ env, reset }) => devCommand({ cwd: process.cwd(), env, reset });
+    }),
   },
   controller: {
     summary: "run the Kubernetes operator (KUBECONFIG or in-cluster, DATABASE_URL; leader-elected)",
@@ -40,7 +47,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
   migrate: {
     summary: "apply pending database migrations to DATABASE_URL and exit",
-    load: async () => migrateCommand,
+    load: processVerb("migrate", () => Promise.resolve(({ env }) => migrateCommand(env))),
   },
   keys: {
     summary: "generate signing keys as JWK files",
@@ -76,8 +83,28 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
 };
 
-async function migrateCommand(): Promise<number> {
-  const url = process.env.DATABASE_URL?.trim();
+/**
+ * A verb that starts a process: its flags are read before its module is loaded, so `--help` and a
+ * refused flag start nothing (./process-commands.ts).
+ */
+function processVerb(name: ProcessVerbName, load: () => Promise<(run: ProcessRun) => Promise<number>>): () => Promise<CommandRun> {
+  return () =>
+    Promise.resolve(async (args: string[]) => {
+      const flags = processFlags(name, args, process.env);
+      if ("help" in flags) {
+        console.log(flags.help);
+        return 0;
+      }
+      if ("refused" in flags) {
+        console.error(flags.refused);
+        return 2;
+      }
+      return (await load())(flags.run);
+    });
+}
+
+async function migrateCommand(env: NodeJS.ProcessEnv): Promise<number> {
+  const url = env.DATABASE_URL?.trim();
   if (!url) {
     console.error("writ migrate: DATABASE_URL is not set");
     return 2;

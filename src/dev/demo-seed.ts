@@ -33,13 +33,17 @@ export async function seedDevDemo(app: FastifyInstance, url: string, now: Date):
       return `  demo ${`${o.role} key:`.padEnd(13)} ${key}  (${defaultScopes(o.org_type).join(", ")})`;
     }),
   ];
-  if (grant?.revokedAt) lines.push("  note: the demo delegation is revoked; verify answers DENY. Remove .writ/pg to start afresh.");
-  else if (expiresAt === undefined || expiresAt <= now.getTime()) {
-    lines.push(`  note: the demo grant expired at ${grant?.record.expires_at ?? "?"}; verify answers DENY. Remove .writ/pg to start afresh.`);
-  }
+  const unusable = grant?.revokedAt
+    ? "the demo delegation is revoked (after five DENYs within a minute the service revokes the grant: the burst rule, docs/evaluation.md)"
+    : expiresAt === undefined || expiresAt <= now.getTime()
+      ? `the demo grant expired at ${grant?.record.expires_at ?? "?"}`
+      : null;
+  if (unusable) lines.push(`  note: ${unusable}; verify answers DENY. \`npm start -- --reset\` starts afresh.`);
   lines.push(
     `  portal: ${url}/portal/sign-in  (sign in as ${DEMO_PRINCIPAL_EMAIL}, the PUBLIC demo principal ${DEMO_SEED_PRINCIPAL_ID}: the page offers the link from the dev mailbox)`,
-    "  a verify that answers ALLOW (the same action_id again returns the same answer):",
+    unusable
+      ? "  a verify (it answers DENY now; a new action_id for each try):"
+      : "  a verify that answers ALLOW (the same action_id again returns the same answer; a new action_id for each new try):",
     `  curl -s ${url}/v1/verify -H 'authorization: Bearer ${out.operator_key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`,
   );
   return lines;

@@ -23,7 +23,7 @@
  * receives it too and starts its own fast shutdown at the same moment; requests in flight at
  * that instant may then fail. A SIGTERM sent to the writ process alone keeps the strict order.
  */
-import { chmod, mkdir } from "node:fs/promises";
+import { chmod, mkdir, rm } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
@@ -34,7 +34,8 @@ import { seedDevDemo } from "./demo-seed.js";
 import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
 import { freePort, portInUse } from "./free-port.js";
-import { startPostgres, type RunningPostgres } from "./postgres.js";
+import { startPostgres, stopStalePostgres, type RunningPostgres } from "./postgres.js";
+import { claimDevFolder, runningDevProcess } from "./dev-lock.js";
 
 /** The database `writ dev` serves from. */
 export const DEV_DATABASE = "writ";
@@ -63,9 +64,29 @@ function waitForSignal(): { signal: Promise<NodeJS.Signals>; remove: () => void 
   return { signal, remove };
 }
 
+/** How `writ dev` runs: its folder, environment, and whether it starts from an empty workspace. */
+export interface DevOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** `--reset`: remove `.writ` (database, secrets, samples) before starting. */
+  reset?: boolean;
+}
+
 /** Runs `writ dev` in folder `cwd` until a signal; returns the exit status. */
-export async function devCommand(_args: string[], cwd = process.cwd(), env = process.env): Promise<number> {
+export async function devCommand({ cwd, env, reset = false }: DevOptions): Promise<number> {
   const root = resolve(cwd, ".writ");
+  // An earlier `writ dev` here: still running (refused), or killed with its Postgres left behind (stopped).
+  const running = await runningDevProcess(root);
+  if (running !== null) {
+    console.error(`writ dev: another writ dev (pid ${running}) is running in ${cwd}; stop it first (kill ${running})`);
+    return 1;
+  }
+  const stale = await stopStalePostgres(join(root, "pg"));
+  if (stale !== null) console.log(`writ dev: stopped the Postgres (pid ${stale}) an earlier writ dev left running in ${root}`);
+  if (reset) {
+    await rm(root, { recursive: true, force: true });
+    console.log(`writ dev: --reset: removed ${root}; starting afresh`);
+  }
   await mkdir(root, { recursive: true });
   // As root, Postgres runs as the `postgres` user, which must be able to enter .writ/.
   if (userInfo().uid === 0) await chmod(root, 0o711);
@@ -80,6 +101,7 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
     );
     return 1;
   }
+  const release = await claimDevFolder(root);
   const { signal, remove: removeSignals } = waitForSignal();
 
   let pg: RunningPostgres | null = null;
@@ -135,11 +157,13 @@ export async function devCommand(_args: string[], cwd = process.cwd(), env = pro
     await server.close();
     console.log("writ dev: stopping Postgres");
     await pg.stop();
+    await release();
     console.log("writ dev: stopped");
     return 0;
   } catch (e) {
     removeSignals();
     await pg?.stop();
+    await release();
     throw e;
   }
 }

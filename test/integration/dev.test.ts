@@ -10,6 +10,7 @@ import { signRevocation, type IntentAgreement } from "../../src/core/agreement/i
 import { DEMO_AGREEMENT_ID, demoPrincipalSigner } from "../../src/core/demo/index.js";
 import { signerFromJwk } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
+import { processCommandLine } from "../../src/dev/processes.js";
 import { signPush } from "../helpers/revocation-push.js";
 
 /** The demo principal's revocation of the demo agreement as `writ dev` seeded it (read from its database). */
@@ -38,14 +39,14 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-function spawnDev(dir: string, port: number) {
+function spawnDev(dir: string, port: number, ...args: string[]) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "info" };
-  return spawn(process.execPath, [BIN, "dev"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, [BIN, "dev", ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
 }
 
-async function runDev() {
+async function runDev(dir = cwd, ...args: string[]) {
   const port = await freePort();
-  const child = spawnDev(cwd, port);
+  const child = spawnDev(dir, port, ...args);
   let out = "";
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
   child.stderr.on("data", (b: Buffer) => (out += b.toString()));
@@ -122,6 +123,43 @@ describe("writ dev", () => {
       await expect(access(join(dir, ".writ", "pg"))).rejects.toThrow();
     } finally {
       busy.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a killed writ dev's Postgres is stopped by the next start (one line); a running one is refused; --reset starts afresh", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "writ-dev-stale-"));
+    await chmod(dir, 0o755);
+    try {
+      const first = await runDev(dir);
+      const pgPid = Number((await readFile(join(dir, ".writ", "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
+      const token = JSON.parse(await readFile(join(dir, ".writ", "dev-settings.json"), "utf8")).admin_token as string;
+
+      // A second writ dev in the same folder while the first runs: refused, the first unharmed.
+      const twin = spawnDev(dir, await freePort());
+      let twinOut = "";
+      twin.stderr.on("data", (b: Buffer) => (twinOut += b.toString()));
+      expect(await new Promise<number | null>((r) => twin.once("exit", (c) => r(c)))).toBe(1);
+      expect(twinOut).toContain(`another writ dev (pid ${first.child.pid}) is running`);
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+
+      // A killed terminal: the node process dies at once, its Postgres is left running.
+      first.child.kill("SIGKILL");
+      await first.exited;
+      expect(await processCommandLine(pgPid)).not.toBeNull();
+
+      const second = await runDev(dir);
+      expect(second.output()).toContain(`stopped the Postgres (pid ${pgPid}) an earlier writ dev left running`);
+      expect(await processCommandLine(pgPid)).toBeNull();
+      expect(second.output()).toContain(token); // the workspace is reused
+      expect(await second.stop()).toBe(0);
+
+      const third = await runDev(dir, "--reset");
+      expect(third.output()).toContain("--reset: removed");
+      expect(third.output()).toContain("new workspace");
+      expect(third.output()).not.toContain(token);
+      expect(await third.stop()).toBe(0);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });

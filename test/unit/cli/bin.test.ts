@@ -25,6 +25,29 @@ describe("bin/writ.mjs", () => {
     expect(secret.stderr).toContain("--token is refused");
   });
 
+  it("serve, dev and migrate: --help prints their usage and starts nothing; an unknown or bad flag exits 2", async () => {
+    const { mkdtempSync, readdirSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "writ-help-"));
+    try {
+      for (const verb of ["serve", "dev", "migrate"]) {
+        const r = spawnSync(process.execPath, [bin, verb, "--help"], { cwd: dir, encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+        expect([verb, r.status, r.stderr]).toEqual([verb, 0, ""]);
+        expect(r.stdout).toContain(`usage: writ ${verb}`);
+        const bad = spawnSync(process.execPath, [bin, verb, "--prot", "9000"], { cwd: dir, encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+        expect([verb, bad.status]).toEqual([verb, 2]);
+        expect(bad.stderr).toContain("--prot");
+      }
+      // `dev --help` created nothing (no .writ, no Postgres) in the folder it ran in.
+      expect(readdirSync(dir)).toEqual([]);
+      expect(writ("serve", "--port", "99999").stderr).toContain("--port must be a port number from 1 to 65535");
+      expect(writ("migrate", "--port", "9000").status).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("--version prints the package's version and the Node version", async () => {
     const { readFileSync } = await import("node:fs");
     const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
