@@ -113,9 +113,25 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
  * ...fields,"msg":..}`. The level is its name, never pino's number.
  */
 export const LOG_FORMAT = {
-  formatters: { level: (label: string) => ({ level: label }) },
+  formatters: { level: (label: string) => ({ level: label }), log: errorField },
   timestamp: () => `,"time":"${new Date().toISOString()}"`,
 };
+
+/**
+ * One field for errors in every process: `error` (the message; the controller writes the same),
+ * with `stack` beside it for an unexpected error that pino serialized as `err`.
+ */
+function errorField(fields: Record<string, unknown>): Record<string, unknown> {
+  const err = fields.err;
+  if (err === undefined) return fields;
+  const { err: _err, ...rest } = fields;
+  if (typeof err !== "object" || err === null) return { ...rest, error: String(err) };
+  const { message, stack } = err as { message?: unknown; stack?: unknown };
+  return { ...rest, error: typeof message === "string" ? message : String(err), ...(typeof stack === "string" ? { stack } : {}) };
+}
+
+/** Postgres's admin_shutdown: the server is stopping (a Ctrl-C reaches `writ dev`'s Postgres too). */
+const ADMIN_SHUTDOWN = "57P01";
 
 /** Trusts the `hops` proxies nearest to the server (proxy-addr's hop index counts from 0). */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -189,7 +205,12 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   });
 
   const ownsPool = deps.pool === undefined;
-  const onError = (err: Error) => app.log.warn({ err }, "idle database connection failed");
+  // An idle connection the server closed: the pool replaces it on the next query. Expected while
+  // Postgres stops (Ctrl-C) or this app closes, so then not a warning; never a stack trace.
+  const onError = (err: Error) => {
+    const expected = closing || (err as { code?: unknown }).code === ADMIN_SHUTDOWN;
+    app.log[expected ? "debug" : "warn"]({ error: err.message }, "idle database connection failed");
+  };
   const pool =
     deps.pool !== undefined
       ? deps.pool

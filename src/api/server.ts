@@ -48,7 +48,7 @@ async function migrateWithRetry(app: FastifyInstance, databaseUrl: string, isClo
       databaseUrl,
       {
         info: (msg) => app.log.debug(msg),
-        unreachable: (err, wait) => app.log.warn({ err, retry_in_ms: wait }, "database unreachable; migrations will be retried"),
+        unreachable: (err, wait) => app.log.warn({ error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }, "database unreachable; migrations will be retried"),
       },
       isClosing,
     );

@@ -119,6 +119,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
   const log = deps.log ?? jsonLogger(settings.logLevel);
   const clock = deps.clock ?? systemClock;
   for (const p of settings.problems) log.warn("setting ignored", { problem: p });
+  // No kubeconfig is one clear error at start, before anything waits on the database.
+  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   // Postgres not reachable yet (started before it, or a failover without a primary): the
   // migrations are retried until it is (Kubernetes' probes decide how long that may take).
   if (!deps.skipMigrations) {
@@ -127,11 +129,10 @@ export async function startController(settings: ControllerSettings, deps: Contro
       unreachable: (err, wait) => log.warn("database unreachable; migrations will be retried", { error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }),
     });
   }
-  const owned = deps.client ? undefined : new KubeClient(deps.kubeconfig ?? loadKubeConfig(), { fieldManager: FIELD_MANAGER });
   const client: KubeTransport = deps.client ?? (owned as KubeClient);
   const pool: Pool = createPool(settings.databaseUrl, {
     ...controllerPoolOptions(settings),
-    onError: (err) => log.warn("idle database connection failed", { error: err.message }),
+    onError: (err) => log[(err as { code?: unknown }).code === "57P01" ? "debug" : "warn"]("idle database connection failed", { error: err.message }),
   });
   const metrics = createControllerMetrics();
   const identity = leaderIdentity(settings.podName);

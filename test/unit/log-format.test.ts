@@ -26,4 +26,20 @@ describe("the log format", () => {
     for (const l of [plane, controller]) expect(l?.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(Object.keys(plane ?? {})).toEqual(Object.keys(controller ?? {}));
   });
+
+  it("names an error `error` in both processes (the message), with `stack` beside it for the data plane's unexpected errors", async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString("utf8")), done()) });
+    const app = Fastify({ logger: { level: "info", ...LOG_FORMAT, stream } });
+    app.log.error({ err: new Error("boom") }, "unexpected");
+    app.log.warn({ error: "gone" }, "expected");
+    await app.close();
+    jsonLogger("info", (l) => lines.push(l)).warn("from the controller", { error: "gone" });
+    const [unexpected, expected, controller] = lines.filter((l) => /unexpected|expected|controller/.test(l)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(unexpected).toMatchObject({ error: "boom", stack: expect.stringContaining("Error: boom") });
+    expect(unexpected).not.toHaveProperty("err");
+    expect(expected).toMatchObject({ error: "gone" });
+    expect(expected).not.toHaveProperty("stack");
+    expect(controller).toMatchObject({ error: "gone" });
+  });
 });

@@ -9,6 +9,9 @@
  * request is one method, a path and a body; a failure is a `KubeApiError` with a stable `code`
  * taken from the server's Status object (409 Conflict is `CONFLICT`), never a message to parse.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import http from "node:http";
 import https from "node:https";
 import { KubeConfig, Watch } from "@kubernetes/client-node";
@@ -58,11 +61,21 @@ export interface JsonPatchOp {
 export const MERGE_PATCH = "application/merge-patch+json";
 export const JSON_PATCH = "application/json-patch+json";
 
+/** Whether a kubeconfig can be had: KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
+export function kubeconfigAvailable(env: NodeJS.ProcessEnv, home = homedir()): boolean {
+  if (env.KUBECONFIG?.trim()) return true;
+  if (existsSync(join(home, ".kube", "config"))) return true;
+  return Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync("/var/run/secrets/kubernetes.io/serviceaccount/token");
+}
+
 /** Loads the kubeconfig: `path` when given, else `KUBECONFIG`, `~/.kube/config` or the in-cluster service account. */
 export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
   if (path !== undefined) kc.loadFromFile(path);
-  else kc.loadFromDefault();
+  else if (!kubeconfigAvailable(process.env)) {
+    // loadFromDefault would fall back to http://localhost:8080, which the client then refuses on every try.
+    throw new KubeApiError("UNAVAILABLE", 0, "no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)");
+  } else kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new KubeApiError("UNAVAILABLE", 0, "the kubeconfig names no current cluster");
   return kc;
 }

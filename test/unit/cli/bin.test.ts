@@ -48,6 +48,21 @@ describe("bin/writ.mjs", () => {
     }
   });
 
+  it("writ controller without any kubeconfig: one clear error at once, not a retry loop", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const home = mkdtempSync(join(tmpdir(), "writ-home-"));
+    try {
+      // The database is never reached: the kubeconfig is checked first.
+      const r = run({ HOME: home, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }, "controller");
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim()).toBe("writ controller: no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("--version prints the package's version and the Node version", async () => {
     const { readFileSync } = await import("node:fs");
     const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };

@@ -176,7 +176,8 @@ describe("startInformer", () => {
 
   it("restarts a silent watch, and a bookmark counts as a sign of life", async () => {
     const api = new ScriptedApi();
-    const inf = start(api, { silenceTimeoutMs: 120 });
+    const errors: string[] = [];
+    const inf = start(api, { silenceTimeoutMs: 120 }, errors);
     await inf.synced;
     await vi.waitFor(() => expect(api.watches).toHaveLength(1));
     for (let i = 0; i < 4; i++) {
@@ -190,6 +191,7 @@ describe("startInformer", () => {
     expect(api.lists).toBe(1);
     expect(inf.healthy()).toBe(true); // a re-established watch is a sign of life, even with nothing to say
     expect(inf.lastEventAt()).toBeGreaterThan(0);
+    expect(errors).toEqual([]); // a quiet cluster is not a failure: nothing to warn about
   });
 
   it("survives a throwing callback and reports it", async () => {
