@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { migrateWhenReachable } from "../store/migrate.js";
+import { settingRefusals } from "../core/env/index.js";
 import { buildApp, type AppDeps } from "./app.js";
 import { loadSettings, type Settings } from "./settings.js";
 import { onShutdownSignals } from "./signals.js";
@@ -127,9 +128,16 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
   return { app, url: address, metricsUrl: metrics?.url ?? null, migrated, close, closed };
 }
 
+/** Prints the refusals of settings that did not load (settingRefusals); true when there were any. */
+export function refusedSettings(command: string, problems: readonly string[]): boolean {
+  for (const line of settingRefusals(command, problems)) console.error(line);
+  return problems.length > 0;
+}
+
 /** `writ serve`: settings from the environment, signals handled; resolves when closed. */
 export async function serveCommand(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const settings = loadSettings(env);
+  if (refusedSettings("writ serve", settings.problems)) return 2;
   const server = await startServer(settings, { handleSignals: true });
   let code = 0;
   server.migrated.catch(() => {

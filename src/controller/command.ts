@@ -4,6 +4,7 @@
  * Settings: see ./settings.ts and docs/operator.md.
  */
 import { startController } from "./manager.js";
+import { settingRefusals } from "../core/env/index.js";
 import { ControllerSettingsError, loadControllerSettings } from "./settings.js";
 
 const USAGE = `usage: writ controller
@@ -35,6 +36,10 @@ export async function controllerCommand(args: string[]): Promise<number> {
       return 2;
     }
     throw e;
+  }
+  if (settings.problems.length > 0) {
+    for (const line of settingRefusals("writ controller", settings.problems)) console.error(line);
+    return 2;
   }
   const handle = await startController(settings);
   const signalled = new Promise<NodeJS.Signals>((resolve) => {

@@ -27,7 +27,7 @@ import { chmod, mkdir, rm } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
-import { startServer } from "../api/server.js";
+import { refusedSettings, startServer } from "../api/server.js";
 import { onShutdownSignals } from "../api/signals.js";
 import { migrate } from "../store/migrate.js";
 import { seedDevDemo } from "./demo-seed.js";
@@ -75,6 +75,8 @@ export interface DevOptions {
 /** Runs `writ dev` in folder `cwd` until a signal; returns the exit status. */
 export async function devCommand({ cwd, env, reset = false }: DevOptions): Promise<number> {
   const root = resolve(cwd, ".writ");
+  const probe = loadSettings(env);
+  if (refusedSettings("writ dev", probe.problems)) return 2;
   // An earlier `writ dev` here: still running (refused), or killed with its Postgres left behind (stopped).
   const running = await runningDevProcess(root);
   if (running !== null) {
@@ -92,7 +94,6 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
   if (userInfo().uid === 0) await chmod(root, 0o711);
   const settingsFile = join(root, "dev-settings.json");
   const { secrets, created } = await loadOrCreateDevSecrets(settingsFile);
-  const probe = loadSettings(env);
   // Before anything starts: a taken port stops here, with nothing to clean up.
   if (await portInUse(probe.host, probe.port)) {
     console.error(

@@ -54,3 +54,12 @@ export function envIntegerWithin(env: Env, name: string, r: IntegerRange, bound:
   }
   return v;
 }
+
+/**
+ * Settings fail fast: the lines that refuse a start for `problems` (one per problem, naming the
+ * variable and what it accepts). A problem's text ends with the fallback a lenient loader would
+ * take ("; using info"), which is not taken when the start is refused, so it is cut.
+ */
+export function settingRefusals(command: string, problems: readonly string[]): string[] {
+  return problems.map((p) => `${command}: ${p.replace(/; [^;]*$/, "")}`);
+}

@@ -63,6 +63,15 @@ describe("bin/writ.mjs", () => {
     }
   });
 
+  it("settings fail fast: an invalid value stops serve, dev and controller at start, naming the variable and what it accepts", () => {
+    for (const verb of ["serve", "dev", "controller"]) {
+      const r = run({ LOG_LEVEL: "loud", WRIT_OUTBOUND_ALLOW_LOOPBACK: "yes", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }, verb);
+      expect([verb, r.status]).toEqual([verb, 2]);
+      const refusal = verb === "controller" ? "LOG_LEVEL must be one of debug, info, warn, error" : "WRIT_OUTBOUND_ALLOW_LOOPBACK must be 0 or 1";
+      expect(r.stderr).toContain(`writ ${verb}: ${refusal}\n`);
+    }
+  });
+
   it("--version prints the package's version and the Node version", async () => {
     const { readFileSync } = await import("node:fs");
     const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
