@@ -2,7 +2,7 @@
  * The principal's portal in a real browser (headless Debian Chromium through playwright-core):
  * the demo principal asks for a sign-in link with the keyboard, opens it from the dev mailbox,
  * continues, sees the demo agreement with its remaining budget and its ledger, revokes the demo
- * delegation with one click, and a verify then answers DENY; signing out ends the session.
+ * delegation (a dialog asks first; at phone width too), and a verify then answers DENY; signing out ends the session.
  * Screenshots: docs/screenshots/portal-*.png (written with WRIT_UPDATE_SCREENSHOTS=1).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -76,8 +76,30 @@ describe("the portal in a browser", () => {
     expect(await page.locator("#ledger-summary").textContent()).toMatch(/^1 entry; head sha256:[0-9a-f]{64}\.$/);
     await browser.screenshot("portal-ledger", { fullPage: true });
 
-    // One click revokes; the page says so and the row shows it.
-    await page.getByRole("button", { name: "Revoke delegation del_demo" }).click();
+    // A phone (390 px): nothing overflows sideways, and Revoke is on the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    const revokeButton = page.getByRole("button", { name: "Revoke delegation del_demo" });
+    await revokeButton.scrollIntoViewIfNeeded();
+    const box = await revokeButton.boundingBox();
+    expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+    expect(await delegationRow.locator("td", { hasText: "487.50" }).getAttribute("data-label")).toBe("Remaining budget");
+    await browser.screenshot("portal-phone", { fullPage: true });
+
+    // Revoke asks first: "Keep it" (focused, so Enter keeps it) changes nothing, and says so.
+    await revokeButton.click();
+    const dialog = page.getByRole("dialog", { name: "Revoke this delegation?" });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain("Revoke delegation del_demo? Every payment under it");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByRole("status").textContent()).toBe("Delegation del_demo was not revoked.");
+    expect(await dialog.isVisible()).toBe(false);
+    expect((await verify("act_browser_kept")).body.verdict).toBe("ALLOW");
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    // Confirmed, it revokes; the page says so and the row shows it.
+    await revokeButton.click();
+    await dialog.getByRole("button", { name: "Revoke" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toMatch(/^Delegation del_demo is revoked; agreements agr_demo allow no more payments \(transparency log entry \d+\)\.$/);
     await expect.poll(() => delegationRow.textContent()).toContain("revoked by principal");
     expect(await agreementRow.textContent()).toContain("revoked through delegation del_demo");

@@ -45,10 +45,15 @@
     return node;
   }
 
+  /** A row; each cell carries its column's heading (data-label), which a narrow screen shows beside it. */
   function row(tbody, cells) {
     const tr = document.createElement("tr");
-    for (const c of cells) {
+    tr.setAttribute("role", "row"); // a narrow screen shows rows as blocks: keep them a table's rows for screen readers
+    const headings = Array.from(tbody.parentElement.tHead.rows[0].cells, (th) => th.textContent);
+    for (const [i, c] of cells.entries()) {
       const td = document.createElement("td");
+      td.dataset.label = headings[i] || "";
+      td.setAttribute("role", "cell");
       if (c instanceof Node) td.append(c);
       else td.textContent = c === undefined || c === null ? "" : String(c);
       tr.append(td);
@@ -133,7 +138,7 @@
       revoke.setAttribute("aria-label", "Revoke delegation " + d.delegation_id);
       const record = d.delegation || {};
       revoke.disabled = d.status !== "active" || record.revocable === false;
-      revoke.addEventListener("click", () => revokeDelegation(d.delegation_id, revoke));
+      revoke.addEventListener("click", () => confirmRevoke(d.delegation_id, revoke));
       row(tbody, [
         el("span", d.delegation_id, "id"),
         el("span", d.agent_id, "id"),
@@ -186,6 +191,27 @@
       failed(e);
     }
   }
+
+  /** Revoking is final: a dialog names what stops and asks first; Escape or "Keep it" changes nothing. */
+  const dialog = $("confirm-revoke");
+  let pendingRevoke = null;
+  function confirmRevoke(id, button) {
+    pendingRevoke = { id, button };
+    $("confirm-revoke-text").textContent =
+      "Revoke delegation " + id + "? Every payment under it, and under everything delegated below it, stops at once. This cannot be undone.";
+    dialog.showModal();
+    $("confirm-revoke-keep").focus();
+  }
+  dialog.addEventListener("close", () => {
+    const pending = pendingRevoke;
+    pendingRevoke = null;
+    if (!pending) return;
+    if (dialog.returnValue === "revoke") void revokeDelegation(pending.id, pending.button);
+    else {
+      status.textContent = "Delegation " + pending.id + " was not revoked.";
+      pending.button.focus();
+    }
+  });
 
   async function revokeDelegation(id, button) {
     button.disabled = true;
