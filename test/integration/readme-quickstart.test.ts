@@ -30,9 +30,11 @@ describe("the README quick start", () => {
     expect(first.body).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], ledger_entry: { sequence: 1 } });
     expect((await w.call("POST", "/v1/verify", key, body)).body).toEqual(first.body);
 
-    const shown = /raise `amount` above the ceiling and you get\s+`"verdict":"(\w+)","svc_decision":"(\w+)","reasons":(\[[^\]]*\])`/.exec(README);
+    const shown = /raise `amount` above the ceiling, with a new `action_id`\s+\(the same one with another amount is a 409\), and you get\s+`"verdict":"(\w+)","svc_decision":"(\w+)","reasons":(\[[^\]]*\])`/.exec(README);
     expect(shown, "the README's DENY example").not.toBeNull();
     const above = await w.call("POST", "/v1/verify", key, { ...body, action: { ...body.action, action_id: "act_readme_above", amount: 75 } });
     expect(above.body).toMatchObject({ verdict: shown?.[1], svc_decision: shown?.[2], reasons: JSON.parse(shown?.[3] ?? "null") });
+    // The same action_id with another amount is a conflict, as the README says.
+    expect((await w.call("POST", "/v1/verify", key, { ...body, action: { ...body.action, amount: 75 } })).status).toBe(409);
   });
 });
