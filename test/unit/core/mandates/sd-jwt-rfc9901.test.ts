@@ -14,7 +14,7 @@ import {
   acceptOpenPaymentMandate, decodeMandatePresentation, verifyMandatePresentation, type MandateAgent, type MandateVerifyOptions, type TrustedIssuerKey,
 } from "../../../../src/core/mandates/index.js";
 import { resolveDisclosures } from "../../../../src/core/mandates/sd-jwt-disclosures.js";
-import { encodeSegment, jwsSigner, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions } from "../../../helpers/ap2-mandates.js";
+import { encodeSegment, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions } from "../../../helpers/ap2-mandates.js";
 
 const NOW = Date.parse("2026-04-20T10:00:00Z");
 const sec = (ms: number): number => Math.floor(ms / 1000);
