@@ -74,6 +74,8 @@ export function disclosureDigest(encoded: string): string {
 const describe = (d: Disclosure): string => (d.name === undefined ? `disclosure ${d.index} (an array element)` : `disclosure ${d.index} (claim ${JSON.stringify(d.name)})`);
 const where = (path: string): string => path || "the payload";
 const isArrayDigest = (v: unknown): v is { "...": unknown } => isRecord(v) && Object.keys(v).length === 1 && "..." in v;
+/** Sets an own member, even one named `__proto__` (a plain assignment would set the prototype). */
+const put = (o: Record<string, unknown>, k: string, v: unknown): void => void Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
 
 /** Decodes one presented disclosure, or says why it is not one. */
 function decodeDisclosure(encoded: string, index: number): Disclosure | string {
@@ -192,7 +194,7 @@ export function resolveDisclosures(payload: Record<string, unknown>, encoded: re
         if (depth > 0) invalid(`${where(path)}: _sd_alg may appear only at the top level of the payload`);
         continue;
       }
-      out[k] = resolve(v, path ? `${path}.${k}` : k, depth + 1);
+      put(out, k, resolve(v, path ? `${path}.${k}` : k, depth + 1));
     }
     if (!("_sd" in node)) return out;
     const sd = node._sd;
@@ -215,7 +217,7 @@ export function resolveDisclosures(payload: Record<string, unknown>, encoded: re
         invalid(`${where(path)}: ${describe(d)} names ${RESERVED.has(d.name) ? "the reserved" : "the existing"} claim ${JSON.stringify(d.name)}`);
         continue;
       }
-      out[d.name] = resolve(d.value, path ? `${path}.${d.name}` : d.name, depth + 1);
+      put(out, d.name, resolve(d.value, path ? `${path}.${d.name}` : d.name, depth + 1));
     }
     return out;
   };

@@ -158,6 +158,14 @@ describe("resolveDisclosures (hand-built payloads)", () => {
     expect(resolveDisclosures({}, ["not base64url!"]).problems[0]?.code).toBe("DISCLOSURE_INVALID");
   });
 
+  it("a claim named __proto__ stays an own member, never the prototype of the claims", () => {
+    const proto = disclose("s5", "__proto__", { payee: { id: "m9", name: "Nine" } });
+    const r = resolveDisclosures({ _sd: [proto.dg] }, [proto.text]);
+    expect(Object.getPrototypeOf(r.claims)).toBe(Object.prototype);
+    expect(Object.keys(r.claims)).toEqual(["__proto__"]);
+    expect((r.claims as { payee?: unknown }).payee).toBeUndefined();
+  });
+
   it("keeps an object with '...' beside other members as an ordinary object (RFC 9901: only a lone '...' is a digest)", () => {
     expect(resolveDisclosures({ a: [{ "...": "x", b: 1 }] }, [])).toEqual({ claims: { a: [{ "...": "x", b: 1 }] }, undisclosed: [], problems: [] });
   });
