@@ -137,6 +137,24 @@ describe("POST /v1/mandates and verify", () => {
     expect((await submit({ agent_id: agentId, sd_jwt: text }, null)).status).toBe(401);
   });
 
+  it("records a mandate in AP2's nested layout with decoys (issued by @sd-jwt/sd-jwt-vc); a withheld payee is refused as withheld", async () => {
+    const claims = openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs) - 10, expSec: sec(nowMs) + 3600 });
+    claims.constraints = (claims.constraints as Record<string, unknown>[]).map((c) =>
+      c.type === "payment.allowed_payees" ? { ...c, allowed: [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }] } : c);
+    const frame = { _sd_decoy: 2, constraints: { _sd: [0, 1, 2], 1: { _sd: ["type"], _sd_decoy: 1, allowed: { _sd: [0, 1] } } } };
+    const issued = await issueMandate(options({ claims, frame }));
+    const withheld = await presentIssued(issued, options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true } }, 2: true } } }));
+    expect(await submit({ agent_id: agentId, sd_jwt: withheld })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: DISCLOSURE_MISSING: constraints\[1\]\.allowed\[1\] is withheld /) },
+    });
+    const all = await presentIssued(issued, options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }));
+    const r = await submit({ agent_id: agentId, sd_jwt: all });
+    expect(r).toMatchObject({ status: 201, body: { created: true } });
+    const stored = await loadDelegation(w.db.pool, r.body.delegation_id as string);
+    expect(stored?.record.scope).toMatchObject({ currency: "USD", maximum_amount: 50, merchants: ["merchant_shoes", "merchant_socks"] });
+  });
+
   it("issuer keys: wallets only, public keys only, once; a revoked key is no longer trusted", async () => {
     const key = generateSigner("EdDSA");
     const operatorReg = await w.call("POST", `/v1/orgs/${w.operatorOrg}/issuer-keys`, w.operatorKey, { public_key: key.publicJwk });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashOf } from "../../src/core/canonical/index.js";
-import { generateSigner, signerFromSeed, type Signer } from "../../src/core/jose/index.js";
+import { generateSigner, signJws, signerFromSeed, type Signer } from "../../src/core/jose/index.js";
 import { amendMandate, mandateHash, signRevocation, type AgreementRevocation, type Mandate } from "../../src/core/agreement/index.js";
 import { signRecord } from "../../src/core/jose/index.js";
 import { listRevokedAgreementIds } from "../../src/store/agreements-read.js";
@@ -253,6 +253,14 @@ describe("POST /v1/revocations/push: the principal's own signature, against the 
     const body = { svc_revocation: 1 as const, agreement_id: agreement.agreement_id, mandate_hash: mandateHash(agreement.mandates[0] as Mandate), at: "2026-01-02T00:00:00Z", reason: "x" };
     const forged = { ...body, signature: await signRecord(body, otherPrincipal, "svc-revocation+jws") };
     await refused(forged, 422, "principal revocation did not verify: the revocation signature does not verify with the principal key of the mandates");
+  });
+
+  it("names an inner payload that is not canonical JSON JWS_PAYLOAD_NOT_CANONICAL (422), not a signature failure", async () => {
+    const { agreement, principal } = await storeSignedAgreement(db.pool);
+    const body = { svc_revocation: 1 as const, agreement_id: agreement.agreement_id, mandate_hash: mandateHash(agreement.mandates[0] as Mandate), at: "2026-01-02T00:00:00Z", reason: "x" };
+    // Signed by the agreement's principal over the revocation, spelled with whitespace.
+    const spaced = { ...body, signature: await signJws(JSON.stringify(body, null, 2), principal, "svc-revocation+jws") };
+    await refused(spaced, 422, "principal revocation did not verify: JWS_PAYLOAD_NOT_CANONICAL: JWS payload is not the RFC 8785 canonical form of its JSON");
   });
 
   it("refuses a revocation of a stale mandate hash (the intent was amended since)", async () => {

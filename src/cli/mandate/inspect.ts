@@ -1,7 +1,9 @@
 /**
  * `writ mandate inspect`: decodes and verifies an AP2 open payment mandate (an SD-JWT with a
  * key-binding JWT) offline, exactly as `POST /v1/mandates` would, and prints its claims, the
- * delegation it would become and every problem found. The trusted issuer keys are the public
+ * delegation it would become and every problem found. The claims are the verifier's own
+ * resolution of the disclosures (one resolver, ../../core/mandates/sd-jwt-disclosures.ts), with
+ * every digest that has no disclosure listed. The trusted issuer keys are the public
  * JWK files given (their `kid` member, else their RFC 7638 id, is what the issuer header must
  * name); without `--agent-key-file` the key in `cnf` stands in for the agent's key. Reads no
  * network. Exit 0 when it verifies, 1 when a problem is found, 2 on bad usage.
@@ -72,6 +74,7 @@ export const mandateInspect = defineVerb({
       problems,
       header: v.decoded?.header,
       claims: v.decoded?.claims,
+      undisclosed: v.decoded?.undisclosed,
       key_binding: v.decoded?.kb,
       issuer_jwt_hash: v.decoded?.issuerJwtHash,
       delegation_id: v.decoded ? mandateDelegationId(v.decoded.issuerJwtHash) : undefined,
@@ -88,6 +91,11 @@ export const mandateInspect = defineVerb({
       lines.push(`mandate ${report.delegation_id ?? ""} (issuer JWT ${v.decoded.issuerJwtHash})`);
       lines.push(`  issuer kid ${JSON.stringify(v.decoded.header.kid)}, typ ${JSON.stringify(v.decoded.header.typ)}, alg ${JSON.stringify(v.decoded.header.alg)}${v.issuer ? ": signature verified" : ""}`);
       lines.push("  claims:", ...JSON.stringify(v.decoded.claims, null, 2).split("\n").map((l) => `    ${l}`));
+      for (const u of v.decoded.undisclosed) {
+        lines.push(u.kind === "claim"
+          ? `  undisclosed: a claim of ${u.path || "the payload"} (a decoy, or a claim the issuer let the holder leave out; accepted)`
+          : `  withheld: ${u.path} (an array element without its disclosure; refused)`);
+      }
       if (v.decoded.kb) lines.push(`  key binding: aud ${JSON.stringify(v.decoded.kb.payload.aud)}, nonce ${JSON.stringify(v.decoded.kb.payload.nonce)}, iat ${String(v.decoded.kb.payload.iat)}`);
     }
     if (a.ok) {

@@ -6,9 +6,14 @@
  * principal key, the signature verifies with that key, `agreement_id` is this agreement's, and
  * it covers every live mandate hash: `mandate_hash` alone covers a single mandate; with
  * several, `mandate_hashes` must list every one. Verifiers never throw.
+ *
+ * Order: the token's own problems first, named by their code (`JWS_PAYLOAD_NOT_CANONICAL: JWS
+ * payload is not the RFC 8785 canonical form of its JSON`, a malformed JWS, a wrong `typ`), since
+ * they need neither key nor agreement; then the agreement's facts (its id, one principal key, the
+ * live hashes covered); last the signature with that key over exactly this revocation.
  */
 import type { HashString } from "../canonical/index.js";
-import { signRecord, signedRecordVerifies, unsignedPart, type Signer } from "../jose/index.js";
+import { JoseError, inspectSignedRecord, signRecord, signedRecordVerifies, unsignedPart, type Signer } from "../jose/index.js";
 import { AgreementError } from "./errors.js";
 import { mandateHash } from "./mandate.js";
 import { assertSignerIsPrincipal, sharedPrincipalKey } from "./principal.js";
@@ -69,6 +74,12 @@ export async function verifyRevocation(agreement: Pick<IntentAgreement, "agreeme
   const invalid = (problem: string): RevocationState => ({ state: "invalid", problem });
   try {
     if (typeof r !== "object" || r === null || r.svc_revocation !== 1) return invalid("svc_revocation must be 1");
+    try {
+      inspectSignedRecord(r.signature, { typ: REVOCATION_TYP });
+    } catch (e) {
+      if (e instanceof JoseError) return invalid(`${e.code}: ${e.message}`);
+      throw e;
+    }
     if (r.agreement_id !== agreement.agreement_id) return invalid("the revocation names another agreement");
     if (!Array.isArray(agreement.mandates) || agreement.mandates.length === 0) return invalid("the agreement holds no mandate");
     const key = sharedPrincipalKey(agreement.mandates);

@@ -11,11 +11,11 @@ export type MandateProblemCode =
   | "ISSUER_UNKNOWN"
   /** The issuer's signature does not verify with the trusted key. */
   | "ISSUER_SIGNATURE_INVALID"
-  /** `_sd_alg` is not sha-256, a disclosure is malformed, repeated, of the wrong kind, or names a reserved or existing claim. */
+  /** `_sd_alg` is not sha-256 (or not at the top level), a disclosure is malformed, presented twice, of the wrong kind, or names a reserved or existing claim, or a digest occurs twice. */
   | "DISCLOSURE_INVALID"
-  /** A disclosure matches no digest of the signed payload: it was altered or belongs to another token. */
+  /** A disclosure matches no digest of the signed payload or of a disclosed value: altered, from another token, or nested in a disclosure not presented. */
   | "DISCLOSURE_UNREFERENCED"
-  /** A digest of the signed payload has no disclosure: a claim or element is withheld (Writ maps the whole mandate). */
+  /** An array element `{"...": digest}` has no disclosure: a constraint or payee is withheld (a digest in `_sd` without one is a decoy, accepted). */
   | "DISCLOSURE_MISSING"
   /** No key-binding JWT after the last `~`. */
   | "KB_JWT_MISSING"

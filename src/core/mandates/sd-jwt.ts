@@ -3,16 +3,19 @@
  * against a trusted key, every disclosure against its digest, and the key-binding JWT signed
  * by the key in `cnf`. Pure: the caller supplies the trusted keys, the expected audience and
  * nonce, and the clock. Parsing, digest resolution and the key-binding check run in
- * `@sd-jwt/core`; signatures are verified with jose (EdDSA and ES256 only). What the library
- * leaves to its caller is checked here, explicitly:
+ * `@sd-jwt/core` for parsing and the key-binding signature; disclosures are resolved by Writ's one
+ * resolver (./sd-jwt-disclosures.ts, RFC 9901 §7.1, also what `decodeMandatePresentation` and
+ * `writ mandate inspect` show); signatures are verified with jose (EdDSA and ES256 only). What
+ * the library leaves to its caller is checked here, explicitly:
  *
  * - headers: issuer `typ` `dc+sd-jwt` (or its earlier name `vc+sd-jwt`), KB `typ` `kb+jwt`;
  *   `alg` EdDSA or ES256 and fitting the key; no `crit`, no key-carrying header (the issuer key
  *   comes from the registry, the binding key from `cnf`); the issuer header names its `kid`;
- * - disclosures: `_sd_alg` is sha-256; every disclosure is referenced exactly once by a digest
- *   of the signed payload (an altered or foreign disclosure is refused, not ignored as the
- *   library does) and every digest has its disclosure (a withheld claim or array element could
- *   narrow the grant, and Writ maps the whole mandate; decoy digests are therefore refused too);
+ * - disclosures (./sd-jwt-disclosures.ts): `_sd_alg` is sha-256; recursive disclosures and array
+ *   elements are resolved; every disclosure is referenced exactly once (an altered or foreign
+ *   disclosure is refused, not ignored as the library does); a digest in an object's `_sd`
+ *   without a disclosure is a decoy (accepted, listed in `undisclosed`); an array element
+ *   without one is withheld (refused: Writ maps every constraint and payee);
  * - key binding: `aud` equals the expected audience, `nonce` the expected nonce (when one is
  *   expected), `iat` is at most `kbMaxAgeMs` old and not in the future (60 s skew), and
  *   `sd_hash` is the hash of the presentation without the KB-JWT.
@@ -25,7 +28,7 @@ import { digest } from "@sd-jwt/crypto-nodejs";
 import { flattenedVerify } from "jose";
 import { sha256, sha256Hash, type HashString } from "../canonical/index.js";
 import { ALLOWED_ALGS, JoseError, algForJwk, parsePublicJwk, publicKeyObject, type PublicJwk } from "../jose/index.js";
-import { checkDisclosures } from "./sd-jwt-disclosures.js";
+import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
 
 /** Accepted `typ` of the issuer-signed JWT. */
@@ -58,6 +61,8 @@ export interface DecodedMandate {
   header: Record<string, unknown>;
   /** The disclosed claims (digests resolved, `_sd_alg` removed). */
   claims: Record<string, unknown>;
+  /** Digests without a disclosure: decoys or claims left out (`claim`), withheld array elements (`element`). */
+  undisclosed: UndisclosedDigest[];
   /** The key-binding JWT, when present. */
   kb?: { header: Record<string, unknown>; payload: Record<string, unknown> };
   /** `sha256:` of the issuer-signed JWT text: the mandate's identity across presentations. */
@@ -93,7 +98,7 @@ class UnsupportedSdAlg extends Error {}
 
 /** The hash function the library digests disclosures with: sha-256 only. */
 function hasher(data: string | ArrayBuffer, alg: string): Uint8Array {
-  if (alg !== "sha-256") throw new UnsupportedSdAlg(alg);
+  if (alg !== SD_ALG) throw new UnsupportedSdAlg(alg);
   return digest(data, "sha-256");
 }
 
@@ -134,6 +139,8 @@ interface Parsed {
   /** The presentation without its key-binding JWT (what `sd_hash` covers). */
   withoutKb: string;
   kbText: string;
+  /** The disclosures resolved against the signed payload. */
+  resolution: DisclosureResolution;
 }
 
 /** Splits and decodes a presentation (library parser); throws a problem when it cannot. */
@@ -149,7 +156,8 @@ async function parse(text: unknown): Promise<Parsed | MandateProblem> {
   try {
     const sdjwt = await SDJwt.fromEncode(text, hasher);
     if (!sdjwt.jwt?.header || !isRecord(sdjwt.jwt.payload)) return problem("SD_JWT_MALFORMED", "the issuer JWT has no header or payload object");
-    return { sdjwt, issuerJwt: parts[0] ?? "", withoutKb: text.slice(0, last + 1), kbText: text.slice(last + 1) };
+    const resolution = resolveDisclosures(sdjwt.jwt.payload, parts.slice(1, -1));
+    return { sdjwt, issuerJwt: parts[0] ?? "", withoutKb: text.slice(0, last + 1), kbText: text.slice(last + 1), resolution };
   } catch (e) {
     if (e instanceof UnsupportedSdAlg) return problem("DISCLOSURE_INVALID", `_sd_alg ${JSON.stringify(e.message)} is not supported (sha-256 only)`);
     return problem("SD_JWT_MALFORMED", `the mandate does not decode: ${e instanceof Error ? e.message : String(e)}`);
@@ -160,20 +168,13 @@ async function parse(text: unknown): Promise<Parsed | MandateProblem> {
 export async function decodeMandatePresentation(text: unknown): Promise<{ decoded: DecodedMandate } | { problem: MandateProblem }> {
   const p = await parse(text);
   if ("code" in p) return { problem: p };
-  return { decoded: await decodedOf(p) };
+  return { decoded: decodedOf(p) };
 }
 
-async function decodedOf({ sdjwt, issuerJwt }: Parsed): Promise<DecodedMandate> {
+function decodedOf({ sdjwt, issuerJwt, resolution }: Parsed): DecodedMandate {
   const jwt = sdjwt.jwt;
   if (!jwt?.header || !jwt.payload) throw new Error("decodedOf needs a parsed SD-JWT");
-  let claims: Record<string, unknown>;
-  try {
-    const c: unknown = await sdjwt.getClaims(hasher);
-    claims = isRecord(c) ? c : {};
-  } catch {
-    claims = {};
-  }
-  const out: DecodedMandate = { header: { ...jwt.header }, claims, issuerJwtHash: sha256Hash(issuerJwt) };
+  const out: DecodedMandate = { header: { ...jwt.header }, claims: resolution.claims, undisclosed: resolution.undisclosed, issuerJwtHash: sha256Hash(issuerJwt) };
   const kb = sdjwt.kbJwt;
   if (kb?.header && kb.payload) out.kb = { header: { ...kb.header }, payload: { ...kb.payload } };
   return out;
@@ -277,9 +278,9 @@ export async function verifyMandatePresentation(text: unknown, opts: MandateVeri
   const parsed = await parse(text);
   if ("code" in parsed) return { problems: [parsed] };
   const { sdjwt, withoutKb, kbText } = parsed;
-  const out: MandateVerification = { problems: [], decoded: await decodedOf(parsed) };
+  const out: MandateVerification = { problems: [], decoded: decodedOf(parsed) };
   await checkIssuer(parsed, opts.issuerKeys, out);
-  out.problems.push(...(await checkDisclosures(sdjwt.jwt?.payload ?? {}, sdjwt.disclosures ?? [], hasher)));
+  out.problems.push(...parsed.resolution.problems);
   const cnf = cnfKeyOf(out.decoded?.claims ?? {});
   if ("code" in cnf) out.problems.push(cnf);
   else out.cnfKey = cnf;

@@ -67,6 +67,30 @@ describe("writ mandate inspect", () => {
     expect(mismatch.out).toContain("CNF_KEY_MISMATCH: cnf.jwk is key");
   });
 
+  it("resolves nested disclosures and decoys as the verifier does: the payees it shows are the ones it accepts, a withheld one is named", async () => {
+    const claims = openPaymentMandateClaims(agent, { iatSec: nowSec - 60, expSec: nowSec + 3600 });
+    const payees = [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }];
+    claims.constraints = (claims.constraints as Record<string, unknown>[]).map((c) => (c.type === "payment.allowed_payees" ? { ...c, allowed: payees } : c));
+    // @sd-jwt/sd-jwt-vc: each constraint a disclosed element, each payee a disclosed element inside it, two decoys.
+    const frame = { _sd_decoy: 2, constraints: { _sd: [0, 1, 2], 1: { allowed: { _sd: [0, 1] } } } };
+    const base = { issuer: wallet, holder: agent, audience: "writ", nonce: "n1", kbIatSec: nowSec, claims, frame };
+    const args = (f: string) => ["--file", f, "--issuer-key-file", join(dir, "wallet-plain.jwk.json"), "--agent-key-file", join(dir, "agent.public.jwk.json")];
+
+    const all = await presentMandate({ ...base, presentationFrame: { constraints: { 0: true, 1: { allowed: { 0: true, 1: true } }, 2: true } } });
+    const ok = await runVerb(mandateInspect, args(file("nested.sd-jwt", all)));
+    expect(ok.out).toContain('"merchants":["merchant_shoes","merchant_socks"]');
+    expect(ok.out).toContain("undisclosed: a claim of the payload (a decoy");
+    expect(ok.code).toBe(0);
+
+    const one = await presentMandate({ ...base, presentationFrame: { constraints: { 0: true, 1: { allowed: { 0: true } }, 2: true } } });
+    const r = await runVerb(mandateInspect, [...args(file("withheld.sd-jwt", one)), "--output", "json"]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.out) as { problems: { code: string; message: string }[]; claims: { constraints: unknown[] }; undisclosed: { path: string; kind: string }[] };
+    expect(report.problems).toEqual([{ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[1\]\.allowed\[1\] is withheld/) }]);
+    expect(report.undisclosed).toContainEqual({ path: "constraints[1].allowed[1]", kind: "element", digest: expect.any(String) });
+    expect(report.claims.constraints).toContainEqual({ type: "payment.allowed_payees", allowed: [payees[0]] });
+  });
+
   it("reports an expired mandate at --at, and refuses bad usage with exit 2", async () => {
     const late = new Date((nowSec + 7200) * 1000).toISOString();
     const r = await runVerb(mandateInspect, ["--file", mandateFile, "--issuer-key-file", join(dir, "wallet-plain.jwk.json"), "--at", late]);

@@ -49,6 +49,18 @@ describe.each<[string, Signer]>([
     expect(await verifyRevocation({ ...grown, revocation: r })).toMatchObject({ state: "invalid", problem: expect.stringMatching(/does not cover 1/) });
   });
 
+  it("names a payload that is not canonical JSON JWS_PAYLOAD_NOT_CANONICAL, before any key or coverage check", async () => {
+    const a = await agreement(principal, ["int_a"]);
+    const { signature: _s, ...body } = await signRevocation(a, WHEN, principal);
+    // Signed by the right principal, over the same record, but spelled with whitespace.
+    const signature = await signJws(JSON.stringify(body, null, 1), principal, REVOCATION_TYP);
+    const problem = "JWS_PAYLOAD_NOT_CANONICAL: JWS payload is not the RFC 8785 canonical form of its JSON";
+    expect(await verifyRevocation({ ...a, revocation: { ...body, signature } })).toEqual({ state: "invalid", problem });
+    // Also when the key and the coverage would fail too: the token's own problem comes first.
+    const stranger = await agreement(generateSigner(), ["int_a", "int_b"]);
+    expect(await verifyRevocation({ ...stranger, revocation: { ...body, signature } })).toEqual({ state: "invalid", problem });
+  });
+
   it("refuses mandate_hash alone with several mandates, even when correctly signed", async () => {
     const a = await agreement(principal, ["int_a", "int_b"]);
     const { signature: _s, mandate_hashes: _m, ...body } = await signRevocation(a, WHEN, principal);
