@@ -102,7 +102,7 @@ describe("hole 1: a declaration's ledger is not the service's", () => {
     expect((await spendTotals(w.db.pool, agreementId)).get("i1")).toBe(4000n);
 
     // An imported action id is spent: never an ALLOW pointing at the imported entry, whatever the amount.
-    for (const amount of [0, 100]) {
+    for (const amount of [0, 50]) {
       const r = await w.verify({ agent_id, action: action({ action_id: zero, amount }) });
       expect(r).toMatchObject({ status: 409, body: { error: expect.stringContaining("already used") } });
     }
