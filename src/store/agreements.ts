@@ -7,12 +7,12 @@
  *   `ledger_sequence`, `ledger_head`, `ledger_as_of`): the ledger lives in `ledger_entries` and
  *   its head in `agreement_ledger_heads` (./ledger/head.ts). `revision` increases only when the stored record
  *   or its columns change, never on a ledger append, so it is the key of prepared records.
- * - A ledger that arrives WITH a record (a manifest, an import) never rewrites history: it must
- *   verify (`verifyLedger`), and its first min(stored, given) entries must be the stored ones
- *   (compared by the entry hash at that sequence, which commits to everything before it).
- *   A longer ledger extends the stored one (the new entries are inserted and the per-intent
- *   totals recomputed with the core's rule); a shorter or equal one adds nothing. Anything else
- *   is LEDGER_CONFLICT.
+ * - The service is the system of record for ledgers: a ledger that arrives WITH a record (a
+ *   manifest, a Delegation's embedded agreement) must verify (`verifyLedger`, else
+ *   LEDGER_INVALID), and is written only when the record creates the agreement: then it is
+ *   the imported history, counted at face value, its action_ids spent (./ledger/import.ts).
+ *   For an agreement already stored it never adds, changes or releases an entry; when it is
+ *   not a prefix of the stored ledger, `ledgerIgnored` says so (the caller reports it).
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
  *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
@@ -24,7 +24,7 @@ import type { AgreementRevocation, IntentAgreement, LedgerEntry } from "../core/
 import { verifyLedger } from "../core/agreement/index.js";
 import { canonicalJson, type HashString } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
-import { extendLedger } from "./ledger/index.js";
+import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
@@ -51,8 +51,10 @@ export interface UpsertAgreementResult {
   /** The record or its columns changed (revision increased). */
   changed: boolean;
   ledgerSequence: number;
-  /** Entries added from the record's ledger. */
+  /** Entries imported from the record's ledger (only when this call created the agreement). */
   ledgerAppended: number;
+  /** Why the record's ledger was ignored (it is not a prefix of the stored ledger), when it was. */
+  ledgerIgnored?: string;
   /** The stored agreement is revoked (now or before). */
   revoked: boolean;
   /** This call revoked it (its record's status is `revoked` and it was not revoked before): false on a re-apply. */
@@ -175,15 +177,18 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }
-  const appended = await extendLedger(q, full, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
+  // The service's ledger: a declared one is imported only into an agreement this call created.
+  const appended = created ? await importLedger(q, full, ledger) : 0;
+  const ignored = created ? undefined : await declaredLedgerIgnored(q, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
   if (selfRevokes) await announceRevoked(q, "agreement", [id]);
   return {
     agreementId: id,
     revision,
     created,
     changed,
-    ledgerSequence: Math.max(stored.ledger_sequence, ledger.length),
+    ledgerSequence: created ? appended : stored.ledger_sequence,
     ledgerAppended: appended,
+    ...(ignored !== undefined ? { ledgerIgnored: ignored } : {}),
     revoked: selfRevokes || stored.revoked_at != null,
     revokedNow: selfRevokes,
   };

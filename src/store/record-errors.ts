@@ -10,7 +10,7 @@ export type RecordStoreErrorCode =
   | "RECORD_INVALID"
   /** The ledger that came with a record does not verify (hashes, sequence, intents, amounts). */
   | "LEDGER_INVALID"
-  /** The ledger that came with a record contradicts the stored one: history is never rewritten. */
+  /** The ledger imported with a new record holds an (action, outcome) pair twice (src/store/ledger/import.ts). */
   | "LEDGER_CONFLICT"
   /** The agreement names a delegation that is not stored. */
   | "DELEGATION_NOT_FOUND"

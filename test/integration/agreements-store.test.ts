@@ -51,7 +51,7 @@ describe("upsertAgreement", () => {
     await expect(tx((c) => upsertAgreement(c, renamed(a, "agr-orphan"), { delegationId: "del-missing" }))).rejects.toMatchObject({ code: "DELEGATION_NOT_FOUND" });
   });
 
-  it("stores a ledger that arrives with the record, extends it, and never rewrites it", async () => {
+  it("imports a ledger only with the record that creates the agreement; afterwards a declared ledger never adds, changes or releases an entry", async () => {
     const six = renamed(await agreement({ ledgerEntries: 6 }), "agr-ledger");
     // The fixture's entries are chained for agr-1; rebuild them for this id.
     let a: IntentAgreement = { ...six, ledger: [], ledger_sequence: 0 };
@@ -60,38 +60,47 @@ describe("upsertAgreement", () => {
       const { sequence: _s, entry_hash: _h, prev_entry_hash: _p, ...fields } = e;
       a = withLedgerEntry(a, fields).agreement;
     }
+    // A ledger that does not verify is refused, even on creation.
+    const broken = { ...a, ledger: a.ledger?.map((e, i) => (i === 5 ? { ...e, amount: 99 } : e)) };
+    await expect(tx((c) => upsertAgreement(c, broken))).rejects.toMatchObject({ code: "LEDGER_INVALID" });
+
     expect(await tx((c) => upsertAgreement(c, a))).toMatchObject({ created: true, ledgerSequence: 6, ledgerAppended: 6 });
     const stored = await loadAgreementWithLedger(db.pool, "agr-ledger");
     expect(stored?.ledger).toEqual(a.ledger);
     expect(stored?.ledger_head).toBe(a.ledger_head);
     expect(stored && verifyLedger(stored)).toEqual({ state: "ok" });
     expect(await spendTotals(db.pool, "agr-ledger")).toEqual(spentByIntent(a));
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = 'agr-ledger' AND imported");
+    expect(rows[0]).toEqual({ n: 6 });
 
-    // A shorter replica of the same history adds nothing and is no conflict.
+    // A shorter replica of the same history adds nothing and is not reported.
     const prefix: IntentAgreement = { ...a, ledger: a.ledger?.slice(0, 3) ?? [], ledger_sequence: 3, ledger_head: a.ledger?.[2]?.entry_hash };
-    expect(await tx((c) => upsertAgreement(c, prefix))).toMatchObject({ ledgerAppended: 0, ledgerSequence: 6 });
+    const replica = await tx((c) => upsertAgreement(c, prefix));
+    expect(replica).toMatchObject({ ledgerAppended: 0, ledgerSequence: 6 });
+    expect(replica.ledgerIgnored).toBeUndefined();
 
-    // Another history of the same length is a conflict: the stored one stays.
+    // Another history of the same length, and a longer ledger, are ignored (and said so): the stored one stays.
     let forged: IntentAgreement = { ...a, ledger: a.ledger?.slice(0, 4) ?? [], ledger_sequence: 4, ledger_head: a.ledger?.[3]?.entry_hash };
     forged = withLedgerEntry(forged, { action_id: "forged", at: iso(T0), currency: "USD", outcome: "allowed", amount: 1, intent_id: "office" }).agreement;
-    await expect(tx((c) => upsertAgreement(c, forged))).rejects.toMatchObject({ code: "LEDGER_CONFLICT" });
-
-    // A longer ledger extends it.
+    forged = withLedgerEntry(forged, { action_id: "forged-2", at: iso(T0), currency: "USD", outcome: "allowed", amount: 1, intent_id: "office" }).agreement;
+    expect((await tx((c) => upsertAgreement(c, forged))).ledgerIgnored).toContain("differs from the stored ledger at or before sequence 6");
     let longer = a;
     for (const n of [1, 2]) longer = withLedgerEntry(longer, { action_id: `more-${n}`, at: iso(T0), currency: "USD", outcome: "allowed", amount: 7, intent_id: "travel" }).agreement;
-    expect(await tx((c) => upsertAgreement(c, longer))).toMatchObject({ changed: false, ledgerAppended: 2, ledgerSequence: 8 });
-    expect(await spendTotals(db.pool, "agr-ledger")).toEqual(spentByIntent(longer));
-
-    // A ledger that does not verify is refused.
-    const tampered = { ...longer, ledger: longer.ledger?.map((e, i) => (i === 7 ? { ...e, amount: 99 } : e)) };
-    await expect(tx((c) => upsertAgreement(c, tampered))).rejects.toMatchObject({ code: "LEDGER_INVALID" });
+    const extended = await tx((c) => upsertAgreement(c, longer));
+    expect(extended).toMatchObject({ changed: false, ledgerAppended: 0, ledgerSequence: 6 });
+    expect(extended.ledgerIgnored).toContain("longer than the stored ledger");
+    expect((await loadAgreementWithLedger(db.pool, "agr-ledger"))?.ledger).toEqual(a.ledger);
+    expect(await spendTotals(db.pool, "agr-ledger")).toEqual(spentByIntent(a));
 
     // Spends continue the same chain.
     const r = await recordAllowedSpend(db.pool, { agreementId: "agr-ledger", intentId: "groceries", actionId: "live-1", amountMinor: 1234n, currency: "USD", at: iso(T0) });
-    expect(r).toMatchObject({ recorded: true, entry: { sequence: 9, prev_entry_hash: longer.ledger_head } });
+    expect(r).toMatchObject({ recorded: true, entry: { sequence: 7, prev_entry_hash: a.ledger_head } });
     const after = await loadAgreementWithLedger(db.pool, "agr-ledger");
     expect(after && verifyLedger(after)).toEqual({ state: "ok" });
     expect(after && (await spendTotals(db.pool, "agr-ledger"))).toEqual(after && spentByIntent(after));
+    // An imported action id is spent: a spend of it is never a replay of the imported entry.
+    const importedId = a.ledger?.[0]?.action_id ?? "";
+    expect(await recordAllowedSpend(db.pool, { agreementId: "agr-ledger", intentId: "groceries", actionId: importedId, amountMinor: 500n, currency: "USD", at: iso(T0) })).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
   });
 });
 

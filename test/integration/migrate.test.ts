@@ -65,6 +65,40 @@ describe("0180_ledger_heads", () => {
   });
 });
 
+describe("0210_ledger_request_hash", () => {
+  let old: TestDatabase;
+  afterAll(async () => {
+    await old?.drop();
+  });
+  const steps = (url: string, direction: "up" | "down", count: number) =>
+    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+
+  it("keeps the request hash of each allowed entry whose ALLOW is still stored, marks nothing imported, and goes back down", async () => {
+    old = await createTestDatabase({ migrate: false });
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    const before = files.indexOf("0210_ledger_request_hash.sql");
+    expect(before).toBeGreaterThan(0);
+    await steps(old.url, "up", before);
+    const h = (c: string) => `sha256:${c.repeat(64)}`;
+    await old.pool.query("INSERT INTO agreements (agreement_id, agent_id, status, record) VALUES ('a-1', 'ag-1', 'active', '{}')");
+    await old.pool.query(
+      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
+       VALUES ('a-1', 1, '{}', 'kept', 'allowed', 'i1', 'USD', 100, $1, NULL), ('a-1', 2, '{}', 'pruned', 'allowed', 'i1', 'USD', 100, $2, $1)`,
+      [h("1"), h("2")],
+    );
+    await old.pool.query("INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision) VALUES ('ag-1', 'kept', 'a-1', $1, '{\"verdict\":\"ALLOW\"}')", [h("9")]);
+    await steps(old.url, "up", 1);
+    const { rows } = await old.pool.query("SELECT action_id, request_hash, imported FROM ledger_entries ORDER BY sequence");
+    expect(rows).toEqual([{ action_id: "kept", request_hash: h("9"), imported: false }, { action_id: "pruned", request_hash: null, imported: false }]);
+    await steps(old.url, "down", 1);
+    const columns = await old.pool.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'ledger_entries' AND column_name IN ('request_hash', 'imported')");
+    expect(columns.rows).toEqual([]);
+    const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
+    expect(fn.rows[0]?.d).not.toContain("existing_request_hash");
+    await steps(old.url, "up", 1);
+  });
+});
+
 describe("0170_hash_checks", () => {
   it("checks every sha256 column with writ_is_sha256, which accepts exactly what the regex it replaced accepted", async () => {
     const { rows: checks } = await db.pool.query<{ conname: string; def: string }>(
@@ -72,7 +106,8 @@ describe("0170_hash_checks", () => {
     );
     expect(checks.map((c) => c.conname).sort()).toEqual([
       "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check", "ledger_entries_entry_hash_check",
-      "ledger_entries_prev_entry_hash_check", "mandates_issuer_jwt_hash_check", "reports_evidence_hash_check", "revocations_revocation_id_check",
+      "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check", "reports_evidence_hash_check",
+      "revocations_revocation_id_check",
     ]);
     for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
     const hex = "0123456789abcdef".repeat(4);

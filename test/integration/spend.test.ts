@@ -284,6 +284,28 @@ describe("recordAllowedSpend", () => {
     expect((await ledgerOf("agr-bd2")).ledger ?? []).toEqual([]);
   });
 
+  it("replays an action's entry only for the same request: its request hash, else its amount and intent; another is ACTION_REUSED and spends nothing", async () => {
+    await storeAgreement("agr-reuse", [mandate("i1"), mandate("i2")]);
+    const body = { verdict: "ALLOW" };
+    const asked = (n: number) => ({ agentId: AGENT, requestHash: hashOf({ n }), body });
+    const first = await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n, { decision: asked(1) }));
+    expect(first).toMatchObject({ recorded: true, replayed: false });
+    // Its answer pruned (retention): the ledger entry still knows the request.
+    await pool.query("DELETE FROM verify_decisions WHERE agent_id = $1 AND action_id = 'r-1'", [AGENT]);
+    expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n, { decision: asked(1) }))).toMatchObject({ recorded: true, replayed: true });
+    expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n, { decision: asked(2) }))).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
+    // Without a hash on one side: amount and intent.
+    expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n))).toMatchObject({ recorded: true, replayed: true });
+    expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 900n))).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
+    expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n, { intentId: "i2" }))).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
+    // In one batch, as against the stored entry.
+    const [a, b] = await recordAllowedSpends(pool, [spend("agr-reuse", "r-2", 100n, { decision: asked(3) }), spend("agr-reuse", "r-2", 100n, { decision: asked(4) })]);
+    expect(a).toMatchObject({ recorded: true, replayed: false });
+    expect(b).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
+    expect((await ledgerOf("agr-reuse")).ledger?.map((e) => e.action_id)).toEqual(["r-1", "r-2"]);
+    expect(await spendTotals(pool, "agr-reuse")).toEqual(new Map([["i1", 200n]]));
+  });
+
   it("reports the transaction's duration to observe", async () => {
     await storeAgreement("agr-obs", [mandate("i1")]);
     const seen: number[] = [];

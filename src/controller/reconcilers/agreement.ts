@@ -11,6 +11,10 @@
  * agreement is upserted bound to the delegation's `delegation_id` and, when every mandate is
  * signed, its mandate hashes are logged once (`ensureAgreementLogged`).
  *
+ * The service owns the ledger: `spec.ledger` is imported only when this creates the agreement
+ * (counted at face value, its action_ids spent: src/store/ledger/import.ts); afterwards it is
+ * never written, and the Stored condition says so when it is not a prefix of the stored one.
+ *
  * Conditions: Valid, Signed, Bound, Stored, Logged, Ready. Phase: Pending, Invalid, or the
  * effective status (revoked when the store, a pushed principal revocation or a verified carried
  * revocation says so; expired once every mandate has). Without SVC_LOG_SIGNING_SEED a signed
@@ -141,12 +145,13 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   const signed = prepared !== undefined && fullySigned(prepared);
   let logSequence: number | undefined;
   let stored = false;
+  let ledgerIgnored: string | undefined;
   if (record && prepared && binding.ok && delegation && refusals.length === 0 && pending === undefined) {
     await ensureFinalizer(ctx.client, AGREEMENTS, obj, record.agreement_id);
     const known = typeof obj.status?.logSequence === "number" ? obj.status.logSequence : undefined;
     const bound = delegation;
     try {
-      const { appended, revokedNow, revocationSequence } = await withTransaction(ctx.pool, async (c) => {
+      const { appended, revokedNow, revocationSequence, ignored } = await withTransaction(ctx.pool, async (c) => {
         const at = new Date(now);
         const up = await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at });
         let appended = false;
@@ -176,9 +181,10 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
           };
           revocationSequence = await recordRevocation(c, body, controllerLogging(ctx, at));
         }
-        return { appended, revokedNow: up.revokedNow, revocationSequence };
+        return { appended, revokedNow: up.revokedNow, revocationSequence, ignored: up.ledgerIgnored };
       });
       stored = true;
+      ledgerIgnored = ignored;
       if (appended) ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
       if (revokedNow) {
         const logged = loggedText(revocationSequence);
@@ -219,7 +225,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       : { type: "Signed", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
     stored
-      ? { type: "Stored", status: "True", reason: "Stored", message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}` }
+      ? { type: "Stored", status: "True", reason: "Stored", message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}${ledgerIgnored !== undefined ? `; ${ledgerIgnored}` : ""}` }
       : { type: "Stored", status: "False", reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"), message: `generation ${obj.metadata.generation ?? 0} is not stored${row ? "; the agreement stored before stays in force" : ""}` },
     logSequence !== undefined
       ? { type: "Logged", status: "True", reason: "Logged", message: `transparency log entry ${logSequence} records the current mandate hashes` }

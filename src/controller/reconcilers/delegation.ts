@@ -102,6 +102,11 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
   });
 }
 
+/** The Stored condition, saying when the embedded agreement's declared ledger was ignored (the service keeps the ledger). */
+function withLedgerNote(c: DesiredCondition, ignored: string | undefined): DesiredCondition {
+  return ignored !== undefined && c.status === "True" ? { ...c, message: `${c.message}; embedded agreement: ${ignored}` } : c;
+}
+
 /** Ready from the stored state (no refusals). */
 function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationView, revoked: ReadonlySet<string>): DesiredCondition {
   const declared = record.status;
@@ -215,7 +220,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         })
       : { type: "ChainValid", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
-    storedCondition(obj.metadata.generation, refusals, refused, stored, "the record stored before"),
+    withLedgerNote(storedCondition(obj.metadata.generation, refusals, refused, stored, "the record stored before"), upserted?.agreement?.ledgerIgnored),
     refused || !stored || !record || !view
       ? {
           type: "Ready",

@@ -17,6 +17,7 @@ export {
   withLedgerEntry,
   type LedgerEntryFields,
   type LedgerState,
+  type SpentOptions,
 } from "./ledger.js";
 export { ACK_TYP, ackStates, signAcknowledgement, verifyAcknowledgement, type AckFields } from "./acks.js";
 export { REVOCATION_TYP, signRevocation, verifyRevocation, type RevocationState } from "./revocation.js";

@@ -189,13 +189,24 @@ export function verifyLedger(agreement: IntentAgreement): LedgerState {
   }
 }
 
+/** Options of `spentByIntent`. */
+export interface SpentOptions {
+  /**
+   * Whether a latest entry `failed` releases its action's amount (default true, the ledger's
+   * own rule). False counts every action at face value, whatever its outcome: what an imported
+   * ledger (one the service did not write) may mean, never less than it claims was spent.
+   */
+  releases?: boolean;
+}
+
 /**
  * Spent per intent in minor units of the intent's currency. Every live intent appears (0 when
  * nothing is spent). For each `action_id` only its latest entry counts; an entry without
  * `amount` keeps the amount of the earlier entry of the same action. Meaningful only when
  * `verifyLedger` says "ok": entries it would reject (no intent, unusable amount) count 0.
  */
-export function spentByIntent(agreement: IntentAgreement): Map<string, bigint> {
+export function spentByIntent(agreement: IntentAgreement, opts: SpentOptions = {}): Map<string, bigint> {
+  const releases = opts.releases ?? true;
   const out = new Map<string, bigint>();
   const mandates = Array.isArray(agreement.mandates) ? agreement.mandates : [];
   for (const m of mandates) out.set(m.intent_id, 0n);
@@ -209,7 +220,7 @@ export function spentByIntent(agreement: IntentAgreement): Map<string, bigint> {
     latest.set(e.action_id, { intent: entryIntent(e, mandates), minor, outcome: e.outcome });
   }
   for (const { intent, minor, outcome } of latest.values()) {
-    if (intent === undefined || typeof outcome !== "string" || !COUNTING.has(outcome)) continue;
+    if (intent === undefined || typeof outcome !== "string" || !OUTCOMES.has(outcome) || (releases && !COUNTING.has(outcome))) continue;
     out.set(intent, (out.get(intent) ?? 0n) + minor);
   }
   return out;

@@ -1,35 +1,49 @@
 /**
- * A ledger that arrives WITH an agreement record (a manifest, an import): it never rewrites
- * history. Its first min(stored, given) entries must be the stored ones (compared by the entry
- * hash at that sequence, which commits to everything before it); a longer ledger extends the
- * stored one (the new entries are inserted, the head moved and the per-intent totals
- * recomputed with the core's rule); a shorter or equal one adds nothing. Anything else is
- * LEDGER_CONFLICT. The caller has verified the ledger (`verifyLedger`) and holds the agreement
- * row's lock (./index.ts, "Lock order").
+ * A ledger that arrives WITH an agreement record (a manifest, a Delegation's embedded
+ * agreement, any API that stores agreements). The service is the system of record for
+ * ledgers (docs/threat-model/ledger.md): a declaration never adds, changes or releases an
+ * entry of a ledger the service holds.
+ *
+ * - `importLedger`: ONLY when the record creates the agreement (the service never held it), its
+ *   verified ledger is taken as the history before the service: the entries are inserted marked
+ *   `imported`, and each action counts at face value (its amount in force, whatever its
+ *   outcome: a `failed` in it releases nothing; core `spentByIntent(…, {releases: false})`).
+ *   An imported action_id is spent: a verify of it is ACTION_REUSED (never an ALLOW matching
+ *   the imported entry), and no outcome moves it (./outcome.ts). So an import can only lower
+ *   what is left of a budget.
+ * - `declaredLedgerIgnored`: for an agreement the service holds, the declared ledger is never
+ *   written; this says why it was ignored when it is not a prefix of the stored ledger (the
+ *   caller reports it), or undefined when it is one (a stale copy: nothing to say).
+ *
+ * The caller has verified the ledger (`verifyLedger`) and holds the agreement row's lock
+ * (./index.ts, "Lock order").
  */
 import type { IntentAgreement, LedgerEntry } from "../../core/agreement/index.js";
 import type { Queryable } from "../pool.js";
-import { RecordStoreError } from "../record-errors.js";
 import type { LedgerState } from "./next-entry.js";
 import { insertLedgerRows, ledgerHashAt, ledgerRow, writeSpendTotals } from "./rows.js";
 import { moveHead } from "./head.js";
 
-/** Appends the part of `ledger` beyond the stored one `stored` (see the module comment); returns the count. */
-export async function extendLedger(q: Queryable, full: IntentAgreement, stored: { sequence: number; head: LedgerState["head"] | null }, ledger: readonly LedgerEntry[]): Promise<number> {
-  const id = full.agreement_id;
-  const have = stored.sequence;
-  const common = Math.min(have, ledger.length);
-  if (common > 0) {
-    const storedHash = common === have ? stored.head : await ledgerHashAt(q, id, common);
-    if (storedHash !== ledger[common - 1]?.entry_hash) {
-      throw new RecordStoreError("LEDGER_CONFLICT", `the agreement's ledger differs from the stored one at or before sequence ${common}; history is never rewritten`);
-    }
-  }
-  if (ledger.length <= have) return 0;
-  const fresh = ledger.slice(have);
-  await insertLedgerRows(q, id, fresh.map((e) => ledgerRow(e, full.mandates)));
-  const last = fresh[fresh.length - 1];
-  if (last) await moveHead(q, id, ledger.length, last.entry_hash);
-  await writeSpendTotals(q, full);
-  return fresh.length;
+/** Stores `ledger` as the imported history of the agreement `full` this transaction created; returns the count. */
+export async function importLedger(q: Queryable, full: IntentAgreement, ledger: readonly LedgerEntry[]): Promise<number> {
+  const last = ledger[ledger.length - 1];
+  if (!last) return 0;
+  await insertLedgerRows(q, full.agreement_id, ledger.map((e) => ledgerRow(e, full.mandates)), { imported: true });
+  await moveHead(q, full.agreement_id, ledger.length, last.entry_hash);
+  await writeSpendTotals(q, full, { releases: false });
+  return ledger.length;
+}
+
+/**
+ * Why the declared `ledger` of a stored agreement (its ledger `stored`) was ignored, or
+ * undefined when it is a prefix of the stored one (see the module comment).
+ */
+export async function declaredLedgerIgnored(q: Queryable, agreementId: string, stored: { sequence: number; head: LedgerState["head"] | null }, ledger: readonly LedgerEntry[]): Promise<string | undefined> {
+  if (ledger.length === 0) return undefined;
+  const ignored = (why: string) =>
+    `the declared ledger (${ledger.length} entries) was ignored: ${why}; the service keeps agreement ${agreementId}'s ledger (${stored.sequence} entries), and a declaration never adds, changes or releases an entry`;
+  if (ledger.length > stored.sequence) return ignored(`it is longer than the stored ledger`);
+  const storedHash = ledger.length === stored.sequence ? stored.head : await ledgerHashAt(q, agreementId, ledger.length);
+  if (storedHash !== ledger[ledger.length - 1]?.entry_hash) return ignored(`it differs from the stored ledger at or before sequence ${ledger.length}`);
+  return undefined;
 }

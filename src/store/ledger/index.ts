@@ -8,8 +8,9 @@
  *   its verify answer;
  * - an outcome (./outcome.ts, `recordOutcome`): `authorized`, `settled` or `failed` of an
  *   allowed action; `failed` releases its amount;
- * - an import (./import.ts, `extendLedger`): a ledger that arrives with an agreement record,
- *   which may only extend the stored one.
+ * - an import (./import.ts, `importLedger`): a ledger that arrives with the record that
+ *   creates an agreement, stored as `imported` history counted at face value. A declaration
+ *   never writes to the ledger of an agreement the service holds (`declaredLedgerIgnored`).
  *
  * Entries are only ever inserted, never updated or deleted; each names the previous head
  * (./next-entry.ts computes it, the core's chain rule).
@@ -35,7 +36,7 @@
  * foreign-key checks. The budget re-check reads the totals in a statement that starts after
  * the agreement row's lock is held, so it sees every spend and release committed before.
  */
-export { extendLedger } from "./import.js";
+export { declaredLedgerIgnored, importLedger } from "./import.js";
 export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";

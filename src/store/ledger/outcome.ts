@@ -3,7 +3,8 @@
  * agreement's ledger under the same row lock as spends. The moves are those of
  * src/core/agreement/outcomes.ts; a `failed` entry releases the amount from the intent's total
  * in the same transaction. Who may ask for an outcome is the caller's check (docs/verify.md,
- * "Who records outcomes"); this module only keeps the ledger right. The new entry repeats the action's amount, currency and intent, and carries
+ * "Who records outcomes"); this module only keeps the ledger right. An action of an imported
+ * ledger (./import.ts) is not one this service allowed: ACTION_NOT_RECORDED, nothing moves. The new entry repeats the action's amount, currency and intent, and carries
  * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
  */
 import { withTransaction } from "../pool.js";
@@ -33,6 +34,7 @@ interface EntryRow {
   entry: LedgerEntry;
   intent_id: string;
   amount_minor: string | null;
+  imported: boolean;
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
@@ -44,9 +46,11 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const head = { ...(await readHead(client, req.agreementId)), agent_id: locked.agent_id };
   const { rows } = await client.query<EntryRow>(
-    "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
+    "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor, imported FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
     [req.agreementId, req.actionId],
   );
+  // An imported action (./import.ts) was not allowed by this service: no outcome moves it (a failed would release face-value spend).
+  if (rows.some((r) => r.imported)) return { recorded: false, code: "ACTION_NOT_RECORDED" };
   const step = outcomeStep(rows.map((r) => r.outcome), req.outcome);
   if (step.kind === "refused") return step.code === "OUTCOME_NOT_ALLOWED" ? { recorded: false, code: step.code, current: step.current } : { recorded: false, code: step.code };
   if (step.kind === "replay") return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry, agentId: head.agent_id };

@@ -9,7 +9,7 @@
  * gapless and each entry names the previous head.
  */
 import type { HashString } from "../../core/canonical/index.js";
-import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, type Mandate } from "../../core/agreement/index.js";
+import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, type Mandate, type SpentOptions } from "../../core/agreement/index.js";
 import { toMinor } from "../../core/money/index.js";
 import type { Queryable } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
@@ -46,18 +46,19 @@ export function ledgerRow(entry: LedgerEntry, mandates: readonly Mandate[]): Led
 }
 
 /**
- * Inserts rows of `agreementId` in one statement. A second entry for the same (action,
- * outcome) raises LEDGER_CONFLICT. The caller updates the head and the totals.
+ * Inserts rows of `agreementId` in one statement (`imported`: they came with the record,
+ * ./import.ts). A second entry for the same (action, outcome) raises LEDGER_CONFLICT. The
+ * caller updates the head and the totals.
  */
-export async function insertLedgerRows(q: Queryable, agreementId: string, rows: readonly LedgerRow[]): Promise<void> {
+export async function insertLedgerRows(q: Queryable, agreementId: string, rows: readonly LedgerRow[], opts: { imported: boolean }): Promise<void> {
   if (rows.length === 0) return;
   try {
     await q.query(
-      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
-       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash
+      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported)
+       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean
        FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
                                                currency text, amount_minor text, entry_hash text, prev_entry_hash text)`,
-      [agreementId, JSON.stringify(rows)],
+      [agreementId, JSON.stringify(rows), opts.imported],
     );
   } catch (e) {
     if ((e as { code?: unknown }).code === "23505") {
@@ -77,12 +78,12 @@ export async function ledgerHashAt(q: Queryable, agreementId: string, sequence: 
 }
 
 /**
- * Rewrites the per-intent totals of `agreement` from its full ledger with the core's rule
- * (`spentByIntent`). Used after a ledger arrives with a record; the spend path maintains the
- * totals incrementally instead.
+ * Writes the per-intent totals of `agreement` from its full ledger with the core's rule
+ * (`spentByIntent`, with `opts`). Used when a ledger is imported with a new record
+ * (./import.ts); the spend path maintains the totals incrementally instead.
  */
-export async function writeSpendTotals(q: Queryable, agreement: IntentAgreement): Promise<void> {
-  const spent = spentByIntent(agreement);
+export async function writeSpendTotals(q: Queryable, agreement: IntentAgreement, opts: SpentOptions = {}): Promise<void> {
+  const spent = spentByIntent(agreement, opts);
   const rows = agreement.mandates.map((m) => ({ intent_id: m.intent_id, currency: m.currency, spent_minor: (spent.get(m.intent_id) ?? 0n).toString() }));
   await q.query(
     `INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor)

@@ -7,7 +7,8 @@
  *
  * - `lockAndReadSql`: BEGIN, then `writ_spend_read`: the locks of the batch's delegation rows
  *   and agreement rows (each in id order) and, in a query that starts after they are held, one
- *   row per spend with its agreement's head and state, the totals and the stored answers.
+ *   row per spend with its agreement's head and state, the totals, the stored answers and the
+ *   action's entries (migrations/0210_ledger_request_hash.sql).
  * - `writeAndCommitSql`: `writ_spend_write` (the entries and their verify answers; it moves
  *   the heads, adds to the intents' totals and returns the answers stored), then COMMIT.
  */
@@ -49,6 +50,10 @@ export interface SpendReadRow {
   existing: LedgerEntry | null;
   released: boolean;
   decided: boolean;
+  /** The request hash stored with the action's allowed entry (null: none stored, e.g. an entry older than migration 0210). */
+  existing_request_hash: HashString | null;
+  /** Some entry of the action came with the agreement's record (an import): the action_id is spent, never matched. */
+  imported: boolean;
 }
 
 /** One decided spend as `writ_spend_write` takes it. */

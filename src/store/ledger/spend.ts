@@ -26,10 +26,15 @@
  *   entry's currency, the delegation's cumulative maximum against the spend of all the
  *   delegation's agreements in its scope currency (spend in another currency under the
  *   delegation cannot be added without a rate: refused, fail closed).
- * - Idempotent on `actionId`: an action already recorded as allowed (before, or earlier in the
- *   batch) returns its entry (`replayed: true`) and spends nothing, whatever the budgets and
- *   revocations say now. A caller compares `entry.amount`/`intent_id` with its request (or
- *   relies on the verify decision's request hash) to detect a reused action id. An action
+ * - Idempotent on `actionId`, for as long as the ledger exists: an action already recorded as
+ *   allowed (before, or earlier in the batch) returns its entry (`replayed: true`) and spends
+ *   nothing, whatever the budgets and revocations say now, but only when the spend is the same
+ *   request: its `decision.requestHash` equals the one stored with the entry (the column
+ *   `request_hash`, migrations/0210_ledger_request_hash.sql); when either has none, its amount
+ *   (minor units) and intent equal the entry's. Another request is `{recorded: false, reason:
+ *   "ACTION_REUSED"}` and spends nothing: a verify decision that was pruned (retention) never
+ *   lets a reused action_id be answered with the old entry. An action of an imported ledger
+ *   (./import.ts) is never replayed nor spent: `ACTION_REUSED`. An action
  *   whose spend was released since (a `failed` outcome) is neither replayed nor spent again:
  *   the result is `{recorded: false, reason: "ACTION_RELEASED"}` and the caller tells its
  *   client to use a new action id (an ALLOW is never answered for an amount the budget no
@@ -127,7 +132,9 @@ export type SpendResult =
   /** The action was allowed before and its spend released since (outcome `failed`): never replayed as an ALLOW. */
   | { recorded: false; reason: "ACTION_RELEASED"; message: string; entry: LedgerEntry }
   /** Another answer is already stored for the action (its `decision`): nothing was spent. */
-  | { recorded: false; reason: "ACTION_DECIDED"; message: string };
+  | { recorded: false; reason: "ACTION_DECIDED"; message: string }
+  /** The action is in the ledger for another request (or was imported with the record): nothing was spent, never replayed. */
+  | { recorded: false; reason: "ACTION_REUSED"; message: string; entry: LedgerEntry | null };
 
 /** Options of `recordAllowedSpend`. */
 export interface SpendOptions {
@@ -201,8 +208,8 @@ class Running {
   readonly intent = new Map<string, bigint>();
   readonly agreementCcy = new Map<string, bigint>();
   readonly delegation = new Map<string, Map<string, bigint>>();
-  /** Entries recorded in the batch by (agreement, action); answers stored by (agent, action). */
-  readonly entries = new Map<string, LedgerEntry>();
+  /** Entries recorded in the batch by (agreement, action), with their spends; answers stored by (agent, action). */
+  readonly entries = new Map<string, { entry: LedgerEntry; spend: AllowedSpend }>();
   readonly decided = new Set<string>();
 
   totals(s: AllowedSpend, r: ReadRow): Totals {
@@ -227,10 +234,33 @@ class Running {
       const byCcy = this.delegation.get(r.delegation_id) ?? new Map<string, bigint>();
       this.delegation.set(r.delegation_id, inc(byCcy, s.currency, s.amountMinor));
     }
-    this.entries.set(key(s.agreementId, s.actionId), entry);
+    this.entries.set(key(s.agreementId, s.actionId), { entry, spend: s });
     if (s.decision) this.decided.add(key(s.decision.agentId, s.actionId));
   }
 }
+
+/**
+ * Whether spend `s` is the request that `entry` (the action's allowed entry) answered: the same
+ * request hash when both have one, else the same amount (minor units) and intent.
+ */
+function sameRequest(s: AllowedSpend, entry: LedgerEntry, entryHash: HashString | null): boolean {
+  const hash = s.decision?.requestHash;
+  if (hash !== undefined && entryHash !== null) return hash === entryHash;
+  let minor: bigint | undefined;
+  try {
+    minor = entry.amount === undefined ? undefined : toMinor(entry.amount, entry.currency);
+  } catch {
+    minor = undefined;
+  }
+  return minor === s.amountMinor && entry.intent_id === s.intentId && entry.currency === s.currency;
+}
+
+const reused = (s: AllowedSpend, entry: LedgerEntry): SpendResult => ({
+  recorded: false,
+  reason: "ACTION_REUSED",
+  message: `action ${s.actionId} is recorded in the ledger of agreement ${s.agreementId} (entry ${entry.sequence}) for another request; an action_id is spent for as long as the ledger exists`,
+  entry,
+});
 
 /** A decided spend: its result, or the entry to write (its result is completed once written). */
 type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: Totals } };
@@ -247,10 +277,20 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   else if (r.intent_currency !== s.currency) throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${r.intent_currency}, the spend in ${s.currency}`);
 
   const earlier = run.entries.get(key(s.agreementId, s.actionId));
+  if (r.imported) {
+    return { result: { recorded: false, reason: "ACTION_REUSED", message: `action ${s.actionId} is in the ledger imported with agreement ${s.agreementId}; its action_id is spent and never matched by a new request`, entry: r.existing } };
+  }
   if (r.released && r.existing) {
     return { result: { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing } };
   }
-  if (r.existing || earlier) return { result: { recorded: true, replayed: true, entry: (r.existing ?? earlier) as LedgerEntry } };
+  if (r.existing) {
+    if (!sameRequest(s, r.existing, r.existing_request_hash)) return { result: reused(s, r.existing) };
+    return { result: { recorded: true, replayed: true, entry: r.existing } };
+  }
+  if (earlier) {
+    if (!sameRequest(s, earlier.entry, earlier.spend.decision?.requestHash ?? null)) return { result: reused(s, earlier.entry) };
+    return { result: { recorded: true, replayed: true, entry: earlier.entry } };
+  }
   if (s.decision && (r.decided || run.decided.has(key(s.decision.agentId, s.actionId)))) {
     return { result: { recorded: false, reason: "ACTION_DECIDED", message: `an answer for action ${s.actionId} is already stored` } };
   }

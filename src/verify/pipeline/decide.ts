@@ -23,7 +23,10 @@
  *   reason, and an ALLOW carries `ledger_entry` {sequence, entry_hash}.
  * - One answer per (agent, action_id): every decision except a stale-index STEP_UP is stored
  *   (an ALLOW in the spend's own transaction); a retry with the same request hash gets the
- *   stored answer and spends nothing; a different request with that action_id is refused. If
+ *   stored answer and spends nothing; a different request with that action_id is refused. An
+ *   ALLOW's request hash is also kept with its ledger entry, so after its stored answer was
+ *   pruned (retention) a different request that would be ALLOWed is still refused
+ *   (ACTION_REUSED, from the spend transaction) and the same one answered with its entry. If
  *   a concurrent request with that action_id stored its answer first, a spend just recorded
  *   for this one is released (outcome `failed`) and the stored answer is returned.
  */
@@ -127,9 +130,7 @@ class Run {
 
   /** The stored answer to a retry (with its ledger entry), or ACTION_REUSED. */
   async replay(stored: StoredVerifyDecision): Promise<VerifyResponse> {
-    if (stored.requestHash !== this.hash) {
-      throw new VerifyError("ACTION_REUSED", `action_id ${this.actionId} was already used by a different request of agent ${this.agentId}`);
-    }
+    if (stored.requestHash !== this.hash) throw this.reused();
     const { [BURST_EXEMPT]: _exempt, ...body } = stored.decision as unknown as VerifyResponse & { [BURST_EXEMPT]?: true };
     if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
       // An ALLOW is answered again only while its entry still counts against the budget.
@@ -138,6 +139,11 @@ class Run {
       return { ...body, ledger_entry: { sequence: a.sequence, entry_hash: a.entry_hash } };
     }
     return body;
+  }
+
+  /** The refusal of a request whose action_id answered another request (or is in an imported ledger). */
+  reused(): VerifyError {
+    return new VerifyError("ACTION_REUSED", `action_id ${this.actionId} was already used by a different request of agent ${this.agentId}`);
   }
 
   /** The refusal of a retry whose ALLOW was released since (outcome `failed`). */
@@ -204,6 +210,8 @@ class Run {
       throw e;
     }
     if (!r.recorded && r.reason === "ACTION_RELEASED") throw this.released(c.agreementId);
+    // The ledger holds the action for another request (also after its answer was pruned), or imported it: never this one's.
+    if (!r.recorded && r.reason === "ACTION_REUSED") throw this.reused();
     if (!r.recorded && r.reason === "ACTION_DECIDED") {
       // Answered before (a retry of a refusal, or a concurrent request that won): that answer again.
       const earlier = await findVerifyDecision(pool, this.agentId, this.actionId);

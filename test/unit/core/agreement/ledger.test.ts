@@ -278,6 +278,9 @@ describe("spentByIntent", () => {
     expect(spent.get("int_eur")).toBe(toMinor(47.5, "EUR") + toMinor(20, "EUR") + toMinor(5, "EUR"));
     expect(spent.get("int_jpy")).toBe(0n);
     expect(spent.get("int_kwd")).toBe(0n);
+    // At face value (an imported ledger): a failure releases nothing; each action counts its amount in force.
+    const face = spentByIntent(agreementWith(ledger), { releases: false });
+    expect(face.get("int_eur")).toBe(toMinor(47.5, "EUR") + toMinor(20, "EUR") + toMinor(99.99, "EUR") + toMinor(5, "EUR"));
   });
 
   it("attributes entries without intent_id to the only mandate and is empty without a ledger", () => {
