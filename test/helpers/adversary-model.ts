@@ -356,14 +356,19 @@ async function sendVerify(m: AdversaryModel, sys: AdversarySystem, s: Omit<Sent,
   return x;
 }
 
-/** Amounts as JSON text, and what each must count in USD minor units (null: refuse). */
+/**
+ * Amounts as JSON text, and what each must count in USD minor units (null: never an ALLOW).
+ * JSON.parse rounds the first two to 50; a string is not the documented JSON number, but one
+ * that is an exact amount is at least counted at that amount.
+ */
 const ODD_AMOUNTS: readonly [string, bigint | null][] = [
   ["50.000000000000001", null],
   ["49.999999999999999", null],
   ["100.004", null],
   ["0.001", null],
   ["1e-7", null],
-  ['"50"', null],
+  ['"50.000000000000001"', null],
+  ['"50"', 5000n],
   ["25.10", 2510n],
   ["1e1", 1000n],
 ];
