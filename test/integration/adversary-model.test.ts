@@ -17,7 +17,7 @@ import { adversaryCommands, enabledKinds, runAdversaryModel, startAdversarySyste
 
 const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 40);
 const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 20);
-const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 70);
+const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 75);
 const KINDS = enabledKinds(process.env.WRIT_ADVERSARY_KINDS);
 
 let sys: AdversarySystem;
