@@ -29,7 +29,7 @@ import type { VerifyWorld } from "./verify-world.js";
 import { mandate, storeAgreement, uid } from "./verify-world.js";
 
 /** An HTTP answer. */
-interface Reply {
+export interface Reply {
   status: number;
   body: Record<string, unknown>;
 }
@@ -124,11 +124,17 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
   return m;
 }
 
-async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<Reply> {
+/** A request body sent as this exact JSON text (e.g. a number JSON.stringify would not write). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** One HTTP call with a bearer token; `body` is serialised with JSON.stringify unless it is RawJson. */
+export async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<Reply> {
   const r = await fetch(`${url}${path}`, {
     method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(body !== undefined ? { body: body instanceof RawJson ? body.text : JSON.stringify(body) } : {}),
     signal: AbortSignal.timeout(15_000),
   });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };

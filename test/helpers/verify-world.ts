@@ -105,6 +105,27 @@ export async function acknowledgedBy(a: IntentAgreement, parties: readonly Payme
   return acks.length === 0 ? a : { ...a, acknowledgements: [...(a.acknowledgements ?? []), ...acks] };
 }
 
+/** A delegation record of the fixtures' principal (key `signer`, default `principalKey`) to `agentId`: granted at `at`, expiring in a day, no conditions, no chain. */
+export function delegationRecord(
+  delegationId: string,
+  agentId: string,
+  o: { at: number; scope: Partial<Scope>; chain?: Delegation["delegation_chain"]; signer?: Signer },
+): Delegation {
+  return {
+    delegation_id: delegationId,
+    principal: { ...PRINCIPAL, public_key: (o.signer ?? principalKey).publicJwk },
+    agent: { agent_id: agentId },
+    granted_at: iso(o.at),
+    expires_at: iso(Date.now() + 24 * HOUR),
+    purpose: "test purchases",
+    scope: { currency: "USD", ...o.scope },
+    conditions: [],
+    revocable: true,
+    delegation_chain: o.chain ?? [],
+    status: "active",
+  };
+}
+
 /** Signs and stores an agreement (bound to a new delegation unless `delegation: false`). */
 export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{ agreement: IntentAgreement; agreementId: string; delegationId: string | null }> {
   const at = o.at ?? Date.now() - HOUR;
@@ -123,17 +144,7 @@ export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{
   const d = o.delegation ?? {};
   const delegationId = d.id ?? uid("del");
   const delegation: Delegation = {
-    delegation_id: delegationId,
-    principal: { ...PRINCIPAL, public_key: (o.signer ?? principalKey).publicJwk },
-    agent: { agent_id: o.mandates[0]?.agent.agent_id ?? w.agentId },
-    granted_at: iso(at),
-    expires_at: iso(Date.now() + 24 * HOUR),
-    purpose: "test purchases",
-    scope: { currency: "USD", ...d.scope },
-    conditions: [],
-    revocable: true,
-    delegation_chain: [],
-    status: "active",
+    ...delegationRecord(delegationId, o.mandates[0]?.agent.agent_id ?? w.agentId, { at, scope: d.scope ?? {}, ...(o.signer ? { signer: o.signer } : {}) }),
     ...d.over,
     intent_agreement: agreement,
   };

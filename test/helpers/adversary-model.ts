@@ -1,0 +1,702 @@
+/**
+ * The adversarial model-based test (test/integration/adversary-model.test.ts, and the longer
+ * `npm run model:adversary`): random sequences of moves by every party that is NOT the
+ * principal, against one data plane and the controller's real reconcilers, checked after every
+ * step against a reference model of what the principal signed (docs/threat-model.md).
+ *
+ * The parties and their moves (each a command KIND, switchable, see `ADVERSARY_KINDS`):
+ * - the agent (its operator's API key): `verify` (fresh actions; also action ids the operator
+ *   planted in a ledger), `retry` (same body), `changedRetry` (same action id, another amount,
+ *   intent or merchant), `retention` (time passes: the decision-retention window ends and the
+ *   retention worker runs), `oddAmount` (amounts JSON.parse rounds, strings, too many
+ *   decimals), `proposedAt` (a foreign currency proposed as of any day);
+ * - the operator (platform team; applies any declaration it can sign, through the local
+ *   manifest source and the controller, never with the principal's key): `ledgerFailed`
+ *   (re-applies an agreement whose `ledger` releases an ALLOWed action), `ledgerZero` (whose
+ *   `ledger` holds `allowed` entries of 0 for unused action ids), `chain` (a sub-delegation
+ *   citing any parent with an honest or inflated copy of its scope, bound to an agreement the
+ *   principal signed for a sub-agent), `forgedAck` (an acknowledgement naming another
+ *   organization as PSP, signed with a key the operator made), `annotation` (repoints a
+ *   resource's `writ.dev/record-id` at another namespace's delegation, then deletes it);
+ * - payment-side organizations, each with its own key: `partyOutcome` (the real PSP the
+ *   principal's agreements name), `colluderOutcome` (an organization the principal never named).
+ *
+ * Invariants, after every command:
+ * - every ALLOW names a ledger entry of its action at the request's exact amount (converted at
+ *   the rate of the decision's day), counted once; a replayed ALLOW answers the same request;
+ * - counted spend <= every budget the principal signed: each intent's cumulative maximum and
+ *   ceiling, and the `parent_limits` of the root grant on every level of a delegation chain (a
+ *   sub-delegation's spend counts against its ancestors);
+ * - Postgres's totals are the model's, and every agreement's ledger holds exactly the service's
+ *   ALLOWs and the real parties' outcomes (only the service writes ledger entries);
+ * - the rate source is asked only about the decision's day (not the agent's `proposed_at`);
+ * - a delegation is revoked only through its own resource (or a REVOKE the service answered).
+ */
+import fc from "fast-check";
+import { expect } from "vitest";
+import { mandateHash, outcomeStep, signAcknowledgement, withLedgerEntry, type IntentAgreement, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../src/core/agreement/index.js";
+import { buildSignedAgreement } from "../../src/core/agreement/index.js";
+import { agreementSpecOf, delegationSpecOf } from "../../src/core/crd/index.js";
+import type { ChainLink, Delegation } from "../../src/core/delegation/index.js";
+import { generateSigner, signerFromSeed } from "../../src/core/jose/index.js";
+import { convertMinor, parseRate, toMinor } from "../../src/core/money/index.js";
+import { RECORD_ID_ANNOTATION } from "../../src/controller/kinds.js";
+import type { ControllerHandle } from "../../src/controller/manager.js";
+import { localController } from "../../src/dev/local-controller.js";
+import { ORG_LABEL } from "../../src/sources/kubernetes/namespace-binding.js";
+import { LocalApiServer, LocalObjectStore } from "../../src/sources/local/index.js";
+import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
+import { spendTotals } from "../../src/store/ledger/index.js";
+import { PRINCIPAL, principalKey } from "../fixtures/records.js";
+import { startFrankfurter, type FrankfurterStandIn } from "./frankfurter.js";
+import { call, RawJson, type Reply } from "./money-model.js";
+import { acknowledgedBy, delegationRecord, HOUR, iso, mandate, startVerifyWorld, uid, type VerifyWorld } from "./verify-world.js";
+
+/** Every command kind; `WRIT_ADVERSARY_KINDS` (comma-separated) enables a subset, default all. */
+export const ADVERSARY_KINDS = [
+  "verify",
+  "retry",
+  "changedRetry",
+  "retention",
+  "oddAmount",
+  "proposedAt",
+  "partyOutcome",
+  "colluderOutcome",
+  "ledgerFailed",
+  "ledgerZero",
+  "chain",
+  "forgedAck",
+  "annotation",
+] as const;
+export type AdversaryKind = (typeof ADVERSARY_KINDS)[number];
+
+/** The kinds `text` names (undefined or empty: all); an unknown name throws. */
+export function enabledKinds(text: string | undefined): ReadonlySet<AdversaryKind> {
+  if (text === undefined || text.trim() === "") return new Set(ADVERSARY_KINDS);
+  const names = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  for (const n of names) if (!(ADVERSARY_KINDS as readonly string[]).includes(n)) throw new Error(`WRIT_ADVERSARY_KINDS: unknown kind ${n} (known: ${ADVERSARY_KINDS.join(", ")})`);
+  return new Set(names as AdversaryKind[]);
+}
+
+/** Rates the stand-in publishes (CHF -> USD): an old, cheap day, and the current one (from 3 days ago on). */
+const OLD_DAY = "2000-01-03";
+const OLD_RATE = "0.59";
+const RATE = "1.25";
+const DAY = 24 * HOUR;
+const dayOf = (ms: number) => iso(ms).slice(0, 10);
+
+/** The data plane, the controller on an in-memory API server, the rate source and the organizations. */
+export interface AdversarySystem {
+  w: VerifyWorld;
+  fx: FrankfurterStandIn;
+  /** The local manifest source's object store: what the operator applies. */
+  store: LocalObjectStore;
+  controller: ControllerHandle;
+  /** A payment-side organization no agreement names, with its own key. */
+  colluder: { orgId: string; key: string };
+  /** The controller's warnings and errors. */
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts the system (see `AdversarySystem`). */
+export async function startAdversarySystem(): Promise<AdversarySystem> {
+  const fx = await startFrankfurter();
+  fx.setRate(OLD_DAY, "CHF", "USD", OLD_RATE);
+  fx.setRate(dayOf(Date.now() - 3 * DAY), "CHF", "USD", RATE);
+  const w = await startVerifyWorld({ SVC_FX_SOURCE_URL: fx.url, WRIT_RETENTION_INTERVAL_MS: "86400000", WRIT_DECISION_RETENTION_DAYS: "1", LOG_LEVEL: "warn" });
+  const colluderOrg = await w.createOrg("processor_psp", "a wallet the principal never named");
+  const colluder = { orgId: colluderOrg, key: (await w.issueKey(colluderOrg)).token };
+  const store = new LocalObjectStore();
+  const api = new LocalApiServer({ store, namespaceLabels: () => ({ [ORG_LABEL]: w.operatorOrg }) });
+  const lines: string[] = [];
+  const controller = await localController({ databaseUrl: w.db.url, logSigner: signerFromSeed(w.seed), print: (l) => lines.push(l) })(api);
+  return {
+    w, fx, store, controller, colluder, lines,
+    async stop() {
+      await controller.stop();
+      await w.close();
+      await fx.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model
+
+interface Intent {
+  id: string;
+  ceilingMinor: bigint;
+  cumulativeMinor: bigint;
+}
+
+/** A root grant: a delegation the principal's agreements were signed under, and their `parent_limits`. */
+interface Root {
+  name: "da" | "dc";
+  namespace: string;
+  record: Delegation;
+  budgetMinor: bigint;
+  agentId: string;
+  /** Revoked by the service's own REVOKE (the model learns it from the answer). */
+  revokedByService: boolean;
+}
+
+interface Agreement {
+  /** The resource name (namespace `namespace`). */
+  name: string;
+  namespace: string;
+  delegationName: string;
+  id: string;
+  agentId: string;
+  intent: Intent;
+  /** The record as last declared by the operator (without any ledger it planted). */
+  record: IntentAgreement;
+  /** The root grant its spend counts against (a sub-delegation's: the parent the stored chain cites); null until declared. */
+  root: Root | null;
+  /** Action ids of `allowed` 0-entries the operator planted. */
+  planted: string[];
+}
+
+/** A verify request the agent sent. */
+interface Sent {
+  agentId: string;
+  actionId: string;
+  /** The body as sent. */
+  body: Record<string, unknown> | RawJson;
+  /** What makes two requests the same (amount text, currency, intent, merchant). */
+  requestKey: string;
+  /** The spend it must count when ALLOWed, in USD minor units; null: no ALLOW is right (not an exact amount). */
+  expectedMinor: bigint | null;
+  first: Reply;
+}
+
+/** An ALLOW the service answered, as the model counts it. */
+interface Allow {
+  agreement: Agreement;
+  actionId: string;
+  amountMinor: bigint;
+  entry: { sequence: number; entry_hash: string };
+  requestKey: string;
+  /** Outcomes recorded by a real party, in ledger order (starting with `allowed`). */
+  outcomes: LedgerOutcome[];
+}
+
+/** The reference model of one run. */
+export class AdversaryModel {
+  readonly agreements: Agreement[] = [];
+  readonly roots: Root[] = [];
+  readonly sent: Sent[] = [];
+  readonly allows: Allow[] = [];
+  /** Agents: a (root da), b (the sub-agent the principal signed for), c (root dc, another namespace). */
+  agents: { a: string; b: string; c: string } = { a: "", b: "", c: "" };
+  chainDeclared = false;
+  /** Decoy resources the operator made (`annotation`). */
+  decoys = 0;
+  /** Verify decisions of this run may have been pruned. */
+  retentionRan = false;
+  constructor(readonly run: string) {}
+
+  get nsA(): string {
+    return `${this.run}-a`;
+  }
+  get nsB(): string {
+    return `${this.run}-b`;
+  }
+  byId(id: unknown): Agreement | undefined {
+    return this.agreements.find((a) => a.id === id);
+  }
+  ofAgent(agentId: string): Agreement | undefined {
+    return this.agreements.find((a) => a.agentId === agentId);
+  }
+  counted(a: Agreement): bigint {
+    let n = 0n;
+    for (const x of this.allows) if (x.agreement === a && !x.outcomes.includes("failed")) n += x.amountMinor;
+    return n;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations through the local manifest source and the controller
+
+const API_VERSION = "writ.dev/v1alpha1";
+type Plural = "delegations" | "intentagreements";
+const KIND: Record<Plural, string> = { delegations: "Delegation", intentagreements: "IntentAgreement" };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits (bounded) until the controller has reconciled the resource's generation, or it is gone. */
+async function settled(sys: AdversarySystem, plural: Plural, ns: string, name: string): Promise<Record<string, unknown> | undefined> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const o = sys.store.get(plural, ns, name);
+    const status = o?.status as { observedGeneration?: number } | undefined;
+    if (!o || (status?.observedGeneration !== undefined && status.observedGeneration === o.metadata.generation)) return status as Record<string, unknown> | undefined;
+    if (Date.now() > deadline) throw new Error(`${plural} ${ns}/${name} was not reconciled in time: ${JSON.stringify(o)}\n${sys.lines.slice(-20).join("\n")}`);
+    await sleep(5);
+  }
+}
+
+/** `kubectl apply` of one resource, then the controller's reconcile of it. */
+async function declare(sys: AdversarySystem, plural: Plural, ns: string, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) {
+  sys.store.apply(plural, { apiVersion: API_VERSION, kind: KIND[plural], metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) }, spec });
+  return settled(sys, plural, ns, name);
+}
+
+/** `kubectl delete` of one resource, waiting until the finalizer let it go. */
+async function remove(sys: AdversarySystem, plural: Plural, ns: string, name: string): Promise<void> {
+  sys.store.delete(plural, ns, name);
+  const deadline = Date.now() + 20_000;
+  while (sys.store.get(plural, ns, name)) {
+    if (Date.now() > deadline) throw new Error(`${plural} ${ns}/${name} was not finalized in time\n${sys.lines.slice(-20).join("\n")}`);
+    await sleep(5);
+  }
+}
+
+const declareAgreement = (sys: AdversarySystem, a: Agreement, record: IntentAgreement) =>
+  declare(sys, "intentagreements", a.namespace, a.name, agreementSpecOf(record as unknown as Record<string, unknown>, a.delegationName));
+const declareDelegation = (sys: AdversarySystem, ns: string, name: string, record: Delegation, annotations?: Record<string, string>) =>
+  declare(sys, "delegations", ns, name, delegationSpecOf(record as unknown as Record<string, unknown>), annotations);
+
+function isReady(status: Record<string, unknown> | undefined): boolean {
+  const conditions = (status?.conditions ?? []) as { type: string; status: string }[];
+  return conditions.some((c) => c.type === "Ready" && c.status === "True");
+}
+
+const usd = (major: number) => toMinor(major, "USD");
+const BUDGET = 100;
+
+/** What the principal signs: one intent for `agentId` (ceiling and total 100 USD) under a parent of 100 USD. */
+async function signed(w: VerifyWorld, agentId: string, intentId: string): Promise<{ record: IntentAgreement; intent: Intent }> {
+  const at = Date.now() - HOUR;
+  const id = uid("agr");
+  const record = await buildSignedAgreement(
+    {
+      agreement_id: id,
+      mandates: [mandate(agentId, intentId, { maximum_amount: BUDGET, cumulative_maximum: BUDGET })],
+      parent_limits: { currency: "USD", maximum_amount: BUDGET, cumulative_maximum: BUDGET },
+      at: iso(at),
+    },
+    principalKey,
+  );
+  return { record: await acknowledgedBy(record, [w.psp], iso(at)), intent: { id: intentId, ceilingMinor: usd(BUDGET), cumulativeMinor: usd(BUDGET) } };
+}
+
+/**
+ * A fresh run: agents a, b, c registered to the operator; the principal's grants `da` (agent a,
+ * namespace A) and `dc` (agent c, namespace B), each with its signed agreement, declared and
+ * Ready; and the agreement the principal signed for sub-agent b (declared by `chain`).
+ */
+export async function newAdversaryModel(sys: AdversarySystem): Promise<AdversaryModel> {
+  const { w } = sys;
+  const m = new AdversaryModel(uid("r"));
+  const [a, b, c] = await Promise.all([0, 1, 2].map(async () => (await w.registerAgent(w.operatorKey)).agent_id));
+  m.agents = { a: a as string, b: b as string, c: c as string };
+  const at = Date.now() - HOUR;
+  for (const [name, ns, agentId, intentId] of [["da", m.nsA, m.agents.a, "i1"], ["dc", m.nsB, m.agents.c, "k1"]] as const) {
+    const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record: delegationRecord(uid("del"), agentId, { at, scope: { maximum_amount: BUDGET, cumulative_maximum: BUDGET } }) };
+    m.roots.push(root);
+    const s = await signed(w, agentId, intentId);
+    m.agreements.push({ name: `g${name.slice(1)}`, namespace: ns, delegationName: name, id: s.record.agreement_id, agentId, intent: s.intent, record: s.record, root, planted: [] });
+  }
+  const sub = await signed(w, m.agents.b, "j1");
+  m.agreements.push({ name: "gb", namespace: m.nsA, delegationName: "db", id: sub.record.agreement_id, agentId: m.agents.b, intent: sub.intent, record: sub.record, root: null, planted: [] });
+  await Promise.all(m.roots.map(async (root) => {
+    const agreement = m.agreements.find((x) => x.root === root) as Agreement;
+    expect(isReady(await declareDelegation(sys, root.namespace, root.name, root.record)), `${root.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
+    expect(isReady(await declareAgreement(sys, agreement, agreement.record)), `${agreement.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
+  }));
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking answers
+
+/** Learns from a verify answer: a REVOKE decision revokes the agent's grant (the service's own act). */
+function learn(m: AdversaryModel, r: Reply, agentId: string): void {
+  if (r.status !== 200 || r.body.svc_decision !== "REVOKE") return;
+  for (const root of m.roots) if (root.agentId === agentId) root.revokedByService = true;
+}
+
+/** Checks a verify answer against the model and records an ALLOW (see the module comment). */
+async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise<void> {
+  const r = x.first;
+  const context = JSON.stringify({ sent: x.body instanceof RawJson ? x.body.text : x.body, answer: r.body });
+  expect(r.status, `a 5xx: ${context}`).toBeLessThan(500);
+  learn(m, r, x.agentId);
+  if (r.status !== 200 || r.body.verdict !== "ALLOW") return;
+  const agreement = m.byId(r.body.agreement_id);
+  expect(agreement, `ALLOW on an agreement the principal did not sign for this agent: ${context}`).toBeDefined();
+  if (!agreement) return;
+  const entry = r.body.ledger_entry as { sequence: number; entry_hash: string } | undefined;
+  expect(entry, `ALLOW without a ledger entry: ${context}`).toBeDefined();
+  if (!entry) return;
+  const earlier = m.allows.find((a) => a.agreement === agreement && a.entry.sequence === entry.sequence);
+  if (earlier) {
+    expect(earlier.requestKey, `ALLOW answered from the entry of another request (not counted at its amount): ${context}`).toBe(x.requestKey);
+    expect(earlier.outcomes.includes("failed"), `ALLOW answered from a released entry (counts nothing): ${context}`).toBe(false);
+    return;
+  }
+  expect(x.expectedMinor, `ALLOW of an amount that is not exact in its currency: ${context}`).not.toBeNull();
+  const full = await loadAgreementWithLedger(sys.w.db.pool, agreement.id);
+  const stored = full?.ledger?.find((e) => e.sequence === entry.sequence);
+  expect(stored, `ALLOW names no stored entry: ${context}`).toBeDefined();
+  if (!stored) return;
+  const counted = stored.amount === undefined ? null : toMinor(stored.amount, stored.currency);
+  expect({ action_id: stored.action_id, outcome: stored.outcome, minor: counted }, `ALLOW not counted once at its exact amount: ${context} entry ${JSON.stringify(stored)}`).toEqual({
+    action_id: x.actionId, outcome: "allowed", minor: x.expectedMinor,
+  });
+  m.allows.push({ agreement, actionId: x.actionId, amountMinor: x.expectedMinor as bigint, entry, requestKey: x.requestKey, outcomes: ["allowed"] });
+}
+
+/** Sends a verify request as the agent (its operator's key) and settles it. */
+async function sendVerify(m: AdversaryModel, sys: AdversarySystem, s: Omit<Sent, "first">): Promise<Sent> {
+  const first = await call(sys.w.server.url, "POST", "/v1/verify", sys.w.operatorKey, s.body);
+  const x = { ...s, first };
+  m.sent.push(x);
+  await settle(m, sys, x);
+  return x;
+}
+
+/**
+ * Amounts as JSON text, and what each must count in USD minor units (null: never an ALLOW).
+ * JSON.parse rounds the first two to 50; a string is not the documented JSON number, but one
+ * that is an exact amount is at least counted at that amount.
+ */
+const ODD_AMOUNTS: readonly [string, bigint | null][] = [
+  ["50.000000000000001", null],
+  ["49.999999999999999", null],
+  ["100.004", null],
+  ["0.001", null],
+  ["1e-7", null],
+  ['"50.000000000000001"', null],
+  ['"50"', 5000n],
+  ["25.10", 2510n],
+  ["1e1", 1000n],
+];
+const NORMAL_AMOUNTS = [25, 50, 100];
+
+function actionBody(agentId: string, intentId: string, o: { actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string }): { actionId: string; body: RawJson; requestKey: string } {
+  const actionId = o.actionId ?? uid("act");
+  const currency = o.currency ?? "USD";
+  const action = [
+    `"action_id":${JSON.stringify(actionId)}`, `"action_type":"purchase"`, `"amount":${o.amountText}`, `"currency":${JSON.stringify(currency)}`,
+    `"proposed_at":${JSON.stringify(o.proposedAt ?? iso(Date.now()))}`, `"intent_id":${JSON.stringify(intentId)}`,
+    ...(o.merchant ? [`"merchant":${JSON.stringify(o.merchant)}`] : []),
+  ];
+  return {
+    actionId,
+    body: new RawJson(`{"agent_id":${JSON.stringify(agentId)},"action":{${action.join(",")}}}`),
+    requestKey: JSON.stringify([o.amountText, currency, intentId, o.merchant ?? null]),
+  };
+}
+
+type Cmd = fc.AsyncCommand<AdversaryModel, AdversarySystem>;
+const agentOf = (m: AdversaryModel, k: number) => [m.agents.a, m.agents.b, m.agents.c][k % 3] as string;
+const intentOf = (m: AdversaryModel, agentId: string) => m.ofAgent(agentId)?.intent.id ?? "i1";
+
+// ---------------------------------------------------------------------------------------------
+// The agent's commands
+
+/** A fresh action (or, when the operator planted some, a planted action id) of agent `ai`. */
+class Verify implements Cmd {
+  constructor(readonly ai: number, readonly amount: number, readonly planted: boolean) {}
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const agentId = agentOf(m, this.ai);
+    const plantedIds = this.planted ? m.agreements.flatMap((a) => (a.agentId === agentId ? a.planted : [])) : [];
+    const actionId = plantedIds[this.amount % Math.max(1, plantedIds.length)];
+    const b = actionBody(agentId, intentOf(m, agentId), { amountText: String(this.amount), ...(actionId ? { actionId } : {}) });
+    await sendVerify(m, s, { agentId, ...b, expectedMinor: usd(this.amount) });
+  }
+  toString = () => `verify(${this.ai},${this.amount}${this.planted ? ",planted" : ""})`;
+}
+
+/** The same request again. */
+class Retry implements Cmd {
+  constructor(readonly xi: number) {}
+  check = (m: Readonly<AdversaryModel>) => m.sent.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.sent[this.xi % m.sent.length] as Sent;
+    await sendVerify(m, s, { agentId: x.agentId, actionId: x.actionId, body: x.body, requestKey: x.requestKey, expectedMinor: x.expectedMinor });
+  }
+  toString = () => `retry(${this.xi})`;
+}
+
+type Change = "amount" | "merchant" | "currency";
+
+/** An earlier action id with another body. */
+class ChangedRetry implements Cmd {
+  constructor(readonly xi: number, readonly change: Change, readonly amount: number) {}
+  check = (m: Readonly<AdversaryModel>) => m.sent.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.sent[this.xi % m.sent.length] as Sent;
+    const intentId = intentOf(m, x.agentId);
+    const o = this.change === "amount"
+      ? { amountText: String(this.amount) }
+      : this.change === "merchant" ? { amountText: String(this.amount), merchant: "merchant-elsewhere" } : { amountText: String(this.amount), currency: "CHF" };
+    const b = actionBody(x.agentId, intentId, { actionId: x.actionId, ...o });
+    const expectedMinor = this.change === "currency" ? convertMinor(toMinor(this.amount, "CHF"), "CHF", "USD", parseRate(RATE)) : usd(this.amount);
+    await sendVerify(m, s, { agentId: x.agentId, ...b, expectedMinor });
+  }
+  toString = () => `changedRetry(${this.xi},${this.change},${this.amount})`;
+}
+
+/** Time passes: every decision of this run is older than the retention window, and the worker runs. */
+class Retention implements Cmd {
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const agents = Object.values(m.agents);
+    await s.w.db.pool.query("UPDATE verify_decisions SET created_at = now() - interval '2 days' WHERE agent_id = ANY($1::text[])", [agents]);
+    const worker = s.w.server.app.retention;
+    expect(worker, "the retention worker runs in the data plane").not.toBeNull();
+    await worker?.runNow();
+    m.retentionRan = true;
+  }
+  toString = () => "retention()";
+}
+
+/** An amount as JSON text that JSON.parse rounds, or a string, or one with too many decimals. */
+class OddAmount implements Cmd {
+  constructor(readonly ai: number, readonly k: number) {}
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const agentId = agentOf(m, this.ai);
+    const [text, expectedMinor] = ODD_AMOUNTS[this.k % ODD_AMOUNTS.length] as [string, bigint | null];
+    await sendVerify(m, s, { agentId, ...actionBody(agentId, intentOf(m, agentId), { amountText: text }), expectedMinor });
+  }
+  toString = () => `oddAmount(${this.ai},${ODD_AMOUNTS[this.k % ODD_AMOUNTS.length]?.[0] ?? ""})`;
+}
+
+/** `proposed_at` choices: now, a minute ago, the cheap old day, a year back, a day and a year ahead. */
+const PROPOSED_AT: readonly ((now: number) => string)[] = [
+  (now) => iso(now),
+  (now) => iso(now - 60_000),
+  () => `${OLD_DAY}T10:00:00Z`,
+  (now) => iso(now - 400 * DAY),
+  (now) => iso(now + DAY),
+  (now) => iso(now + 400 * DAY),
+];
+
+/** A CHF action proposed as of any day: it counts at the rate of the decision's day. */
+class ProposedAt implements Cmd {
+  constructor(readonly ai: number, readonly chf: number, readonly k: number) {}
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const agentId = agentOf(m, this.ai);
+    const now = Date.now();
+    s.fx.resetCalls();
+    const proposedAt = (PROPOSED_AT[this.k % PROPOSED_AT.length] as (n: number) => string)(now);
+    const b = actionBody(agentId, intentOf(m, agentId), { amountText: String(this.chf), currency: "CHF", proposedAt });
+    await sendVerify(m, s, { agentId, ...b, expectedMinor: convertMinor(toMinor(this.chf, "CHF"), "CHF", "USD", parseRate(RATE)) });
+    const days = new Set([dayOf(now - DAY), dayOf(now), dayOf(now + DAY)]);
+    for (const path of s.fx.requests) {
+      expect(days.has(path.slice(1, 11)), `the agent chose the rate day: the rate source was asked ${path} (proposed_at ${proposedAt})`).toBe(true);
+    }
+  }
+  toString = () => `proposedAt(${this.ai},${this.chf} CHF,${this.k})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payment-side commands
+
+/** An outcome by the PSP every agreement of the principal names. */
+class PartyOutcome implements Cmd {
+  constructor(readonly xi: number, readonly outcome: LaterOutcome) {}
+  check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.allows[this.xi % m.allows.length] as Allow;
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.w.psp.key, { agreement_id: x.agreement.id, action_id: x.actionId, outcome: this.outcome });
+    expect(r.status).toBeLessThan(500);
+    const step = outcomeStep(x.outcomes, this.outcome);
+    if (r.status === 200 && r.body.replayed !== true) {
+      expect(step.kind, `an outcome outcomes.ts refuses was recorded: ${JSON.stringify(r.body)}`).toBe("append");
+      x.outcomes.push(this.outcome);
+    }
+  }
+  toString = () => `partyOutcome(${this.xi},${this.outcome})`;
+}
+
+/** An outcome by an organization the principal never named (it is not the owner of the fact). */
+class ColluderOutcome implements Cmd {
+  constructor(readonly xi: number, readonly outcome: LaterOutcome) {}
+  check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.allows[this.xi % m.allows.length] as Allow;
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.colluder.key, { agreement_id: x.agreement.id, action_id: x.actionId, outcome: this.outcome });
+    expect(r.status).toBeLessThan(500);
+    // Nothing to record: the invariants find an outcome the service took from a non-party.
+  }
+  toString = () => `colluderOutcome(${this.xi},${this.outcome})`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operator's commands (declarations; never the principal's key)
+
+/** The stored agreement `a` as the operator can read it, with entries appended to its ledger. */
+async function withPlantedEntries(s: AdversarySystem, a: Agreement, entries: { actionId: string; outcome: LedgerOutcome; amount: number }[]): Promise<IntentAgreement | undefined> {
+  const stored = await loadAgreementWithLedger(s.w.db.pool, a.id);
+  if (!stored) return undefined;
+  let next: IntentAgreement = { ...a.record, ledger: stored.ledger ?? [], ledger_sequence: stored.ledger_sequence ?? 0, ...(stored.ledger_head ? { ledger_head: stored.ledger_head } : {}) };
+  for (const e of entries) {
+    next = withLedgerEntry(next, { action_id: e.actionId, at: iso(Date.now()), currency: "USD", outcome: e.outcome, amount: e.amount, intent_id: a.intent.id }).agreement;
+  }
+  return next;
+}
+
+/** Re-applies an agreement whose `ledger` releases an ALLOWed action (`failed`). */
+class LedgerFailed implements Cmd {
+  constructor(readonly xi: number) {}
+  check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.allows[this.xi % m.allows.length] as Allow;
+    const record = await withPlantedEntries(s, x.agreement, [{ actionId: x.actionId, outcome: "failed", amount: Number(x.amountMinor) / 100 }]);
+    if (record) await declareAgreement(s, x.agreement, record);
+  }
+  toString = () => `ledgerFailed(${this.xi})`;
+}
+
+/** Re-applies an agreement whose `ledger` holds `allowed` entries of 0 for action ids not used yet. */
+class LedgerZero implements Cmd {
+  constructor(readonly ai: number, readonly n: number) {}
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const a = m.agreements.filter((x) => x.root !== null)[this.ai % 2] as Agreement;
+    const ids = Array.from({ length: this.n }, () => uid("planted"));
+    const record = await withPlantedEntries(s, a, ids.map((actionId) => ({ actionId, outcome: "allowed", amount: 0 })));
+    if (!record) return;
+    await declareAgreement(s, a, record);
+    a.planted.push(...ids);
+  }
+  toString = () => `ledgerZero(${this.ai},${this.n})`;
+}
+
+/** A sub-delegation from agent a (or c) to b citing that parent, with an honest or inflated copy of its scope, bound to the agreement the principal signed for b. */
+class Chain implements Cmd {
+  constructor(readonly parent: number, readonly inflated: boolean) {}
+  check = (m: Readonly<AdversaryModel>) => !m.chainDeclared;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    m.chainDeclared = true;
+    const parent = m.roots[this.parent % m.roots.length] as Root;
+    const p = parent.record;
+    const copy = this.inflated ? { ...p.scope, maximum_amount: 100_000, cumulative_maximum: 100_000 } : p.scope;
+    const link: ChainLink = {
+      delegation_id: p.delegation_id, delegator: { type: PRINCIPAL.type, id: PRINCIPAL.id }, delegate: { agent_id: parent.agentId },
+      delegated_at: p.granted_at, expires_at: p.expires_at, scope: copy, conditions: [],
+    } as ChainLink;
+    const child: Delegation = {
+      ...delegationRecord(uid("del"), m.agents.b, { at: Date.now() - HOUR / 2, scope: { maximum_amount: BUDGET, cumulative_maximum: this.inflated ? 5000 : BUDGET }, chain: [link] }),
+      expires_at: p.expires_at,
+    };
+    await declareDelegation(s, m.nsA, "db", child);
+    const b = m.agreements.find((x) => x.name === "gb") as Agreement;
+    b.root = parent;
+    await declareAgreement(s, b, b.record);
+  }
+  toString = () => `chain(${this.parent},${this.inflated ? "inflated" : "honest"})`;
+}
+
+/** Re-applies an agreement with an acknowledgement naming the colluder as PSP, signed by a key the operator made. */
+class ForgedAck implements Cmd {
+  constructor(readonly ai: number) {}
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const a = m.agreements.filter((x) => x.root !== null)[this.ai % m.agreements.filter((x) => x.root !== null).length] as Agreement;
+    const key = generateSigner();
+    const acks = [];
+    for (const md of a.record.mandates) {
+      acks.push(await signAcknowledgement({ agreement_id: a.id, mandate_hash: mandateHash(md), role: "psp", id: s.colluder.orgId, at: iso(Date.now() - HOUR) }, key));
+    }
+    a.record = { ...a.record, acknowledgements: [...(a.record.acknowledgements ?? []), ...acks] };
+    await declareAgreement(s, a, a.record);
+  }
+  toString = () => `forgedAck(${this.ai})`;
+}
+
+/** A decoy Delegation in namespace A whose `writ.dev/record-id` is repointed at namespace B's grant, then deleted. */
+class Annotation implements Cmd {
+  check = () => true;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const target = m.roots.find((r) => r.name === "dc") as Root;
+    const name = `decoy-${++m.decoys}`;
+    await declareDelegation(s, m.nsA, name, delegationRecord(uid("del"), m.agents.a, { at: Date.now() - HOUR, scope: { maximum_amount: 1, cumulative_maximum: 1 } }));
+    // A metadata-only update (no new generation), as `kubectl annotate --overwrite` makes it.
+    const spec = s.store.get("delegations", m.nsA, name)?.spec;
+    s.store.apply("delegations", { apiVersion: API_VERSION, kind: KIND.delegations, metadata: { name, namespace: m.nsA, annotations: { [RECORD_ID_ANNOTATION]: target.record.delegation_id } }, spec });
+    await remove(s, "delegations", m.nsA, name);
+  }
+  toString = () => "annotation()";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The invariants
+
+const entryKey = (e: Pick<LedgerEntry, "outcome" | "action_id" | "amount" | "currency">) =>
+  e.outcome === "allowed" ? `allowed ${e.action_id} ${e.amount === undefined ? "?" : toMinor(e.amount, e.currency).toString()}` : `${e.outcome} ${e.action_id}`;
+
+/** After every command (see the module comment). */
+export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+  const pool = s.w.db.pool;
+  for (const a of m.agreements) {
+    const full = await loadAgreementWithLedger(pool, a.id);
+    const want = m.allows.filter((x) => x.agreement === a).flatMap((x) => x.outcomes.map((o) => (o === "allowed" ? `allowed ${x.actionId} ${x.amountMinor}` : `${o} ${x.actionId}`)));
+    const have = (full?.ledger ?? []).map(entryKey);
+    expect(have.sort(), `${a.name}: only the service writes ledger entries (its ALLOWs and the real parties' outcomes)`).toEqual(want.sort());
+    const counted = m.counted(a);
+    const totals = full ? await spendTotals(pool, a.id) : new Map<string, bigint>();
+    expect(totals.get(a.intent.id) ?? 0n, `${a.name}: every ALLOW counted once at its amount (Postgres's total is the model's)`).toBe(counted);
+    expect(counted <= a.intent.cumulativeMinor, `${a.name}: spend ${counted} over the intent's signed total ${a.intent.cumulativeMinor}`).toBe(true);
+    for (const x of m.allows) if (x.agreement === a) expect(x.amountMinor <= a.intent.ceilingMinor, `${a.name}: an ALLOW of ${x.amountMinor} above the signed ceiling`).toBe(true);
+  }
+  for (const root of m.roots) {
+    const under = m.agreements.filter((a) => a.root === root).reduce((n, a) => n + m.counted(a), 0n);
+    expect(under <= root.budgetMinor, `${root.name}: spend ${under} under the grant and its sub-delegations is over the ${root.budgetMinor} the principal signed (parent_limits)`).toBe(true);
+  }
+  const dc = m.roots.find((r) => r.name === "dc") as Root;
+  const row = await pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [dc.record.delegation_id]);
+  if (!dc.revokedByService) expect(row.rows[0]?.revoked, `${dc.name} (namespace B) revoked by a resource that is not its own`).toBe(false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arbitraries and the run
+
+/** The command arbitraries of the enabled kinds. */
+export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<AdversaryKind>): fc.Arbitrary<Iterable<Cmd>> {
+  const ai = fc.nat(2);
+  const xi = fc.nat(200);
+  const amount = fc.constantFrom(...NORMAL_AMOUNTS);
+  const later = fc.constantFrom<LaterOutcome>("authorized", "settled", "failed");
+  const all: Record<AdversaryKind, fc.Arbitrary<Cmd>> = {
+    verify: fc.tuple(ai, amount, fc.boolean()).map(([a, n, p]) => new Verify(a, n, p)),
+    retry: xi.map((x) => new Retry(x)),
+    changedRetry: fc.tuple(xi, fc.constantFrom<Change>("amount", "merchant", "currency"), amount).map(([x, c, n]) => new ChangedRetry(x, c, n)),
+    retention: fc.constant(null).map(() => new Retention()),
+    oddAmount: fc.tuple(ai, fc.nat(ODD_AMOUNTS.length - 1)).map(([a, k]) => new OddAmount(a, k)),
+    proposedAt: fc.tuple(ai, fc.constantFrom(40, 80), fc.nat(PROPOSED_AT.length - 1)).map(([a, n, k]) => new ProposedAt(a, n, k)),
+    partyOutcome: fc.tuple(xi, later).map(([x, o]) => new PartyOutcome(x, o)),
+    colluderOutcome: fc.tuple(xi, later).map(([x, o]) => new ColluderOutcome(x, o)),
+    ledgerFailed: xi.map((x) => new LedgerFailed(x)),
+    ledgerZero: fc.tuple(fc.nat(1), fc.integer({ min: 1, max: 4 })).map(([a, n]) => new LedgerZero(a, n)),
+    chain: fc.tuple(fc.nat(1), fc.boolean()).map(([p, inflated]) => new Chain(p, inflated)),
+    forgedAck: fc.nat(1).map((a) => new ForgedAck(a)),
+    annotation: fc.constant(null).map(() => new Annotation()),
+  };
+  // Honest verifies weigh more, so budgets get spent and the adversaries have something to beat.
+  const list = ADVERSARY_KINDS.filter((k) => kinds.has(k)).flatMap((k) => (k === "verify" ? [all[k], all[k], all[k], all[k]] : [all[k]]));
+  if (list.length === 0) throw new Error("no command kind is enabled");
+  return fc.commands(list, { maxCommands, size: "max" });
+}
+
+/** Runs `commands` on a fresh model, checking the invariants after each. */
+export async function runAdversaryModel(sys: AdversarySystem, commands: Iterable<Cmd>): Promise<AdversaryModel> {
+  const model = await newAdversaryModel(sys);
+  await checkAdversaryInvariants(model, sys);
+  const checked = [...commands].map((c) => ({
+    check: (mm: Readonly<AdversaryModel>) => c.check(mm),
+    run: async (mm: AdversaryModel, s: AdversarySystem) => {
+      await c.run(mm, s);
+      await checkAdversaryInvariants(mm, s);
+    },
+    toString: () => c.toString(),
+  }));
+  await fc.asyncModelRun(() => ({ model, real: sys }), checked);
+  return model;
+}
