@@ -62,7 +62,7 @@ describe("verifyMandatePresentation", () => {
     const decoded = await decodeMandatePresentation(text);
     if ("problem" in decoded) throw new Error(decoded.problem.message);
     expect(a.delegation).toMatchObject({
-      delegation_id: mandateDelegationId(decoded.decoded.issuerJwtHash),
+      delegation_id: mandateDelegationId(decoded.decoded.mandateHash),
       agent: { agent_id: "agent-buyer", public_key: agent.publicJwk },
       principal: { type: "human", id: "prn_user" },
       expires_at: new Date((sec(NOW) + 3600) * 1000).toISOString(),
