@@ -4,9 +4,11 @@
  * spend ledger (same id, `evidence` set) and the mandate row with the presentation.
  *
  * Promises (run inside a transaction):
- * - Recording is idempotent by delegation id (derived from the issuer-signed JWT): a mandate
- *   recorded before is answered as it is stored (`created: false`), never re-granted, and a
- *   revoked one stays revoked. Recordings for one agent are serialised on the agent's row.
+ * - Recording is idempotent by the mandate's identity, `mandate_hash` (what the issuer signed,
+ *   never the signature's text; migrations/0220_mandate_hash.sql, unique): a mandate recorded
+ *   before is answered as it is stored, under the id it was stored with (`created: false`),
+ *   never re-granted, and a revoked one stays revoked. Recordings for one agent are serialised
+ *   on the agent's row.
  * - The rows are written only here; a declared delegation or agreement cannot replace them
  *   (`upsertDelegation` / `upsertAgreement` refuse their ids).
  */
@@ -25,6 +27,9 @@ export interface MandateRecordInput {
   /** The organization that presented it: the agent's operator. */
   orgId: string;
   issuer: TrustedIssuerKey;
+  /** The mandate's identity (`DecodedMandate.mandateHash`). */
+  mandateHash: HashString;
+  /** The hash of the issuer JWT as presented (recorded, not an identity). */
   issuerJwtHash: HashString;
   /** The presentation as received. */
   sdJwt: string;
@@ -49,12 +54,14 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
   const d = input.delegation;
   const id = d.delegation_id;
   if (!(await getAgent(q, d.agent.agent_id, { forUpdate: true }))) throw new RecordStoreError("RECORD_INVALID", `agent ${d.agent.agent_id} is not registered`);
-  const before = await q.query<{ record: Delegation; revoked: boolean }>(
-    "SELECT d.record, d.revoked_at IS NOT NULL AS revoked FROM mandates m JOIN delegations d ON d.delegation_id = m.delegation_id WHERE m.delegation_id = $1",
-    [id],
+  const before = await q.query<{ delegation_id: string; agreement_id: string; record: Delegation; revoked: boolean }>(
+    `SELECT m.delegation_id, m.agreement_id, d.record, d.revoked_at IS NOT NULL AS revoked
+       FROM mandates m JOIN delegations d ON d.delegation_id = m.delegation_id WHERE m.mandate_hash = $1 OR m.delegation_id = $2
+      ORDER BY m.mandate_hash IS NOT DISTINCT FROM $1 DESC LIMIT 1`,
+    [input.mandateHash, id],
   );
   const known = before.rows[0];
-  if (known) return { delegationId: id, agreementId: id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at };
+  if (known) return { delegationId: known.delegation_id, agreementId: known.agreement_id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at };
   const stored = await upsertDelegation(q, d, { orgId: input.orgId, at: input.at, recordsMandate: true });
   await q.query(
     `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, evidence)
@@ -62,9 +69,9 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
     [id, d.agent.agent_id, input.orgId, JSON.stringify(mandateLedgerRecord(d, input.at.toISOString()))],
   );
   await q.query(
-    `INSERT INTO mandates (delegation_id, agreement_id, agent_id, org_id, issuer_kid, issuer_org_id, issuer_jwt_hash, sd_jwt, claims, recorded_at)
-     VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [id, d.agent.agent_id, input.orgId, input.issuer.kid, input.issuer.orgId, input.issuerJwtHash, input.sdJwt, JSON.stringify(input.claims), input.at],
+    `INSERT INTO mandates (delegation_id, agreement_id, agent_id, org_id, issuer_kid, issuer_org_id, mandate_hash, issuer_jwt_hash, sd_jwt, claims, recorded_at)
+     VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [id, d.agent.agent_id, input.orgId, input.issuer.kid, input.issuer.orgId, input.mandateHash, input.issuerJwtHash, input.sdJwt, JSON.stringify(input.claims), input.at],
   );
   return { delegationId: id, agreementId: id, created: true, revoked: stored.revoked, expiresAt: d.expires_at };
 }

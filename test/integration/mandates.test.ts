@@ -10,7 +10,8 @@ import { upsertAgreement } from "../../src/store/agreements.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { issueMandate, openPaymentMandateClaims, presentIssued, presentMandate, type PresentOptions } from "../helpers/ap2-mandates.js";
+import { issueMandate, issuerJwtSpellings, openPaymentMandateClaims, presentIssued, presentMandate, rebind, type PresentOptions } from "../helpers/ap2-mandates.js";
+import { ed25519Jwk, smallOrderEncodings } from "../helpers/ed25519-small-order.js";
 import { action, startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
@@ -176,5 +177,37 @@ describe("POST /v1/mandates and verify", () => {
       body: { error: expect.stringMatching(/^mandate refused: ISSUER_UNKNOWN: /) },
     });
     expect((await w.call("DELETE", `/v1/orgs/${walletOrg}/issuer-keys/none`, walletKey)).status).toBe(404);
+  });
+
+  it("one single-use 50 USD mandate in every spelling of its issuer signature is recorded once and spent once", async () => {
+    const buyer = generateSigner("EdDSA");
+    const buyerId = (await w.registerAgent(w.operatorKey, { public_key: buyer.publicJwk })).agent_id;
+    const o = options({ holder: buyer, claims: openPaymentMandateClaims(buyer, { iatSec: sec(nowMs) - 10, expSec: sec(nowMs) + 3600 }), kbIatSec: sec(nowMs) });
+    const issued = await issueMandate(o);
+    const sp = issuerJwtSpellings(issued, issuer);
+    const record = (jwt: string) => submit({ agent_id: buyerId, sd_jwt: rebind(issued, jwt, o) });
+
+    const first = await record(sp.asIssued);
+    expect(first).toMatchObject({ status: 201, body: { created: true } });
+    const id = first.body.delegation_id as string;
+    for (const jwt of [sp.spareBits, sp.highSSpareBits]) {
+      expect(await record(jwt)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: SD_JWT_MALFORMED: the issuer JWT is not canonical base64url/) } });
+    }
+    expect(await record(sp.highS)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: ISSUER_SIGNATURE_INVALID: the issuer signature is refused: ES256 signature has a high S value/) } });
+    // Another valid signature by the issuer over the same content: the same mandate, nothing written.
+    expect(await record(sp.resigned)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
+
+    const rows = await w.db.pool.query<{ delegation_id: string; mandate_hash: string }>("SELECT delegation_id, mandate_hash FROM mandates WHERE agent_id = $1", [buyerId]);
+    expect(rows.rows).toEqual([{ delegation_id: id, mandate_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
+    const spend = () => w.verify({ agent_id: buyerId, action: shoes(50) });
+    expect((await spend()).body).toMatchObject({ verdict: "ALLOW", agreement_id: id });
+    expect((await spend()).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
+  });
+
+  it("an issuer key that is a small-order Ed25519 point is refused at registration", async () => {
+    for (const x of smallOrderEncodings()) {
+      const r = await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: ed25519Jwk(x) });
+      expect(r, x).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^public_key: public key is a small-order point of edwards25519/) } });
+    }
   });
 });

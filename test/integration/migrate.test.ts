@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { runner } from "node-pg-migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,8 +107,8 @@ describe("0170_hash_checks", () => {
     );
     expect(checks.map((c) => c.conname).sort()).toEqual([
       "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check", "ledger_entries_entry_hash_check",
-      "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check", "reports_evidence_hash_check",
-      "revocations_revocation_id_check",
+      "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check", "mandates_mandate_hash_check",
+      "reports_evidence_hash_check", "revocations_revocation_id_check",
     ]);
     for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
     const hex = "0123456789abcdef".repeat(4);
@@ -123,6 +124,54 @@ describe("0170_hash_checks", () => {
     for (const r of rows) expect(r.new, JSON.stringify(r.v)).toBe(r.old);
     const { rows: nulls } = await db.pool.query("SELECT writ_is_sha256(NULL) AS n");
     expect(nulls[0]).toEqual({ n: null });
+  });
+});
+
+describe("0220_mandate_hash", () => {
+  let old: TestDatabase;
+  afterAll(async () => {
+    await old?.drop();
+  });
+  const steps = (url: string, direction: "up" | "down", count: number) =>
+    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+
+  it("gives mandates recorded before it the hash of what the issuer signed; a mandate recorded twice under the old identity keeps it on its first row only", async () => {
+    old = await createTestDatabase({ migrate: false });
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    const before = files.indexOf("0220_mandate_hash.sql");
+    expect(before).toBeGreaterThan(0);
+    await steps(old.url, "up", before);
+    const input = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ";
+    const other = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoyfQ";
+    const c = await old.pool.connect();
+    try {
+      await c.query("SET session_replication_role = replica"); // rows alone, without their delegations
+      const rows: [string, string, string][] = [
+        ["ap2-first", `${input}.c2lnLTE~WyJkIl0~kb`, "2026-01-01T00:00:00Z"],
+        ["ap2-again", `${input}.c2lnLTI~WyJkIl0~kb2`, "2026-01-02T00:00:00Z"],
+        ["ap2-other", `${other}.c2lnLTM~`, "2026-01-03T00:00:00Z"],
+      ];
+      for (const [id, sdJwt, at] of rows) {
+        await c.query(
+          `INSERT INTO mandates (delegation_id, agreement_id, agent_id, org_id, issuer_kid, issuer_org_id, issuer_jwt_hash, sd_jwt, claims, recorded_at)
+           VALUES ($1, $1, 'ag-1', 'org-1', 'kid-1', 'org-w', 'sha256:' || encode(sha256(convert_to(split_part($2, '~', 1), 'UTF8')), 'hex'), $2, '{}', $3)`,
+          [id, sdJwt, at],
+        );
+      }
+    } finally {
+      c.release();
+    }
+    await steps(old.url, "up", 1);
+    const hash = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+    const after = await old.pool.query("SELECT delegation_id, mandate_hash FROM mandates ORDER BY recorded_at");
+    expect(after.rows).toEqual([
+      { delegation_id: "ap2-first", mandate_hash: hash(input) },
+      { delegation_id: "ap2-again", mandate_hash: null },
+      { delegation_id: "ap2-other", mandate_hash: hash(other) },
+    ]);
+    await steps(old.url, "down", 1);
+    const columns = await old.pool.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'mandates' AND column_name = 'mandate_hash'");
+    expect(columns.rows).toEqual([]);
   });
 });
 

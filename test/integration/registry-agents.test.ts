@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner, keyId, parsePublicJwk } from "../../src/core/jose/index.js";
 import { getAgentForVerify } from "../../src/store/agents.js";
 import { startTestServer } from "../helpers/server.js";
+import { ed25519Jwk, smallOrderEncodings } from "../helpers/ed25519-small-order.js";
 import { freshPublicKey, startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
 
 let w: RegistryWorld;
@@ -129,6 +130,25 @@ describe("POST /v1/agents", () => {
       else expect(r.body.error).toMatch(error);
     }
     expect((await w.call("GET", "/v1/agents/bad-one", readerToken)).status).toBe(404);
+  });
+
+  it("answers 400 for each small-order Ed25519 point (all 14 encodings) and a non-canonical key spelling, naming why", async () => {
+    for (const [i, x] of smallOrderEncodings().entries()) {
+      const body = { agent_id: `weak-${i}`, principal_id: "prn_w", verification_level: "self_declared", public_key: ed25519Jwk(x) };
+      const r = await w.call("POST", "/v1/agents", opToken, body);
+      expect(r, x).toMatchObject({
+        status: 400,
+        body: { error: "public_key: public key is a small-order point of edwards25519 (the identity or a torsion point): a fixed signature would verify every payload" },
+      });
+      expect((await w.call("GET", `/v1/agents/weak-${i}`, readerToken)).status).toBe(404);
+    }
+    // The same key with a spare bit set in its last character would be another fingerprint.
+    const jwk = freshPublicKey() as { x: string };
+    const last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".indexOf(jwk.x.at(-1) ?? "A");
+    const respelled = { ...jwk, x: jwk.x.slice(0, -1) + ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last | 3] ?? "") };
+    expect(Buffer.from(respelled.x, "base64url").equals(Buffer.from(jwk.x, "base64url")) && respelled.x !== jwk.x).toBe(true);
+    const r = await w.call("POST", "/v1/agents", opToken, { agent_id: "respelled", principal_id: "prn_w", verification_level: "self_declared", public_key: respelled });
+    expect(r).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^public_key: public key member x must be 32 bytes of canonical base64url/) } });
   });
 
   it("answers 503 without the log signing key and stores nothing", async () => {

@@ -76,8 +76,9 @@ export const mandateInspect = defineVerb({
       claims: v.decoded?.claims,
       undisclosed: v.decoded?.undisclosed,
       key_binding: v.decoded?.kb,
+      mandate_hash: v.decoded?.mandateHash,
       issuer_jwt_hash: v.decoded?.issuerJwtHash,
-      delegation_id: v.decoded ? mandateDelegationId(v.decoded.issuerJwtHash) : undefined,
+      delegation_id: v.decoded ? mandateDelegationId(v.decoded.mandateHash) : undefined,
       issuer: v.issuer ? { kid: v.issuer.kid, key: v.issuer.publicKey } : undefined,
       agent_key_checked: agentKey !== undefined,
       delegation: a.ok ? a.delegation : undefined,
@@ -88,7 +89,7 @@ export const mandateInspect = defineVerb({
     }
     const lines: string[] = [];
     if (v.decoded) {
-      lines.push(`mandate ${report.delegation_id ?? ""} (issuer JWT ${v.decoded.issuerJwtHash})`);
+      lines.push(`mandate ${report.delegation_id ?? ""} (mandate hash ${v.decoded.mandateHash}, of what the issuer signed)`);
       lines.push(`  issuer kid ${JSON.stringify(v.decoded.header.kid)}, typ ${JSON.stringify(v.decoded.header.typ)}, alg ${JSON.stringify(v.decoded.header.alg)}${v.issuer ? ": signature verified" : ""}`);
       lines.push("  claims:", ...JSON.stringify(v.decoded.claims, null, 2).split("\n").map((l) => `    ${l}`));
       for (const u of v.decoded.undisclosed) {

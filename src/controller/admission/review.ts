@@ -127,8 +127,9 @@ function storedAsIs(old: WritResource): boolean {
  * keys, so the controller checks them (and reports them in `.status`).
  */
 async function mandateRefusals(obj: WritResource, old: WritResource | undefined): Promise<Refusal[]> {
-  const check = await checkMandateSpec(obj.spec);
-  const before = storedRecordId(obj) ?? (old && isMandateSpec(old.spec) ? (await checkMandateSpec(old.spec)).recordId : undefined);
+  const declared = storedRecordId(obj);
+  const check = await checkMandateSpec(obj.spec, declared);
+  const before = declared ?? (old && isMandateSpec(old.spec) ? (await checkMandateSpec(old.spec)).recordId : undefined);
   return [...check.refusals, ...mandateImmutable(before, check.recordId)];
 }
 

@@ -8,7 +8,7 @@
  *
  * Order: the spec's shape (only mandate, agent and state `active`); the namespace bound to an
  * active organization and the agent registered to it; the mandate's delegation id (derived from
- * the issuer-signed JWT) is the one this resource recorded before (annotation
+ * what the issuer signed) is the one this resource recorded before (annotation
  * `writ.dev/record-id`: another mandate is a new resource). A mandate recorded before (here or
  * over HTTP, by this organization, for this agent) is not verified again: a key-binding JWT is
  * fresh only for minutes, a resource lives longer. Otherwise it is verified and recorded, with
@@ -97,10 +97,11 @@ async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpe
   // The finalizer first: a recorded mandate is never left without the resource that revokes it.
   await ensureFinalizer(ctx.client, DELEGATIONS, obj, a.delegation.delegation_id);
   const log = ctx.logSigner ? { signer: ctx.logSigner, options: ctx.logOrigin !== undefined ? { now: at, origin: ctx.logOrigin } : { now: at } } : null;
-  await recordAcceptedMandate(ctx.pool, a, { sdJwt: spec.sdJwt, now: at, orgId }, log);
-  ctx.events.record(obj, KIND, "Normal", "MandateRecorded", `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${a.delegation.delegation_id}`);
-  const stored = await loadDelegation(ctx.pool, a.delegation.delegation_id);
-  if (!stored) throw new Error(`delegation ${a.delegation.delegation_id} was recorded but is not stored`);
+  // The id it is stored under: a mandate recorded before keeps the id it was recorded with.
+  const { delegationId } = await recordAcceptedMandate(ctx.pool, a, { sdJwt: spec.sdJwt, now: at, orgId }, log);
+  ctx.events.record(obj, KIND, "Normal", "MandateRecorded", `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${delegationId}`);
+  const stored = await loadDelegation(ctx.pool, delegationId);
+  if (!stored) throw new Error(`delegation ${delegationId} was recorded but is not stored`);
   return stored;
 }
 
@@ -109,17 +110,23 @@ export interface MandateSpecCheck {
   refusals: Refusal[];
   /** The declared mandate, when the spec's shape is right. */
   spec?: MandateSpec;
-  /** The delegation id the mandate records as (derived from its issuer-signed JWT), when it decodes. */
+  /** The delegation id the mandate records as (derived from what its issuer signed), when it decodes. */
   recordId?: string;
 }
 
-/** Checks the mandate form's shape and decodes the presentation (no signature checks: those need the issuer keys). */
-export async function checkMandateSpec(raw: unknown): Promise<MandateSpecCheck> {
+/**
+ * Checks the mandate form's shape and decodes the presentation (no signature checks: those need
+ * the issuer keys). `declared`: the resource's `writ.dev/record-id`; a resource that recorded
+ * its mandate before migration 0220 keeps that id, which was derived from the text of the same
+ * presentation (sha256 of the whole issuer JWT).
+ */
+export async function checkMandateSpec(raw: unknown, declared?: string): Promise<MandateSpecCheck> {
   const spec = readSpec(isObj(raw) ? raw : {});
   if ("code" in spec) return { refusals: [spec] };
   const decoded = await decodeMandatePresentation(spec.sdJwt);
   if ("problem" in decoded) return { refusals: [invalid(`spec.mandate.sdJwt: ${refusalText([decoded.problem])}`)], spec };
-  return { refusals: [], spec, recordId: mandateDelegationId(decoded.decoded.issuerJwtHash) };
+  const legacy = mandateDelegationId(decoded.decoded.issuerJwtHash);
+  return { refusals: [], spec, recordId: declared !== undefined && declared === legacy ? legacy : mandateDelegationId(decoded.decoded.mandateHash) };
 }
 
 /** The refusal of a resource that recorded `declared` and now declares another mandate (`id`). */
@@ -132,10 +139,10 @@ export function mandateImmutable(declared: string | undefined, id: string | unde
 export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: WritResource, key: string): Promise<ReconcileResult> {
   const { namespace = "" } = splitKey(key);
   const now = ctx.clock.now();
-  const { refusals, spec, recordId: id } = await checkMandateSpec(obj.spec);
+  const declared = storedRecordId(obj);
+  const { refusals, spec, recordId: id } = await checkMandateSpec(obj.spec, declared);
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
-  const declared = storedRecordId(obj);
   refusals.push(...mandateImmutable(declared, id));
   let stored: StoredDelegation | undefined;
   if (spec && id !== undefined && binding.ok && refusals.length === 0) {

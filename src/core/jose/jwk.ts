@@ -7,9 +7,17 @@
  * members)))`, where the required members are those of RFC 7638 (`crv`, `kty`, `x` for OKP;
  * `crv`, `kty`, `x`, `y` for EC). JCS of those members is exactly RFC 7638's thumbprint input,
  * so the hex is the RFC 7638 SHA-256 thumbprint in hex instead of base64url.
+ *
+ * One key, one spelling (./canonical-forms.ts): coordinates are canonical base64url (a spare
+ * bit set in the last character would give the same key another thumbprint), an Ed25519 key is
+ * a canonical point encoding and never one of the small-order points (with those, a fixed
+ * signature verifies every payload), P-256 coordinates are below p and on the curve. Every
+ * import of a public key goes through `parsePublicJwk`, and every key a signature is checked
+ * with through `publicKeyObject`, which both refuse such keys.
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { hashOf, type HashString } from "../canonical/index.js";
+import { isCanonicalBase64url, keyEncodingProblem } from "./canonical-forms.js";
 import { JoseError } from "./errors.js";
 
 /** Signature algorithms Writ accepts. */
@@ -38,14 +46,19 @@ export type PublicJwk = Ed25519PublicJwk | P256PublicJwk;
 
 /** Members of a JWK that hold private key material (EC/OKP `d`, RSA and oct secrets). */
 export const PRIVATE_JWK_MEMBERS: readonly string[] = ["d", "p", "q", "dp", "dq", "qi", "k", "oth", "priv"];
-const B64URL_RE = /^[A-Za-z0-9_-]+$/;
 const ALLOWED_MEMBERS = new Set(["kty", "crv", "x", "y", "kid", "alg", "use", "key_ops"]);
 
 function coordinate(v: unknown, name: string): string {
-  if (typeof v !== "string" || !B64URL_RE.test(v) || Buffer.from(v, "base64url").length !== 32) {
-    throw new JoseError("JWK_INVALID", `public key member ${name} must be 32 bytes of base64url`);
+  if (typeof v !== "string" || v.length === 0 || !isCanonicalBase64url(v) || Buffer.from(v, "base64url").length !== 32) {
+    throw new JoseError("JWK_INVALID", `public key member ${name} must be 32 bytes of canonical base64url (no padding, no spare bits set)`);
   }
   return v;
+}
+
+/** Refuses key material with more than one spelling or a weak point (./canonical-forms.ts). */
+function checkKeyMaterial(jwk: PublicJwk): void {
+  const problem = keyEncodingProblem(jwk.kty, Buffer.from(jwk.x, "base64url"), jwk.kty === "EC" ? Buffer.from(jwk.y, "base64url") : undefined);
+  if (problem !== undefined) throw new JoseError("JWK_INVALID", problem);
 }
 
 /**
@@ -74,6 +87,7 @@ export function parsePublicJwk(input: unknown): PublicJwk {
   if (jwk.alg !== undefined && jwk.alg !== algForJwk(out)) {
     throw new JoseError("JWK_INVALID", `public key alg ${String(jwk.alg)} does not fit its curve`);
   }
+  checkKeyMaterial(out);
   // Reject points that are not on the curve (and other malformed keys) up front.
   try {
     createPublicKey({ key: { ...out }, format: "jwk" });
@@ -102,11 +116,19 @@ export function algForJwk(jwk: PublicJwk): JwsAlg {
 
 const keyObjects = new Map<string, KeyObject>();
 
-/** A node KeyObject for a validated public JWK (cached by key id). */
+/**
+ * A node KeyObject for a validated public JWK (cached by key id). Throws JoseError JWK_INVALID
+ * for a key `parsePublicJwk` refuses for its material (a small-order Ed25519 point, a
+ * non-canonical encoding), whatever path the key came by.
+ */
 export function publicKeyObject(jwk: PublicJwk): KeyObject {
   const kid = keyId(jwk);
   let k = keyObjects.get(kid);
   if (!k) {
+    if (typeof jwk.x !== "string" || !isCanonicalBase64url(jwk.x) || (jwk.kty === "EC" && (typeof jwk.y !== "string" || !isCanonicalBase64url(jwk.y)))) {
+      throw new JoseError("JWK_INVALID", "public key members must be canonical base64url");
+    }
+    checkKeyMaterial(jwk);
     k = createPublicKey({ key: thumbprintInput(jwk), format: "jwk" });
     if (keyObjects.size > 10_000) keyObjects.clear();
     keyObjects.set(kid, k);

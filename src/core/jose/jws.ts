@@ -4,10 +4,14 @@
  * signs, checks shapes and headers, and holds the cryptographic primitive; verification of a
  * signed record, with every rule, is `verifySignedRecord` (./signed-record.ts).
  */
-import { FlattenedSign, flattenedVerify } from "jose";
+import { sign, verify } from "node:crypto";
+import { FlattenedSign } from "jose";
+import { isCanonicalBase64url, lowS, signatureEncodingProblem } from "./canonical-forms.js";
 import { ALLOWED_ALGS, algForJwk, publicKeyObject, type JwsAlg, type PublicJwk } from "./jwk.js";
 import { JoseError } from "./errors.js";
 import type { Signer } from "./keys.js";
+
+export { isCanonicalBase64url } from "./canonical-forms.js";
 
 /** The JWS object of the spec: required strings protected, payload, signature; nothing else. */
 export interface JwsObject {
@@ -25,23 +29,27 @@ export interface JwsHeader {
 }
 
 const FORBIDDEN_HEADERS = ["jwk", "jku", "x5c", "x5u", "x5t", "x5t#S256"];
-const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 
 /**
- * True for base64url text that re-encodes to itself: no padding, no spare bits set in the last
- * character. Without this, a signature string could change (and with it every hash covering
- * the record) while still verifying.
+ * Signs `payload` as a flattened JWS with `alg`, `kid` and (when given) `typ` protected. An
+ * ES256 signature is given in its low-S form, the only one Writ accepts.
  */
-export function isCanonicalBase64url(text: string): boolean {
-  return B64URL_RE.test(text) && Buffer.from(text, "base64url").toString("base64url") === text;
-}
-
-/** Signs `payload` as a flattened JWS with `alg`, `kid` and (when given) `typ` protected. */
 export async function signJws(payload: Uint8Array | string, signer: Signer, typ?: string): Promise<JwsObject> {
   const bytes = typeof payload === "string" ? Buffer.from(payload, "utf8") : payload;
   const header: JwsHeader = { alg: signer.alg, kid: signer.kid, ...(typ ? { typ } : {}) };
   const jws = await new FlattenedSign(bytes).setProtectedHeader(header).sign(signer.privateKey);
-  return { protected: jws.protected ?? "", payload: jws.payload, signature: jws.signature };
+  const signature = lowS(signer.alg, Buffer.from(jws.signature, "base64url")).toString("base64url");
+  return { protected: jws.protected ?? "", payload: jws.payload, signature };
+}
+
+/**
+ * The base64url signature of a JWS signing input (`<protected>.<payload>` of a compact JWS, e.g.
+ * an SD-JWT's issuer or key-binding JWT), in JOSE encoding and, for ES256, low S.
+ */
+export function signJwsInput(signingInput: string, signer: Signer): string {
+  const data = Buffer.from(signingInput, "ascii");
+  const raw = signer.alg === "EdDSA" ? sign(null, data, signer.privateKey) : sign("sha256", data, { key: signer.privateKey, dsaEncoding: "ieee-p1363" });
+  return lowS(signer.alg, raw).toString("base64url");
 }
 
 /** Checks the shape of an untrusted value as a flattened JWS object. */
@@ -96,15 +104,46 @@ export function checkJwsHeader(header: JwsHeader, typ: string): JwsHeader & { al
 }
 
 /**
+ * Why the base64url `signature` is not the one accepted spelling of an `alg` signature
+ * (non-canonical base64url, a wrong length, ES256 high S, EdDSA S >= L), or undefined.
+ */
+export function jwsSignatureProblem(alg: JwsAlg, signature: string): string | undefined {
+  if (!isCanonicalBase64url(signature)) return "the signature is not canonical base64url (padding, or spare bits set in its last character)";
+  return signatureEncodingProblem(alg, Buffer.from(signature, "base64url"));
+}
+
+/**
+ * THE signature primitive: every signature Writ checks (signed records, SD-JWT issuer and
+ * key-binding JWTs, signed notes) is checked here. True when `signature` (raw bytes) over
+ * `data` verifies with `key` under `alg`, the key fits `alg`, the key is not a weak or
+ * non-canonical one and the signature is in its one accepted encoding (./canonical-forms.ts).
+ * Never throws.
+ */
+export function verifySignatureBytes(key: PublicJwk, alg: JwsAlg, data: Uint8Array, signature: Uint8Array): boolean {
+  if (alg !== algForJwk(key) || signatureEncodingProblem(alg, signature) !== undefined) return false;
+  try {
+    const k = publicKeyObject(key);
+    return alg === "EdDSA" ? verify(null, data, k, signature) : verify("sha256", data, { key: k, dsaEncoding: "ieee-p1363" }, signature);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * True when the compact-JWS signing input `<protected>.<payload>` and base64url `signature`
+ * verify with `key` under `alg`: each segment canonical base64url, then `verifySignatureBytes`.
+ */
+export function verifyJwsInput(key: PublicJwk, alg: JwsAlg, signingInput: string, signature: string): boolean {
+  const parts = signingInput.split(".");
+  if (parts.length !== 2 || !parts.every((p) => p.length > 0 && isCanonicalBase64url(p)) || !isCanonicalBase64url(signature)) return false;
+  return verifySignatureBytes(key, alg, Buffer.from(signingInput, "ascii"), Buffer.from(signature, "base64url"));
+}
+
+/**
  * The cryptographic check alone: true when `jws` (already shape-checked) is signed with `alg`
  * by `key`. Callers use `verifySignedRecord` (./signed-record.ts), which applies every rule.
  */
 export async function verifyJwsSignature(jws: JwsObject, key: PublicJwk, alg: JwsAlg): Promise<boolean> {
-  if (alg !== algForJwk(key)) return false;
-  try {
-    await flattenedVerify(jws, publicKeyObject(key), { algorithms: [alg] });
-    return true;
-  } catch {
-    return false;
-  }
+  if (!isCanonicalBase64url(jws.protected) || !isCanonicalBase64url(jws.payload) || !isCanonicalBase64url(jws.signature)) return false;
+  return Promise.resolve(verifySignatureBytes(key, alg, Buffer.from(`${jws.protected}.${jws.payload}`, "ascii"), Buffer.from(jws.signature, "base64url")));
 }

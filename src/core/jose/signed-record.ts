@@ -16,7 +16,9 @@
  *     payload is a JSON object in I-JSON text whose canonical form is the payload byte for
  *     byte: no whitespace, members in JCS order, `1` not `1.0`, no duplicate member
  *     (JWS_PAYLOAD_NOT_CANONICAL); and, when the caller holds the record, the payload is the
- *     canonical record (JWS_PAYLOAD_MISMATCH);
+ *     canonical record (JWS_PAYLOAD_MISMATCH); the signature is in the one encoding accepted
+ *     for its `alg`: 64 bytes, ES256 low S (`s <= n/2`), EdDSA `S < L`
+ *     (JWS_SIGNATURE_NOT_CANONICAL), so no one can respell a signed record;
  *  2. the key(s): each is an Ed25519 or P-256 PUBLIC JWK, never one with a private member
  *     (JWK_PRIVATE, JWK_INVALID, JWK_UNSUPPORTED); a `kid` in the header names one of them
  *     (JWS_KID_MISMATCH); `alg` fits that key (JWS_ALG_NOT_ALLOWED); the signature verifies
@@ -26,7 +28,7 @@
 import { canonicalBytes, findLoneSurrogate } from "../canonical/index.js";
 import { JoseError } from "./errors.js";
 import { algForJwk, keyId, parsePublicJwk, type JwsAlg, type PublicJwk } from "./jwk.js";
-import { checkJwsHeader, decodeJwsHeader, parseJwsObject, signJws, verifyJwsSignature, type JwsHeader, type JwsObject } from "./jws.js";
+import { checkJwsHeader, decodeJwsHeader, jwsSignatureProblem, parseJwsObject, signJws, verifyJwsSignature, type JwsHeader, type JwsObject } from "./jws.js";
 import type { Signer } from "./keys.js";
 
 /** What a signed record must be. */
@@ -101,6 +103,8 @@ export function inspectSignedRecord(input: unknown, check: SignedRecordCheck): V
     payload = parsePayload(bytes);
     if (!canonicalBytes(payload).equals(bytes)) refuse("JWS_PAYLOAD_NOT_CANONICAL", "JWS payload is not the RFC 8785 canonical form of its JSON");
   }
+  const badSignature = jwsSignatureProblem(header.alg, jws.signature);
+  if (badSignature !== undefined) refuse("JWS_SIGNATURE_NOT_CANONICAL", `JWS ${badSignature}`);
   return { header, payload, bytes };
 }
 

@@ -3,9 +3,11 @@
  * (./sd-jwt.ts), then its disclosed claims imported as a delegation (./ap2.ts) for the
  * registered agent, whose key `cnf` must be. Every refusal carries one stable code.
  *
- * The delegation's id is derived from the issuer-signed JWT (`ap2-` + the first 32 hex digits
- * of its SHA-256), so presenting the same mandate again (another key-binding JWT, another
- * nonce) names the same grant and can never create a second budget. The user's confirmation on
+ * The delegation's id is derived from what the issuer signed (`ap2-` + the first 32 hex digits
+ * of `mandateHash`, the SHA-256 of the issuer JWT's signing input), never from the signature's
+ * text, so presenting the same mandate again (another key-binding JWT, another nonce, another
+ * valid signature over the same content) names the same grant and can never create a second
+ * budget. The user's confirmation on
  * the trusted surface is the grant's HUMAN_APPROVAL (at `iat`, else at the grant's start),
  * which a mandate living longer than seven days (a standing grant) needs.
  */
@@ -43,9 +45,9 @@ export type MandateAcceptance =
 /** Prefix of the delegation ids of recorded mandates. */
 export const MANDATE_DELEGATION_PREFIX = "ap2-";
 
-/** The delegation id of the mandate whose issuer-signed JWT hashes to `issuerJwtHash`. */
-export function mandateDelegationId(issuerJwtHash: HashString): string {
-  return MANDATE_DELEGATION_PREFIX + issuerJwtHash.slice("sha256:".length, "sha256:".length + 32);
+/** The delegation id of the mandate whose identity (`DecodedMandate.mandateHash`) is `mandateHash`. */
+export function mandateDelegationId(mandateHash: HashString): string {
+  return MANDATE_DELEGATION_PREFIX + mandateHash.slice("sha256:".length, "sha256:".length + 32);
 }
 
 /** Verifies the presentation and imports its claims for `agent` (see the module comment). */
@@ -61,7 +63,7 @@ export async function acceptOpenPaymentMandate(text: unknown, verify: MandateVer
       agentKey: agent.publicKey,
       agentId: agent.agentId,
       principal: agent.principal,
-      delegationId: mandateDelegationId(decoded.issuerJwtHash),
+      delegationId: mandateDelegationId(decoded.mandateHash),
       now: verify.now,
     });
     const approvedAt = Number.isSafeInteger(iat) ? new Date((iat as number) * 1000).toISOString() : base.granted_at;

@@ -20,14 +20,18 @@
  *   expected), `iat` is at most `kbMaxAgeMs` old and not in the future (60 s skew), and
  *   `sd_hash` is the hash of the presentation without the KB-JWT.
  *
+ * One mandate, one identity: every part of the presentation is canonical base64url (a spare bit
+ * set in a last character is refused), signatures are checked by the one primitive of
+ * src/core/jose (an ES256 high-S twin is refused), and the mandate's identity (`mandateHash`)
+ * is the hash of what the issuer signed (the signing input), never of the signature's text.
+ *
  * The mandate's own times (`exp`, `nbf`, `iat`) are not checked here: the import
  * (./ap2.ts) bounds the grant with them and refuses an expired mandate.
  */
 import { SDJwt } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
-import { flattenedVerify } from "jose";
 import { sha256, sha256Hash, type HashString } from "../canonical/index.js";
-import { ALLOWED_ALGS, JoseError, algForJwk, parsePublicJwk, publicKeyObject, type PublicJwk } from "../jose/index.js";
+import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
 import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
 
@@ -65,7 +69,13 @@ export interface DecodedMandate {
   undisclosed: UndisclosedDigest[];
   /** The key-binding JWT, when present. */
   kb?: { header: Record<string, unknown>; payload: Record<string, unknown> };
-  /** `sha256:` of the issuer-signed JWT text: the mandate's identity across presentations. */
+  /**
+   * `sha256:` of the issuer JWT's signing input `<header>.<payload>` (both canonical base64url),
+   * i.e. of exactly what the issuer signed: the mandate's identity across presentations and
+   * across spellings of its signature (an ECDSA issuer may even sign it twice).
+   */
+  mandateHash: HashString;
+  /** `sha256:` of the issuer-signed JWT text as presented, signature included (recorded, not an identity). */
   issuerJwtHash: HashString;
 }
 
@@ -105,16 +115,20 @@ function hasher(data: string | ArrayBuffer, alg: string): Uint8Array {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const problem = (code: MandateProblemCode, message: string): MandateProblem => ({ code, message });
 
-/** True when `data` ("header.payload") and `signature` verify with `key` under `alg` (jose). */
-async function signatureVerifies(key: PublicJwk, alg: string, data: string, signature: string): Promise<boolean> {
-  const [protectedHeader, payload, extra] = data.split(".");
-  if (protectedHeader === undefined || payload === undefined || extra !== undefined) return false;
-  try {
-    await flattenedVerify({ protected: protectedHeader, payload, signature }, publicKeyObject(key), { algorithms: [alg] });
-    return true;
-  } catch {
-    return false;
+/** True when `data` ("header.payload") and `signature` verify with `key` under `alg` (src/core/jose's one primitive). */
+function signatureVerifies(key: PublicJwk, alg: string, data: string, signature: string): Promise<boolean> {
+  return Promise.resolve((ALLOWED_ALGS as readonly string[]).includes(alg) && verifyJwsInput(key, alg as JwsAlg, data, signature));
+}
+
+/** The first part of a presentation that is not canonical base64url, named; undefined when all are. */
+function nonCanonicalPart(parts: readonly string[]): string | undefined {
+  const last = parts.length - 1;
+  for (const [i, part] of parts.entries()) {
+    const segments = i === 0 || i === last ? (part === "" ? [] : part.split(".")) : [part];
+    const what = i === 0 ? "the issuer JWT" : i === last ? "the key-binding JWT" : `disclosure ${i}`;
+    if (segments.some((seg) => !isCanonicalBase64url(seg))) return what;
   }
+  return undefined;
 }
 
 /** Problems of a JWS header: alg allowed (and fitting `key` when known), no key-carrying header. */
@@ -153,6 +167,10 @@ async function parse(text: unknown): Promise<Parsed | MandateProblem> {
   if (parts.length - 2 > MAX_DISCLOSURES) return problem("SD_JWT_MALFORMED", `the mandate has more than ${MAX_DISCLOSURES} disclosures`);
   if (parts.slice(0, -1).some((p) => p.length === 0)) return problem("SD_JWT_MALFORMED", "the issuer JWT or a disclosure is empty");
   if ((parts[0] ?? "").split(".").length !== 3) return problem("SD_JWT_MALFORMED", "the issuer JWT is not header.payload.signature");
+  const respelled = nonCanonicalPart(parts);
+  if (respelled !== undefined) {
+    return problem("SD_JWT_MALFORMED", `${respelled} is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling`);
+  }
   try {
     const sdjwt = await SDJwt.fromEncode(text, hasher);
     if (!sdjwt.jwt?.header || !isRecord(sdjwt.jwt.payload)) return problem("SD_JWT_MALFORMED", "the issuer JWT has no header or payload object");
@@ -174,7 +192,14 @@ export async function decodeMandatePresentation(text: unknown): Promise<{ decode
 function decodedOf({ sdjwt, issuerJwt, resolution }: Parsed): DecodedMandate {
   const jwt = sdjwt.jwt;
   if (!jwt?.header || !jwt.payload) throw new Error("decodedOf needs a parsed SD-JWT");
-  const out: DecodedMandate = { header: { ...jwt.header }, claims: resolution.claims, undisclosed: resolution.undisclosed, issuerJwtHash: sha256Hash(issuerJwt) };
+  const signingInput = issuerJwt.slice(0, issuerJwt.lastIndexOf("."));
+  const out: DecodedMandate = {
+    header: { ...jwt.header },
+    claims: resolution.claims,
+    undisclosed: resolution.undisclosed,
+    mandateHash: sha256Hash(signingInput),
+    issuerJwtHash: sha256Hash(issuerJwt),
+  };
   const kb = sdjwt.kbJwt;
   if (kb?.header && kb.payload) out.kb = { header: { ...kb.header }, payload: { ...kb.payload } };
   return out;
@@ -203,11 +228,17 @@ async function checkIssuer({ sdjwt, issuerJwt }: Parsed, keys: readonly TrustedI
     if (!jwt?.signature) out.problems.push(problem("ISSUER_SIGNATURE_INVALID", "the issuer JWT is unsigned"));
     return;
   }
-  // The signing input exactly as presented (the library keeps it private).
+  // The signing input and signature exactly as presented (the library keeps them private).
   const data = issuerJwt.slice(0, issuerJwt.lastIndexOf("."));
+  const signature = issuerJwt.slice(issuerJwt.lastIndexOf(".") + 1);
+  const respelled = jwsSignatureProblem(header.alg as JwsAlg, signature);
+  if (respelled !== undefined) {
+    out.problems.push(problem("ISSUER_SIGNATURE_INVALID", `the issuer signature is refused: ${respelled}`));
+    return;
+  }
   for (const k of candidates) {
     const fit = headerProblems(header, "issuer JWT", "ISSUER_HEADER_INVALID", k.publicKey);
-    if (fit.length === 0 && (await signatureVerifies(k.publicKey, header.alg as string, data, jwt.signature))) {
+    if (fit.length === 0 && (await signatureVerifies(k.publicKey, header.alg as string, data, signature))) {
       out.issuer = k;
       return;
     }

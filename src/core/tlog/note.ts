@@ -10,8 +10,8 @@
  * Opening a note verifies the signature lines whose name and key ID match the trusted key and
  * ignores the others; it fails unless one matches and every matching one verifies.
  */
-import { createHash, sign, verify } from "node:crypto";
-import { JoseError, publicKeyObject, type PublicJwk, type Signer } from "../jose/index.js";
+import { createHash, sign } from "node:crypto";
+import { JoseError, verifySignatureBytes, type PublicJwk, type Signer } from "../jose/index.js";
 import { invalid, malformed } from "./errors.js";
 
 /** Signature type byte of Ed25519 note signatures. */
@@ -148,12 +148,8 @@ export function openNote(note: string, name: string, key: PublicJwk): string {
     const raw = b64 === "" ? undefined : decodeStdBase64(b64);
     if (!isValidKeyName(lineName) || raw === undefined || raw.length < 5) throw malformed("note signature line is malformed");
     if (lineName !== name || !raw.subarray(0, 4).equals(keyHash)) continue; // someone else's signature
-    let ok = false;
-    try {
-      ok = raw.length === 68 && verify(null, data, publicKeyObject(key), raw.subarray(4));
-    } catch {
-      ok = false;
-    }
+    // The one signature primitive (src/core/jose): weak keys and non-canonical S are refused there.
+    const ok = raw.length === 68 && verifySignatureBytes(key, "EdDSA", data, raw.subarray(4));
     if (!ok) throw invalid(`note signature by ${name} does not verify`);
     verified = true;
   }

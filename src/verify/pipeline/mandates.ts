@@ -6,8 +6,9 @@
  * (`trustedIssuerKeys`: live keys of active wallet organizations; no network) and runs the
  * pure verification and import (`acceptOpenPaymentMandate`) for the registered agent.
  * `recordAcceptedMandate` stores it in one transaction (`recordMandate`) with one `agreement`
- * log entry `{agreement_id, delegation_id, mandate_hashes: [<issuer JWT hash>], evidence}` when
- * it is new and a log signer is given.
+ * log entry `{agreement_id, delegation_id, mandate_hashes: [<mandate hash>], evidence}` when
+ * it is new and a log signer is given; the mandate hash is the identity of what the issuer
+ * signed (`DecodedMandate.mandateHash`).
  */
 import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
@@ -62,10 +63,10 @@ export async function recordAcceptedMandate(
   if (!decoded) throw new Error("an accepted mandate carries its decoded presentation");
   return withTransaction(pool, async (c) => {
     const r = await recordMandate(c, {
-      delegation: a.delegation, orgId: p.orgId, issuer: a.verification.issuer, issuerJwtHash: decoded.issuerJwtHash, sdJwt: p.sdJwt, claims: decoded.claims, at: p.now,
+      delegation: a.delegation, orgId: p.orgId, issuer: a.verification.issuer, mandateHash: decoded.mandateHash, issuerJwtHash: decoded.issuerJwtHash, sdJwt: p.sdJwt, claims: decoded.claims, at: p.now,
     });
     if (r.created && log) {
-      const body = { agreement_id: r.agreementId, delegation_id: r.delegationId, mandate_hashes: [decoded.issuerJwtHash], evidence: "ap2_open_payment_mandate" };
+      const body = { agreement_id: r.agreementId, delegation_id: r.delegationId, mandate_hashes: [decoded.mandateHash], evidence: "ap2_open_payment_mandate" };
       await appendLogEntries(c, [{ kind: "agreement", body }], log.signer, log.options);
     }
     return r;

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import vec from "../../../vectors/rfc8037.json" with { type: "json" };
 import {
-  JoseError, generateSigner, keyId, parsePublicJwk, signJws, signerFromJwk, signerFromSeed, verifySignedRecord,
+  JoseError, generateSigner, keyId, lowS, parsePublicJwk, signJws, signerFromJwk, signerFromSeed, verifySignedRecord,
   type JwsObject, type PublicJwk,
 } from "../../../../src/core/jose/index.js";
 import { verifyJwsSignature } from "../../../../src/core/jose/jws.js";
@@ -91,7 +91,9 @@ describe("JWS verification", () => {
   it("rejects an alg that does not fit the key", async () => {
     const { FlattenedSign } = await import("jose");
     // The kid names the Ed25519 key, the alg is ES256 (signed by a P-256 key).
-    const jws = await new FlattenedSign(Buffer.from("{}")).setProtectedHeader({ alg: "ES256", typ: "t", kid: ed.kid }).sign(p256.privateKey);
+    const signed = await new FlattenedSign(Buffer.from("{}")).setProtectedHeader({ alg: "ES256", typ: "t", kid: ed.kid }).sign(p256.privateKey);
+    // In its low-S form (a high S is refused before any key: canonical-forms.test.ts).
+    const jws = { ...signed, signature: lowS("ES256", Buffer.from(signed.signature, "base64url")).toString("base64url") };
     expect(await code(verifySignedRecord(jws as JwsObject, ed.publicJwk, { typ: "t" }))).toBe("JWS_ALG_NOT_ALLOWED");
   });
   it("rejects a wrong or missing typ", async () => {

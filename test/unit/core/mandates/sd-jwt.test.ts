@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateSigner } from "../../../../src/core/jose/index.js";
 import {
@@ -6,8 +7,10 @@ import {
 } from "../../../../src/core/mandates/index.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import {
-  decodeSegment, encodeSegment, jwsSigner, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions,
+  decodeSegment, encodeSegment, issueMandate, issuerJwtSpellings, jwsSigner, openPaymentMandateClaims, presentMandate, rebind, validateOpenPaymentMandate,
+  type PresentOptions,
 } from "../../../helpers/ap2-mandates.js";
+import { FIXED_SIGNATURE, IDENTITY_X, ed25519Jwk } from "../../../helpers/ed25519-small-order.js";
 
 const NOW = Date.parse("2026-04-20T10:00:00Z");
 const sec = (ms: number): number => Math.floor(ms / 1000);
@@ -62,7 +65,7 @@ describe("verifyMandatePresentation", () => {
     const decoded = await decodeMandatePresentation(text);
     if ("problem" in decoded) throw new Error(decoded.problem.message);
     expect(a.delegation).toMatchObject({
-      delegation_id: mandateDelegationId(decoded.decoded.issuerJwtHash),
+      delegation_id: mandateDelegationId(decoded.decoded.mandateHash),
       agent: { agent_id: "agent-buyer", public_key: agent.publicJwk },
       principal: { type: "human", id: "prn_user" },
       expires_at: new Date((sec(NOW) + 3600) * 1000).toISOString(),
@@ -199,5 +202,64 @@ describe("hostile presentations", () => {
     const text = `${signingInput}.${jwsSigner(wallet)(signingInput)}~`;
     const v = await verifyMandatePresentation(text, verifyOpts);
     expect(v.problems.map((p) => p.code)).toContain("DISCLOSURE_INVALID");
+  });
+});
+
+describe("one mandate, one identity (issue 27, hole 3)", () => {
+  const rebound = (issued: string, jwt: string): string => rebind(issued, jwt, options());
+
+  it("the spellings of one issuer signature: only the one as issued verifies; another valid signature over the same content names the same grant", async () => {
+    const issued = await issueMandate(options());
+    const sp = issuerJwtSpellings(issued, wallet);
+    const accepted = await acceptOpenPaymentMandate(rebound(issued, sp.asIssued), verifyOpts, mandateAgent);
+    if (!accepted.ok) throw new Error(JSON.stringify(accepted.refusals));
+
+    // Spare bits set in the signature's last character: refused before any key (and by decode, which the controller uses).
+    for (const jwt of [sp.spareBits, sp.highSSpareBits]) {
+      expect((await verifyMandatePresentation(rebound(issued, jwt), verifyOpts)).problems).toEqual([
+        { code: "SD_JWT_MALFORMED", message: "the issuer JWT is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling" },
+      ]);
+      expect(await decodeMandatePresentation(rebound(issued, jwt))).toMatchObject({ problem: { code: "SD_JWT_MALFORMED" } });
+    }
+    // The high-S twin is a valid ECDSA signature, and refused.
+    const twin = await verifyMandatePresentation(rebound(issued, sp.highS), verifyOpts);
+    expect(twin.problems).toEqual([{ code: "ISSUER_SIGNATURE_INVALID", message: expect.stringMatching(/^the issuer signature is refused: ES256 signature has a high S value/) }]);
+    expect((await acceptOpenPaymentMandate(rebound(issued, sp.highS), verifyOpts, mandateAgent)).ok).toBe(false);
+
+    // Another valid signature by the issuer over the same signed content is the same mandate.
+    const again = await acceptOpenPaymentMandate(rebound(issued, sp.resigned), verifyOpts, mandateAgent);
+    if (!again.ok) throw new Error(JSON.stringify(again.refusals));
+    expect(again.delegation.delegation_id).toBe(accepted.delegation.delegation_id);
+    expect(again.verification.decoded?.mandateHash).toBe(accepted.verification.decoded?.mandateHash);
+    expect(again.verification.decoded?.issuerJwtHash).not.toBe(accepted.verification.decoded?.issuerJwtHash);
+    // The identity is the hash of the signing input, whatever the signature.
+    const input = sp.asIssued.slice(0, sp.asIssued.lastIndexOf("."));
+    expect(accepted.verification.decoded?.mandateHash).toBe(`sha256:${createHash("sha256").update(input).digest("hex")}`);
+    expect((await decodeMandatePresentation(rebound(issued, sp.highS)) as { decoded: { mandateHash: string } }).decoded.mandateHash).toBe(accepted.verification.decoded?.mandateHash);
+  });
+
+  it("a disclosure or key-binding JWT with spare bits set is refused as malformed", async () => {
+    const text = await presentMandate(options());
+    const p = split(text);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const respell = (b64: string): string | undefined => {
+      const bits = (b64.length * 6) % 8;
+      return bits === 0 ? undefined : b64.slice(0, -1) + (alphabet[alphabet.indexOf(b64.at(-1) ?? "A") | ((1 << bits) - 1)] ?? "");
+    };
+    const d = p.disclosures.findIndex((x) => respell(x) !== undefined);
+    expect(d).toBeGreaterThanOrEqual(0);
+    const disclosures = p.disclosures.map((x, i) => (i === d ? (respell(x) ?? x) : x));
+    expect((await verifyMandatePresentation(join({ ...p, disclosures }), verifyOpts)).problems[0]).toMatchObject({ code: "SD_JWT_MALFORMED", message: expect.stringMatching(/^disclosure \d+ is not canonical base64url/) });
+    const [kh, kp, ks] = p.kb.split(".") as [string, string, string];
+    expect((await verifyMandatePresentation(join({ ...p, kb: `${kh}.${kp}.${respell(ks) ?? ks}` }), verifyOpts)).problems[0]).toMatchObject({ code: "SD_JWT_MALFORMED", message: expect.stringMatching(/^the key-binding JWT is not canonical/) });
+  });
+
+  it("an issuer key that is a small-order Ed25519 point never verifies the fixed signature", async () => {
+    const identity = ed25519Jwk(IDENTITY_X);
+    const claims = options().claims;
+    const input = `${encodeSegment({ alg: "EdDSA", typ: "dc+sd-jwt", kid: "weak" })}.${encodeSegment({ ...claims, _sd_alg: "sha-256" })}`;
+    const forged = rebind(`${input}.${FIXED_SIGNATURE.toString("base64url")}~`, `${input}.${FIXED_SIGNATURE.toString("base64url")}`, options());
+    const v = await verifyMandatePresentation(forged, { ...verifyOpts, issuerKeys: [{ kid: "weak", publicKey: identity, orgId: "org_x" }] });
+    expect(v.problems.map((x) => x.code)).toContain("ISSUER_SIGNATURE_INVALID");
   });
 });
