@@ -10,7 +10,7 @@
  * Also registers `POST /v1/verify/outcomes` (./outcomes.ts).
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { isCurrency } from "../../../core/money/index.js";
+import { currencyRefusal } from "../../../core/money/index.js";
 import { fxSourceFor, rateFor } from "../../../fx/index.js";
 import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/pipeline/decide.js";
 import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/pipeline/request.js";
@@ -60,7 +60,8 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
       try {
         const credential = keyCredential(request);
         const body = request.body;
-        if (!isCurrency(body.action.currency)) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} is not a known currency`);
+        const refused = currencyRefusal(body.action.currency);
+        if (refused !== undefined) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} ${refused}`);
         const pool = app.requireDb();
         const now = app.clock();
         const source = fxSourceFor(app.settings.fx, app.settings.outbound);
