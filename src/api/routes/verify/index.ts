@@ -3,7 +3,8 @@
  * one payment action against the agent's active stored agreement and records an ALLOW in the
  * ledger (src/verify/pipeline/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
  * svc_decision, reasons, messages, required_action, agent_id, agreement_id, action_id,
- * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency),
+ * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency, or
+ * a proposed_at farther from the service clock than WRIT_PROPOSED_AT_SKEW_SECONDS),
  * 401/403 credentials, 403 another operator's agent, 404 unknown agent, 409 a reused
  * action_id, 503 storage unset or unreachable.
  *
@@ -21,11 +22,12 @@ import { logAppendOptions } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
 
-const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED"> = {
+const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"> = {
   AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
   AGENT_NOT_OWNED: "AGENT_NOT_OWNED",
   ACTION_REUSED: "VERIFY_ACTION_REUSED",
   ACTION_RELEASED: "VERIFY_ACTION_RELEASED",
+  PROPOSED_AT_SKEW: "VERIFY_PROPOSED_AT_SKEW",
 };
 
 /** The verify runtime of an app with a database (503 without one). */
@@ -76,6 +78,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           metrics: rt.metrics,
           rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),
           now,
+          proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000,
           logSigner: app.logSigner,
           logOptions: logAppendOptions(app, now),
           policy: rt.policy,
