@@ -6,7 +6,7 @@ import {
 } from "../../../../src/core/mandates/index.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import {
-  decodeSegment, encodeSegment, jwsSigner, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions,
+  decodeSegment, encodeSegment, jwsSigner, presentIssued, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions,
 } from "../../../helpers/ap2-mandates.js";
 
 const NOW = Date.parse("2026-04-20T10:00:00Z");
@@ -199,5 +199,28 @@ describe("hostile presentations", () => {
     const text = `${signingInput}.${jwsSigner(wallet)(signingInput)}~`;
     const v = await verifyMandatePresentation(text, verifyOpts);
     expect(v.problems.map((p) => p.code)).toContain("DISCLOSURE_INVALID");
+  });
+});
+
+describe("numbers are read as signed", () => {
+  it("refuses a signed budget a double cannot hold exactly (50.000000000000001 USD, read as 50)", async () => {
+    const claims = options().claims;
+    claims.constraints = [...(claims.constraints as unknown[]), { type: "payment.budget", currency: "USD", max: 50 }];
+    const header = encodeSegment({ typ: "dc+sd-jwt", alg: wallet.alg, kid: wallet.kid });
+    const sign = (json: string): string => {
+      const payload = Buffer.from(json, "utf8").toString("base64url");
+      return `${header}.${payload}.${jwsSigner(wallet)(`${header}.${payload}`)}~`;
+    };
+    const exact = await presentIssued(sign(JSON.stringify({ ...claims, _sd_alg: "sha-256" })), options());
+    const exactAccepted = await acceptOpenPaymentMandate(exact, verifyOpts, mandateAgent);
+    expect(exactAccepted.ok, JSON.stringify(exactAccepted)).toBe(true);
+
+    const text = JSON.stringify({ ...claims, _sd_alg: "sha-256" }).replace('"payment.budget","currency":"USD","max":50}', '"payment.budget","currency":"USD","max":50.000000000000001}');
+    expect(text).toContain("50.000000000000001");
+    const inexact = await presentIssued(sign(text), options());
+    expect(Buffer.from(inexact.split(".")[1] ?? "", "base64url").toString("utf8")).toContain("50.000000000000001");
+    const a = await acceptOpenPaymentMandate(inexact, verifyOpts, mandateAgent);
+    expect(a.ok).toBe(false);
+    expect(JSON.stringify(a)).toMatch(/the issuer JWT payload: constraints\.3\.max 50\.000000000000001 cannot be read exactly/);
   });
 });
