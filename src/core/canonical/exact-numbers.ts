@@ -7,9 +7,10 @@
  * can be read with `JSON.parse` and its numbers turned into minor units from `String(n)`
  * without ever changing an amount (src/core/money).
  *
- * Cost: one regular-expression test of the text; only a text that holds a run of 16 digits
- * (and points) or an exponent is scanned, in one pass without recursion. A literal of at most
- * 15 significant digits in the normal range is always exact (DBL_DIG).
+ * Cost: one regular-expression pass over the text's strings and number tokens, about what
+ * `JSON.parse` costs; only a literal of 16 or more characters or with an exponent is compared
+ * (one of at most 15 significant digits in the normal range is always exact: DBL_DIG). The
+ * path of an inexact one is found by a second pass up to it, without recursion.
  */
 
 /** A number literal that is not exact, where it is, and what it would have been read as. */
@@ -22,8 +23,11 @@ export interface InexactNumber {
   read: number;
 }
 
-/** Text that could hold an inexact number: 16 digits and points in a row, or an exponent. */
-const MAYBE_INEXACT = /[0-9.]{16,}|[0-9][eE]/;
+/**
+ * A string (skipped) or a number literal without its sign (every match is one token of the
+ * text: strings are consumed whole, so a number never starts inside one).
+ */
+const TOKEN_RE = /"[^"\\]*(?:\\.[^"\\]*)*"|[0-9][0-9.eE+-]*/g;
 const NUMBER_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const EXPONENT_RE = /[eE]/;
 
@@ -53,31 +57,33 @@ export function isExactNumberLiteral(literal: string): boolean {
   return Number.isFinite(n) && decimalKey(literal) === decimalKey(String(n));
 }
 
-interface Frame {
-  array: boolean;
-  index: number;
-  /** The current member name's JSON token (with quotes), decoded only for a report. */
-  name: string;
-  nameNext: boolean;
-}
-
-function pathOf(stack: readonly Frame[]): string[] {
-  return stack.map((f) => (f.array ? String(f.index) : (JSON.parse(f.name) as string)));
-}
-
 /**
  * The first inexact number of `text`, in document order, or undefined when every number is
  * exact. `text` must be JSON that `JSON.parse` accepts (call it after parsing).
  */
 export function findInexactNumber(text: string): InexactNumber | undefined {
-  if (!MAYBE_INEXACT.test(text)) return undefined;
-  const stack: Frame[] = [];
-  const n = text.length;
+  TOKEN_RE.lastIndex = 0;
+  for (let m = TOKEN_RE.exec(text); m !== null; m = TOKEN_RE.exec(text)) {
+    const token = m[0];
+    // A string, or a literal of at most 15 characters without an exponent (always exact).
+    if (token.charCodeAt(0) === 0x22 || (token.length < 16 && !EXPONENT_RE.test(token))) continue;
+    const literal = text.charCodeAt(m.index - 1) === 0x2d ? `-${token}` : token;
+    if (isExactNumberLiteral(literal)) continue;
+    return { path: pathTo(text, m.index), literal, read: Number(literal) };
+  }
+  return undefined;
+}
+
+/** The member names and array indexes leading to the value at `offset` (one pass, no recursion). */
+function pathTo(text: string, offset: number): string[] {
+  // One entry per open container: -1 for an object (its current name in `names`), else the index.
+  const indexes: number[] = [];
+  const names: string[] = [];
+  let nameNext = false;
   let i = 0;
-  while (i < n) {
+  while (i < offset) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // A string: skip to its closing quote; in an object's name position it is the name.
       const start = i++;
       for (;;) {
         const d = text.charCodeAt(i);
@@ -86,32 +92,33 @@ export function findInexactNumber(text: string): InexactNumber | undefined {
         else i++;
       }
       i++;
-      const top = stack[stack.length - 1];
-      if (top && !top.array && top.nameNext) {
-        top.name = text.slice(start, i);
-        top.nameNext = false;
+      if (nameNext) {
+        names[names.length - 1] = text.slice(start, i);
+        nameNext = false;
       }
     } else if (c === 0x7b || c === 0x5b) {
-      stack.push({ array: c === 0x5b, index: 0, name: '""', nameNext: c === 0x7b });
+      indexes.push(c === 0x7b ? -1 : 0);
+      names.push('""');
+      nameNext = c === 0x7b;
       i++;
     } else if (c === 0x7d || c === 0x5d) {
-      stack.pop();
+      indexes.pop();
+      names.pop();
+      nameNext = false;
       i++;
     } else if (c === 0x2c) {
-      const top = stack[stack.length - 1];
-      if (top?.array) top.index++;
-      else if (top) top.nameNext = true;
+      const top = indexes.length - 1;
+      if ((indexes[top] ?? -1) >= 0) indexes[top] = (indexes[top] ?? 0) + 1;
+      else nameNext = top >= 0;
       i++;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       NUMBER_RE.lastIndex = i;
-      const literal = NUMBER_RE.exec(text)?.[0] ?? text[i] ?? "";
-      i += literal.length;
-      if (!isExactNumberLiteral(literal)) return { path: pathOf(stack), literal, read: Number(literal) };
+      i += Math.max(1, NUMBER_RE.exec(text)?.[0].length ?? 1);
     } else {
       i++; // white space, ':', the letters of true, false and null
     }
   }
-  return undefined;
+  return indexes.map((k, d) => (k >= 0 ? String(k) : (JSON.parse(names[d] ?? '""') as string)));
 }
 
 /**

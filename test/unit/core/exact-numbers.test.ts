@@ -25,6 +25,29 @@ describe("exact JSON numbers", () => {
     expect(findInexactNumber('{"amount": 50.00, "big": 1234567890123456, "s": "1e400 12345678901234567890"}')).toBeUndefined();
   });
 
+  it("keeps the sign, and agrees with a reference walk over arbitrary literals, names and strings", () => {
+    expect(findInexactNumber('{"a":-50.000000000000001}')).toEqual({ path: ["a"], literal: "-50.000000000000001", read: -50 });
+    const literal = fc.oneof(
+      fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 22n }), fc.integer({ min: 0, max: 20 }), fc.boolean()).map(([d, scale, neg]) => {
+        const t = d.toString().padStart(scale + 1, "0");
+        return `${neg ? "-" : ""}${scale === 0 ? t : `${t.slice(0, -scale)}.${t.slice(-scale)}`}`;
+      }),
+      fc.tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: -420, max: 420 })).map(([m, e]) => `${m}e${e}`),
+    );
+    const text = fc.string({ unit: fc.constantFrom("a", "1", "e", ".", '"', "\\", ",", "[", "{", ":", "9") });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, literal, text), { maxLength: 8 }), (members) => {
+        const doc = `{${members.map(([k, v, str], i) => `${JSON.stringify(`${k}${i}`)}:[${JSON.stringify(str)},${v}]`).join(",")}}`;
+        JSON.parse(doc); // valid JSON
+        const first = members.findIndex(([, v]) => !isExactNumberLiteral(v));
+        const found = findInexactNumber(doc);
+        if (first < 0) expect(found).toBeUndefined();
+        else expect(found).toEqual({ path: [`${members[first]![0]}${first}`, "1"], literal: members[first]![1], read: Number(members[first]![1]) });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("deep nesting needs no recursion", () => {
     const deep = `${"[".repeat(100_000)}1e400${"]".repeat(100_000)}`;
     expect(findInexactNumber(deep)?.path.length).toBe(100_000);
