@@ -47,7 +47,7 @@ import adminRoutes from "./routes/admin/index.js";
 import landingRoutes from "./routes/landing/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
-import { loneSurrogateError } from "./well-formed-input.js";
+import { inexactNumberError, loneSurrogateError } from "./well-formed-input.js";
 import { serializeRequest } from "./request-log.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
@@ -178,6 +178,18 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     done();
+  });
+  // I-JSON (RFC 7493) numbers: a JSON body holding a number a double cannot hold exactly (an
+  // amount `50.000000000000001`, which JSON.parse reads as 50) is refused with a 400 naming it,
+  // for every route (./well-formed-input.ts), so every amount a route reads is the one sent.
+  const parseJson = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? "error", app.initialConfig.onConstructorPoisoning ?? "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    parseJson(request, text, (err, value) => {
+      if (err) done(err, undefined);
+      else done(inexactNumberError(text) ?? null, value);
+    });
   });
   // I-JSON (RFC 7493): a lone surrogate ("\ud800") in any string of the path, the query or a
   // JSON body is refused here, for every route and before its schema, with a 400 naming the

@@ -7,8 +7,12 @@
  * shared with other requests, and the 400 names the first offending field:
  * `action.action_id must not contain a lone surrogate`, `member names of action.metadata must
  * not contain a lone surrogate`, `params/org_id must not contain a lone surrogate`.
+ *
+ * Numbers too (RFC 7493 section 2.2): a JSON body holding a number that a double cannot hold
+ * exactly is refused by the app's JSON parser, naming its path (`action.amount
+ * 50.000000000000001 cannot be read exactly: ...`), so no route ever reads a rounded amount.
  */
-import { describeLoneSurrogate, findLoneSurrogate } from "../core/canonical/index.js";
+import { describeInexactNumber, describeLoneSurrogate, findInexactNumber, findLoneSurrogate } from "../core/canonical/index.js";
 import { ApiError } from "./errors.js";
 
 /** The 400 for a lone surrogate among the values (or names) of `part`, or undefined. */
@@ -29,4 +33,10 @@ function inBody(body: unknown): ApiError | undefined {
 /** The 400 for the first lone surrogate of a request's path, query or body, or undefined. */
 export function loneSurrogateError(request: { params: unknown; query: unknown; body: unknown }): ApiError | undefined {
   return inPart("params", request.params) ?? inPart("querystring", request.query) ?? inBody(request.body);
+}
+
+/** The 400 for the first JSON number of a (parsed) body text a double cannot hold exactly, or undefined. */
+export function inexactNumberError(text: string): ApiError | undefined {
+  const found = findInexactNumber(text);
+  return found ? new ApiError("VALIDATION_FAILED", describeInexactNumber(found, "the request body")) : undefined;
 }

@@ -21,6 +21,9 @@
  *   it, 0..100 ms, default 1.
  * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
  *   default 2 (each holds a pool connection while it runs).
+ * - `WRIT_PROPOSED_AT_SKEW_SECONDS`: how far a verify's `action.proposed_at` may be from the
+ *   service clock, either way, 1..86400, default 300; farther is a 400
+ *   (`VERIFY_PROPOSED_AT_SKEW`). Rates are always those of the decision's own UTC day.
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.
  */
@@ -48,6 +51,8 @@ export interface VerifySettings {
   readonly spendBatchWaitMs: number;
   /** WRIT_SPEND_BATCHES_IN_FLIGHT. */
   readonly spendBatchesInFlight: number;
+  /** WRIT_PROPOSED_AT_SKEW_SECONDS. */
+  readonly proposedAtSkewSeconds: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
@@ -61,6 +66,9 @@ export const DEFAULT_DENIED_ATTEMPT_BURST = DEFAULT_POLICY.denialBurstCount;
 
 /** Default of WRIT_DENIED_ATTEMPT_WINDOW_SECONDS. */
 export const DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS = 60;
+
+/** Default of WRIT_PROPOSED_AT_SKEW_SECONDS. */
+export const DEFAULT_PROPOSED_AT_SKEW_SECONDS = 300;
 
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
@@ -81,7 +89,7 @@ function port(raw: string | null, problems: string[]): number | null {
   return null;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_*, WRIT_DENIED_ATTEMPT_* and WRIT_SPEND_BATCH_* settings from `env`; problems go to `problems`. */
+/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_*, WRIT_DENIED_ATTEMPT_*, WRIT_SPEND_BATCH_* and WRIT_PROPOSED_AT_SKEW_SECONDS settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(envText(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
@@ -94,5 +102,6 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     spendBatchMax: envInteger(env, "WRIT_SPEND_BATCH_MAX", { min: 1, max: 1000, dflt: DEFAULT_SPEND_BATCH_MAX }, problems),
     spendBatchWaitMs: envInteger(env, "WRIT_SPEND_BATCH_WAIT_MS", { min: 0, max: 100, dflt: DEFAULT_SPEND_BATCH_WAIT_MS }, problems),
     spendBatchesInFlight: envInteger(env, "WRIT_SPEND_BATCHES_IN_FLIGHT", { min: 1, max: 64, dflt: DEFAULT_SPEND_BATCHES_IN_FLIGHT }, problems),
+    proposedAtSkewSeconds: envInteger(env, "WRIT_PROPOSED_AT_SKEW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_PROPOSED_AT_SKEW_SECONDS }, problems),
   });
 }

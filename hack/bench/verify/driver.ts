@@ -96,7 +96,6 @@ async function run(c: DriverConfig): Promise<DriverResult> {
   const verdicts: Record<string, number> = {};
   let errors = 0;
   let issued = 0;
-  const proposedAt = new Date().toISOString();
   const max = c.maxRequests ?? Number.POSITIVE_INFINITY;
   const cpuStart = process.cpuUsage();
   const start = performance.now();
@@ -112,7 +111,8 @@ async function run(c: DriverConfig): Promise<DriverResult> {
       issued++;
       const wait = due - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      const payload = body(c, i, proposedAt);
+      // The time of each request: verify refuses a proposed_at outside WRIT_PROPOSED_AT_SKEW_SECONDS.
+      const payload = body(c, i, new Date().toISOString());
       const t = c.rate ? due : performance.now();
       try {
         const r = await send(payload);

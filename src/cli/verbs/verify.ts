@@ -7,7 +7,8 @@
  * on the server: this is a real authorization, not a dry run.
  */
 import { randomUUID } from "node:crypto";
-import { isCurrency, toMinor } from "../../core/money/index.js";
+import { currencyRefusal, isCurrency, isIsoCurrency, toMinor } from "../../core/money/index.js";
+import { isExactNumberLiteral } from "../../core/canonical/index.js";
 import { apiKey } from "../api-key.js";
 import { CliError, usageError } from "../errors.js";
 import { atFlag, required, serverFlag } from "../flags.js";
@@ -97,12 +98,15 @@ export const verifyVerb = defineVerb({
     const server = serverFlag(values.server);
     const agent = required(values.agent, "agent", "the agent's id");
     const currency = required(values.currency, "currency", "an ISO 4217 code such as USD").toUpperCase();
+    if (isIsoCurrency(currency) && !isCurrency(currency)) throw usageError(`--currency ${currency} ${currencyRefusal(currency) ?? ""}`);
     if (!isCurrency(currency)) throw usageError(`--currency ${JSON.stringify(values.currency)} is not an ISO 4217 currency code such as USD`);
     const amountText = required(values.amount, "amount", "the amount in major units, e.g. 12.50");
     if (!/^(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?$/.test(amountText)) throw usageError(`--amount must be a plain decimal such as 12.50, not ${JSON.stringify(amountText)}`);
     const amount = Number(amountText);
+    // The text itself, not the double it reads as: 123456789012345.12345678 is not a double.
+    if (!isExactNumberLiteral(amountText)) throw usageError(`--amount ${amountText}: a JSON number cannot carry it exactly (at most 15 significant digits)`);
     try {
-      toMinor(amount, currency);
+      toMinor(amountText, currency);
     } catch (e) {
       throw usageError(`--amount ${amountText}: ${e instanceof Error ? e.message : String(e)}`);
     }

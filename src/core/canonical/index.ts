@@ -4,11 +4,13 @@
  * Contract: `canonicalJson` is byte-for-byte RFC 8785; `hashOf(x)` is
  * `"sha256:" + hex(SHA-256(UTF-8(JCS(x))))`; `hashWithout(x, field)` hashes `x` with one
  * top-level member removed (the rule for `event_hash`, `entry_hash` and `mandate_hash`).
- * RFC 8785 takes I-JSON input: `findLoneSurrogate` (./well-formed.ts) finds text that is not.
+ * RFC 8785 takes I-JSON input: `findLoneSurrogate` (./well-formed.ts) finds text that is not,
+ * and `findInexactNumber` (./exact-numbers.ts) a number a double cannot hold exactly.
  */
 import { createHash, hash } from "node:crypto";
 import { createRequire } from "node:module";
 
+export { describeInexactNumber, findInexactNumber, isExactNumberLiteral, type InexactNumber } from "./exact-numbers.js";
 export { describeLoneSurrogate, findLoneSurrogate, isWellFormedText, type LoneSurrogate } from "./well-formed.js";
 
 // canonicalize 2.x is CommonJS (`module.exports = fn`); its typings claim an ES default export.

@@ -7,7 +7,7 @@
  * `intents` differs: absent or empty binds every intent of the agreement.
  * Money is compared only as bigint minor units, never as floats.
  */
-import { formatMinor, toMinor } from "../money/index.js";
+import { MoneyError, formatMinor, isIsoCurrency, toMinor } from "../money/index.js";
 import type { PreparedScope } from "../evaluate/types.js";
 import type { Scope } from "./types.js";
 
@@ -22,7 +22,9 @@ export type ScopeListField = (typeof SCOPE_LIST_FIELDS)[number];
 export function prepareScope(scope: Scope): PreparedScope {
   const out: PreparedScope = { scope };
   if (scope.maximum_amount !== undefined) out.ceilingMinor = toMinor(scope.maximum_amount, scope.currency);
-  else toMinor(0, scope.currency); // validates the currency even when no amount is set
+  // Without an amount the currency only has to be an ISO 4217 code (an implicit delegation of
+  // an agreement without mandates names XXX); an amount needs a payment currency (toMinor).
+  else if (!isIsoCurrency(scope.currency)) throw new MoneyError(`unknown currency ${String(scope.currency)}`);
   if (scope.cumulative_maximum !== undefined) out.cumulativeMinor = toMinor(scope.cumulative_maximum, scope.currency);
   const actionTypes = listSet(scope.action_types, false);
   if (actionTypes) out.actionTypes = actionTypes;

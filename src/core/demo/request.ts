@@ -9,7 +9,7 @@
  * (an empty string counts as absent); free-text fields are strings of bounded length (an empty
  * `category` counts as absent). Unknown members are ignored.
  */
-import { isCurrency, MoneyError, toMinor } from "../money/index.js";
+import { currencyRefusal, MoneyError, toMinor } from "../money/index.js";
 import { parseInstant } from "../time/index.js";
 import { DemoInputError } from "./errors.js";
 import { isCalendarDay } from "./time-limit.js";
@@ -52,7 +52,8 @@ function currency(o: Obj, path: string): string {
   const v = o.currency;
   if (v === undefined) throw new DemoInputError(`${path}.currency is required`);
   if (typeof v !== "string" || !/^[A-Z]{3}$/.test(v)) throw new DemoInputError(`${path}.currency must be three upper-case letters`);
-  if (!isCurrency(v)) throw new DemoInputError(`${path}.currency ${v} is not a known currency`);
+  const refused = currencyRefusal(v);
+  if (refused !== undefined) throw new DemoInputError(`${path}.currency ${v} ${refused}`);
   return v;
 }
 

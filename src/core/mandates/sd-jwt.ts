@@ -30,7 +30,7 @@
  */
 import { SDJwt } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
-import { sha256, sha256Hash, type HashString } from "../canonical/index.js";
+import { describeInexactNumber, findInexactNumber, sha256, sha256Hash, type HashString } from "../canonical/index.js";
 import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
 import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
@@ -157,6 +157,20 @@ interface Parsed {
   resolution: DisclosureResolution;
 }
 
+/**
+ * The problem of a number in the issuer JWT's payload or a disclosure that a double cannot
+ * hold exactly (a budget `50.000000000000001` would be read as 50): claims are read as signed.
+ */
+function inexactNumberOf(parts: readonly string[]): MandateProblem | undefined {
+  const texts: [string, string][] = [["the issuer JWT payload", parts[0]?.split(".")[1] ?? ""]];
+  parts.slice(1, -1).forEach((d, i) => texts.push([`disclosure ${i + 1}`, d]));
+  for (const [what, encoded] of texts) {
+    const found = findInexactNumber(Buffer.from(encoded, "base64url").toString("utf8"));
+    if (found) return problem("SD_JWT_MALFORMED", `${what}: ${describeInexactNumber(found, "its value")}`);
+  }
+  return undefined;
+}
+
 /** Splits and decodes a presentation (library parser); throws a problem when it cannot. */
 async function parse(text: unknown): Promise<Parsed | MandateProblem> {
   if (typeof text !== "string" || text.length === 0) return problem("SD_JWT_MALFORMED", "the mandate must be an SD-JWT string");
@@ -174,6 +188,8 @@ async function parse(text: unknown): Promise<Parsed | MandateProblem> {
   try {
     const sdjwt = await SDJwt.fromEncode(text, hasher);
     if (!sdjwt.jwt?.header || !isRecord(sdjwt.jwt.payload)) return problem("SD_JWT_MALFORMED", "the issuer JWT has no header or payload object");
+    const inexact = inexactNumberOf(parts);
+    if (inexact) return inexact;
     const resolution = resolveDisclosures(sdjwt.jwt.payload, parts.slice(1, -1));
     return { sdjwt, issuerJwt: parts[0] ?? "", withoutKb: text.slice(0, last + 1), kbText: text.slice(last + 1), resolution };
   } catch (e) {

@@ -21,45 +21,76 @@ export class MoneyError extends Error {
 }
 
 /**
- * ISO 4217 codes that ICU does not list as in use (`Intl.supportedValuesOf("currency")`):
- * precious metals, bond-market units, fund codes, the testing code and "no currency".
+ * ISO 4217 minor units (List One), by exception: every known code not listed here has 2.
+ * Taken from ISO 4217, not from ICU/CLDR, whose display digits differ (CLDR shows HUF, COP,
+ * IDR, PKR and IQD with 0 decimals; ISO gives HUF, COP, IDR, PKR 2 and IQD 3).
  */
-const ISO_4217_NOT_IN_ICU = ["XAU", "XAG", "XPT", "XPD", "XBA", "XBB", "XBC", "XBD", "XUA", "XTS", "XXX", "BOV", "CHE", "CHW", "CLF", "COU", "MXV", "USN", "UYI", "UYW", "VED"];
+const ISO_4217_MINOR_UNITS: Readonly<Record<string, number>> = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  CLF: 4, UYW: 4,
+};
+
+/**
+ * ISO 4217 codes whose minor unit is "N.A.": precious metals, bond-market units, SDRs, the
+ * testing code `XTS` and "no currency" `XXX`. They are currencies (a rate can name them) but
+ * not payment currencies: no amount in them is accepted.
+ */
+const ISO_4217_NO_MINOR_UNIT = ["XAG", "XAU", "XBA", "XBB", "XBC", "XBD", "XDR", "XPD", "XPT", "XSU", "XTS", "XUA", "XXX"];
+
+/**
+ * ISO 4217 codes that ICU does not list as in use (`Intl.supportedValuesOf("currency")`):
+ * fund codes and recent codes, besides ISO_4217_NO_MINOR_UNIT.
+ */
+const ISO_4217_NOT_IN_ICU = ["BOV", "CHE", "CHW", "CLF", "COU", "MXV", "USN", "UYI", "UYW", "VED"];
 
 let known: ReadonlySet<string> | undefined;
+const noMinorUnit: ReadonlySet<string> = new Set(ISO_4217_NO_MINOR_UNIT);
 
-/** The ISO 4217 codes: ICU's list of codes in use plus ISO_4217_NOT_IN_ICU. */
+/** The ISO 4217 codes: ICU's list of codes in use plus the codes ICU does not list. */
 function knownCurrencies(): ReadonlySet<string> {
-  known ??= new Set([...Intl.supportedValuesOf("currency"), ...ISO_4217_NOT_IN_ICU]);
+  known ??= new Set([...Intl.supportedValuesOf("currency"), ...ISO_4217_NOT_IN_ICU, ...ISO_4217_NO_MINOR_UNIT]);
   return known;
 }
 
 /**
- * True for an ISO 4217 currency code: three upper-case letters that ICU lists as a currency
- * in use, or one of the other ISO codes (metals, funds). A well-formed code that names no
- * currency (`QQQ`) is false: Intl would format it, but no rate source or ledger knows it.
+ * True for an ISO 4217 code, payment currency or not (`XAU`, `XTS` included): what a rate
+ * lookup may name. A well-formed code that names no currency (`QQQ`) is false.
  */
-export function isCurrency(code: unknown): code is string {
-  if (typeof code !== "string" || !CURRENCY_RE.test(code) || !knownCurrencies().has(code)) return false;
-  try {
-    currencyExponent(code);
-    return true;
-  } catch {
-    return false;
-  }
+export function isIsoCurrency(code: unknown): code is string {
+  return typeof code === "string" && CURRENCY_RE.test(code) && knownCurrencies().has(code);
 }
 
-/** ISO 4217 minor-unit exponent (USD 2, JPY 0, KWD 3). Throws MoneyError on unknown codes. */
+/**
+ * True for a payment currency: an ISO 4217 code with a minor unit, which is every code
+ * amounts may be in. False for codes ISO gives no minor unit (`XTS`, `XXX`, metals, `XDR`)
+ * and for well-formed codes that name no currency (`QQQ`): no rate source or ledger knows them.
+ */
+export function isCurrency(code: unknown): code is string {
+  return isIsoCurrency(code) && !noMinorUnit.has(code);
+}
+
+/**
+ * Why `code` cannot carry an amount, as a predicate for "<field> <code> ...": `is not a known
+ * currency` (`QQQ`), `is not a payment currency (ISO 4217 gives it no minor unit)` (`XTS`); or
+ * undefined for a payment currency.
+ */
+export function currencyRefusal(code: string): string | undefined {
+  if (isCurrency(code)) return undefined;
+  return isIsoCurrency(code) ? "is not a payment currency (ISO 4217 gives it no minor unit)" : "is not a known currency";
+}
+
+/**
+ * ISO 4217 minor-unit exponent (USD 2, JPY 0, KWD 3, HUF 2, IQD 3). Throws MoneyError on codes
+ * that are not payment currencies.
+ */
 export function currencyExponent(code: string): number {
   const hit = exponentCache.get(code);
   if (hit !== undefined) return hit;
   if (!CURRENCY_RE.test(code)) throw new MoneyError(`currency must be three upper-case letters, got ${JSON.stringify(code)}`);
-  let digits: number;
-  try {
-    digits = new Intl.NumberFormat("en", { style: "currency", currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    throw new MoneyError(`unknown currency ${code}`);
-  }
+  if (noMinorUnit.has(code)) throw new MoneyError(`${code} is not a payment currency (ISO 4217 gives it no minor unit)`);
+  if (!knownCurrencies().has(code)) throw new MoneyError(`unknown currency ${code}`);
+  const digits = ISO_4217_MINOR_UNITS[code] ?? 2;
   exponentCache.set(code, digits);
   return digits;
 }

@@ -3,7 +3,9 @@
  * stored agreement, records an ALLOW in the ledger, and answers (docs/verify.md).
  *
  * Order: the revocation index (stale: STEP_UP REVOCATION_STATE_STALE, not stored); the agent
- * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); the agent's status
+ * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); `proposed_at` within the
+ * skew of the service clock (outside: the stored answer of the same request, else
+ * PROPOSED_AT_SKEW, nothing stored); the agent's status
  * (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
  * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
  * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
@@ -58,11 +60,12 @@ import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
 import type { SpendWriter } from "./spend-writer.js";
 import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
+import { parseInstant } from "../../core/time/index.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
-export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED";
+export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED" | "PROPOSED_AT_SKEW";
 
-/** A verify that gets no decision (the route maps the code to 404, 403, 409, 409). */
+/** A verify that gets no decision (the route maps the code to 404, 403, 409, 409, 400). */
 export class VerifyError extends Error {
   override readonly name = "VerifyError";
   constructor(readonly code: VerifyErrorCode, message: string) {
@@ -86,9 +89,11 @@ export interface VerifyDeps {
   spends: Pick<SpendWriter, "record">;
   ackDomains: AckDomainDirectory;
   metrics: VerifyMetrics;
-  /** Units of `to` per one `from` on a day. */
+  /** Units of `to` per one `from` on a day (asked only for the UTC day of `now`). */
   rate: RateLookup;
   now: Date;
+  /** How far `action.proposed_at` may be from `now`, either way (WRIT_PROPOSED_AT_SKEW_SECONDS). */
+  proposedAtSkewMs: number;
   /** Signs the log entry of a REVOKE; null: revoked and alerted, not logged. */
   logSigner: Signer | null;
   logOptions: LogAppendOptions;
@@ -260,6 +265,17 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const agent = snap.agent;
   if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
   if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
+  const proposed = parseInstant(action.proposed_at);
+  if (proposed === undefined || Math.abs(proposed - nowMs) > deps.proposedAtSkewMs) {
+    // A retry of a request answered earlier (while its proposed_at was fresh) gets that answer.
+    const earlier = await findVerifyDecision(deps.pool, req.agent_id, action.action_id);
+    if (earlier) return run.replay(earlier);
+    throw new VerifyError(
+      "PROPOSED_AT_SKEW",
+      `action.proposed_at ${action.proposed_at} is more than ${deps.proposedAtSkewMs / 1000} seconds from the service clock (${deps.now.toISOString()}); ` +
+        "send the time the action is proposed: rates and windows are those of the decision's own time",
+    );
+  }
   if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
   // The request has seen a longer ledger than the snapshot holds (another process's spends): read it now.
   const seen = req.ledger_sequence;
@@ -288,7 +304,7 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const c = sel.candidate;
   const agreement = await deps.ackDomains.apply(c.agreement, c.revision);
   const delegation = c.delegation ?? prepareDelegation(implicitDelegation(c.agreement.agreement, agent.agent_id));
-  const rate = await ratesFor(agreement, delegation, action, deps.rate);
+  const rate = await ratesFor(agreement, delegation, action, deps.rate, nowMs);
   const ctx: EvalContext = {
     now: nowMs,
     policy: deps.policy ?? DEFAULT_POLICY,

@@ -2,14 +2,16 @@
  * The rates a verify needs, fetched lazily: only when the action's currency differs from a
  * currency the evaluation compares it in (the candidate intents' currencies, and the
  * delegation scope's currency when the scope has a ceiling or a cumulative maximum), and then
- * once per such currency, all in parallel, for the action's UTC day (of `proposed_at`).
+ * once per such currency, all in parallel, for the UTC day of the decision (the service
+ * clock). Never for the day of `proposed_at`: the agent chooses that, and with it it would
+ * choose the rate (and make the source be asked about any day it likes).
  *
  * The engine's `rate` is synchronous, so the answers are collected first; a currency without
  * a rate stays unknown and the engine fails closed (CURRENCY_MISMATCH, never a guess).
  */
 import type { Action, EvalContext, PreparedAgreement, PreparedDelegation } from "../../core/evaluate/index.js";
 import type { Rate } from "../../core/money/index.js";
-import { formatInstant, parseInstant } from "../../core/time/index.js";
+import { formatInstant } from "../../core/time/index.js";
 
 /** Looks up units of `to` per one `from` on `day` (undefined when no rate is known). */
 export type RateLookup = (from: string, to: string, day: string) => Promise<Rate | undefined>;
@@ -27,18 +29,17 @@ export function currenciesNeeded(agreement: PreparedAgreement, delegation: Prepa
   return [...out].filter((c) => typeof c === "string" && /^[A-Z]{3}$/.test(c)).sort();
 }
 
-/** The engine's `rate` for `action` (undefined when no conversion is needed). */
+/** The engine's `rate` for `action` decided at `nowMs` (undefined when no conversion is needed). */
 export async function ratesFor(
   agreement: PreparedAgreement,
   delegation: PreparedDelegation,
   action: Action,
   lookup: RateLookup,
+  nowMs: number,
 ): Promise<EvalContext["rate"] | undefined> {
   const wanted = currenciesNeeded(agreement, delegation, action);
   if (wanted.length === 0) return undefined;
-  const at = parseInstant(action.proposed_at);
-  if (at === undefined) return undefined;
-  const day = formatInstant(at).slice(0, 10);
+  const day = formatInstant(nowMs).slice(0, 10);
   const found = await Promise.all(wanted.map(async (to) => [to, await lookup(action.currency, to, day)] as const));
   const rates = new Map<string, Rate>();
   for (const [to, r] of found) if (r !== undefined) rates.set(to, r);

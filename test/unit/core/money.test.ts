@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MoneyError, convertMinor, currencyExponent, formatMinor, isCurrency, parseRate, toMinor } from "../../../src/core/money/index.js";
+import { MoneyError, convertMinor, currencyExponent, currencyRefusal, formatMinor, isCurrency, isIsoCurrency, parseRate, toMinor } from "../../../src/core/money/index.js";
 
 describe("money", () => {
   it("knows ISO 4217 exponents", () => {
@@ -12,8 +12,29 @@ describe("money", () => {
     expect(isCurrency("EURO")).toBe(false);
     // Well-formed but not ISO 4217: Intl would format it, no source or ledger knows it.
     for (const c of ["QQQ", "ZZZ", "ABC", "USX"]) expect(isCurrency(c), c).toBe(false);
-    // ISO 4217 codes ICU does not list as in use (metals, funds) are still currencies.
-    for (const c of ["XAU", "XAG", "CLF", "USN"]) expect(isCurrency(c), c).toBe(true);
+    // ISO 4217 fund codes ICU does not list as in use are still payment currencies.
+    for (const c of ["CLF", "USN", "UYW"]) expect(isCurrency(c), c).toBe(true);
+  });
+  it("takes minor units from ISO 4217, not from CLDR's display digits", () => {
+    // CLDR (Intl) shows these with 0 decimals; ISO 4217 gives HUF, COP, IDR, PKR 2 and IQD 3.
+    for (const [c, e] of [["HUF", 2], ["COP", 2], ["IDR", 2], ["PKR", 2], ["IQD", 3], ["JPY", 0], ["KRW", 0], ["ISK", 0], ["CLP", 0], ["BHD", 3], ["TND", 3], ["CLF", 4], ["UYW", 4], ["EUR", 2], ["MGA", 2]] as const) {
+      expect(currencyExponent(c), c).toBe(e);
+    }
+    expect(toMinor("1.005", "IQD")).toBe(1005n);
+    expect(() => toMinor("1.0005", "IQD")).toThrow(/more than 3 decimal places for IQD/);
+    expect(toMinor(1999.99, "HUF")).toBe(199999n);
+    expect(() => toMinor(1.5, "JPY")).toThrow(/more than 0 decimal places for JPY/);
+  });
+  it("knows XXX, XTS and the other codes without a minor unit as currencies, never as payment currencies", () => {
+    for (const c of ["XXX", "XTS", "XAU", "XAG", "XDR", "XPT"]) {
+      expect(isIsoCurrency(c), c).toBe(true);
+      expect(isCurrency(c), c).toBe(false);
+      expect(() => toMinor(1, c), c).toThrow(/not a payment currency/);
+      expect(currencyRefusal(c), c).toBe("is not a payment currency (ISO 4217 gives it no minor unit)");
+    }
+    expect(currencyRefusal("QQQ")).toBe("is not a known currency");
+    expect(isIsoCurrency("QQQ")).toBe(false);
+    expect(currencyRefusal("USD")).toBeUndefined();
   });
   it("converts to minor units exactly", () => {
     expect(toMinor(12.34, "USD")).toBe(1234n);

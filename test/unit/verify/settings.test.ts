@@ -13,7 +13,7 @@ describe("verify settings", () => {
     expect(load({})).toEqual({
       settings: {
         ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
-        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60, spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2,
+        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60, spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2, proposedAtSkewSeconds: 300,
       },
       problems: [],
     });
@@ -39,6 +39,13 @@ describe("verify settings", () => {
       "WRIT_SPEND_BATCH_WAIT_MS must be an integer from 0 to 100; using 1",
       "WRIT_SPEND_BATCHES_IN_FLIGHT must be an integer from 1 to 64; using 2",
     ]);
+  });
+
+  it("reads WRIT_PROPOSED_AT_SKEW_SECONDS, 1 to 86400", () => {
+    expect(load({ WRIT_PROPOSED_AT_SKEW_SECONDS: "30" }).settings.proposedAtSkewSeconds).toBe(30);
+    const bad = load({ WRIT_PROPOSED_AT_SKEW_SECONDS: "0" });
+    expect(bad.settings.proposedAtSkewSeconds).toBe(300);
+    expect(bad.problems).toEqual(["WRIT_PROPOSED_AT_SKEW_SECONDS must be an integer from 1 to 86400; using 300"]);
   });
 
   it("reads WRIT_CACHE_TTL_MS from 0 (caches off) to an hour", () => {

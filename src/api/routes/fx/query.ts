@@ -10,7 +10,7 @@
  * naming a real calendar date (2025-02-30 is a 400), default the current UTC day of `now`.
  * A parameter given twice is a 400.
  */
-import { isCurrency } from "../../../core/money/index.js";
+import { isIsoCurrency } from "../../../core/money/index.js";
 import { hasDayForm, isUtcDay, utcDayOf } from "../../../fx/index.js";
 import { ApiError } from "../../errors.js";
 
@@ -37,7 +37,7 @@ function single(query: Record<string, unknown>, name: string): string | undefine
 function code(query: Record<string, unknown>, name: string): string | undefined {
   const v = single(query, name);
   if (v !== undefined && !CURRENCY_RE.test(v)) throw invalid(`${name} must be three upper-case letters (an ISO 4217 code such as EUR)`);
-  if (v !== undefined && !isCurrency(v)) throw invalid(`${name} ${v} is not an ISO 4217 currency code`);
+  if (v !== undefined && !isIsoCurrency(v)) throw invalid(`${name} ${v} is not an ISO 4217 currency code`);
   return v;
 }
 

@@ -3,14 +3,15 @@
  * one payment action against the agent's active stored agreement and records an ALLOW in the
  * ledger (src/verify/pipeline/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
  * svc_decision, reasons, messages, required_action, agent_id, agreement_id, action_id,
- * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency),
+ * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency, or
+ * a proposed_at farther from the service clock than WRIT_PROPOSED_AT_SKEW_SECONDS),
  * 401/403 credentials, 403 another operator's agent, 404 unknown agent, 409 a reused
  * action_id, 503 storage unset or unreachable.
  *
  * Also registers `POST /v1/verify/outcomes` (./outcomes.ts).
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { isCurrency } from "../../../core/money/index.js";
+import { currencyRefusal } from "../../../core/money/index.js";
 import { fxSourceFor, rateFor } from "../../../fx/index.js";
 import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/pipeline/decide.js";
 import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/pipeline/request.js";
@@ -21,11 +22,12 @@ import { logAppendOptions } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
 
-const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED"> = {
+const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"> = {
   AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
   AGENT_NOT_OWNED: "AGENT_NOT_OWNED",
   ACTION_REUSED: "VERIFY_ACTION_REUSED",
   ACTION_RELEASED: "VERIFY_ACTION_RELEASED",
+  PROPOSED_AT_SKEW: "VERIFY_PROPOSED_AT_SKEW",
 };
 
 /** The verify runtime of an app with a database (503 without one). */
@@ -60,7 +62,8 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
       try {
         const credential = keyCredential(request);
         const body = request.body;
-        if (!isCurrency(body.action.currency)) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} is not a known currency`);
+        const refused = currencyRefusal(body.action.currency);
+        if (refused !== undefined) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} ${refused}`);
         const pool = app.requireDb();
         const now = app.clock();
         const source = fxSourceFor(app.settings.fx, app.settings.outbound);
@@ -75,6 +78,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           metrics: rt.metrics,
           rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),
           now,
+          proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000,
           logSigner: app.logSigner,
           logOptions: logAppendOptions(app, now),
           policy: rt.policy,

@@ -103,6 +103,13 @@ describe("writ verify", () => {
     expect(r.err).toContain("--amount 12.505");
     r = await verify(["--agent", "a", "--amount", "-3", "--currency", "USD"]);
     expect(r.code).toBe(2);
+    // A double cannot carry it (it would be sent as 123456789012345.12): refused, never rounded.
+    r = await verify(["--agent", "a", "--amount", "123456789012345.12345678", "--currency", "USD"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("--amount 123456789012345.12345678: a JSON number cannot carry it exactly");
+    r = await verify(["--agent", "a", "--amount", "3", "--currency", "XTS"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("--currency XTS is not a payment currency");
     r = await verify(["--agent", "a", "--amount", "3", "--currency", "EURO"]);
     expect(r.code).toBe(2);
     expect(r.err).toContain("is not an ISO 4217 currency code");

@@ -7,8 +7,8 @@ import {
 } from "../../../../src/core/mandates/index.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import {
-  decodeSegment, encodeSegment, issueMandate, issuerJwtSpellings, jwsSigner, openPaymentMandateClaims, presentMandate, rebind, validateOpenPaymentMandate,
-  type PresentOptions,
+  decodeSegment, encodeSegment, issueMandate, issuerJwtSpellings, jwsSigner, openPaymentMandateClaims, presentIssued, presentMandate, rebind,
+  validateOpenPaymentMandate, type PresentOptions,
 } from "../../../helpers/ap2-mandates.js";
 import { FIXED_SIGNATURE, IDENTITY_X, ed25519Jwk } from "../../../helpers/ed25519-small-order.js";
 
@@ -261,5 +261,28 @@ describe("one mandate, one identity (issue 27, hole 3)", () => {
     const forged = rebind(`${input}.${FIXED_SIGNATURE.toString("base64url")}~`, `${input}.${FIXED_SIGNATURE.toString("base64url")}`, options());
     const v = await verifyMandatePresentation(forged, { ...verifyOpts, issuerKeys: [{ kid: "weak", publicKey: identity, orgId: "org_x" }] });
     expect(v.problems.map((x) => x.code)).toContain("ISSUER_SIGNATURE_INVALID");
+  });
+});
+
+describe("numbers are read as signed", () => {
+  it("refuses a signed budget a double cannot hold exactly (50.000000000000001 USD, read as 50)", async () => {
+    const claims = options().claims;
+    claims.constraints = [...(claims.constraints as unknown[]), { type: "payment.budget", currency: "USD", max: 50 }];
+    const header = encodeSegment({ typ: "dc+sd-jwt", alg: wallet.alg, kid: wallet.kid });
+    const sign = (json: string): string => {
+      const payload = Buffer.from(json, "utf8").toString("base64url");
+      return `${header}.${payload}.${jwsSigner(wallet)(`${header}.${payload}`)}~`;
+    };
+    const exact = await presentIssued(sign(JSON.stringify({ ...claims, _sd_alg: "sha-256" })), options());
+    const exactAccepted = await acceptOpenPaymentMandate(exact, verifyOpts, mandateAgent);
+    expect(exactAccepted.ok, JSON.stringify(exactAccepted)).toBe(true);
+
+    const text = JSON.stringify({ ...claims, _sd_alg: "sha-256" }).replace('"payment.budget","currency":"USD","max":50}', '"payment.budget","currency":"USD","max":50.000000000000001}');
+    expect(text).toContain("50.000000000000001");
+    const inexact = await presentIssued(sign(text), options());
+    expect(Buffer.from(inexact.split(".")[1] ?? "", "base64url").toString("utf8")).toContain("50.000000000000001");
+    const a = await acceptOpenPaymentMandate(inexact, verifyOpts, mandateAgent);
+    expect(a.ok).toBe(false);
+    expect(JSON.stringify(a)).toMatch(/the issuer JWT payload: constraints\.3\.max 50\.000000000000001 cannot be read exactly/);
   });
 });
