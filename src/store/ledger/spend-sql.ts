@@ -28,6 +28,22 @@ export interface SpendReadInput {
   dcur: string | null;
   /** The agreement revision the spend was decided on (`AllowedSpend.revision`), or null. */
   rev: number | null;
+  /** The spend declares its delegation's chain (`SpendLimits.chain`; the ancestors' rows are locked): read the ancestors. */
+  chain: boolean;
+}
+
+/** One stored ancestor of a spend's delegation, as `writ_spend_read` reads it (migrations/0240_chain_budgets.sql). */
+export interface SpendAncestorRow {
+  id: string;
+  /** Its scope's currency. */
+  currency: string;
+  /** Its scope's cumulative_maximum as stored (major units), or null. */
+  cumulative: unknown;
+  revoked: boolean;
+  /** Its subtree's spend in `currency`, decimal minor units. */
+  spent: string;
+  /** Its subtree holds spend in another currency. */
+  mixed: boolean;
 }
 
 /** What `writ_spend_read` says of one spend. */
@@ -49,6 +65,10 @@ export interface SpendReadRow {
   existing: LedgerEntry | null;
   released: boolean;
   decided: boolean;
+  /** The stored chain ids of the agreement's delegation (root first); null without a delegation. */
+  delegation_chain: string[] | null;
+  /** The stored ancestors (root first) when the spend declared its chain and it has one; else null. */
+  ancestors: SpendAncestorRow[] | null;
 }
 
 /** One decided spend as `writ_spend_write` takes it. */
