@@ -68,6 +68,9 @@ async function childGrant(parent: Delegation, scope: Partial<Scope>, limit: numb
   return { agentId: agent_id, agreementId: s.agreementId, delegationId, record: await stored(delegationId) };
 }
 
+/** The first message of a verify answer. */
+const firstMessage = (body: Record<string, unknown>): string => String((body.messages as { message?: unknown }[] | undefined)?.[0]?.message);
+
 const pay = (g: Grant, amount: number) => w.verify({ agent_id: g.agentId, agreement_id: g.agreementId, action: action({ amount }) });
 
 describe("a child's chain is the stored parent, not its copy", () => {
@@ -102,7 +105,7 @@ describe("a child's chain is the stored parent, not its copy", () => {
 
     const r = await pay(child, 500);
     expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
-    expect(String(r.body.messages?.[0]?.message)).toContain(`spent under delegation ${parent.delegationId} and the delegations below it exceeds its cumulative maximum 1000.00 USD`);
+    expect(firstMessage(r.body)).toContain(`spent under delegation ${parent.delegationId} and the delegations below it exceeds its cumulative maximum 1000.00 USD`);
   });
 
   it("two children of one parent spending concurrently cannot exceed the parent's cumulative budget together, and the parent's own spend counts theirs", async () => {
@@ -145,7 +148,7 @@ describe("a parent's revocation or expiry invalidates its children at evaluation
     expect((await pay(honest, 10)).body.verdict).toBe("ALLOW");
     const before = await pay(forged, 10);
     expect(before.body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_BROKEN"] });
-    expect(String(before.body.messages?.[0]?.message)).toMatch(/link 1 \(del-copy-.*\) is not a stored delegation/);
+    expect(firstMessage(before.body)).toMatch(/link 1 \(del-copy-.*\) is not a stored delegation/);
 
     await withTransaction(w.db.pool, (c) => revokeDelegation(c, parent.delegationId, { reason: "principal revoked", by: "principal", at: new Date() }));
     await expect.poll(async () => (await pay(honest, 10)).body.verdict, { timeout: 5000, interval: 50 }).toBe("DENY");
@@ -182,6 +185,6 @@ describe("a parent's revocation or expiry invalidates its children at evaluation
     const child = await childGrant(foreign, { cumulative_maximum: 100 }, 100);
     const r = await pay(child, 10);
     expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_BROKEN"] });
-    expect(String(r.body.messages?.[0]?.message)).toMatch(/is stored for another organization/);
+    expect(firstMessage(r.body)).toMatch(/is stored for another organization/);
   });
 });

@@ -28,8 +28,6 @@ export interface SpendReadInput {
   dcur: string | null;
   /** The agreement revision the spend was decided on (`AllowedSpend.revision`), or null. */
   rev: number | null;
-  /** The spend declares its delegation's chain (`SpendLimits.chain`; the ancestors' rows are locked): read the ancestors. */
-  chain: boolean;
 }
 
 /** One stored ancestor of a spend's delegation, as `writ_spend_read` reads it (migrations/0240_chain_budgets.sql). */
@@ -67,7 +65,7 @@ export interface SpendReadRow {
   decided: boolean;
   /** The stored chain ids of the agreement's delegation (root first); null without a delegation. */
   delegation_chain: string[] | null;
-  /** The stored ancestors (root first) when the spend declared its chain and it has one; else null. */
+  /** The stored ancestors (root first) when the delegation has a chain; else null (locked only when the spend declared it). */
   ancestors: SpendAncestorRow[] | null;
 }
 

@@ -27,8 +27,9 @@
  *   delegation's agreements in its scope currency (spend in another currency under the
  *   delegation cannot be added without a rate: refused, fail closed). A delegation that has
  *   sub-delegations counts their spend too (its subtree: migrations/0240_chain_budgets.sql).
- * - Sub-delegations: when the agreement's delegation has a stored chain, the spend must
- *   declare it (`limits.chain`, the ids as stored, root first; else CHAIN_BROKEN) and every
+ * - Sub-delegations: when the agreement's delegation has a chain citing a stored delegation,
+ *   the spend must declare it (`limits.chain`, the ids as stored, root first; else
+ *   CHAIN_BROKEN) and every
  *   STORED ancestor's cumulative maximum is re-checked against its subtree's spend plus this
  *   amount (DELEGATION_BUDGET_EXCEEDED naming the ancestor), its row locked before the
  *   child's; a revoked ancestor refuses (CHAIN_LINK_REVOKED). The budgets are read from the
@@ -274,6 +275,8 @@ function chainRefusal(s: AllowedSpend, r: ReadRow, run: Running): SpendResult | 
   if (stored.length === 0) return undefined;
   const c = s.limits?.chain;
   const no = (reason: SpendRefusal, message: string): SpendResult => ({ recorded: false, reason, message });
+  // A chain none of whose links is stored has no budget above to re-check (evaluation refuses it: CHAIN_BROKEN).
+  if (!c && (r.ancestors ?? []).length === 0) return undefined;
   if (!c || c.delegationId !== r.delegation_id || c.ancestorIds.length !== stored.length || c.ancestorIds.some((id, i) => id !== stored[i])) {
     return no("CHAIN_BROKEN", `the chain of delegation ${r.delegation_id ?? ""} is stored as [${stored.join(", ")}], not the one this action was checked on`);
   }
@@ -353,7 +356,6 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   const input = spends.map((s, i): SpendReadInput => ({
     i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
     parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null, rev: s.revision ?? null,
-    chain: s.limits?.chain !== undefined,
   }));
   // Locked by writ_spend_read in the lock order (depth, then id), whatever the order here.
   const delegations = sorted(

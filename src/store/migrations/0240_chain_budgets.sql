@@ -28,10 +28,11 @@ $$;
 --   order for every transaction, so no two spend batches deadlock (src/store/ledger/index.ts).
 -- - A spend's delegation total (dcur) is its subtree's when the delegation has descendants.
 -- - Two more columns: delegation_chain, the chain_ids of the agreement's delegation (null:
---   no delegation), and, for a spend that declares its chain (`chain`; its ancestors are then
---   among p_delegations, locked), ancestors: one object per STORED ancestor, root first:
---   {id, currency, cumulative (the scope's cumulative_maximum as stored, or null), revoked,
---   spent (its subtree's spend in its currency, decimal text), mixed}.
+--   no delegation), and, when it has a chain, ancestors: one object per STORED ancestor, root
+--   first: {id, currency, cumulative (the scope's cumulative_maximum as stored, or null),
+--   revoked, spent (its subtree's spend in its currency, decimal text), mixed}. They are
+--   locked only when the caller put them in p_delegations: it refuses a spend under a chain
+--   with a stored link that did not (src/store/ledger/spend.ts).
 -- A spend without a delegation chain reads what it read before (one probe of its delegation's
 -- row, as before).
 DROP FUNCTION writ_spend_read(text[], text[], jsonb);
@@ -60,7 +61,7 @@ BEGIN
     coalesce((SELECT true FROM ledger_entries f WHERE f.agreement_id = s.agreement_id AND f.action_id = s.action_id AND f.outcome = 'failed'), false),
     (s.agent_id IS NOT NULL AND coalesce((SELECT true FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id), false)),
     dd.chain_ids,
-    CASE WHEN coalesce(s.chain, false) AND cardinality(dd.chain_ids) > 0 THEN
+    CASE WHEN cardinality(dd.chain_ids) > 0 THEN
       (SELECT jsonb_agg(jsonb_build_object('id', p.delegation_id, 'currency', p.record->'scope'->>'currency', 'cumulative', p.record->'scope'->'cumulative_maximum',
                                            'revoked', p.revoked_at IS NOT NULL, 'spent', coalesce(st.spent, 0)::text, 'mixed', coalesce(st.mixed, false))
                         ORDER BY cardinality(p.chain_ids))
@@ -69,7 +70,7 @@ BEGIN
                           WHERE (p.record->'scope'->'cumulative_maximum') IS NOT NULL) st ON true
        WHERE p.delegation_id = ANY (dd.chain_ids))
     END
-  FROM jsonb_to_recordset(p_spends) AS s(i int, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, dcur text, rev bigint, chain boolean)
+  FROM jsonb_to_recordset(p_spends) AS s(i int, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, dcur text, rev bigint)
   LEFT JOIN LATERAL (SELECT * FROM agreements x WHERE x.agreement_id = s.agreement_id LIMIT 1) a ON true
   LEFT JOIN LATERAL (SELECT y.ledger_sequence, y.ledger_head FROM agreement_ledger_heads y WHERE y.agreement_id = s.agreement_id LIMIT 1) h ON true
   -- The agreement's delegation: one probe (as before), now also its chain and whether it has descendants.
