@@ -13,12 +13,18 @@
  *   under a revoked link, or re-applied after its own revocation, is stored revoked.
  * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
  *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
+ * - A record with a chain marks every stored ancestor `has_descendants` (migrations/
+ *   0240_chain_budgets.sql), before it touches its own row and locking them root first (the
+ *   lock order of ./ledger/index.ts): from then on an ancestor's cumulative total is its whole
+ *   subtree's spend. The store does not judge the chain: what a link cites is read from the
+ *   store at evaluation (`loadChainHeads`, core `withStoredChain`) and by the controller
+ *   (`loadStoredChain`) before it stores a declaration.
  *
  * The store does not check `revocable`: whether a principal may revoke is decided at the edge.
  * Every function runs its statements on the given client: call it inside a transaction
  * (`withTransaction`).
  */
-import type { Delegation } from "../core/delegation/index.js";
+import type { Delegation, StoredAncestor } from "../core/delegation/index.js";
 import { canonicalJson } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
 import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
@@ -106,6 +112,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  if (chainIds.length > 0) await markAncestors(q, chainIds);
   const { rows } = await q.query<StoredRow>(
     "SELECT generation::text AS generation, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
     [id],
@@ -170,6 +177,24 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   if (revocation) out.revocation = revocation;
   if (embedded) out.agreement = await upsertAgreement(q, embedded, { delegationId: id, orgId, agentId: record.agent.agent_id });
   return out;
+}
+
+/**
+ * Marks the stored delegations `ids` (a chain's links) as having descendants, locking the rows
+ * still unmarked root first (depth, then id: the spend transaction's order), so their budgets
+ * count the subtree. Reads without a lock first: once marked (the usual case) nothing is written.
+ */
+async function markAncestors(q: Queryable, ids: readonly string[]): Promise<void> {
+  const { rows } = await q.query("SELECT 1 FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants LIMIT 1", [ids]);
+  if (rows.length === 0) return;
+  await q.query(
+    `WITH locked AS (
+       SELECT delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants
+       ORDER BY cardinality(chain_ids), delegation_id FOR NO KEY UPDATE
+     )
+     UPDATE delegations d SET has_descendants = true FROM locked WHERE d.delegation_id = locked.delegation_id`,
+    [ids],
+  );
 }
 
 /**
@@ -265,4 +290,36 @@ export async function loadDelegationRecords(q: Queryable, ids: readonly string[]
 export async function listRevokedDelegationIds(q: Queryable): Promise<string[]> {
   const { rows } = await q.query<{ delegation_id: string }>("SELECT delegation_id FROM delegation_revocations");
   return rows.map((r) => r.delegation_id);
+}
+
+/** What the chain reads of a stored delegation: its version, tenant and revocation (the record comes from the record cache). */
+export interface ChainHead {
+  delegationId: string;
+  generation: number;
+  orgId: string | null;
+  revoked: boolean;
+}
+
+/** The heads of the stored delegations among `ids` (one statement; the verify path reads a chain's with it). */
+export async function loadChainHeads(q: Queryable, ids: readonly string[]): Promise<ChainHead[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ delegation_id: string; generation: string; org_id: string | null; revoked: boolean }>(
+    "SELECT delegation_id, generation::text AS generation, org_id, revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = ANY($1::text[])",
+    [ids],
+  );
+  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), orgId: r.org_id, revoked: r.revoked }));
+}
+
+/**
+ * The stored delegations that the links `ids` cite, in the order of `ids` (undefined where
+ * none is stored), as core `withStoredChain` takes them. One statement.
+ */
+export async function loadStoredChain(q: Queryable, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ delegation_id: string; org_id: string | null; revoked: boolean; record: Delegation }>(
+    "SELECT delegation_id, org_id, revoked_at IS NOT NULL AS revoked, record FROM delegations WHERE delegation_id = ANY($1::text[])",
+    [ids],
+  );
+  const byId = new Map(rows.map((r) => [r.delegation_id, { delegation: r.record, orgId: r.org_id, revoked: r.revoked }]));
+  return ids.map((id) => byId.get(id));
 }

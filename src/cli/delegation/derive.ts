@@ -16,10 +16,10 @@
 import { canonicalJson } from "../../core/canonical/index.js";
 import {
   conditionWidenings,
+  parentLink,
   prepareChain,
   privilegeOf,
   scopeWidenings,
-  type ChainLink,
   type Delegation,
   type Privilege,
 } from "../../core/delegation/index.js";
@@ -32,21 +32,6 @@ const CHILD_MEMBERS = new Set([
 const RANK: Readonly<Record<Privilege, number>> = { standard: 0, standing: 1, high: 2 };
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** The chain link that records `parent` in its children's `delegation_chain`. */
-export function parentLink(parent: Delegation): ChainLink {
-  const last = parent.delegation_chain.at(-1);
-  const delegator = last === undefined ? { type: parent.principal.type, id: parent.principal.id } : { type: "agent" as const, id: last.delegate.agent_id };
-  return {
-    delegation_id: parent.delegation_id,
-    delegator,
-    delegate: { agent_id: parent.agent.agent_id },
-    delegated_at: parent.granted_at,
-    expires_at: parent.expires_at,
-    scope: structuredClone(parent.scope),
-    ...(parent.conditions.length > 0 ? { conditions: structuredClone(parent.conditions) } : {}),
-  };
-}
 
 /** Why `fields` cannot describe a child of `parent` (a sentence per problem); empty when they can. */
 export function childFieldProblems(parent: Delegation, fields: Record<string, unknown>): string[] {

@@ -15,14 +15,17 @@
 import { prepareAgreement } from "../../core/agreement/index.js";
 import { delegationFromSpec } from "../../core/crd/index.js";
 import {
+  chainCopyProblems,
   effectiveStatus,
   evaluateChain,
   evaluateCondition,
   prepareDelegation,
   validateCondition,
+  withStoredChain,
   type Delegation,
   type DelegationStatus,
   type PreparedDelegationWithProblems,
+  type StoredAncestor,
 } from "../../core/delegation/index.js";
 import type { Finding } from "../../core/evaluate/reasons.js";
 import { DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/types.js";
@@ -66,6 +69,29 @@ export async function checkDelegationSpec(spec: unknown, now: number): Promise<D
     refusals.push(...integrityRefusals(pa, "spec.intent_agreement"), ...bindingRefusals(pa, prepared, "spec.intent_agreement"));
   }
   return { record, prepared, refusals };
+}
+
+/**
+ * The chain of `prepared` judged against the delegations its links cite as stored
+ * (`ancestors[i]` for link i, undefined when not stored; `orgId` the namespace's organization):
+ * CHAIN_BROKEN for a link that is not stored, another organization's, filed under other
+ * ancestors, of another root principal, or whose declared copy differs from the stored record;
+ * CHAIN_SCOPE_WIDENED when the grant widens its stored parent. Findings the declared copy
+ * already gave (`checkDelegationSpec`) are not repeated.
+ */
+export function storedChainRefusals(prepared: PreparedDelegationWithProblems, orgId: string, ancestors: readonly (StoredAncestor | undefined)[]): Refusal[] {
+  const out: Refusal[] = [];
+  const stored = withStoredChain(prepared, orgId, ancestors);
+  if (stored.chainBroken !== undefined && stored.chainBroken !== prepared.chainBroken) {
+    out.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${stored.chainBroken}` });
+  }
+  if (stored.chainWidened !== undefined && stored.chainWidened !== prepared.chainWidened) {
+    out.push({ condition: "ChainValid", code: "CHAIN_SCOPE_WIDENED", message: `spec.delegation_chain (as stored): ${stored.chainWidened}` });
+  }
+  for (const why of chainCopyProblems(prepared.delegation, ancestors)) {
+    out.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${why}; derive the chain from the stored parent (writ delegation narrow)` });
+  }
+  return out;
 }
 
 /** What the status reports of a stored delegation. */

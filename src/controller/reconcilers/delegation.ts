@@ -6,7 +6,10 @@
  * organization and the agent registered to it; `spec.delegation_id` must be the id this resource
  * stored before (annotation `writ.dev/record-id`: a new grant is a new resource); a record stored
  * under that id must belong to the same organization, and an update must not silently extend it
- * (`silentExtension`: renewal is a new grant). Any refusal leaves Postgres untouched (a record
+ * (`silentExtension`: renewal is a new grant); a chain must cite delegations stored for the
+ * same organization, its declared links must be exact copies of them and the grant must only
+ * narrow its stored parent (`storedChainRefusals`; a link not stored yet is retried every 30 s
+ * and when it is stored). Any refusal leaves Postgres untouched (a record
  * stored earlier stays in force) and is reported as `Ready=False` with its reason code.
  * Otherwise the finalizer is added and the record upserted (with its embedded agreement, whose
  * mandate hashes are logged once). `spec.state: revoked` revokes (the store revokes everything
@@ -24,7 +27,7 @@
  */
 import { silentExtension } from "../../core/delegation/index.js";
 import type { Delegation } from "../../core/delegation/index.js";
-import { loadDelegation, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
+import { loadDelegation, loadStoredChain, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
 import { recordRevocation } from "../../store/revocation-record.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
@@ -44,7 +47,7 @@ import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
 import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
 import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
-import { checkDelegationSpec, delegationView, type DelegationView } from "./delegation-checks.js";
+import { checkDelegationSpec, delegationView, storedChainRefusals, type DelegationView } from "./delegation-checks.js";
 import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
@@ -147,6 +150,8 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   const record = check.record;
   const declaredId = storedRecordId(obj);
   let stored: StoredDelegation | undefined;
+  /** A link the chain cites is not stored (yet): retried, and queued when the parent is stored. */
+  let awaitingParent = false;
   if (!record && binding.ok && declaredId !== undefined) {
     // This generation does not validate: what verify enforces is what this resource stored before.
     stored = await loadDelegation(ctx.pool, declaredId);
@@ -175,6 +180,12 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       } else if (stored && !stored.revokedAt) {
         const why = silentExtension(stored.record, record);
         if (why !== undefined) refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `refused as a silent extension: ${why}` });
+      }
+      if (record.delegation_chain.length > 0 && check.prepared) {
+        // A link cites a stored delegation; its declared copy is judged against it, never trusted.
+        const ancestors = await loadStoredChain(ctx.pool, record.delegation_chain.map((l) => l.delegation_id));
+        refusals.push(...storedChainRefusals(check.prepared, binding.orgId, ancestors));
+        awaitingParent = ancestors.some((a) => a === undefined);
       }
     }
   }
@@ -241,7 +252,9 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
 
   if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
   if (stored?.revokedAt && !wasRevoked) enqueueBelow(ctx, stored.delegationId);
-  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
+  // A child declared before its parent was stored is judged again now.
+  else if (upserted?.created && record) enqueueBelow(ctx, record.delegation_id);
+  if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND") || (refused && awaitingParent)) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
   return {};
 }

@@ -10,10 +10,21 @@
  * or narrower. `prepareChain` records the first break and the first widening, each naming
  * the link; `evaluateChain` adds what can change after preparation: revocation and expiry of
  * any link (a revocation or expiry anywhere above invalidates everything below).
+ *
+ * A link is a citation of a stored delegation, never a fact of its own: `withStoredChain`
+ * replaces every link by the one its STORED delegation gives (`parentLink`), so narrowing,
+ * continuity, expiry and revocation are judged against what the service holds. A link must
+ * be a delegation stored for the same organization, filed under the same ancestors (its
+ * stored chain is this chain's links above it) and given to the agent that delegates next
+ * (continuity, checked by `prepareChain` on the stored links); every stored ancestor names
+ * the same root principal (with the same key) as this delegation. `chainCopyProblems` says
+ * where a declared copy differs from the stored delegation it cites (the controller refuses
+ * such a declaration). docs/threat-model/chains.md.
  */
 import type { EvalContext, PreparedDelegation, PreparedLink } from "../evaluate/types.js";
 import type { Finding } from "../evaluate/reasons.js";
 import { conditionWidenings } from "./condition-narrowing.js";
+import { canonicalJson } from "../canonical/index.js";
 import { parseInstant } from "../time/index.js";
 import { scopeWidenings } from "./scope.js";
 import type { ChainLink, Condition, Delegation, Scope } from "./types.js";
@@ -180,7 +191,7 @@ export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): F
     const pl = chain[i];
     if (pl === undefined) continue;
     const id = (pl.link as { delegation_id?: unknown } | undefined)?.delegation_id;
-    if (!revoked && typeof id === "string" && ctx.revocations.isDelegationRevoked(id)) {
+    if (!revoked && (pl.revoked === true || (typeof id === "string" && ctx.revocations.isDelegationRevoked(id)))) {
       revoked = true;
       out.push({ code: "CHAIN_LINK_REVOKED", message: `link ${i + 1} (${id}) is revoked, which invalidates everything below it` });
     }
@@ -192,5 +203,96 @@ export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): F
       });
     }
   }
+  return out;
+}
+
+/** The chain link that records `parent` in its children's `delegation_chain` (what `writ delegation narrow` writes). */
+export function parentLink(parent: Delegation): ChainLink {
+  const last = parent.delegation_chain.at(-1);
+  const delegator = last === undefined ? { type: parent.principal.type, id: parent.principal.id } : { type: "agent" as const, id: last.delegate.agent_id };
+  return {
+    delegation_id: parent.delegation_id,
+    delegator,
+    delegate: { agent_id: parent.agent.agent_id },
+    delegated_at: parent.granted_at,
+    expires_at: parent.expires_at,
+    scope: structuredClone(parent.scope),
+    ...(parent.conditions.length > 0 ? { conditions: structuredClone(parent.conditions) } : {}),
+  };
+}
+
+/** A delegation as the store holds it, for judging a chain that cites it. */
+export interface StoredAncestor {
+  /** The stored record (its `status` is `revoked` once revoked). */
+  delegation: Delegation;
+  /** The organization it is stored for (null: none). */
+  orgId: string | null;
+  /** Revoked in the store. */
+  revoked: boolean;
+}
+
+/** Why the stored ancestors do not form this delegation's chain (the first problem), or undefined. */
+function storedChainBreak(child: Delegation, childOrg: string | null, ancestors: readonly (StoredAncestor | undefined)[]): string | undefined {
+  const ids = child.delegation_chain.map((l) => l.delegation_id);
+  const principal = canonicalJson(child.principal);
+  for (let i = 0; i < ids.length; i++) {
+    const label = `link ${i + 1} (${String(ids[i])})`;
+    const a = ancestors[i];
+    if (!a || a.delegation.delegation_id !== ids[i]) return `${label} is not a stored delegation: a chain can only cite grants this service holds`;
+    if (a.orgId !== childOrg) return `${label} is stored for another organization`;
+    const above = a.delegation.delegation_chain.map((l) => l.delegation_id);
+    if (canonicalJson(above) !== canonicalJson(ids.slice(0, i))) {
+      return `${label} is stored under the chain [${above.join(", ")}], not [${ids.slice(0, i).join(", ")}]`;
+    }
+    if (canonicalJson(a.delegation.principal) !== principal) return `${label} is stored for another root principal (or principal key) than this delegation's`;
+  }
+  return undefined;
+}
+
+/**
+ * `prepared` (this delegation, prepared from its record) with its chain read from the store:
+ * `ancestors[i]` is the stored delegation that link i cites (undefined: not stored), and
+ * `childOrg` this delegation's organization. The links become the stored delegations' own
+ * (`parentLink`), and the chain findings are recomputed from them: CHAIN_BROKEN for a link
+ * that is not stored, is another organization's, is filed under other ancestors or names
+ * another root principal, or that does not connect; CHAIN_SCOPE_WIDENED when this delegation
+ * or a link widens its stored parent; a stored revocation marks its link revoked, and a link
+ * stored as expired lapses. The declared copies are not read (pure; no I/O).
+ */
+export function withStoredChain(prepared: PreparedDelegation, childOrg: string | null, ancestors: readonly (StoredAncestor | undefined)[]): PreparedDelegation {
+  const child = prepared.delegation;
+  const broken = storedChainBreak(child, childOrg, ancestors);
+  const links = child.delegation_chain.map((copy, i) => {
+    const a = ancestors[i];
+    return a ? parentLink(a.delegation) : copy;
+  });
+  const fromStore = prepareChain({ ...child, delegation_chain: links });
+  const chain = fromStore.chain.map((pl, i): PreparedLink => {
+    const a = ancestors[i];
+    if (!a) return pl;
+    const out: PreparedLink = { ...pl, expiresAtMs: a.delegation.status === "expired" ? 0 : pl.expiresAtMs };
+    if (a.revoked || a.delegation.status === "revoked") out.revoked = true;
+    return out;
+  });
+  const out: PreparedDelegation = { ...prepared, chain };
+  delete out.chainBroken;
+  delete out.chainWidened;
+  const why = broken ?? fromStore.chainBroken;
+  if (why !== undefined) out.chainBroken = why;
+  if (fromStore.chainWidened !== undefined) out.chainWidened = fromStore.chainWidened;
+  return out;
+}
+
+/** Where the declared links of `child` differ from the stored delegations they cite (one sentence per link), empty when they are exact copies. */
+export function chainCopyProblems(child: Delegation, ancestors: readonly (StoredAncestor | undefined)[]): string[] {
+  const out: string[] = [];
+  child.delegation_chain.forEach((copy, i) => {
+    const a = ancestors[i];
+    if (!a) return;
+    const stored = parentLink(a.delegation) as unknown as Record<string, unknown>;
+    const declared = copy as unknown as Record<string, unknown>;
+    const fields = [...new Set([...Object.keys(stored), ...Object.keys(declared)])].filter((k) => canonicalJson(stored[k] ?? null) !== canonicalJson(declared[k] ?? null));
+    if (fields.length > 0) out.push(`link ${i + 1} (${copy.delegation_id}) is not a copy of the stored delegation it cites: ${fields.join(", ")} differ${fields.length === 1 ? "s" : ""}`);
+  });
   return out;
 }

@@ -6,7 +6,7 @@ export { SCOPE_LIST_FIELDS, prepareScope, scopeWidenings, type ScopeListField } 
 export { isTimeZone, localTime, zoneOffsetMs, type LocalTime } from "./zone-clock.js";
 export { evaluateCondition, evaluateConditions, validateCondition } from "./conditions.js";
 export { conditionNarrows, conditionWidenings, describeCondition } from "./condition-narrowing.js";
-export { evaluateChain, prepareChain, type PreparedChain } from "./chain.js";
+export { chainCopyProblems, evaluateChain, parentLink, prepareChain, withStoredChain, type PreparedChain, type StoredAncestor } from "./chain.js";
 export { STANDING_LIFETIME_MS, evaluateApproval, preparedPrivilege, privilegeOf } from "./approval.js";
 export { renewDelegation, silentExtension, type RenewalInit } from "./renewal.js";
 export { prepareDelegation, type PreparedDelegationWithProblems } from "./prepare.js";

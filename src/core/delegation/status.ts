@@ -33,7 +33,7 @@ export function effectiveStatus(prepared: PreparedDelegation, ctx: EvalContext, 
   if (d.status === "revoked" || ctx.revocations.isDelegationRevoked(d.delegation_id)) return "revoked";
   for (const l of prepared.chain) {
     const id = (l.link as { delegation_id?: unknown } | undefined)?.delegation_id;
-    if (typeof id === "string" && ctx.revocations.isDelegationRevoked(id)) return "revoked";
+    if (l.revoked === true || (typeof id === "string" && ctx.revocations.isDelegationRevoked(id))) return "revoked";
   }
   if (d.status === "expired" || ctx.now >= prepared.expiresAtMs) return "expired";
   for (const l of prepared.chain) if (l.expiresAtMs <= ctx.now) return "expired";

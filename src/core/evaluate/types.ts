@@ -129,6 +129,8 @@ export interface PreparedScope {
 export interface PreparedLink {
   link: ChainLink;
   expiresAtMs: number;
+  /** The stored delegation of this link is revoked (set when the chain was read from the store: `withStoredChain`). */
+  revoked?: boolean;
 }
 
 export interface PreparedDelegation {

@@ -20,12 +20,17 @@
  *
  *   1. the delegation-tree advisory lock (`LOCK_IDS.delegationTree`: shared by delegation
  *      upserts, exclusive for revocations), when taken;
- *   2. delegation rows (`FOR NO KEY UPDATE`), parents before children; a spend locks its
- *      delegation's row only when a delegation budget applies, and a batch of spends locks
- *      its delegations' rows in id order (a batch never holds a delegation and its ancestor
- *      unless two of its agreements hang under both; should it then meet a revocation
- *      locking that subtree the other way, Postgres ends one of the two with a deadlock
- *      error and the batch is retried in halves);
+ *   2. delegation rows (`FOR NO KEY UPDATE`), ancestors before descendants: ordered by depth
+ *      (the length of the row's `chain_ids`), then id, in every transaction that locks more
+ *      than one. A spend locks its delegation's row when a delegation budget applies, and,
+ *      when the delegation has a chain, every ancestor's row ROOT FIRST, THEN the child's
+ *      (its budget is re-checked against every stored ancestor's in the same transaction as
+ *      the child's ledger entry); a batch of spends locks all of its delegations' rows in
+ *      that one order (depth, id), so batches never deadlock one another. A delegation upsert
+ *      that marks ancestors (`has_descendants`) locks them in the same order before its own
+ *      row. A revocation locks its subtree's rows as its UPDATE meets them; should that meet
+ *      a spend batch the other way, Postgres ends one of the two with a deadlock error and
+ *      the batch is retried in halves;
  *   3. agreement rows (`FOR NO KEY UPDATE`): one per transaction on the outcome path; a
  *      batch of spends locks all of its agreements' rows in id order, so two batches (of
  *      any processes) never deadlock;

@@ -31,6 +31,20 @@ export interface SpendReadInput {
   rev: number | null;
 }
 
+/** One stored ancestor of a spend's delegation, as `writ_spend_read` reads it (migrations/0240_chain_budgets.sql). */
+export interface SpendAncestorRow {
+  id: string;
+  /** Its scope's currency. */
+  currency: string;
+  /** Its scope's cumulative_maximum as stored (major units), or null. */
+  cumulative: unknown;
+  revoked: boolean;
+  /** Its subtree's spend in `currency`, decimal minor units. */
+  spent: string;
+  /** Its subtree holds spend in another currency. */
+  mixed: boolean;
+}
+
 /** What `writ_spend_read` says of one spend. */
 export interface SpendReadRow {
   i: number;
@@ -54,6 +68,10 @@ export interface SpendReadRow {
   existing_request_hash: HashString | null;
   /** Some entry of the action came with the agreement's record (an import): the action_id is spent, never matched. */
   imported: boolean;
+  /** The stored chain ids of the agreement's delegation (root first); null without a delegation. */
+  delegation_chain: string[] | null;
+  /** The stored ancestors (root first) when the delegation has a chain; else null (locked only when the spend declared it). */
+  ancestors: SpendAncestorRow[] | null;
 }
 
 /** One decided spend as `writ_spend_write` takes it. */

@@ -25,7 +25,16 @@
  *   against its total, the parent cumulative maximum against the agreement's total in the
  *   entry's currency, the delegation's cumulative maximum against the spend of all the
  *   delegation's agreements in its scope currency (spend in another currency under the
- *   delegation cannot be added without a rate: refused, fail closed).
+ *   delegation cannot be added without a rate: refused, fail closed). A delegation that has
+ *   sub-delegations counts their spend too (its subtree: migrations/0240_chain_budgets.sql).
+ * - Sub-delegations: when the agreement's delegation has a chain citing a stored delegation,
+ *   the spend must declare it (`limits.chain`, the ids as stored, root first; else
+ *   CHAIN_BROKEN) and every
+ *   STORED ancestor's cumulative maximum is re-checked against its subtree's spend plus this
+ *   amount (DELEGATION_BUDGET_EXCEEDED naming the ancestor), its row locked before the
+ *   child's; a revoked ancestor refuses (CHAIN_LINK_REVOKED). The budgets are read from the
+ *   stored rows under their locks, never from the child's copy of its chain. A spend without
+ *   a chain reads nothing more than before.
  * - Idempotent on `actionId`, for as long as the ledger exists: an action already recorded as
  *   allowed (before, or earlier in the batch) returns its entry (`replayed: true`) and spends
  *   nothing, whatever the budgets and revocations say now, but only when the spend is the same
@@ -54,7 +63,8 @@
  * - The revision of the agreement is NOT bumped (the ledger is versioned by its sequence), so
  *   prepared records stay cached.
  *
- * Lock order: ./index.ts.
+ * Lock order: ./index.ts (delegation rows by depth then id: ancestors root first, then the
+ * child).
  */
 import type { Pool, PoolClient, QueryResult } from "pg";
 import type { LedgerEntry } from "../../core/agreement/index.js";
@@ -80,6 +90,18 @@ export interface SpendLimits {
     currency: string;
     /** The action's amount in that currency (default `amountMinor`, which must then be in it). */
     amountMinor?: bigint;
+  };
+  /**
+   * The stored chain above the agreement's delegation, required when it has one: every
+   * ancestor's row is locked (root first, before the delegation's) and its cumulative maximum
+   * re-checked with `amountMinor`, the action's amount in `currency` (the chain's scope currency).
+   */
+  chain?: {
+    delegationId: string;
+    /** The chain's ids as stored, root first. */
+    ancestorIds: readonly string[];
+    currency: string;
+    amountMinor: bigint;
   };
 }
 
@@ -108,7 +130,8 @@ export interface AllowedSpend {
 /** Reasons `recordAllowedSpend` refuses for. */
 export type SpendRefusal = Extract<
   ReasonCode,
-  "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "AGREEMENT_REVOKED" | "DELEGATION_REVOKED" | "NO_ACTIVE_AGREEMENT" | "INTENT_NOT_FOUND"
+  | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "AGREEMENT_REVOKED" | "DELEGATION_REVOKED" | "NO_ACTIVE_AGREEMENT" | "INTENT_NOT_FOUND"
+  | "CHAIN_BROKEN" | "CHAIN_LINK_REVOKED"
 >;
 
 /** The outcome of `recordAllowedSpend`. */
@@ -162,6 +185,11 @@ function checkInput(s: AllowedSpend): void {
   const d = s.limits?.delegation;
   if (d && (typeof d.delegationId !== "string" || d.delegationId.length === 0 || d.delegationId.includes("\u0000"))) throw bad("delegation.delegationId must be a non-empty string without NUL");
   if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
+  const c = s.limits?.chain;
+  if (c && (c.ancestorIds.length === 0 || [c.delegationId, ...c.ancestorIds].some((x) => typeof x !== "string" || x.length === 0 || x.includes("\u0000")))) {
+    throw bad("chain needs a delegationId and at least one ancestor id, each a non-empty string without NUL");
+  }
+  if (c && (typeof c.amountMinor !== "bigint" || c.amountMinor < 0n)) throw bad("chain.amountMinor must be a bigint at or above 0");
 }
 
 /** The amount as the JSON number the entry carries; refused when a number cannot carry it exactly. */
@@ -190,6 +218,10 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, t: Totals | undef
       return `agreement ${s.agreementId} is not stored as active or accepted`;
     case "INTENT_NOT_FOUND":
       return `intent ${s.intentId} is not a live intent of agreement ${s.agreementId}`;
+    case "CHAIN_BROKEN":
+      return `the delegation chain of agreement ${s.agreementId} is not the one stored`;
+    case "CHAIN_LINK_REVOKED":
+      return `a delegation above the delegation of agreement ${s.agreementId} is revoked`;
   }
 }
 
@@ -230,9 +262,10 @@ class Running {
     this.heads.set(s.agreementId, { sequence: entry.sequence, head: entry.entry_hash });
     inc(this.intent, key(s.agreementId, s.intentId), s.amountMinor);
     inc(this.agreementCcy, key(s.agreementId, s.currency), s.amountMinor);
-    if (r.delegation_id !== null) {
-      const byCcy = this.delegation.get(r.delegation_id) ?? new Map<string, bigint>();
-      this.delegation.set(r.delegation_id, inc(byCcy, s.currency, s.amountMinor));
+    // Counted for the delegation and for every ancestor (whose totals are their subtrees').
+    for (const id of r.delegation_id !== null ? [r.delegation_id, ...(r.delegation_chain ?? [])] : []) {
+      const byCcy = this.delegation.get(id) ?? new Map<string, bigint>();
+      this.delegation.set(id, inc(byCcy, s.currency, s.amountMinor));
     }
     this.entries.set(key(s.agreementId, s.actionId), { entry, spend: s });
     if (s.decision) this.decided.add(key(s.decision.agentId, s.actionId));
@@ -261,6 +294,47 @@ const reused = (s: AllowedSpend, entry: LedgerEntry): SpendResult => ({
   message: `action ${s.actionId} is recorded in the ledger of agreement ${s.agreementId} (entry ${entry.sequence}) for another request; an action_id is spent for as long as the ledger exists`,
   entry,
 });
+
+/**
+ * The first stored ancestor of the spend's delegation whose state or cumulative maximum
+ * refuses the spend (root first), as a refusal; undefined when every one allows it or the
+ * delegation has no chain. See the module comment.
+ */
+function chainRefusal(s: AllowedSpend, r: ReadRow, run: Running): SpendResult | undefined {
+  const stored = r.delegation_chain ?? [];
+  if (stored.length === 0) return undefined;
+  const c = s.limits?.chain;
+  const no = (reason: SpendRefusal, message: string): SpendResult => ({ recorded: false, reason, message });
+  // A chain none of whose links is stored has no budget above to re-check (evaluation refuses it: CHAIN_BROKEN).
+  if (!c && (r.ancestors ?? []).length === 0) return undefined;
+  if (!c || c.delegationId !== r.delegation_id || c.ancestorIds.length !== stored.length || c.ancestorIds.some((id, i) => id !== stored[i])) {
+    return no("CHAIN_BROKEN", `the chain of delegation ${r.delegation_id ?? ""} is stored as [${stored.join(", ")}], not the one this action was checked on`);
+  }
+  const byId = new Map((r.ancestors ?? []).map((a) => [a.id, a]));
+  for (const id of stored) {
+    const a = byId.get(id);
+    if (!a) return no("CHAIN_BROKEN", `delegation ${id} above delegation ${c.delegationId} is not stored`);
+    if (a.revoked) return no("CHAIN_LINK_REVOKED", `delegation ${id} above delegation ${c.delegationId} is revoked, which invalidates everything below it`);
+    if (a.cumulative === null || a.cumulative === undefined) continue;
+    let max: bigint;
+    try {
+      max = toMinor(a.cumulative as number, a.currency);
+    } catch {
+      return no("DELEGATION_BUDGET_EXCEEDED", `delegation ${id} above delegation ${c.delegationId} has a cumulative maximum that is not a valid amount`);
+    }
+    const fmt = (v: bigint) => `${formatMinor(v, a.currency)} ${a.currency}`;
+    let foreign = false;
+    for (const [ccy, v] of run.delegation.get(id) ?? []) if (ccy !== a.currency && v > 0n) foreign = true;
+    if (a.currency !== c.currency || a.mixed || foreign) {
+      return no("DELEGATION_BUDGET_EXCEEDED", `the spend under delegation ${id} (above delegation ${c.delegationId}) includes other currencies than ${a.currency}, which cannot be added to its cumulative maximum without a rate`);
+    }
+    const spent = BigInt(a.spent) + (run.delegation.get(id)?.get(a.currency) ?? 0n);
+    if (spent + c.amountMinor > max) {
+      return no("DELEGATION_BUDGET_EXCEEDED", `${fmt(c.amountMinor)} on top of ${fmt(spent)} spent under delegation ${id} and the delegations below it exceeds its cumulative maximum ${fmt(max)}`);
+    }
+  }
+  return undefined;
+}
 
 /** A decided spend: its result, or the entry to write (its result is completed once written). */
 type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: Totals } };
@@ -302,6 +376,8 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (l?.sliceMinor !== undefined && t.intentSpent + s.amountMinor > l.sliceMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
   if (l?.parentCumulativeMinor !== undefined && t.totalSpent + s.amountMinor > l.parentCumulativeMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
   if (d && (t.delegationMixed || t.delegationSpent + (d.amountMinor ?? s.amountMinor) > d.cumulativeMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
+  const chain = chainRefusal(s, r, run);
+  if (chain) return { result: chain };
 
   const head = run.heads.get(s.agreementId) ?? { sequence: r.ledger_sequence ?? 0, head: r.ledger_head ?? undefined };
   const entry = nextLedgerEntry(head, {
@@ -312,16 +388,22 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
 }
 
 /**
- * Round trip 1: BEGIN, the locks (delegation rows, then agreement rows, each in id order: the
- * lock order of ./index.ts, the same in every batch so no two batches deadlock), and the read,
- * which starts after the locks are held.
+ * Round trip 1: BEGIN, the locks (delegation rows by depth then id, then agreement rows in id
+ * order: the lock order of ./index.ts, the same in every batch so no two batches deadlock),
+ * and the read, which starts after the locks are held.
  */
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
   const input = spends.map((s, i): SpendReadInput => ({
     i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
     parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null, rev: s.revision ?? null,
   }));
-  const delegations = sorted(spends.flatMap((s) => (s.limits?.delegation ? [s.limits.delegation.delegationId] : [])));
+  // Locked by writ_spend_read in the lock order (depth, then id), whatever the order here.
+  const delegations = sorted(
+    spends.flatMap((s) => [
+      ...(s.limits?.delegation ? [s.limits.delegation.delegationId] : []),
+      ...(s.limits?.chain ? [s.limits.chain.delegationId, ...s.limits.chain.ancestorIds] : []),
+    ]),
+  );
   const sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
   const results = (await client.query(sql)) as unknown as QueryResult<ReadRow>[];
   return (results[results.length - 1] as QueryResult<ReadRow>).rows;

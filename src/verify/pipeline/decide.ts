@@ -8,7 +8,8 @@
  * PROPOSED_AT_SKEW, nothing stored); the agent's status
  * (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
  * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
- * AGREEMENT_NOT_SELECTED); acknowledgement domains; rates (only when a currency differs);
+ * AGREEMENT_NOT_SELECTED); acknowledgement domains; a sub-delegation's stored chain
+ * (./stored-chain.ts: one statement, only for a delegation with a chain); rates (only when a currency differs);
  * `evaluate` (a recorded payment mandate's candidate against its delegation alone, its
  * agreement row holding only the ledger: docs/mandates.md); then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
  * A decision stored earlier for (agent, action_id) wins wherever the new one would be stored:
@@ -58,6 +59,7 @@ import type { RevocationIndex } from "../revocation/index.js";
 import { revokeByPolicy } from "./revoke.js";
 import { selectCandidate } from "./select.js";
 import { allowedSpendFor } from "./spend-request.js";
+import { withStoredAncestors } from "./stored-chain.js";
 import type { SpendWriter } from "./spend-writer.js";
 import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 import { parseInstant } from "../../core/time/index.js";
@@ -303,7 +305,10 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
 
   const c = sel.candidate;
   const agreement = await deps.ackDomains.apply(c.agreement, c.revision);
-  const delegation = c.delegation ?? prepareDelegation(implicitDelegation(c.agreement.agreement, agent.agent_id));
+  // A sub-delegation is judged by the delegations its chain cites as stored (./stored-chain.ts).
+  const delegation = c.delegation
+    ? c.delegation.delegation.delegation_chain.length > 0 ? await withStoredAncestors(deps.pool, deps.cache, c.delegation) : c.delegation
+    : prepareDelegation(implicitDelegation(c.agreement.agreement, agent.agent_id));
   const rate = await ratesFor(agreement, delegation, action, deps.rate, nowMs);
   const ctx: EvalContext = {
     now: nowMs,

@@ -3,7 +3,8 @@
  * (minor units of the intent's currency), and the cumulative limits to re-check inside the
  * lock: the intent's slice, the agreement's parent cumulative maximum and the delegation's
  * cumulative maximum with the action's amount in the delegation's currency (converted with the
- * same rate the evaluation used, rounded up, as the core does). Pure.
+ * same rate the evaluation used, rounded up, as the core does), and, for a sub-delegation, its
+ * chain's ids, whose stored budgets the spend transaction re-checks. Pure.
  */
 import type { Action, Decision, EvalContext } from "../../core/evaluate/index.js";
 import { convertMinor, toMinor } from "../../core/money/index.js";
@@ -43,11 +44,15 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
   if (mandate.sliceMinor !== undefined) limits.sliceMinor = mandate.sliceMinor;
   if (candidate.agreement.parentCumulativeMinor !== undefined) limits.parentCumulativeMinor = candidate.agreement.parentCumulativeMinor;
   const d = candidate.delegation;
-  if (d && d.scope.cumulativeMinor !== undefined) {
+  const chained = d !== undefined && d.delegation.delegation_chain.length > 0;
+  if (d && (d.scope.cumulativeMinor !== undefined || chained)) {
     const currency = d.scope.scope.currency;
     const amountMinor = currency === mandate.mandate.currency ? decision.amount_minor : amountIn(action, currency, opts.rate);
     if (amountMinor === undefined) throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
-    limits.delegation = { delegationId: d.delegation.delegation_id, cumulativeMinor: d.scope.cumulativeMinor, currency, amountMinor };
+    const delegationId = d.delegation.delegation_id;
+    if (d.scope.cumulativeMinor !== undefined) limits.delegation = { delegationId, cumulativeMinor: d.scope.cumulativeMinor, currency, amountMinor };
+    // Every stored ancestor's budget is re-checked in the spend transaction (src/store/ledger/spend.ts).
+    if (chained) limits.chain = { delegationId, ancestorIds: d.delegation.delegation_chain.map((l) => l.delegation_id), currency, amountMinor };
   }
   return {
     agreementId: candidate.agreementId,

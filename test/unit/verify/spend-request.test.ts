@@ -44,6 +44,8 @@ describe("allowedSpendFor", () => {
         sliceMinor: 200_000n,
         parentCumulativeMinor: 600_000n,
         delegation: { delegationId: "del-1", cumulativeMinor: 1_000_000n, currency: "USD", amountMinor: 4250n },
+        // The fixture's delegation has a 3-link chain: every stored ancestor's budget is re-checked in the spend.
+        chain: { delegationId: "del-1", ancestorIds: ["del-link-1", "del-link-2", "del-link-3"], currency: "USD", amountMinor: 4250n },
       },
       decision: { agentId: "a", requestHash: `sha256:${"0".repeat(64)}`, body },
     });
