@@ -5,13 +5,13 @@ import { REASON_CODES, REASONS } from "../../src/core/evaluate/reasons.js";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
 
-/** The text of the README section headed `## title`, up to the next `## `. */
-function readmeSection(title: string): string {
-  const readme = read("README.md");
-  const start = readme.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section ${title}`);
-  const end = readme.indexOf("\n## ", start + 1);
-  return readme.slice(start, end < 0 ? undefined : end);
+/** The text of the section headed `## title` of the doc at `path`, up to the next `## `. */
+function section(path: string, title: string): string {
+  const doc = read(path);
+  const start = doc.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`${path} has no section ${title}`);
+  const end = doc.indexOf("\n## ", start + 1);
+  return doc.slice(start, end < 0 ? undefined : end);
 }
 
 describe("generated docs", () => {
@@ -20,17 +20,17 @@ describe("generated docs", () => {
   });
 });
 
-describe("README", () => {
-  it("Troubleshooting says what to do about every fail-closed STEP_UP reason", () => {
-    const section = readmeSection("Troubleshooting");
+describe("docs by task", () => {
+  it("docs/operations/troubleshooting.md says what to do about every fail-closed STEP_UP reason", () => {
+    const troubleshooting = read("docs/operations/troubleshooting.md");
     const stepUps = REASON_CODES.filter((c) => REASONS[c].verdict === "STEP_UP");
     expect(stepUps.length).toBeGreaterThan(10);
-    expect(stepUps.filter((c) => !section.includes(`| \`${c}\` |`))).toEqual([]);
+    expect(stepUps.filter((c) => !troubleshooting.includes(`| \`${c}\` |`))).toEqual([]);
   });
 
   it("has an architecture picture (Mermaid), CRD upgrade notes and a LICENSE matching package.json", () => {
-    expect(readmeSection("Architecture")).toMatch(/```mermaid\nflowchart /);
-    expect(readmeSection("Upgrading")).toContain("kubectl apply --server-side --force-conflicts -f crds/");
+    expect(section("docs/concepts/index.md", "Architecture")).toMatch(/```mermaid\nflowchart /);
+    expect(read("docs/operations/upgrading.md")).toContain("kubectl apply --server-side --force-conflicts -f crds/");
     expect((JSON.parse(read("package.json")) as { license: string }).license).toBe("Apache-2.0");
     const license = read("LICENSE");
     expect(license).toMatch(/^\s+Apache License\n\s+Version 2\.0, January 2004\n/);
