@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderReasonsDoc } from "../../hack/gen-reasons-doc.js";
 import { REASON_CODES, REASONS } from "../../src/core/evaluate/reasons.js";
@@ -36,5 +37,28 @@ describe("docs by task", () => {
     expect(license).toMatch(/^\s+Apache License\n\s+Version 2\.0, January 2004\n/);
     expect(license).toContain("END OF TERMS AND CONDITIONS");
     expect(license).toContain("9. Accepting Warranty or Additional Liability.");
+  });
+});
+
+/** The environment variables the code reads: quoted names and `env.NAME` reads, in src/ and bin/. */
+function settingsRead(): string[] {
+  const names = new Set<string>();
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : /\.(ts|mjs|js)$/.test(n) ? [join(dir, n)] : []));
+  const root = new URL("../../", import.meta.url).pathname;
+  for (const file of [...walk(join(root, "src")), ...walk(join(root, "bin"))]) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/"((?:WRIT|SVC|BUR)_[A-Z0-9_]+)"/g)) names.add(m[1] as string);
+    for (const m of text.matchAll(/env\??\.((?:WRIT|SVC|BUR)_[A-Z0-9_]+|PORT|HOST|DATABASE_URL|DATABASE_READ_URL|LOG_LEVEL|METRICS_PORT|METRICS_HOST|KUBECONFIG)\b/g)) names.add(m[1] as string);
+  }
+  return [...names].sort();
+}
+
+describe("the settings reference", () => {
+  it("docs/reference/settings.md names every setting the code reads", () => {
+    const doc = read("docs/reference/settings.md");
+    const names = settingsRead();
+    expect(names.length).toBeGreaterThan(60);
+    expect(names.filter((n) => !doc.includes(`\`${n}\``))).toEqual([]);
   });
 });
