@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 import writ from "./hack/eslint/layers.js";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".writ/", ".scratch/", "coverage/", "charts/", "crds/", "dist/"] },
+  { ignores: ["node_modules/", ".writ/", ".scratch/", "coverage/", "charts/", "crds/", "dist/", "docs/.vitepress/cache/", "docs/.vitepress/dist/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

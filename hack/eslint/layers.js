@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The one-way dependencies of src/ (docs: README "Layers"), as the ESLint rule `writ/layers`.
+ * The one-way dependencies of src/ (docs: CONTRIBUTING.md "Layers"), as the ESLint rule `writ/layers`.
  *
  * Every relative `import`/`export ... from`, dynamic `import("...")` and `import("...")` type
  * of a file under src/ is resolved to the top folder of src/ it lands in (its layer) and must

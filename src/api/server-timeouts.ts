@@ -1,7 +1,7 @@
 /**
  * How long a client may hold a connection of the data plane, so slow clients (a request sent
  * a byte at a time, headers never finished, a body that never ends, an idle keep-alive
- * connection) cannot exhaust it. Read once with the other settings (README "Settings").
+ * connection) cannot exhaust it. Read once with the other settings (docs/reference/settings.md).
  *
  * | Setting                          | Default | Meaning                                                  |
  * |----------------------------------|---------|----------------------------------------------------------|

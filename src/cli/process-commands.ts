@@ -18,7 +18,7 @@ interface ProcessVerb {
   reset: boolean;
 }
 
-const ENVIRONMENT = "Settings come from the environment (see the README's Settings); PORT, HOST and DATABASE_URL are the common ones.";
+const ENVIRONMENT = "Settings come from the environment (every one: docs/reference/settings.md); PORT, HOST and DATABASE_URL are the common ones.";
 
 export const PROCESS_VERBS = {
   serve: {

@@ -1,5 +1,5 @@
 /**
- * The outbound policy's settings, read once with the other settings (README "Settings",
+ * The outbound policy's settings, read once with the other settings (docs/reference/settings.md,
  * docs/webhooks.md "Where deliveries may go"):
  *
  * - `WRIT_OUTBOUND_ALLOW_LOOPBACK`: `1` lets outbound connections reach 127.0.0.0/8 and ::1

@@ -1,10 +1,10 @@
 /**
- * README.md's "Try it on a cluster", run exactly as written: the `sh` blocks between
+ * docs/getting-started/cluster.md ("Try it on a cluster"), run exactly as written: the `sh` blocks between
  * `<!-- walkthrough:begin -->` and `<!-- walkthrough:end -->` go into one script run by
  * `bash -euo pipefail` (and -x, for the failure message) in a fresh temp folder, against a
  * fresh kube-apiserver (envtest) and a fresh Postgres database, on free ports, with `writ` a shim
  * for `node bin/writ.mjs` and kubectl from the envtest folder on PATH. The test provides exactly
- * the variables the README's settings block exports (and fails when that list changes).
+ * the variables the walkthrough's settings block exports (and fails when that list changes).
  *
  * It asserts what a reader is promised: the script succeeds; `writ verify` answers ALLOW, then
  * DENY (AGREEMENT_REVOKED) after the revoked manifest is applied; `writ log verify` verifies the
@@ -21,12 +21,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/dev/free-port.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
-import { extractWalkthrough } from "./walkthrough/readme.js";
+import { extractWalkthrough } from "./walkthrough/extract.js";
 import { recordedPids, startScript, stopRecordedProcesses, type ScriptResult } from "./walkthrough/script-process.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const BIN = join(REPO, "bin", "writ.mjs");
-const README = join(REPO, "README.md");
+const WALKTHROUGH = join(REPO, "docs", "getting-started", "cluster.md");
 /** Longest the whole walkthrough may run (each of its waits is bounded too). */
 const SCRIPT_TIMEOUT_MS = 150_000;
 
@@ -39,7 +39,7 @@ async function tail(dir: string, file: string, n = 6000): Promise<string> {
   }
 }
 
-describe("the README walkthrough (Try it on a cluster)", () => {
+describe("the cluster walkthrough (docs/getting-started/cluster.md)", () => {
   let env: Envtest;
   let db: TestDatabase;
   let work: string;
@@ -56,7 +56,7 @@ describe("the README walkthrough (Try it on a cluster)", () => {
   }, 120_000);
 
   it("runs as written: ALLOW, DENY after the reviewed revocation, the log entry verifies offline", async () => {
-    const walk = extractWalkthrough(await readFile(README, "utf8"));
+    const walk = extractWalkthrough(await readFile(WALKTHROUGH, "utf8"));
 
     const shims = join(work, ".shims");
     const home = join(work, ".home");
@@ -75,7 +75,7 @@ describe("the README walkthrough (Try it on a cluster)", () => {
       BUR_ADMIN_TOKEN: randomBytes(24).toString("hex"),
       SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
     };
-    expect(walk.settingNames, "the README's settings block and this test must name the same variables").toEqual(Object.keys(settings).sort());
+    expect(walk.settingNames, "the walkthrough's settings block and this test must name the same variables").toEqual(Object.keys(settings).sort());
 
     const scriptPath = join(work, "walkthrough.sh");
     await writeFile(scriptPath, walk.script);

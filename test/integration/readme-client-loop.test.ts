@@ -1,6 +1,6 @@
 /**
- * The README's agent loop with the typed client (docs/examples/agent-loop.ts, shown in the README
- * as it is) runs against a server with the demo data: it reads the demo agreement's remaining
+ * The agent loop with the typed client (docs/examples/agent-loop.ts, shown in
+ * docs/how-to/agent-developer.md as it is) runs against a server with the demo data: it reads the demo agreement's remaining
  * budget, verifies a payment (ALLOW), and the payment provider (the PUBLIC demo wallet, a party
  * the agreement names) records its outcome; the ledger then holds both entries.
  */
@@ -24,11 +24,11 @@ afterAll(async () => {
   await w?.close();
 });
 
-describe("the README's agent loop with the typed client", () => {
-  it("is in the README as it is in docs/examples/agent-loop.ts", () => {
-    const readme = readFileSync(`${REPO}README.md`, "utf8");
+describe("the agent developer's loop with the typed client", () => {
+  it("is in docs/how-to/agent-developer.md as it is in docs/examples/agent-loop.ts", () => {
+    const page = readFileSync(`${REPO}docs/how-to/agent-developer.md`, "utf8");
     const loop = readFileSync(`${REPO}${LOOP}`, "utf8");
-    expect(readme).toContain(`\`\`\`ts\n${loop.split("\n").slice(2).join("\n")}\`\`\``);
+    expect(page).toContain(`\`\`\`ts\n${loop.split("\n").slice(2).join("\n")}\`\`\``);
   });
 
   it("checks the budget, verifies (ALLOW), and the payment provider records the outcome", async () => {

@@ -1,5 +1,6 @@
 /**
- * Shell scripts that run under `set -o pipefail` (.ci/run, hack/**.sh, the README walkthrough)
+ * Shell scripts that run under `set -o pipefail` (.ci/run, hack/**.sh, the shell blocks of the
+ * README and docs/, among them the cluster walkthrough the e2e test runs)
  * never pipe into a reader that may exit before the writer is done (`head`, `grep -q`,
  * `grep -m`): the writer then dies of SIGPIPE (exit 141) and fails the pipeline, at random.
  * That is how a fresh machine's first `npm test` failed in hack/envtest/provision.sh.
@@ -13,15 +14,16 @@ import { describe, expect, it } from "vitest";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const EARLY_EXIT_READER = /\|\s*(head\b|grep\s+(-[a-zA-Z]*[qm]|--quiet|--max-count)|sed\s+(-n\s+)?['"]?\d*q)/;
 
-function shellFiles(dir: string): string[] {
+function filesEndingIn(dir: string, suffix: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...shellFiles(path));
-    else if (name.endsWith(".sh")) out.push(path);
+    if (statSync(path).isDirectory()) out.push(...(name.startsWith(".") ? [] : filesEndingIn(path, suffix)));
+    else if (name.endsWith(suffix)) out.push(path);
   }
   return out;
 }
+const shellFiles = (dir: string) => filesEndingIn(dir, ".sh");
 
 /** The lines of a script (comments dropped) that pipe into an early-exiting reader. */
 export function earlyExitPipes(text: string): string[] {
@@ -54,9 +56,10 @@ describe("pipelines under pipefail", () => {
   it("no script in the repository pipes into head or grep -q", () => {
     const files = [join(REPO, ".ci/run"), ...shellFiles(join(REPO, "hack"))];
     const found = files.flatMap((f) => earlyExitPipes(readFileSync(f, "utf8")).map((l) => `${relative(REPO, f)}: ${l.trim()}`));
-    const readme = readFileSync(join(REPO, "README.md"), "utf8");
-    const blocks = [...readme.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
-    found.push(...blocks.flatMap((b) => earlyExitPipes(b).map((l) => `README.md: ${l.trim()}`)));
+    for (const doc of [join(REPO, "README.md"), join(REPO, "CONTRIBUTING.md"), ...filesEndingIn(join(REPO, "docs"), ".md")]) {
+      const blocks = [...readFileSync(doc, "utf8").matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+      found.push(...blocks.flatMap((b) => earlyExitPipes(b).map((l) => `${relative(REPO, doc)}: ${l.trim()}`)));
+    }
     expect(found).toEqual([]);
   });
 });

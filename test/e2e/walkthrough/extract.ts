@@ -1,5 +1,5 @@
 /**
- * Reads the runnable walkthrough out of README.md ("Try it on a cluster"):
+ * Reads the runnable walkthrough out of docs/getting-started/cluster.md ("Try it on a cluster"):
  *
  * - the settings block: the first fenced block after `<!-- walkthrough:settings -->`, the
  *   `export NAME=...` lines a reader runs once (the test provides those variables itself and
@@ -8,7 +8,7 @@
  *   `<!-- walkthrough:begin -->` and `<!-- walkthrough:end -->` (`text` blocks showing output
  *   are skipped).
  *
- * Throws when a marker is missing or repeated, so a README edit cannot silently empty the test.
+ * Throws when a marker is missing or repeated, so an edit of the page cannot silently empty the test.
  */
 
 /** The walkthrough as the test runs it. */
@@ -44,8 +44,8 @@ function fences(markdown: string): Fence[] {
 
 function onlyIndex(markdown: string, marker: string): number {
   const first = markdown.indexOf(marker);
-  if (first < 0) throw new Error(`README.md has no ${marker}`);
-  if (markdown.indexOf(marker, first + marker.length) >= 0) throw new Error(`README.md has ${marker} more than once`);
+  if (first < 0) throw new Error(`the walkthrough has no ${marker}`);
+  if (markdown.indexOf(marker, first + marker.length) >= 0) throw new Error(`the walkthrough has ${marker} more than once`);
   return first;
 }
 
@@ -62,16 +62,16 @@ export function exportedNames(settings: string): string[] {
   return [...names].sort();
 }
 
-/** Extracts the settings and the script from README.md's text. */
+/** Extracts the settings and the script from the walkthrough page's text. */
 export function extractWalkthrough(markdown: string): Walkthrough {
   const settingsAt = onlyIndex(markdown, SETTINGS);
   const begin = onlyIndex(markdown, BEGIN);
   const end = onlyIndex(markdown, END);
-  if (!(settingsAt < begin && begin < end)) throw new Error(`README.md: expected ${SETTINGS}, then ${BEGIN}, then ${END}`);
+  if (!(settingsAt < begin && begin < end)) throw new Error(`the walkthrough: expected ${SETTINGS}, then ${BEGIN}, then ${END}`);
   const settingsFence = fences(markdown.slice(settingsAt + SETTINGS.length, begin))[0];
-  if (!settingsFence || !isShell(settingsFence)) throw new Error(`README.md: no sh block between ${SETTINGS} and ${BEGIN}`);
+  if (!settingsFence || !isShell(settingsFence)) throw new Error(`the walkthrough: no sh block between ${SETTINGS} and ${BEGIN}`);
   const blocks = fences(markdown.slice(begin + BEGIN.length, end)).filter(isShell).map((f) => f.body);
-  if (blocks.length === 0) throw new Error(`README.md: no sh block between ${BEGIN} and ${END}`);
+  if (blocks.length === 0) throw new Error(`the walkthrough: no sh block between ${BEGIN} and ${END}`);
   return {
     settings: settingsFence.body,
     settingNames: exportedNames(settingsFence.body),
