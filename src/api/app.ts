@@ -14,6 +14,7 @@
  * credential-carrying query value (./request-log.ts).
  */
 import { randomUUID } from "node:crypto";
+import { AjvCompiler, type BuildCompilerFromPool as BuildValidator, type Options as AjvOptions } from "@fastify/ajv-compiler";
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from "fastify";
 import type { FastifyLoggerStreamDestination } from "fastify/types/logger.js";
 import type { Pool } from "pg";
@@ -133,6 +134,19 @@ function errorField(fields: Record<string, unknown>): Record<string, unknown> {
 /** Postgres's admin_shutdown: the server is stopping (a Ctrl-C reaches `writ dev`'s Postgres too). */
 const ADMIN_SHUTDOWN = "57P01";
 
+/** Fastify's Ajv validator compiler, without type coercion for JSON bodies (see buildApp). */
+function bodiesAsSent(): BuildValidator {
+  const coercing: BuildValidator = AjvCompiler();
+  const exact: BuildValidator = AjvCompiler();
+  return (externalSchemas, options) => {
+    const text = coercing(externalSchemas, options);
+    // Fastify hands the Ajv options (never the JTD ones): the same, less the coercion.
+    const ajvOptions = (options ?? {}) as { customOptions?: AjvOptions };
+    const body = exact(externalSchemas, { ...ajvOptions, customOptions: { ...ajvOptions.customOptions, coerceTypes: false } });
+    return (route) => (route.httpPart === "body" ? body(route) : text(route));
+  };
+}
+
 /** Trusts the `hops` proxies nearest to the server (proxy-addr's hop index counts from 0). */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
   return (_address, hop) => hop < hops;
@@ -171,6 +185,10 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
       reply.header("x-request-id", request.id);
       errorHandler(err, request, reply);
     },
+    // A JSON body is validated as sent: no type coercion (Fastify's default coerces, so the
+    // string "50.000000000000001" passed `amount: {type: "number"}` as 50). The path and the
+    // query are text and keep it ("?limit=10" is the integer 10).
+    schemaController: { compilersFactory: { buildValidator: bodiesAsSent() } },
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

@@ -37,6 +37,11 @@ describe("amounts are read exactly", () => {
     const r = await postRaw("/v1/verify", verifyText(agent_id, "50.000000000000001"));
     expect(r.status).toBe(400);
     expect(r.body.error).toMatch(/^action\.amount 50\.000000000000001 cannot be read exactly: .* would be read as 50;/);
+    // A string is not a number, however it reads: never coerced (it was, by Fastify's default Ajv, to 50).
+    for (const literal of ['"50.000000000000001"', '"50"', "true", "[50]"]) {
+      const refused = await postRaw("/v1/verify", verifyText(agent_id, literal));
+      expect([literal, refused.status, refused.body.error]).toEqual([literal, 400, "action.amount must be a number"]);
+    }
     for (const literal of ["12345678901234567890", "1e-400", "50.0000000000000000000001"]) {
       expect((await postRaw("/v1/verify", verifyText(agent_id, literal))).status, literal).toBe(400);
     }
