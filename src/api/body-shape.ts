@@ -100,6 +100,9 @@ class ScanningStream extends Transform {
   }
 }
 
+/** The methods whose bodies Fastify parses (the API's routes use POST, PATCH and DELETE). */
+const PARSED_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 /** True when the request says its body is JSON (`application/json`, `application/*+json`). */
 function isJson(request: FastifyRequest): boolean {
   const type = request.headers["content-type"];
@@ -116,7 +119,8 @@ export function scanJsonBodies(app: FastifyInstance, limits: JsonShapeLimits = D
   app.addHook("preParsing", (request, reply, payload, done) => {
     const length = request.headers["content-length"];
     const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
-    if (!hasBody || !isJson(request)) return done(null, payload);
+    // Bodies of other methods (GET, HEAD...) are never parsed: Fastify skips them and Node discards them unread.
+    if (!hasBody || !PARSED_METHODS.has(request.method) || !isJson(request)) return done(null, payload);
     // A declared length over the route's limit is refused by the parser before it reads a byte: nothing to scan.
     const limit = request.routeOptions.bodyLimit;
     if (length !== undefined && limit !== undefined && Number(length) > limit) return done(null, payload);
