@@ -22,6 +22,9 @@ import type { KubeObject } from "../kubernetes/objects.js";
 import { specSchemaOf, withDefaults } from "./defaults.js";
 import { jsonPatch, mergePatch, PatchError, sameJson } from "./patch.js";
 
+/** The controller's record-id annotation (src/controller/kinds.ts): a manifest never sets it. */
+const RECORD_ID_ANNOTATION = "writ.dev/record-id";
+
 /** The apiVersion of every stored object. */
 export const LOCAL_API_VERSION = `${WRIT_GROUP}/${WRIT_VERSION}`;
 /** Plural -> kind of the Writ resources. */
@@ -119,14 +122,17 @@ export class LocalObjectStore {
 
   /**
    * Creates the object or updates its spec, labels and annotations (annotations are merged,
-   * so the controller's stay), as `kubectl apply` would. Returns what happened.
+   * so the controller's stay), as `kubectl apply` would. Returns what happened. The record-id
+   * annotation is the controller's: a manifest's is ignored (as the admission webhook refuses
+   * it on a cluster). `uid` is the uid of a new object (default: a random one).
    */
-  apply(plural: string, desired: KubeObject): "created" | "configured" | "unchanged" {
+  apply(plural: string, desired: KubeObject, opts: { uid?: string } = {}): "created" | "configured" | "unchanged" {
     const namespace = desired.metadata.namespace ?? "default";
     const key = storeKey(plural, namespace, desired.metadata.name);
     const current = this.objects.get(key)?.obj;
+    const { [RECORD_ID_ANNOTATION]: _declared, ...annotations } = desired.metadata.annotations ?? {};
     if (!current) {
-      this.create(plural, { ...desired, metadata: { ...desired.metadata, namespace } });
+      this.create(plural, { ...desired, metadata: { ...desired.metadata, namespace, annotations } }, opts.uid);
       return "created";
     }
     const next = structuredClone(current);
@@ -136,14 +142,14 @@ export class LocalObjectStore {
       next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     }
     next.metadata.labels = { ...(desired.metadata.labels ?? {}) };
-    next.metadata.annotations = { ...(current.metadata.annotations ?? {}), ...(desired.metadata.annotations ?? {}) };
+    next.metadata.annotations = { ...(current.metadata.annotations ?? {}), ...annotations };
     if (sameJson(next, current)) return "unchanged";
     this.commit(plural, key, next, "MODIFIED");
     return "configured";
   }
 
-  /** Creates an object (ALREADY_EXISTS when its key is taken). */
-  create(plural: string, obj: KubeObject): KubeObject {
+  /** Creates an object (ALREADY_EXISTS when its key is taken), with `uid` or a random one (never the object's own). */
+  create(plural: string, obj: KubeObject, uid: string = randomUUID()): KubeObject {
     const kind = KIND_OF_PLURAL.get(plural);
     if (!kind) throw notFound(`resource ${plural}`);
     const namespace = obj.metadata.namespace ?? "default";
@@ -157,7 +163,7 @@ export class LocalObjectStore {
       metadata: {
         ...structuredClone(obj.metadata),
         namespace,
-        uid: randomUUID(),
+        uid,
         generation: 1,
         creationTimestamp: kubeTime(this.now()),
         labels: { ...(obj.metadata.labels ?? {}) },
