@@ -16,7 +16,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { signerFromSeed } from "../../src/core/jose/index.js";
-import { SAMPLE_NAMES } from "../../src/core/samples/index.js";
 import { localController } from "../../src/dev/local-controller.js";
 import { registerManifestAgents } from "../../src/dev/manifest-agents.js";
 import { renderSamples } from "../../src/manifests/samples.js";
