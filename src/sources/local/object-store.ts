@@ -22,9 +22,6 @@ import type { KubeObject } from "../kubernetes/objects.js";
 import { specSchemaOf, withDefaults } from "./defaults.js";
 import { jsonPatch, mergePatch, PatchError, sameJson } from "./patch.js";
 
-/** The controller's record-id annotation (src/controller/kinds.ts): a manifest never sets it. */
-const RECORD_ID_ANNOTATION = "writ.dev/record-id";
-
 /** The apiVersion of every stored object. */
 export const LOCAL_API_VERSION = `${WRIT_GROUP}/${WRIT_VERSION}`;
 /** Plural -> kind of the Writ resources. */
@@ -122,15 +119,14 @@ export class LocalObjectStore {
 
   /**
    * Creates the object or updates its spec, labels and annotations (annotations are merged,
-   * so the controller's stay), as `kubectl apply` would. Returns what happened. The record-id
-   * annotation is the controller's: a manifest's is ignored (as the admission webhook refuses
-   * it on a cluster). `uid` is the uid of a new object (default: a random one).
+   * so the controller's stay), as `kubectl apply` would. Returns what happened. `uid` is the
+   * uid of a new object (default: a random one).
    */
   apply(plural: string, desired: KubeObject, opts: { uid?: string } = {}): "created" | "configured" | "unchanged" {
     const namespace = desired.metadata.namespace ?? "default";
     const key = storeKey(plural, namespace, desired.metadata.name);
     const current = this.objects.get(key)?.obj;
-    const { [RECORD_ID_ANNOTATION]: _declared, ...annotations } = desired.metadata.annotations ?? {};
+    const annotations = desired.metadata.annotations ?? {};
     if (!current) {
       this.create(plural, { ...desired, metadata: { ...desired.metadata, namespace, annotations } }, opts.uid);
       return "created";
