@@ -17,6 +17,7 @@
  * and the goal p99 <= 500 ms for (a). Every child is stopped by its pid; the API server, etcd
  * and Postgres are stopped and their folders removed at the end.
  */
+import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,7 +30,7 @@ import { migrate } from "../../src/store/migrate.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../../test/helpers/envtest.js";
 import { startServeProcess, type ServeProcess } from "../../test/helpers/serve-process.js";
-import { createOperator, delegationResource, storeGrants, verifyOnce, type Grant } from "./propagation/world.js";
+import { claimAsOwner, createOperator, delegationResource, storeGrants, verifyOnce, type Grant } from "./propagation/world.js";
 import { quantile } from "./stats.js";
 
 const COUNT = Number(process.env.BENCH_REVOCATIONS ?? 100);
@@ -101,7 +102,8 @@ async function main(): Promise<void> {
     await kubectl(["label", "namespace", NS, `writ.dev/org-id=${operator.orgId}`]);
     const client = new KubeClient(loadKubeConfig(env.kubeconfigPath));
     const collection = `/apis/writ.dev/v1alpha1/namespaces/${NS}/delegations`;
-    for (const g of watched) await client.create(collection, delegationResource(g, { stored: true }));
+    // As the controller would have stored them: each record owned by its resource (the watch marks only an owner's revocation).
+    for (const g of watched) await claimAsOwner(pool, "delegation", g.delegationId, await client.create<KubeObject>(collection, delegationResource(g, { stored: true })));
 
     serve = await startServeProcess({ env: { DATABASE_URL: dbUrl, KUBECONFIG: env.kubeconfigPath, WRIT_WATCH_NAMESPACES: NS, LOG_LEVEL: "warn" } });
     const s = serve;

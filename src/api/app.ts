@@ -49,6 +49,7 @@ import landingRoutes from "./routes/landing/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
 import { inexactNumberError, loneSurrogateError } from "./well-formed-input.js";
+import { scanJsonBodies, SMALL_BODY_LIMIT } from "./body-shape.js";
 import { serializeRequest } from "./request-log.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
@@ -91,8 +92,11 @@ declare module "fastify" {
 /** Incoming request ids are honoured when they are short and plain; otherwise a UUID. */
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Request body limit (bytes). */
-export const BODY_LIMIT = 1024 * 1024;
+/**
+ * Request body limit of every route (bytes), unless the route sets its own (`bodyLimit`: the
+ * routes that take whole records, ./body-shape.ts LARGE_BODY_LIMIT).
+ */
+export const BODY_LIMIT = SMALL_BODY_LIMIT;
 
 /**
  * The 400 for a member of `part` (query or path) that no route may use: a non-finite number,
@@ -192,6 +196,10 @@ export function buildApp(settings: Settings, deps: AppDeps = {}): FastifyInstanc
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // Every JSON body is scanned as it arrives, before any parse: one nesting deeper than 32
+  // levels or holding more than 1,000 arrays and objects is a 400 at once (./body-shape.ts),
+  // on every route, authenticated or not, so no sender can make the parser stall the server.
+  scanJsonBodies(app);
   // Global hooks are callback-style (no promise per request): they run on every request.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);

@@ -17,6 +17,7 @@ export const API_ERRORS = {
   MALFORMED_JSON: { status: 400, message: "request body is not valid JSON" },
   EMPTY_JSON_BODY: { status: 400, message: "request body is empty but content-type is application/json" },
   BODY_NOT_OBJECT: { status: 400, message: "request body must be a JSON object" },
+  BODY_TOO_COMPLEX: { status: 400, message: "request body nests arrays and objects too deeply or holds too many of them" },
   LOG_APPEND_INVALID: { status: 400, message: "log append needs kind and a body object" },
   LOG_KIND_REJECTED: { status: 400, message: "log entry kind is not accepted" },
   LOG_SIZES_OUT_OF_ORDER: { status: 400, message: "consistency proof needs 1 <= first <= second" },

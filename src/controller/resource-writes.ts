@@ -9,6 +9,7 @@ import { JSON_PATCH, MERGE_PATCH } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
 import { resourcePath, type ResourceRef } from "../sources/kubernetes/objects.js";
 import { statusUnchanged } from "./conditions.js";
+import type { RecordOwner } from "../store/record-owners.js";
 import { RECORD_ID_ANNOTATION, REVOKE_FINALIZER, type WritResource } from "./kinds.js";
 
 function objectRef(ref: ResourceRef, obj: WritResource): ResourceRef {
@@ -38,7 +39,18 @@ export function hasFinalizer(obj: WritResource): boolean {
   return (obj.metadata.finalizers ?? []).includes(REVOKE_FINALIZER);
 }
 
-/** The record id the resource stored (its annotation), if any. */
+/**
+ * The identity a resource's records are owned by (src/store/record-owners.ts): its namespace,
+ * name and uid. The uid tells a resource from a later one of the same name; the local source
+ * derives it from the file that declares the resource (src/sources/local/sync.ts).
+ */
+export function resourceOwner(obj: WritResource): RecordOwner {
+  const namespace = obj.metadata.namespace ?? "";
+  const uid = obj.metadata.uid;
+  return { namespace, name: obj.metadata.name, uid: typeof uid === "string" && uid !== "" ? uid : `name:${namespace}/${obj.metadata.name}` };
+}
+
+/** The record id the resource stored (its annotation), if any: a hint only, never proof of ownership (the stored owner is). */
 export function storedRecordId(obj: WritResource): string | undefined {
   const v = obj.metadata.annotations?.[RECORD_ID_ANNOTATION];
   return typeof v === "string" && v !== "" ? v : undefined;

@@ -56,7 +56,15 @@ export async function enqueueAlert(client: Queryable, target: AlertTarget, alert
 export interface ClaimedDelivery {
   id: string;
   webhookUrl: string;
-  /** The URL's `host[:port]`: what per-destination limits count. */
+  /**
+   * Who the delivery is for: the subscribing organization (`org:<org_id>`), or, for a row whose
+   * subscription is not in the registry, the subscription itself (`sub:<subscription_id>`).
+   * Fairness counts per tenant first (src/webhooks/worker.ts).
+   */
+  tenant: string;
+  /** `tenant` and the URL's host (without the port): what per-host limits count. */
+  host: string;
+  /** `tenant` and the URL's `host[:port]`: what per-destination limits count. */
   destination: string;
   eventId: string;
   payload: AlertPayload;
@@ -66,33 +74,43 @@ export interface ClaimedDelivery {
 
 /** Options of `claimDue`. */
 export interface ClaimOptions {
-  /** Destinations (`host[:port]`) not to claim for now: their in-flight limit is reached. */
+  /** Destinations (`ClaimedDelivery.destination`) not to claim for now: their in-flight limit is reached. */
   skipDestinations?: readonly string[];
+  /** Hosts (`ClaimedDelivery.host`) not to claim for now. */
+  skipHosts?: readonly string[];
+  /** Tenants (`ClaimedDelivery.tenant`) not to claim for now. */
+  skipTenants?: readonly string[];
   /** How many of the earliest due rows are looked at (default 20 x `limit`). */
   window?: number;
 }
 
-/** A stored URL's destination, `host[:port]` (stored URLs are normalized: `scheme://host[:port]/...`). */
-const DESTINATION = "split_part(webhook_url, '/', 3)";
+/** A stored URL's `host[:port]` (stored URLs are normalized: `scheme://host[:port]/...`). */
+const AUTHORITY = "split_part(o.webhook_url, '/', 3)";
+/** The subscribing organization, else the subscription (a row whose subscription is not in the registry). */
+const TENANT = "coalesce('org:' || s.org_id, 'sub:' || o.subscription_id)";
+/** The URL's host without its port (`[::1]` keeps its brackets). */
+const HOST = `regexp_replace(${AUTHORITY}, ':[0-9]*$', '')`;
 
 /**
- * Claims up to `limit` due rows, leasing each for `leaseMs`: at most ONE row per destination
- * per call and none for `skipDestinations`, earliest due first, so one destination with many
- * due rows never fills a batch.
+ * Claims up to `limit` due rows, leasing each for `leaseMs`: at most ONE row per (tenant, host)
+ * per call and none for the skipped tenants, hosts and destinations, earliest due first, so
+ * one organization with many due rows (on any number of ports or hosts) never fills a batch.
  */
 export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const { rows } = await pool.query<{ id: string; webhook_url: string; destination: string; event_id: string; payload: AlertPayload; attempts: number }>(
+  const { rows } = await pool.query<{ id: string; webhook_url: string; tenant: string; host: string; destination: string; event_id: string; payload: AlertPayload; attempts: number }>(
     `WITH candidates AS (
-       SELECT id, next_attempt_at, ${DESTINATION} AS destination FROM webhook_outbox
-        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= now()
-          AND ${DESTINATION} <> ALL($3::text[])
+       SELECT id, next_attempt_at, tenant, tenant || '|' || host AS host, tenant || '|' || authority AS destination FROM (
+         SELECT o.id, o.next_attempt_at, ${TENANT} AS tenant, ${HOST} AS host, ${AUTHORITY} AS authority
+           FROM webhook_outbox o LEFT JOIN subscriptions s ON s.subscription_id = o.subscription_id
+          WHERE o.next_attempt_at IS NOT NULL AND o.next_attempt_at <= now()) k
+        WHERE tenant <> ALL($5::text[]) AND tenant || '|' || host <> ALL($6::text[]) AND tenant || '|' || authority <> ALL($3::text[])
         ORDER BY next_attempt_at
         LIMIT $4::int),
      firsts AS (
-       SELECT DISTINCT ON (destination) id, next_attempt_at FROM candidates ORDER BY destination, next_attempt_at),
+       SELECT DISTINCT ON (host) id, next_attempt_at, tenant, host, destination FROM candidates ORDER BY host, next_attempt_at),
      due AS (
-       SELECT o.id FROM webhook_outbox o JOIN firsts f ON f.id = o.id
+       SELECT o.id, f.tenant, f.host, f.destination FROM webhook_outbox o JOIN firsts f ON f.id = o.id
         WHERE o.next_attempt_at IS NOT NULL AND o.next_attempt_at <= now()
         ORDER BY f.next_attempt_at
         LIMIT $1::int
@@ -100,10 +118,12 @@ export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts:
      UPDATE webhook_outbox o
         SET attempts = o.attempts + 1, next_attempt_at = now() + $2::double precision * interval '1 millisecond'
        FROM due WHERE o.id = due.id
-     RETURNING o.id::text AS id, o.webhook_url, split_part(o.webhook_url, '/', 3) AS destination, o.event_id, o.payload, o.attempts`,
-    [limit, leaseMs, opts.skipDestinations ?? [], opts.window ?? limit * 20],
+     RETURNING o.id::text AS id, o.webhook_url, due.tenant, due.host, due.destination, o.event_id, o.payload, o.attempts`,
+    [limit, leaseMs, opts.skipDestinations ?? [], opts.window ?? limit * 20, opts.skipTenants ?? [], opts.skipHosts ?? []],
   );
-  return rows.map((r) => ({ id: r.id, webhookUrl: r.webhook_url, destination: r.destination, eventId: r.event_id, payload: r.payload, attempt: r.attempts }));
+  return rows.map((r) => ({
+    id: r.id, webhookUrl: r.webhook_url, tenant: r.tenant, host: r.host, destination: r.destination, eventId: r.event_id, payload: r.payload, attempt: r.attempts,
+  }));
 }
 
 /** Records a successful attempt. Returns false when the claim was no longer current. */

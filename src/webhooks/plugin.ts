@@ -23,6 +23,8 @@ export default fp(
         timeoutMs: s.timeoutMs,
         connectTimeoutMs: s.connectTimeoutMs,
         perDestination: s.destinationConcurrency,
+        perHost: s.hostConcurrency,
+        perOrganization: s.orgConcurrency,
         policy: app.settings.outbound,
         retry: { minMs: s.backoffMinMs, maxMs: s.backoffMaxMs, maxAttempts: s.maxAttempts },
         concurrency: s.concurrency,

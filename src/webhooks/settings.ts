@@ -13,7 +13,9 @@
  * | BUR_WEBHOOK_BACKOFF_MIN_MS  | 1000    | delay after the first failure (doubles per failure) |
  * | BUR_WEBHOOK_BACKOFF_MAX_MS  | 600000  | largest delay between attempts                      |
  * | BUR_WEBHOOK_CONCURRENCY     | 64      | requests in flight per process                      |
- * | BUR_WEBHOOK_DESTINATION_CONCURRENCY | 2 | requests in flight to one host[:port]           |
+ * | BUR_WEBHOOK_DESTINATION_CONCURRENCY | 2 | requests in flight to one host[:port] of one org |
+ * | BUR_WEBHOOK_HOST_CONCURRENCY | 4     | requests in flight to one host (all ports) of one org |
+ * | BUR_WEBHOOK_ORG_CONCURRENCY | 8      | requests in flight for one subscribing organization |
  * | BUR_WEBHOOK_POLL_MS         | 1000    | outbox poll interval (new rows also wake it)        |
  */
 import { envInteger, envIntegerWithin, type Env } from "../core/env/index.js";
@@ -28,6 +30,8 @@ export interface WebhookSettings {
   readonly backoffMaxMs: number;
   readonly concurrency: number;
   readonly destinationConcurrency: number;
+  readonly hostConcurrency: number;
+  readonly orgConcurrency: number;
   readonly pollMs: number;
 }
 
@@ -50,6 +54,8 @@ export function loadWebhookSettings(env: Env, problems: string[]): WebhookSettin
     backoffMaxMs,
     concurrency: envInteger(env, "BUR_WEBHOOK_CONCURRENCY", { min: 1, max: 1000, dflt: 64 }, problems),
     destinationConcurrency: envInteger(env, "BUR_WEBHOOK_DESTINATION_CONCURRENCY", { min: 1, max: 1000, dflt: 2 }, problems),
+    hostConcurrency: envInteger(env, "BUR_WEBHOOK_HOST_CONCURRENCY", { min: 1, max: 1000, dflt: 4 }, problems),
+    orgConcurrency: envInteger(env, "BUR_WEBHOOK_ORG_CONCURRENCY", { min: 1, max: 1000, dflt: 8 }, problems),
     pollMs: envInteger(env, "BUR_WEBHOOK_POLL_MS", { min: 10, max: 3_600_000, dflt: 1000 }, problems),
   });
 }

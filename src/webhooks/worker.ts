@@ -8,12 +8,17 @@
  * - It never slows the API: it runs beside request handling, holds no database connection while
  *   a request is out (rows are leased, then the connection is returned), keeps at most
  *   `concurrency` requests in flight, and every request ends within `timeoutMs`.
- * - Fair: at most `perDestination` requests are in flight to one destination (`host[:port]`),
- *   a claim takes at most one row per destination and none of a destination at its limit, and
- *   every delivery runs on its own (nothing waits for a batch). A slow or silent receiver
- *   therefore holds at most `perDestination` of the `concurrency` slots, each for at most
- *   `timeoutMs` (`connectTimeoutMs` when it does not even accept), and never delays another
- *   destination while fewer than `concurrency / perDestination` destinations are stuck.
+ * - Fair per subscribing organization, then per host, then per destination: at most
+ *   `perOrganization` requests are in flight for one organization's subscriptions (whatever
+ *   hosts and ports they name), at most `perHost` of them to one host (all its ports together)
+ *   and at most `perDestination` to one `host[:port]`. A claim takes at most one row per
+ *   (organization, host) and none of an organization, host or destination at its limit; every
+ *   delivery runs on its own (nothing waits for a batch). An organization whose receivers are
+ *   slow or silent, on however many ports or hosts, therefore holds at most `perOrganization`
+ *   of the `concurrency` slots, each for at most `timeoutMs` (`connectTimeoutMs` when it does
+ *   not even accept), and never delays another organization while fewer than
+ *   `concurrency / perOrganization` organizations are stuck. A row whose subscription is not in
+ *   the registry counts as an organization of its own.
  * - Deliveries go only where the outbound policy allows (`policy`; src/http/outbound.ts); a
  *   refused destination is a failed attempt (retried, then failed for good) naming the reason.
  * - Several workers (in one process or many) share the table safely (`FOR UPDATE SKIP LOCKED`).
@@ -49,8 +54,12 @@ export interface DeliveryWorkerOptions {
   timeoutMs?: number;
   /** Time limit of connecting (default 2000 ms, at most `timeoutMs`). */
   connectTimeoutMs?: number;
-  /** Largest number of requests in flight to one destination `host[:port]` (default 2). */
+  /** Largest number of requests in flight to one destination `host[:port]` of one organization (default 2). */
   perDestination?: number;
+  /** Largest number of requests in flight to one host (every port) of one organization (default 4). */
+  perHost?: number;
+  /** Largest number of requests in flight for one subscribing organization (default 8). */
+  perOrganization?: number;
   /** Where deliveries may go (default: public addresses only). */
   policy?: OutboundPolicy;
   /** The resolver and socket opener of deliveries (tests). */
@@ -99,9 +108,13 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   const connectTimeoutMs = Math.min(positive(opts.connectTimeoutMs, 2000), timeoutMs);
   const concurrency = Math.floor(positive(opts.concurrency, 64));
   const perDestination = Math.floor(positive(opts.perDestination, 2));
+  const perHost = Math.max(perDestination, Math.floor(positive(opts.perHost, 4)));
+  const perOrganization = Math.max(perHost, Math.floor(positive(opts.perOrganization, 8)));
   const outbound = opts.policy ?? STRICT_OUTBOUND;
-  /** Requests in flight per destination. */
-  const busy = new Map<string, number>();
+  /** Requests in flight per destination, per host and per tenant (`ClaimedDelivery` keys). */
+  const busy = { destination: new Map<string, number>(), host: new Map<string, number>(), tenant: new Map<string, number>() };
+  const keysOf = (d: ClaimedDelivery) => [[busy.destination, d.destination], [busy.host, d.host], [busy.tenant, d.tenant]] as const;
+  const full = (m: Map<string, number>, limit: number) => [...m].filter(([, n]) => n >= limit).map(([k]) => k);
   const batchSize = Math.floor(positive(opts.batchSize, 10));
   // A claimed row is not due again before the attempt must have ended.
   const leaseMs = 2 * timeoutMs + 10_000;
@@ -162,7 +175,7 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   };
 
   const start = (d: ClaimedDelivery) => {
-    busy.set(d.destination, (busy.get(d.destination) ?? 0) + 1);
+    for (const [m, k] of keysOf(d)) m.set(k, (m.get(k) ?? 0) + 1);
     const p = (async () => {
       if (stopped) return releaseClaim(pool, d).then(() => {});
       const body = JSON.stringify(await signAlert(d.payload, signer));
@@ -171,9 +184,11 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       .catch((err: unknown) => log.warn({ err, event_id: d.eventId }, "webhook delivery bookkeeping failed; the lease will expire"))
       .finally(() => {
         inFlight.delete(p);
-        const left = (busy.get(d.destination) ?? 1) - 1;
-        if (left > 0) busy.set(d.destination, left);
-        else busy.delete(d.destination);
+        for (const [m, k] of keysOf(d)) {
+          const left = (m.get(k) ?? 1) - 1;
+          if (left > 0) m.set(k, left);
+          else m.delete(k);
+        }
         tick();
       });
     inFlight.add(p);
@@ -192,8 +207,11 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
       if (opts.isReady && !opts.isReady()) return;
       const want = Math.min(concurrency - inFlight.size, batchSize);
       if (want <= 0) return;
-      const skipDestinations = [...busy].filter(([, n]) => n >= perDestination).map(([dest]) => dest);
-      const claimed = await claimDue(pool, want, leaseMs, { skipDestinations });
+      const claimed = await claimDue(pool, want, leaseMs, {
+        skipDestinations: full(busy.destination, perDestination),
+        skipHosts: full(busy.host, perHost),
+        skipTenants: full(busy.tenant, perOrganization),
+      });
       for (const d of claimed) start(d);
       if (claimed.length > 0) again = true;
     } while (again && !stopped);

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { setUpGrantTenant, verifyUntil } from "../helpers/grant-tenant.js";
-import { agreementResource, createOperator, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import { agreementResource, claimAsOwner, createOperator, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
@@ -53,6 +53,13 @@ describe("revocation through the data plane's Kubernetes watch", () => {
     const [g0, g1, g2, g3] = grants as [Grant, Grant, Grant, Grant];
     const docs = [delegationResource(g0), delegationResource(g1), agreementResource(g1), delegationResource(g2, { stored: true }), delegationResource(g3)];
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], docs.map((d) => stringify(d)).join("---\n")));
+    // No controller runs: record each record's owner as it would have (the watch marks only an owner's revocation).
+    const owned: [string, "delegation" | "agreement", string][] = [...grants.map((g): [string, "delegation", string] => ["delegation", "delegation", g.name]), ["intentagreement", "agreement", `${g1.name}-agreement`]];
+    for (const [resource, kind, name] of owned) {
+      const obj = JSON.parse(ok(await kubectl(["get", resource, name, "-n", NS, "-o", "json"]))) as { metadata: { namespace?: string; name: string; uid?: string } };
+      const g = grants.find((x) => x.name === name || `${x.name}-agreement` === name) as Grant;
+      await claimAsOwner(db.pool, kind, kind === "delegation" ? g.delegationId : g.agreementId, obj);
+    }
     serve = await startServeProcess({
       env: { DATABASE_URL: db.url, KUBECONFIG: env.kubeconfigPath, WRIT_WATCH_STALE_MS: String(STALE_MS), LOG_LEVEL: "info" },
     });

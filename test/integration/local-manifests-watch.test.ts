@@ -2,15 +2,15 @@
  * The data plane's Kubernetes revocation watch (src/verify/kube-watch.ts) over the local API
  * server (src/sources/local) and a real Postgres, without envtest: `spec.state: revoked`, a
  * revoked IntentAgreement and a deletion through the finalizer mark the index at once (Postgres
- * untouched) with the lag observed; a revocation declared in another organization's namespace
- * is ignored; a resource already revoked at the first list is marked without a lag sample; a
+ * untouched) with the lag observed; a revocation declared in another organization's namespace,
+ * or by a resource that does not own the record (its record-id annotation repointed), is ignored; a resource already revoked at the first list is marked without a lag sample; a
  * severed connection and a silently dead one (the probe fails while the watch claims to watch)
  * make the index stale after WRIT_WATCH_STALE_MS, and both recover by themselves, the latter
  * catching up on what the dead watch missed.
  */
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agreementResource, createOperator, delegationResource, storeGrants, type Grant, type Operator } from "../../hack/bench/propagation/world.js";
+import { agreementResource, claimAsOwner, createOperator, delegationResource, storeGrants, type Grant, type Operator } from "../../hack/bench/propagation/world.js";
 import type { KubeTransport, RequestOptions, WatchHandle } from "../../src/sources/kubernetes/client.js";
 import { KubeApiError } from "../../src/sources/kubernetes/errors.js";
 import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
@@ -87,6 +87,9 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     put("intentagreements", "acme", agreementResource(g(1)));
     // Revoked before the watch starts: marked at the first list, without a lag sample.
     put("delegations", "acme", { ...delegationResource(g(7)), spec: { ...(delegationResource(g(7)).spec as object), state: "revoked" } });
+    // The controller stored each record through its resource: the resource owns it.
+    for (let i = 0; i < 8; i++) await claimAsOwner(db.pool, "delegation", g(i).delegationId, store.get("delegations", "acme", g(i).name) as KubeObject);
+    await claimAsOwner(db.pool, "agreement", g(1).agreementId, store.get("intentagreements", "acme", `${g(1).name}-agreement`) as KubeObject);
     index = new WatchedRevocationIndex({ db: db.pool, source: new RevocationChannel({ connection: db.url }) });
     await index.start();
     watch = new KubeRevocationWatch({
@@ -138,6 +141,14 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     put("delegations", "other", forged);
     put("delegations", "unbound", forged);
     await expect.poll(() => logs.filter((l) => l.includes("not stored for its namespace's organization")).length, { timeout: 2000, interval: 10 }).toBe(2);
+    expect(index.isDelegationRevoked(g(3).delegationId)).toBe(false);
+  });
+
+  it("ignores the deletion of a resource of the same organization whose record-id annotation names a record it does not own", async () => {
+    const thief = { ...delegationResource({ ...g(3), name: "thief" }), metadata: { name: "thief", finalizers: ["writ.dev/revoke"], annotations: { "writ.dev/record-id": g(3).delegationId } } };
+    put("delegations", "acme", thief);
+    store.delete("delegations", "acme", "thief");
+    await expect.poll(() => logs.filter((l) => l.includes("not owned by this resource") && l.includes('"resource":"acme/thief"')).length, { timeout: 2000, interval: 10 }).toBe(1);
     expect(index.isDelegationRevoked(g(3).delegationId)).toBe(false);
   });
 

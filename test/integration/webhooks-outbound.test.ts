@@ -5,13 +5,20 @@
  *   settings) and refused, without a connection, when WRIT_OUTBOUND_ALLOW_LOOPBACK=0;
  * - one destination never has more than BUR_WEBHOOK_DESTINATION_CONCURRENCY requests open;
  * - 40 silent receivers (they accept and never answer) do not delay a healthy one: it has its
- *   alert within 2 s although each silent request is held for BUR_WEBHOOK_TIMEOUT_MS (5 s).
+ *   alert within 2 s although each silent request is held for BUR_WEBHOOK_TIMEOUT_MS (5 s);
+ * - fairness is per subscribing organization, not per port: one organization's 60 silent
+ *   receivers on 60 ports of one host never take the slots another organization's alert needs
+ *   (it is delivered before any of the silent requests has timed out).
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { generateSigner, keyId } from "../../src/core/jose/index.js";
+import { insertAgent } from "../../src/store/agents.js";
+import { createOrg } from "../../src/store/orgs.js";
 import { withTransaction } from "../../src/store/pool.js";
+import { createSubscription } from "../../src/store/subscriptions.js";
 import { enqueueAlert, type Alert } from "../../src/webhooks/index.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -175,6 +182,48 @@ describe("webhook delivery is fair", () => {
       await Promise.all(servers.splice(0).map((s) => s.close()));
       await Promise.all(silent.map((s) => s.close()));
       await healthy.close();
+    }
+  });
+
+  it("counts an organization's receivers together: 60 silent ports of org A never delay org B's alert", async () => {
+    const now = new Date();
+    const subscribe = async (orgName: string, urls: string[]) => {
+      const org = await createOrg(db.pool, { name: orgName, org_type: "agent_operator" }, now);
+      const key = generateSigner("EdDSA");
+      const agentId = `agent_${orgName.toLowerCase().replace(/\W/g, "_")}_${randomBytes(3).toString("hex")}`;
+      const agent = await insertAgent(db.pool, { agent_id: agentId, org_id: org.org_id, principal_id: "prn_x", verification_level: "operator_verified", public_key: key.publicJwk, fingerprint: keyId(key.publicJwk) }, now);
+      expect(agent.ok).toBe(true);
+      const subs: string[] = [];
+      for (const webhook_url of urls) subs.push((await withTransaction(db.pool, (c) => createSubscription(c, { org_id: org.org_id, agent_id: agentId, webhook_url }, now))).subscription.subscription_id);
+      return subs;
+    };
+    const silent = await Promise.all(Array.from({ length: 60 }, () => silentListener()));
+    const prompt = await new Listener().start();
+    try {
+      const subsA = await subscribe("Org A", silent.map((s) => s.url));
+      const [subB = ""] = await subscribe("Org B", [prompt.url]);
+      // Fewer slots than org A has ports: per port, A's silent requests would hold every slot.
+      await startWorker({ BUR_WEBHOOK_CONCURRENCY: "16", BUR_WEBHOOK_TIMEOUT_MS: "4000", BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "4000", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
+      const alertsA = subsA.map((subscription, i) => ({ alert: alert(), url: silent[i]?.url ?? "", subscription }));
+      await enqueue(alertsA);
+      // A's requests are out (held by the silent receivers) before B's alert exists.
+      await expect.poll(() => silent.reduce((n, s) => n + s.accepted(), 0), { timeout: 5000, interval: 10 }).toBeGreaterThan(0);
+      const wanted = alert();
+      await enqueue([{ alert: wanted, url: prompt.url, subscription: subB }]);
+      await expect.poll(() => prompt.events.includes(wanted.event_id), { timeout: 15_000, interval: 10 }).toBe(true);
+      // Causality, not a stopwatch: when B had its alert, none of A's requests had ended (each
+      // is held until the 4 s time limit), so B did not wait for a slot A held.
+      const { rows } = await db.pool.query<{ ended: number }>(
+        "SELECT count(*)::int AS ended FROM webhook_outbox WHERE subscription_id = ANY($1::text[]) AND (failed_at IS NOT NULL OR last_error IS NOT NULL)",
+        [subsA],
+      );
+      expect(rows[0]?.ended).toBe(0);
+      // Org A held at most BUR_WEBHOOK_ORG_CONCURRENCY (8) requests at once, not one per port.
+      expect(silent.reduce((n, s) => n + s.accepted(), 0)).toBeLessThanOrEqual(8);
+    } finally {
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+      await Promise.all(silent.map((s) => s.close()));
+      await prompt.close();
     }
   });
 });

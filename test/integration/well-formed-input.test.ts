@@ -6,7 +6,8 @@
  * stored.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { bodyScanStats } from "../../src/api/body-shape.js";
 import { action, startVerifyWorld, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 const APPEND_TOKEN = randomBytes(16).toString("hex");
@@ -83,5 +84,61 @@ describe("POST /v1/log/entries", () => {
     const ok = await w.call("POST", "/v1/log/entries", APPEND_TOKEN, { kind: "incident", body: { fine: "😀" } });
     expect(ok.status).toBe(200);
     expect(ok.body.entry).toMatchObject({ kind: "incident", body: { fine: "😀" } });
+  });
+});
+
+/**
+ * Bounds before parsing (src/api/body-shape.ts): a body's nesting and size are checked while
+ * it streams in, on every route, authenticated or not. The work is counted (bytes the scan
+ * looked at, calls of JSON.parse on the body), not timed.
+ */
+describe("bodies bounded before they are parsed", () => {
+  const post = (path: string, body: string, token?: string) =>
+    fetch(`${w.server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body });
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+
+  it("a megabyte of nested arrays is a 400 {error} after a few bytes of scanning, and JSON.parse never sees it", async () => {
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      const big = nested(512 * 1024 - 1); // just under the 1 MiB limit of the log append route
+      const before = { ...bodyScanStats };
+      const r = await post("/v1/log/entries", big, APPEND_TOKEN);
+      expect(r.status).toBe(400);
+      expect(await r.json()).toEqual({ error: "request body nests arrays and objects deeper than 32 levels" });
+      // The scan stopped at the 33rd "[" (the rest streamed past unparsed, unscanned).
+      expect(bodyScanStats.refused - before.refused).toBe(1);
+      expect(bodyScanStats.bytes - before.bytes).toBeLessThan(70 * 1024); // at most the chunk that held the 33rd "["
+      expect(parse.mock.calls.filter(([text]) => typeof text === "string" && text.startsWith("[[[")).length).toBe(0);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it("the same on an authenticated route (verify) and on the unauthenticated demo check; a flat body with too many objects too", async () => {
+    const deep = await post("/v1/verify", `{"agent_id":"a","action":${nested(40)}}`, w.operatorKey);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual({ error: "request body nests arrays and objects deeper than 32 levels" });
+    const demo = await post("/demo/check", nested(33));
+    expect(demo.status).toBe(400);
+    expect(await demo.json()).toEqual({ error: "request body nests arrays and objects deeper than 32 levels" });
+    const many = await post("/v1/log/entries", `[${Array.from({ length: 1_000 }, () => "{}").join(",")}]`, APPEND_TOKEN);
+    expect(many.status).toBe(400);
+    expect(await many.json()).toEqual({ error: "request body holds more than 1000 arrays and objects" });
+    expect(many.headers.get("connection")).toBe("close"); // the rest of a refused body is never read
+  });
+
+  it("routes that take small bodies refuse a large one by its length, before reading it (413)", async () => {
+    const before = { ...bodyScanStats };
+    const demo = await post("/demo/check", JSON.stringify({ pad: "x".repeat(128 * 1024) }));
+    expect(demo.status).toBe(413);
+    expect(await demo.json()).toEqual({ error: "request body is too large" });
+    const verify = await post("/v1/verify", JSON.stringify({ agent_id: w.agentId, action: action(), pad: "x".repeat(128 * 1024) }), w.operatorKey);
+    expect(verify.status).toBe(413);
+    expect(bodyScanStats.bytes - before.bytes).toBe(0);
+  });
+
+  it("nesting within the bound, strings holding brackets and escaped quotes pass to the route as before", async () => {
+    const r = await w.verify({ agent_id: w.agentId, action: { ...action(), merchant: 'a "[[[[" \\" {{{{ shop' }, extras: JSON.parse(nested(28)) });
+    expect(r.status).toBe(200);
   });
 });

@@ -7,6 +7,7 @@
  * Delegation and IntentAgreement resources that declare them, and the verify request that
  * answers ALLOW for a grant until it is revoked.
  */
+import { claimRecord } from "../../../src/store/record-owners.js";
 import { randomBytes } from "node:crypto";
 import { buildSignedAgreement, type IntentAgreement } from "../../../src/core/agreement/index.js";
 import { agreementSpecOf, delegationSpecOf } from "../../../src/core/crd/index.js";
@@ -106,6 +107,17 @@ export function delegationResource(g: Grant, opts: { stored?: boolean } = {}): R
     },
     spec: delegationSpecOf(g.delegation as unknown as Record<string, unknown>),
   };
+}
+
+/**
+ * Records `obj` (a created resource, with its uid) as the owner of `kind` `id`, as the
+ * controller does when it stores a record through a resource (src/store/record-owners.ts): the
+ * data plane's watch marks a resource's revocation only for the record's owner.
+ */
+export async function claimAsOwner(pool: Pool, kind: "delegation" | "agreement", id: string, obj: { metadata: { namespace?: string; name: string; uid?: string } }): Promise<void> {
+  const uid = obj.metadata.uid;
+  if (uid === undefined) throw new Error(`${obj.metadata.name} has no uid`);
+  await claimRecord(pool, kind, id, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name, uid });
 }
 
 /** The IntentAgreement resource declaring `g`'s agreement, bound to its Delegation. */

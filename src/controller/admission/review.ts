@@ -10,6 +10,13 @@
  * previous generation was stored, a silent extension of it (`silentExtension`; a revoked grant
  * never comes back).
  *
+ * The record-id annotation `writ.dev/record-id` is Writ's: once a resource carries it, no UPDATE
+ * may change or remove it (also on an object being deleted, and when the spec is unchanged), and
+ * a new Subscription may not carry it (the controller tracks subscriptions by the resource's
+ * uid). The controller never trusts it anyway: it acts only on the records a resource owns
+ * (src/controller/reconcilers/ownership.ts); refusing the change keeps the resource's own view
+ * honest and stops a deletion from even naming another record.
+ *
  * What depends on the cluster or the database (the namespace's organization, whether the
  * Delegation an agreement names is stored, a record stored by another tenant) is left to the
  * controller, which reports it in `.status`. Allowed without checks: DELETE, an object being
@@ -196,6 +203,22 @@ export function defaultsPatch(kind: string, obj: WritResource, mandateRecordId?:
   return ops;
 }
 
+/** The refusal message of a request that writes the record-id annotation, or undefined. */
+export function recordIdChange(kind: string, op: string, obj: WritResource, old: WritResource | undefined): string | undefined {
+  const now = obj.metadata.annotations?.[RECORD_ID_ANNOTATION];
+  const where = `${kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ""}${obj.metadata.name ?? ""}`;
+  if (op === "UPDATE" && old) {
+    const before = old.metadata.annotations?.[RECORD_ID_ANNOTATION];
+    if (before !== undefined && now !== before) {
+      return `${where} is refused: the annotation ${RECORD_ID_ANNOTATION} names the record this resource stored (${String(before)}) and cannot be ${now === undefined ? "removed" : `changed (to ${String(now)})`}; a new record is a new resource`;
+    }
+  }
+  if (op === "CREATE" && kind === "Subscription" && now !== undefined) {
+    return `${where} is refused: the annotation ${RECORD_ID_ANNOTATION} is written by Writ, not declared`;
+  }
+  return undefined;
+}
+
 /** Reviews one request (see the module comment). */
 export async function reviewAdmission(
   req: AdmissionRequest,
@@ -206,6 +229,8 @@ export async function reviewAdmission(
   const obj = asResource(req.object);
   if (!obj) return { allowed: false, message: "the request carries no object" };
   const old = req.operation === "UPDATE" ? asResource(req.oldObject) : undefined;
+  const repointed = recordIdChange(req.kind.kind, req.operation, obj, old);
+  if (repointed !== undefined) return { allowed: false, message: repointed };
   if (obj.metadata.deletionTimestamp) return { allowed: true };
   if (old && sameSpec(obj, old)) return { allowed: true };
 

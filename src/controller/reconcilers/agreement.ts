@@ -19,7 +19,9 @@
  * effective status (revoked when the store, a pushed principal revocation or a verified carried
  * revocation says so; expired once every mandate has). Without SVC_LOG_SIGNING_SEED a signed
  * agreement is stored but not logged (`Ready=False`, reason `LogNotConfigured`). Deletion
- * (finalizer) revokes the stored agreement when it belongs to the namespace's organization.
+ * (finalizer) revokes the stored agreement when it belongs to the namespace's organization and
+ * to this resource. An agreement another resource created (its stored owner, ./ownership.ts)
+ * is refused RECORD_NOT_OWNED whatever the `writ.dev/record-id` annotation says.
  * A revocation this reconciler makes (declared revoked, or deletion) appends ONE `revocation`
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
@@ -35,7 +37,8 @@ import type { DesiredCondition } from "../conditions.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
-import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
+import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { agreementRow, type AgreementRow } from "../../store/status-reads.js";
@@ -109,13 +112,14 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const { record, prepared } = check;
   const declaredId = storedRecordId(obj);
+  const owner = resourceOwner(obj);
   let pending: string | undefined;
   let delegation: StoredDelegation | undefined;
   let row: AgreementRow | undefined;
   if (!record && binding.ok && declaredId !== undefined) {
     // This generation does not validate: what verify enforces is what this resource stored before.
     row = await agreementRow(ctx.pool, declaredId);
-    if (row && row.orgId !== binding.orgId) row = undefined;
+    if (row && (row.orgId !== binding.orgId || !(await ownedBy(ctx.pool, "agreement", declaredId, owner)))) row = undefined;
   }
   if (record && prepared) {
     if (declaredId !== undefined && declaredId !== record.agreement_id) {
@@ -135,7 +139,11 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         } else refusals.push(...bindingRefusals(prepared, prepareDelegation(delegation.record)));
       }
       row = await agreementRow(ctx.pool, declaredId ?? record.agreement_id);
-      if (row && row.orgId !== binding.orgId) {
+      const foreign = await foreignOwnerRefusal(ctx.pool, "agreement", declaredId ?? record.agreement_id, owner, "spec.agreement_id");
+      if (foreign) {
+        refusals.push(foreign);
+        row = undefined;
+      } else if (row && row.orgId !== binding.orgId) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agreement_id: ${record.agreement_id} is stored for another organization` });
         row = undefined;
       }
@@ -153,6 +161,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
     try {
       const { appended, revokedNow, revocationSequence, ignored } = await withTransaction(ctx.pool, async (c) => {
         const at = new Date(now);
+        await claimOrRefuse(c, "agreement", record.agreement_id, owner, "spec.agreement_id");
         const up = await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at });
         let appended = false;
         if (signed && ctx.logSigner) {
@@ -191,8 +200,13 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         ctx.events.record(obj, KIND, "Normal", "Revoked", `declared revoked: agreement ${record.agreement_id} revoked; ${logged}`);
       }
     } catch (err) {
-      if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
-      refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+      if (err instanceof RecordNotOwnedError) {
+        refusals.push(err.refusal);
+        row = undefined;
+      } else {
+        if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
+        refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+      }
     }
     if (stored) row = await agreementRow(ctx.pool, record.agreement_id);
   }
@@ -257,6 +271,10 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
     kind: KIND,
     ref: AGREEMENTS,
     noun: "agreement",
+    declared: (o) => {
+      const id = (o.spec as { agreement_id?: unknown } | undefined)?.agreement_id;
+      return typeof id === "string" && id !== "" ? id : undefined;
+    },
     load: (c, id) => agreementRow(c.pool, id),
     target: (id) => ({ kind: "agreement", id }),
   });

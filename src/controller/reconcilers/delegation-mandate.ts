@@ -29,7 +29,9 @@ import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js"
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { DesiredCondition } from "../conditions.js";
 import type { WritResource } from "../kinds.js";
-import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
+import { claimRecord } from "../../store/record-owners.js";
+import { foreignOwnerRefusal, notOwnedRefusal, ownedBy } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
@@ -143,6 +145,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   const { refusals, spec, recordId: id } = await checkMandateSpec(obj.spec, declared);
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  const owner = resourceOwner(obj);
   refusals.push(...mandateImmutable(declared, id));
   let stored: StoredDelegation | undefined;
   if (spec && id !== undefined && binding.ok && refusals.length === 0) {
@@ -150,7 +153,9 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
       refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to` });
     } else {
       const before = await loadDelegation(ctx.pool, id);
-      if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
+      const foreign = await foreignOwnerRefusal(ctx.pool, "delegation", id, owner, "spec.mandate");
+      if (foreign) refusals.push(foreign);
+      else if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.mandate: ${id} is recorded for another organization or agent` });
       } else if (before) {
         await ensureFinalizer(ctx.client, DELEGATIONS, obj, id);
@@ -160,12 +165,21 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
         if ("code" in r) refusals.push(r);
         else stored = r;
       }
+      // The recorded mandate is this resource's from now on (one recorded over HTTP, or by no
+      // resource yet, becomes it); when another resource claimed it meanwhile, nothing is.
+      if (stored) {
+        const claim = await claimRecord(ctx.pool, "delegation", id, owner);
+        if (!claim.ok) {
+          refusals.push(notOwnedRefusal("delegation", id, claim.owner, "spec.mandate"));
+          stored = undefined;
+        }
+      }
     }
   }
   if (!stored && refusals.length > 0 && binding.ok && declared !== undefined) {
     // This generation is refused: what verify enforces is what this resource recorded before.
     const before = await loadDelegation(ctx.pool, declared);
-    if (before && before.orgId === binding.orgId) stored = before;
+    if (before && before.orgId === binding.orgId && (await ownedBy(ctx.pool, "delegation", declared, owner))) stored = before;
   }
 
   const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId]) : new Set<string>();

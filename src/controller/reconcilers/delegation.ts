@@ -5,7 +5,9 @@
  * Order: the spec is checked (`checkDelegationSpec`); the namespace must be bound to an active
  * organization and the agent registered to it; `spec.delegation_id` must be the id this resource
  * stored before (annotation `writ.dev/record-id`: a new grant is a new resource); a record stored
- * under that id must belong to the same organization, and an update must not silently extend it
+ * under that id must belong to the same organization and to THIS resource (its stored owner,
+ * ./ownership.ts: a record another resource created is refused RECORD_NOT_OWNED, whatever the
+ * annotation says), and an update must not silently extend it
  * (`silentExtension`: renewal is a new grant); a chain must cite delegations stored for the
  * same organization, its declared links must be exact copies of them and the grant must only
  * narrow its stored parent (`storedChainRefusals`; a link not stored yet is retried every 30 s
@@ -19,7 +21,8 @@
  * effective status. A spec in the mandate form (`spec.mandate`) is reconciled by
  * ./delegation-mandate.ts instead. Requeued at the effective expiry and when a time condition can change; a
  * resource refused for its binding every 30 s. Deletion (finalizer `writ.dev/revoke`) revokes the
- * stored record when it belongs to the namespace's organization; rows are never deleted.
+ * stored record when it belongs to the namespace's organization and to this resource; rows are
+ * never deleted.
  *
  * Every revocation the controller makes (declared `spec.state: revoked`, a declared-revoked
  * embedded agreement, deletion) appends ONE `revocation` log entry in the same transaction, only
@@ -37,7 +40,9 @@ import type { DesiredCondition } from "../conditions.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
-import { ensureFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
+import type { RecordOwner } from "../../store/record-owners.js";
+import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { revokedDelegationIds } from "../../store/status-reads.js";
@@ -46,9 +51,9 @@ import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
 import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
-import { conditionOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
+import { conditionOf, delegationIdOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, storedChainRefusals, type DelegationView } from "./delegation-checks.js";
-import { isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
+import { checkMandateSpec, isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
 /** The resource reference of Delegations. */
@@ -71,9 +76,12 @@ interface StoreOutcome {
  * revokes it (`spec.state: revoked`) or its embedded agreement (declared revoked), ONE
  * `revocation` entry per revoked record is appended in the same transaction.
  */
-async function store(ctx: ReconcileContext, record: Delegation, orgId: string, now: number, resource: string): Promise<StoreOutcome> {
+async function store(ctx: ReconcileContext, record: Delegation, orgId: string, now: number, resource: string, owner: RecordOwner): Promise<StoreOutcome> {
   return withTransaction(ctx.pool, async (c) => {
     const at = new Date(now);
+    // The records are this resource's, or become it now; another resource's roll everything back.
+    await claimOrRefuse(c, "delegation", record.delegation_id, owner, "spec.delegation_id");
+    if (record.intent_agreement) await claimOrRefuse(c, "agreement", record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id");
     const r = await upsertDelegation(c, record, { orgId, at });
     const out: StoreOutcome = { upserted: r };
     const embedded = record.intent_agreement;
@@ -149,13 +157,14 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const record = check.record;
   const declaredId = storedRecordId(obj);
+  const owner = resourceOwner(obj);
   let stored: StoredDelegation | undefined;
   /** A link the chain cites is not stored (yet): retried, and queued when the parent is stored. */
   let awaitingParent = false;
   if (!record && binding.ok && declaredId !== undefined) {
     // This generation does not validate: what verify enforces is what this resource stored before.
     stored = await loadDelegation(ctx.pool, declaredId);
-    if (stored && stored.orgId !== binding.orgId) stored = undefined;
+    if (stored && (stored.orgId !== binding.orgId || !(await ownedBy(ctx.pool, "delegation", declaredId, owner)))) stored = undefined;
   }
   if (record) {
     if (declaredId !== undefined && declaredId !== record.delegation_id) {
@@ -174,7 +183,14 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         });
       }
       stored = await loadDelegation(ctx.pool, declaredId ?? record.delegation_id);
-      if (stored && stored.orgId !== binding.orgId) {
+      const foreign = [
+        await foreignOwnerRefusal(ctx.pool, "delegation", declaredId ?? record.delegation_id, owner, "spec.delegation_id"),
+        record.intent_agreement ? await foreignOwnerRefusal(ctx.pool, "agreement", record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id") : undefined,
+      ].filter((r) => r !== undefined);
+      if (foreign.length > 0) {
+        refusals.push(...foreign);
+        stored = undefined;
+      } else if (stored && stored.orgId !== binding.orgId) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegation_id: ${record.delegation_id} is stored for another organization` });
         stored = undefined;
       } else if (stored && !stored.revokedAt) {
@@ -195,7 +211,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (record && binding.ok && refusals.length === 0) {
     await ensureFinalizer(ctx.client, DELEGATIONS, obj, record.delegation_id);
     try {
-      const outcome = await store(ctx, record, binding.orgId, now, key);
+      const outcome = await store(ctx, record, binding.orgId, now, key, owner);
       upserted = outcome.upserted;
       const made = upserted.revocation?.declared ? upserted.revocation : undefined;
       if (made) {
@@ -203,8 +219,13 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         ctx.events.record(obj, KIND, "Normal", "Revoked", `spec.state revoked: delegation ${record.delegation_id} revoked with everything below it (${made.ids.length} record(s)); ${logged}`);
       }
     } catch (err) {
-      if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
-      refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+      if (err instanceof RecordNotOwnedError) {
+        refusals.push(err.refusal);
+        stored = undefined;
+      } else {
+        if (!(err instanceof RecordStoreError) || !STORE_REFUSALS[err.code]) throw err;
+        refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
+      }
     }
     if (upserted?.revoked) stored = await loadDelegation(ctx.pool, record.delegation_id);
     else if (upserted) {
@@ -265,6 +286,7 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
     kind: KIND,
     ref: DELEGATIONS,
     noun: "delegation",
+    declared: async (o) => (isMandateSpec(o.spec) ? (await checkMandateSpec(o.spec)).recordId : delegationIdOf(o)),
     load: (c, id) => loadDelegation(c.pool, id),
     target: (id) => ({ kind: "delegation", id }),
     describe: (ids) => ` with everything below it (${ids.length} record(s))`,

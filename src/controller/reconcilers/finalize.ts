@@ -1,6 +1,9 @@
 /**
- * Deletion of a Writ resource: its stored record is revoked (never deleted: history is kept),
- * only when it is stored for the organization the namespace is bound to, in one transaction
+ * Deletion of a Writ resource: the records it owns (./ownership.ts: stored with this resource as
+ * their owner, whatever its `writ.dev/record-id` annotation says now; and a record no resource
+ * owns, stored before owners were recorded, only when the annotation AND the spec name it) are
+ * revoked (never deleted: history is kept), each only when it is stored for the organization
+ * the namespace is bound to, in one transaction
  * with its single `revocation` log entry and subscriber alerts; then the finalizer is removed so
  * the resource goes. A retried finalizer (or a second replica) revokes and logs nothing twice.
  */
@@ -8,7 +11,9 @@ import type { ResourceRef } from "../../sources/kubernetes/objects.js";
 import { withTransaction } from "../../store/pool.js";
 import { revokeAndRecord, type RevocationTarget } from "../../store/revocation-record.js";
 import type { WritResource } from "../kinds.js";
-import { hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import { hasFinalizer, removeFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
+import { claimRecord, claimsOf, ownerName, ownerOf } from "../../store/record-owners.js";
+import type { SingleOwnerKind } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import type { ReconcileContext } from "./context.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
@@ -21,8 +26,10 @@ export interface FinalizedKind {
   /** The resource kind (Events) and its API path. */
   kind: string;
   ref: ResourceRef;
-  /** The record word in messages ("delegation", "agreement"). */
-  noun: string;
+  /** The record word in messages, and the kind of record owned. */
+  noun: SingleOwnerKind;
+  /** The record id the resource's spec declares (not its annotation), when it declares one. */
+  declared(obj: WritResource): Promise<string | undefined> | string | undefined;
   /** The stored record's tenant and revocation state, when stored. */
   load(ctx: ReconcileContext, id: string): Promise<{ orgId: string | null; revokedAt: Date | null } | undefined>;
   /** What a deletion of record `id` revokes. */
@@ -37,21 +44,38 @@ export interface FinalizedKind {
 export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource, k: FinalizedKind): Promise<ReconcileResult> {
   if (!hasFinalizer(obj)) return {};
   const namespace = obj.metadata.namespace ?? "";
-  const id = storedRecordId(obj);
-  if (id !== undefined) {
+  const me = resourceOwner(obj);
+  // What this resource owns, whatever its annotation says; plus the annotated record when no
+  // resource owns it (stored before owners were recorded) and the spec declares it in full.
+  const ids = await claimsOf(ctx.pool, k.noun, me.uid);
+  const annotated = storedRecordId(obj);
+  let unowned: string | undefined;
+  if (annotated !== undefined && !ids.includes(annotated)) {
+    const owner = await ownerOf(ctx.pool, k.noun, annotated);
+    if (!owner && (await k.declared(obj)) === annotated) {
+      unowned = annotated;
+      ids.push(annotated);
+    } else if (await k.load(ctx, annotated)) {
+      const by = owner ? `it was created by another resource (${ownerName(owner)})` : "this resource's spec does not declare it";
+      ctx.events.record(obj, k.kind, "Warning", "RECORD_NOT_OWNED", `deleted: ${k.noun} ${annotated} not revoked: ${by}; a resource acts only on the record it created`);
+    }
+  }
+  const org = ids.length > 0 ? await ctx.bindings.labelledOrg(namespace) : undefined;
+  for (const id of ids) {
     const stored = await k.load(ctx, id);
-    const org = await ctx.bindings.labelledOrg(namespace);
     if (stored && org !== undefined && stored.orgId === org) {
       if (!stored.revokedAt) {
         const resource = `${namespace}/${obj.metadata.name}`;
         const reason = `the ${k.kind} ${resource} was deleted`;
         const at = new Date(ctx.clock.now());
         // Only when this call revokes something is it logged: a retried finalizer or a second replica logs nothing.
-        const { ids, logSequence: sequence } = await withTransaction(ctx.pool, (c) =>
-          revokeAndRecord(c, k.target(id), { reason, by: "policy", storedBy: DELETION_REVOKER, at, resource }, controllerLogging(ctx, at)),
-        );
-        const logged = ids.length === 0 ? "already revoked" : loggedText(sequence);
-        ctx.events.record(obj, k.kind, "Normal", "Revoked", `deleted: ${k.noun} ${id} revoked${k.describe?.(ids) ?? ""}; ${logged}; its history is kept`);
+        const { ids: revoked, logSequence: sequence } = await withTransaction(ctx.pool, async (c) => {
+          // A record no resource owned becomes this one's (a concurrent claim by another wins: then nothing is revoked).
+          if (id === unowned && !(await claimRecord(c, k.noun, id, me)).ok) return { ids: [] as string[], logSequence: null };
+          return revokeAndRecord(c, k.target(id), { reason, by: "policy", storedBy: DELETION_REVOKER, at, resource }, controllerLogging(ctx, at));
+        });
+        const logged = revoked.length === 0 ? "already revoked" : loggedText(sequence);
+        ctx.events.record(obj, k.kind, "Normal", "Revoked", `deleted: ${k.noun} ${id} revoked${k.describe?.(revoked) ?? ""}; ${logged}; its history is kept`);
         k.after?.(ctx, obj, id);
       }
     } else if (stored) {

@@ -6,9 +6,13 @@
  * The spec must be `{agentId, webhookUrl}` with a URL that parses (WHATWG) as https, or http on
  * localhost (SPEC_INVALID); the agent must be registered (AGENT_NOT_ACTIVE otherwise; any
  * organization's agent may be followed). `createSubscription` is idempotent per (organization,
- * agent, URL), so a re-reconcile finds the same subscription. When the spec changes, the
- * subscription it had (annotation `writ.dev/record-id`) is deactivated unless another resource
- * still uses it. Deletion (finalizer) deactivates it the same way; rows are never deleted.
+ * agent, URL), so a re-reconcile finds the same subscription, and several resources may declare
+ * the same one: each holds a claim on it (src/store/record-owners.ts, by the resource's uid,
+ * never by an annotation). When the spec changes, the resource releases its claims on the
+ * subscriptions it had, and one no resource claims any more is deactivated; deletion
+ * (finalizer) does the same. Rows are never deleted. (A subscription declared before claims
+ * were recorded, named only by this resource's `writ.dev/record-id` annotation, is released on
+ * deletion as before when no resource claims it.)
  *
  * Conditions: Valid, Bound, Stored, Ready. Phase: Invalid, Pending or Ready.
  */
@@ -21,7 +25,9 @@ import type { DesiredCondition } from "../conditions.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
-import { ensureFinalizer, hasFinalizer, removeFinalizer, storedRecordId } from "../resource-writes.js";
+import { ensureFinalizer, hasFinalizer, removeFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
+import { claimCount, claimRecord, claimsOf, releaseClaim } from "../../store/record-owners.js";
+import type { Pool } from "pg";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, type ReconcileContext, report, reportingStoreOutage } from "./context.js";
@@ -48,6 +54,21 @@ export function checkSubscriptionSpec(spec: unknown): { agentId?: string; webhoo
     }
   }
   return refusals.length > 0 ? { refusals } : { agentId: s.agentId as string, webhookUrl: s.webhookUrl as string, refusals };
+}
+
+/**
+ * Releases the claims of `self` on its subscriptions other than `keep`, and deactivates each one
+ * no resource claims any more; answers the ids deactivated.
+ */
+async function releaseOthers(pool: Pool, self: WritResource, orgId: string, keep: string | undefined): Promise<string[]> {
+  const uid = resourceOwner(self).uid;
+  const gone: string[] = [];
+  for (const id of await claimsOf(pool, "subscription", uid)) {
+    if (id === keep) continue;
+    const off = await withTransaction(pool, async (c) => ((await releaseClaim(c, id, uid)) === 0 ? deactivateSubscription(c, orgId, id) : undefined));
+    if (off) gone.push(id);
+  }
+  return gone;
 }
 
 /** True when a resource other than `self` (not being deleted) still uses subscription `id`. */
@@ -78,15 +99,16 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   }
   let subscriptionId: string | undefined;
   if (binding.ok && refusals.length === 0 && spec.agentId !== undefined && spec.webhookUrl !== undefined) {
-    const current = await ensureFinalizer(ctx.client, SUBSCRIPTIONS, obj);
+    await ensureFinalizer(ctx.client, SUBSCRIPTIONS, obj);
     const input = { org_id: binding.orgId, agent_id: spec.agentId, webhook_url: spec.webhookUrl };
-    const { subscription } = await withTransaction(ctx.pool, (c) => createSubscription(c, input, new Date(now)));
+    const owner = resourceOwner(obj);
+    const { subscription } = await withTransaction(ctx.pool, async (c) => {
+      const made = await createSubscription(c, input, new Date(now));
+      await claimRecord(c, "subscription", made.subscription.subscription_id, owner);
+      return made;
+    });
     subscriptionId = subscription.subscription_id;
-    const previous = storedRecordId(obj);
-    await ensureFinalizer(ctx.client, SUBSCRIPTIONS, current, subscriptionId);
-    if (previous !== undefined && previous !== subscriptionId && !usedElsewhere(ctx, obj, previous)) {
-      await deactivateSubscription(ctx.pool, binding.orgId, previous);
-    }
+    await releaseOthers(ctx.pool, obj, binding.orgId, subscriptionId);
   }
   const refused = refusals.length > 0;
   const conditions: DesiredCondition[] = [
@@ -109,9 +131,13 @@ async function finalize(ctx: ReconcileContext, obj: WritResource): Promise<Recon
   if (!hasFinalizer(obj)) return {};
   const id = storedRecordId(obj);
   const org = await ctx.bindings.labelledOrg(obj.metadata.namespace ?? "");
-  if (id !== undefined && org !== undefined && !usedElsewhere(ctx, obj, id)) {
-    const gone = await deactivateSubscription(ctx.pool, org, id);
-    if (gone) ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: registry subscription ${id} deactivated`);
+  if (org !== undefined) {
+    const gone = await releaseOthers(ctx.pool, obj, org, undefined);
+    // Declared before claims were recorded: the annotation's subscription, when no resource claims it.
+    if (id !== undefined && !gone.includes(id) && (await claimCount(ctx.pool, "subscription", id)) === 0 && !usedElsewhere(ctx, obj, id)) {
+      if (await deactivateSubscription(ctx.pool, org, id)) gone.push(id);
+    }
+    for (const g of gone) ctx.events.record(obj, KIND, "Normal", "Revoked", `deleted: registry subscription ${g} deactivated`);
   }
   await removeFinalizer(ctx.client, SUBSCRIPTIONS, obj);
   return {};

@@ -101,6 +101,7 @@ export const REASONS = {
   // Declarations (controller)
   SPEC_INVALID: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource does not validate against its schema, so it is not stored", clears: "a corrected manifest" },
   NAMESPACE_NOT_BOUND: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource's namespace is not bound to the registry organization it needs (no valid writ.dev/org-id label, an unknown or inactive organization, an agent or record of another organization), so it is not stored", clears: "label the namespace with its active organization's org_id and declare only that organization's agents and records" },
+  RECORD_NOT_OWNED: { verdict: "DENY", requiredAction: "NEW_GRANT", means: "a declared resource names a record that another resource created (a record is stored, changed and revoked only through the resource that created it), so nothing is stored or revoked through it", clears: "declare a new record id in a resource of its own, or change the record through the resource that created it" },
   // Infrastructure (fail closed)
   REVOCATION_STATE_STALE: { verdict: "STEP_UP", requiredAction: "RETRY_LATER", means: "the revocation watch has been down longer than its bound, so revocation state may be stale", clears: "the watch reconnects" },
 } as const satisfies Record<string, ReasonInfo>;

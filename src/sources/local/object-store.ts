@@ -119,14 +119,16 @@ export class LocalObjectStore {
 
   /**
    * Creates the object or updates its spec, labels and annotations (annotations are merged,
-   * so the controller's stay), as `kubectl apply` would. Returns what happened.
+   * so the controller's stay), as `kubectl apply` would. Returns what happened. `uid` is the
+   * uid of a new object (default: a random one).
    */
-  apply(plural: string, desired: KubeObject): "created" | "configured" | "unchanged" {
+  apply(plural: string, desired: KubeObject, opts: { uid?: string } = {}): "created" | "configured" | "unchanged" {
     const namespace = desired.metadata.namespace ?? "default";
     const key = storeKey(plural, namespace, desired.metadata.name);
     const current = this.objects.get(key)?.obj;
+    const annotations = desired.metadata.annotations ?? {};
     if (!current) {
-      this.create(plural, { ...desired, metadata: { ...desired.metadata, namespace } });
+      this.create(plural, { ...desired, metadata: { ...desired.metadata, namespace, annotations } }, opts.uid);
       return "created";
     }
     const next = structuredClone(current);
@@ -136,14 +138,14 @@ export class LocalObjectStore {
       next.metadata.generation = (current.metadata.generation ?? 1) + 1;
     }
     next.metadata.labels = { ...(desired.metadata.labels ?? {}) };
-    next.metadata.annotations = { ...(current.metadata.annotations ?? {}), ...(desired.metadata.annotations ?? {}) };
+    next.metadata.annotations = { ...(current.metadata.annotations ?? {}), ...annotations };
     if (sameJson(next, current)) return "unchanged";
     this.commit(plural, key, next, "MODIFIED");
     return "configured";
   }
 
-  /** Creates an object (ALREADY_EXISTS when its key is taken). */
-  create(plural: string, obj: KubeObject): KubeObject {
+  /** Creates an object (ALREADY_EXISTS when its key is taken), with `uid` or a random one (never the object's own). */
+  create(plural: string, obj: KubeObject, uid: string = randomUUID()): KubeObject {
     const kind = KIND_OF_PLURAL.get(plural);
     if (!kind) throw notFound(`resource ${plural}`);
     const namespace = obj.metadata.namespace ?? "default";
@@ -157,7 +159,7 @@ export class LocalObjectStore {
       metadata: {
         ...structuredClone(obj.metadata),
         namespace,
-        uid: randomUUID(),
+        uid,
         generation: 1,
         creationTimestamp: kubeTime(this.now()),
         labels: { ...(obj.metadata.labels ?? {}) },

@@ -15,12 +15,19 @@
  * - A resource that came from ANOTHER folder (WRIT_MANIFESTS_DIR pointed elsewhere before) is
  *   not pruned: switching folders never revokes silently. It is kept as it is and listed in
  *   `elsewhere`, so the caller can say so.
+ * - A manifest's own `writ.dev/record-id` annotation is ignored (the controller writes it).
+ * - A new resource's uid is derived from its file identity (the file's absolute path, kind,
+ *   namespace and name; `fileUid`): the records a resource stores are owned by that uid
+ *   (src/store/record-owners.ts), so the same file declares the same owner across restarts,
+ *   also after the persisted state is removed, and no other file can act as that owner.
  * The file each resource came from is remembered (and persisted with the store, ./state-file.ts).
  */
+import { createHash } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import type { FileScan, ManifestObject } from "./manifests.js";
 import { scanFolder } from "./manifests.js";
 import { storeKey, type LocalObjectStore } from "./object-store.js";
+import type { KubeObject } from "../kubernetes/objects.js";
 
 /** What one sync did. */
 export interface SyncResult {
@@ -49,6 +56,21 @@ export interface ManifestSyncOptions {
   confirmMs?: number;
   /** Reads the folder (default `scanFolder`). */
   scan?(dir: string): Promise<FileScan[]>;
+}
+
+/** The uid of a resource declared in `file` under `key` (a UUID-shaped digest of both). */
+export function fileUid(file: string, key: string): string {
+  const h = createHash("sha256").update(`writ local manifest\0${resolve(file)}\0${key}`).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The controller's record-id annotation (src/controller/kinds.ts): Writ writes it, a manifest never does. */
+const RECORD_ID_ANNOTATION = "writ.dev/record-id";
+
+/** `o` without a declared record-id annotation (ignored, as the admission webhook refuses it on a cluster). */
+function withoutRecordId(o: KubeObject): KubeObject {
+  const { [RECORD_ID_ANNOTATION]: _declared, ...annotations } = o.metadata.annotations ?? {};
+  return o.metadata.annotations === undefined ? o : { ...o, metadata: { ...o.metadata, annotations } };
 }
 
 const keyOf = (o: ManifestObject) => storeKey(o.plural, o.object.metadata.namespace ?? "default", o.object.metadata.name);
@@ -115,7 +137,7 @@ export class ManifestSync {
     await this.opts.beforeApply?.(objects);
     const result: SyncResult = { created: [], configured: [], deleted: [], elsewhere: [], problems: d.problems, notes: d.notes, objects };
     for (const [key, o] of d.objects) {
-      const what = this.opts.store.apply(o.plural, o.object);
+      const what = this.opts.store.apply(o.plural, withoutRecordId(o.object), { uid: fileUid(o.file, key) });
       this.sourceOf.set(key, o.file);
       if (what === "created") result.created.push(key);
       if (what === "configured") result.configured.push(key);

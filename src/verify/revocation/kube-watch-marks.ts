@@ -7,7 +7,10 @@
  * - Tenancy first: a record is marked only when the namespace's `writ.dev/org-id` label names
  *   the organization the record is stored for in Postgres (the controller's binding rule, with
  *   its 10 s namespace cache), so a tenant cannot revoke another tenant's record through the
- *   watch. A record not stored (yet) is left to the controller. Such refusals are logged once.
+ *   watch; and only when the resource is the record's stored owner (src/store/record-owners.ts:
+ *   the resource that created it, by uid), so a resource whose `writ.dev/record-id` annotation
+ *   was repointed cannot revoke another namespace's record. A record not stored (yet), or that
+ *   no resource owns, is left to the controller. Such refusals are logged once.
  * - A check that fails (API server, Postgres) is retried 5 times with doubling delays (from
  *   200 ms), then at the next resync; `get namespaces` forbidden (RBAC) is not retried: those
  *   revocations wait for the controller. `inflight()` counts checks under way and retries pending.
@@ -24,6 +27,7 @@ import { isKubeError } from "../../sources/kubernetes/errors.js";
 import type { KubeObject } from "../../sources/kubernetes/objects.js";
 import { loadDelegation } from "../../store/delegations.js";
 import { getOrg } from "../../store/orgs.js";
+import { ownerOf } from "../../store/record-owners.js";
 import type { Queryable } from "../../store/pool.js";
 import { revocationOf, type WatchedKind, type WatchedRevocation } from "./kube-revocations.js";
 import type { RevocationIndex } from "./index.js";
@@ -92,12 +96,12 @@ export class RevocationMarker {
     return r.kind === "delegation" ? this.opts.index.isDelegationRevoked(r.id) : this.opts.index.isAgreementRevoked(r.id);
   }
 
-  /** True when `r.id` is stored for the organization `namespace` is labelled with. */
-  private async sameTenant(r: WatchedRevocation, namespace: string): Promise<boolean> {
+  /** True when `r.id` is stored for the organization `namespace` is labelled with, and owned by the resource `uid`. */
+  private async sameTenant(r: WatchedRevocation, namespace: string, uid: string | undefined): Promise<boolean> {
     const org = await this.bindings.labelledOrg(namespace);
-    if (org === undefined) return false;
+    if (org === undefined || uid === undefined) return false;
     const stored = r.kind === "delegation" ? (await loadDelegation(this.opts.db, r.id))?.orgId : (await agreementRow(this.opts.db, r.id))?.orgId;
-    return stored === org;
+    return stored === org && (await ownerOf(this.opts.db, r.kind, r.id))?.uid === uid;
   }
 
   private async consider(kind: WatchedKind, obj: KubeObject, live: boolean, attempt: number): Promise<void> {
@@ -107,7 +111,7 @@ export class RevocationMarker {
     const where = { kind, id: r.id, trigger: r.trigger, resource: `${namespace}/${obj.metadata.name}` };
     let ok: boolean;
     try {
-      ok = await this.sameTenant(r, namespace);
+      ok = await this.sameTenant(r, namespace, obj.metadata.uid);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (isKubeError(err, "FORBIDDEN")) {
@@ -124,7 +128,7 @@ export class RevocationMarker {
       return;
     }
     if (!ok) {
-      this.warnOnce(`${where.resource}|${r.id}`, where, "a revocation on the watch names a record not stored for its namespace's organization: left to the controller");
+      this.warnOnce(`${where.resource}|${r.id}`, where, "a revocation on the watch names a record not stored for its namespace's organization, or not owned by this resource: left to the controller");
       return;
     }
     if (this.marked(r) || this.stopped) return;

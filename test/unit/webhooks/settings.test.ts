@@ -13,6 +13,8 @@ describe("BUR_WEBHOOK_* settings", () => {
       backoffMaxMs: 600_000,
       concurrency: 64,
       destinationConcurrency: 2,
+      hostConcurrency: 4,
+      orgConcurrency: 8,
       pollMs: 1000,
     });
     expect(problems).toEqual([]);
@@ -29,12 +31,14 @@ describe("BUR_WEBHOOK_* settings", () => {
         BUR_WEBHOOK_BACKOFF_MAX_MS: "40",
         BUR_WEBHOOK_CONCURRENCY: "2",
         BUR_WEBHOOK_DESTINATION_CONCURRENCY: "1",
+        BUR_WEBHOOK_HOST_CONCURRENCY: "3",
+        BUR_WEBHOOK_ORG_CONCURRENCY: "5",
         BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "100",
         BUR_WEBHOOK_POLL_MS: "50",
       },
       problems,
     );
-    expect(s).toEqual({ worker: false, timeoutMs: 250, connectTimeoutMs: 100, maxAttempts: 3, backoffMinMs: 10, backoffMaxMs: 40, concurrency: 2, destinationConcurrency: 1, pollMs: 50 });
+    expect(s).toEqual({ worker: false, timeoutMs: 250, connectTimeoutMs: 100, maxAttempts: 3, backoffMinMs: 10, backoffMaxMs: 40, concurrency: 2, destinationConcurrency: 1, hostConcurrency: 3, orgConcurrency: 5, pollMs: 50 });
     expect(problems).toEqual([]);
   });
 

@@ -9,6 +9,7 @@
  * is missing, 400 `log entry kind is not accepted ...` for another kind). Members besides kind
  * and body are ignored.
  */
+import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyInstance } from "fastify";
 import { canonicalJson } from "../../../core/canonical/index.js";
 import { isLogKind, LOG_KINDS, LogEntryError } from "../../../core/tlog/index.js";
@@ -45,6 +46,7 @@ export function registerAppendRoute(app: FastifyInstance, batcher: AppendBatcher
   app.post(
     "/v1/log/entries",
     {
+      bodyLimit: LARGE_BODY_LIMIT,
       schema: {
         tags: ["log"],
         summary: "Append an entry and sign a new tree head",

@@ -19,6 +19,7 @@
  * the same mandate again is 200 with `created: false` and nothing written. Verify then
  * evaluates the agent's actions against the delegation like any other.
  */
+import { SMALL_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { MAX_SD_JWT_LENGTH } from "../../../core/mandates/index.js";
 import { getAgent } from "../../../store/agents.js";
@@ -53,6 +54,8 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Body: Body }>(
     "/v1/mandates",
     {
+      // An SD-JWT of up to 65,536 characters and a few short members.
+      bodyLimit: 2 * SMALL_BODY_LIMIT,
       schema: {
         tags: ["verify"],
         summary: "Record a verified AP2 open payment mandate (SD-JWT) as a delegation of a registered agent",

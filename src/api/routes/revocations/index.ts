@@ -19,6 +19,7 @@
  * "Revocation pushes"). A verified revocation is stored, appended to the transparency log and
  * NOTIFYd: 200 `{stored: true, revocation_id, sequence}`.
  */
+import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { verifyRevocation, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { hashOf } from "../../../core/canonical/index.js";
@@ -86,6 +87,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
   app.post<{ Body: Record<string, unknown> }>(
     "/v1/revocations/push",
     {
+      bodyLimit: LARGE_BODY_LIMIT,
       schema: {
         tags: ["revocations"],
         summary: "Notifier-signed revocation push",

@@ -40,6 +40,30 @@ describe("reviewAdmission", () => {
     expect(await review({ ...request(bad), kind: { group: "apps", version: "v1", kind: "Deployment" } })).toEqual({ allowed: true });
   });
 
+  it("refuses repointing the record-id annotation (a metadata-only update), also on an object being deleted; allows setting it once", async () => {
+    const annotated = (o: Obj, id?: string): Obj => ({ ...o, metadata: { ...o.metadata, annotations: id === undefined ? {} : { "writ.dev/record-id": id } } });
+    const d = object(SAMPLE_NAMES.delegation);
+    const mine = annotated(d, String(d.spec.delegation_id));
+    const repointed = annotated(d, "del_of_another_namespace");
+    for (const phase of ["validate", "screen"] as const) {
+      const v = await review(request(repointed, "UPDATE", mine), phase);
+      expect(v.allowed).toBe(false);
+      expect(v.message).toBe(
+        `Delegation acme/acme-procurement is refused: the annotation writ.dev/record-id names the record this resource stored (${String(d.spec.delegation_id)}) and cannot be changed (to del_of_another_namespace); a new record is a new resource`,
+      );
+    }
+    const deleting = { ...repointed, metadata: { ...repointed.metadata, deletionTimestamp: "2026-11-23T10:00:00Z" } };
+    expect((await review(request(deleting, "UPDATE", mine))).allowed).toBe(false);
+    expect((await review(request(annotated(d), "UPDATE", mine))).message).toMatch(/cannot be removed/);
+    // The controller's first write of it (a resource stored before the webhook existed), and an unchanged one.
+    expect(await review(request(mine, "UPDATE", annotated(d)))).toEqual({ allowed: true });
+    expect(await review(request({ ...mine, metadata: { ...mine.metadata, labels: { a: "b" } } }, "UPDATE", mine))).toEqual({ allowed: true });
+    // A new Subscription may not declare it; an agreement's is checked like a delegation's.
+    expect((await review(request(annotated(object(SAMPLE_NAMES.subscription), "sub_0123456789abcdef01234567")))).allowed).toBe(false);
+    const a = object(SAMPLE_NAMES.agreement);
+    expect((await review(request(annotated(a, "agr_other"), "UPDATE", annotated(a, String(a.spec.agreement_id))))).allowed).toBe(false);
+  });
+
   it("refuses expires_at before granted_at with a message naming both fields", async () => {
     const d = object(SAMPLE_NAMES.delegation);
     d.spec.expires_at = "2026-11-19T09:00:00Z";
