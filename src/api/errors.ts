@@ -82,6 +82,10 @@ export const API_ERRORS = {
   ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
   ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
   ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
+  // Acknowledgement keys of payment-side organizations (docs/verify.md, "Who records outcomes")
+  ACK_KEYS_PAYMENT_SIDE_ONLY: { status: 403, message: "acknowledgement keys are registered by payment-side organizations" },
+  ACK_KEY_NOT_FOUND: { status: 404, message: "acknowledgement key was not found" },
+  ACK_KEY_TAKEN: { status: 409, message: "acknowledgement key is already registered by this organization" },
   REVOCATION_NOT_VERIFIED: { status: 422, message: "principal revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },
