@@ -65,6 +65,8 @@ export const API_ERRORS = {
   DEMO_CHECK_INVALID: { status: 400, message: "demo check amount or currency is unusable" },
   AGENT_ID_TAKEN: { status: 409, message: "agent id is already registered" },
   AGENT_KEY_TAKEN: { status: 409, message: "agent public key is already registered" },
+  AGENT_KEY_PROOF_INVALID: { status: 400, message: "key_proof does not prove possession of public_key" },
+  AGENT_DISPLACED: { status: 409, message: "agent was displaced by a proven registration of its key and cannot be made active" },
   AGENT_RETIRED: { status: 409, message: "agent is retired and cannot change status" },
   REPORT_DUPLICATE: { status: 409, message: "report duplicates one already filed" },
   REPORT_CAP_REACHED: { status: 429, message: "organization reached its daily report cap" },

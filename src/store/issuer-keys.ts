@@ -2,8 +2,12 @@
  * Issuer keys: public keys a wallet organization registers as trusted to issue payment
  * mandates (table `issuer_keys`, migrations/0130_mandates.sql; docs/mandates.md).
  *
- * Promises: a key is stored once (by RFC 7638 thumbprint) under one `kid` (the JWK's own `kid`
- * when it has one, else its thumbprint id), never deleted; revoking it is final.
+ * Promises: a key is stored once (by RFC 7638 thumbprint, across organizations: a verified
+ * mandate has one issuer organization) under one `kid` (the JWK's own `kid` when it has one,
+ * else its thumbprint id), never deleted; revoking it is final. A `kid` is unique within its
+ * organization only (migrations/0251_issuer_kid_per_org.sql): another wallet holding the same
+ * kid never blocks a registration, and `trustedIssuerKeys` answers every live key of that kid
+ * (the mandate verifier keeps the one whose signature verifies).
  * `trustedIssuerKeys` answers only live keys of active wallet organizations, so a key stops
  * being trusted the moment it or its organization is no longer.
  */
@@ -38,7 +42,7 @@ function toRecord(r: Row): IssuerKeyRecord {
   return { kid: r.kid, thumbprint: r.thumbprint, org_id: r.org_id, public_key: r.public_key, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null };
 }
 
-/** Stores a new issuer key, or reports that its kid or its key is already registered. */
+/** Stores a new issuer key, or reports that its kid (in this organization) or its key (anywhere) is already registered. */
 export async function insertIssuerKey(
   q: Queryable,
   input: { kid: string; thumbprint: string; orgId: string; publicKey: PublicJwk },
@@ -50,7 +54,10 @@ export async function insertIssuerKey(
     [input.kid, input.thumbprint, input.orgId, JSON.stringify(input.publicKey), now],
   );
   if (rows[0]) return { ok: true, key: toRecord(rows[0]) };
-  const taken = await q.query<{ same_kid: boolean }>("SELECT kid = $1 AS same_kid FROM issuer_keys WHERE kid = $1 OR thumbprint = $2 ORDER BY 1 DESC LIMIT 1", [input.kid, input.thumbprint]);
+  const taken = await q.query<{ same_kid: boolean }>(
+    "SELECT (org_id = $3 AND kid = $1) AS same_kid FROM issuer_keys WHERE (org_id = $3 AND kid = $1) OR thumbprint = $2 ORDER BY 1 DESC LIMIT 1",
+    [input.kid, input.thumbprint, input.orgId],
+  );
   return { ok: false, conflict: taken.rows[0]?.same_kid === false ? "key" : "kid" };
 }
 
@@ -69,7 +76,7 @@ export async function revokeIssuerKey(q: Queryable, orgId: string, kid: string, 
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
-/** The live key `kid` of an active wallet organization, as the verifier takes it (empty: not trusted). */
+/** The live keys `kid` of active wallet organizations (one per organization at most), as the verifier takes them (empty: not trusted). */
 export async function trustedIssuerKeys(q: Queryable, kid: string): Promise<TrustedIssuerKey[]> {
   const { rows } = await q.query<{ kid: string; org_id: string; public_key: PublicJwk }>(
     `SELECT k.kid, k.org_id, k.public_key FROM issuer_keys k JOIN orgs o ON o.org_id = k.org_id
