@@ -20,7 +20,7 @@ import { defaultScopes } from "../../../core/registry/index.js";
 import { insertAckKey } from "../../../store/ack-keys.js";
 import { getAgent, insertAgent, registrationLogEntry } from "../../../store/agents.js";
 import { upsertDelegation } from "../../../store/delegations.js";
-import { issueKey } from "../../../store/keys.js";
+import { findKeyByToken, issueKey } from "../../../store/keys.js";
 import { appendLogEntries, type LogAppendOptions } from "../../../store/log.js";
 import { createOrg } from "../../../store/orgs.js";
 import { registerPrincipalEmail } from "../../../store/portal.js";
@@ -64,7 +64,16 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
   // The demo principal's public portal address: registered on every seeding (also in a
   // registry seeded before the portal knew it); never moves an address another principal holds.
   await registerPrincipalEmail(pool, DEMO_SEED_PRINCIPAL_ID, DEMO_PRINCIPAL_EMAIL);
-  if (await getAgent(pool, DEMO_AGENT_ID)) return { ...answer, already_present: true };
+  if (await getAgent(pool, DEMO_AGENT_ID)) {
+    // A registry seeded before acknowledgement keys existed: register them now (idempotent).
+    for (const o of DEMO_SEED_ORGS) {
+      const found = o.ackRole ? await findKeyByToken(pool, demoKeyToken(o.keyLabel)) : undefined;
+      if (!found) continue;
+      const ackKey = demoAckSigner(o.role).publicJwk;
+      await insertAckKey(pool, { orgId: found.org_id, thumbprint: keyId(ackKey), publicKey: ackKey }, opts.now);
+    }
+    return { ...answer, already_present: true };
+  }
   const delegation = await seededDemoDelegation(opts.now.getTime());
   try {
     await withTransaction(pool, async (client) => {
