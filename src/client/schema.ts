@@ -3009,7 +3009,7 @@ export interface paths {
                             verification_level: string;
                             fingerprint: string;
                             score: number;
-                            /** @description The registration carried a valid key_proof */
+                            /** @description true when the registration carried a valid key_proof (absent otherwise) */
                             key_proven?: boolean;
                             /** @description The agent whose unproven registration of this key this one displaced (it is suspended for good) */
                             displaced_agent_id?: string;

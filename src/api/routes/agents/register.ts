@@ -8,7 +8,8 @@
  * and agent id: src/core/registry/agent-pop.ts), then the agent id is unused and the key is
  * not held by another live agent (409); a proven registration displaces an unproven holder of
  * the key instead (src/store/agents.ts). Answer 201 `{agent_id, status, verification_level,
- * fingerprint, score, key_proven}` (`displaced_agent_id` when it displaced one).
+ * fingerprint, score}`, plus `key_proven: true` and `displaced_agent_id` (when it displaced one)
+ * for a proven key.
  */
 import type { FastifyInstance } from "fastify";
 import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../../../core/jose/index.js";
@@ -76,7 +77,7 @@ export function registerAgentRegistration(app: FastifyInstance): void {
               verification_level: { type: "string" },
               fingerprint: { type: "string" },
               score: { type: "integer" },
-              key_proven: { type: "boolean", description: "The registration carried a valid key_proof" },
+              key_proven: { type: "boolean", description: "true when the registration carried a valid key_proof (absent otherwise)" },
               displaced_agent_id: { type: "string", description: "The agent whose unproven registration of this key this one displaced (it is suspended for good)" },
             },
           },
@@ -125,7 +126,8 @@ export function registerAgentRegistration(app: FastifyInstance): void {
         verification_level: agent.verification_level,
         fingerprint: agent.fingerprint,
         score,
-        key_proven: agent.key_proven,
+        // Only for a proven key: an unproven registration answers exactly the spec's body.
+        ...(agent.key_proven ? { key_proven: true } : {}),
         ...(displaced !== undefined ? { displaced_agent_id: displaced } : {}),
       });
     },
