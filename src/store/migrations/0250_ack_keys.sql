@@ -7,7 +7,7 @@
 -- names its organization inside what is signed). A key is never deleted; revoking it is final.
 CREATE TABLE ack_keys (
   org_id     text        NOT NULL REFERENCES orgs (org_id),
-  thumbprint text        NOT NULL CHECK (thumbprint ~ '^sha256:[0-9a-f]{64}$'),
+  thumbprint text        NOT NULL CHECK (writ_is_sha256(thumbprint)),
   public_key jsonb       NOT NULL,
   created_at timestamptz NOT NULL,
   revoked_at timestamptz,
