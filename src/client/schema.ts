@@ -3136,6 +3136,10 @@ export interface paths {
                             updated_at?: string;
                             /** @description Only for the organization that registered the agent */
                             principal_id?: string;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The agent whose proven registration of this key displaced this one (suspended for good) */
+                            displaced_by?: string;
                         };
                     };
                 };
@@ -3250,6 +3254,10 @@ export interface paths {
                             updated_at?: string;
                             /** @description Only for the organization that registered the agent */
                             principal_id?: string;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The agent whose proven registration of this key displaced this one (suspended for good) */
+                            displaced_by?: string;
                         };
                     };
                 };

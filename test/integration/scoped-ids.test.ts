@@ -83,7 +83,8 @@ describe("agent keys: a proven registration wins over an unproven squat", () => 
     expect(proven).toMatchObject({ status: 201, body: { agent_id: ownId, status: "active", key_proven: true, displaced_agent_id: squatId } });
 
     const displaced = await w.call("GET", `/v1/agents/${squatId}`, keyB);
-    expect(displaced.body).toMatchObject({ status: "suspended" });
+    expect(displaced.body).toMatchObject({ status: "suspended", displaced_by: ownId });
+    expect((await w.call("GET", `/v1/agents/${ownId}`, w.operatorKey)).body).toMatchObject({ status: "active", key_proven: true });
     expect(await w.call("PATCH", `/v1/agents/${squatId}`, keyB, { status: "active" })).toMatchObject({
       status: 409, body: { error: "agent was displaced by a proven registration of its key and cannot be made active" },
     });
