@@ -83,6 +83,7 @@ export const API_ERRORS = {
   MANDATE_REFUSED: { status: 400, message: "mandate refused" },
   ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
   ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
+  ISSUER_KEY_PROOF_INVALID: { status: 400, message: "key_proof does not prove possession of public_key" },
   ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
   // Acknowledgement keys of payment-side organizations (docs/verify.md, "Who records outcomes")
   ACK_KEYS_PAYMENT_SIDE_ONLY: { status: 403, message: "acknowledgement keys are registered by payment-side organizations" },

@@ -2317,6 +2317,15 @@ export interface paths {
                                 created_at: string;
                                 /** Format: date-time */
                                 revoked_at: string | null;
+                                /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                                key_proven?: boolean;
+                                /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                                displaced_by?: string;
+                                /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                                displaced?: {
+                                    org_id?: string;
+                                    kid?: string;
+                                };
                             }[];
                         };
                     };
@@ -2408,6 +2417,8 @@ export interface paths {
                     "application/json": {
                         /** @description Ed25519 or P-256 public JWK */
                         public_key: Record<string, never>;
+                        /** @description Optional proof of possession: {svc_issuer_key_pop: 1, org_id, thumbprint, at, signature}, signature a flattened JWS (typ svc-issuer-key-pop+jws) by the key being registered over the JCS of the other members; at within 5 minutes of the service clock. A proven registration displaces another wallet's unproven one of the same key. */
+                        key_proof?: Record<string, never>;
                     };
                 };
             };
@@ -2429,6 +2440,15 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             revoked_at: string | null;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                            displaced_by?: string;
+                            /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                            displaced?: {
+                                org_id?: string;
+                                kid?: string;
+                            };
                         };
                     };
                 };
@@ -2546,6 +2566,15 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             revoked_at: string | null;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                            displaced_by?: string;
+                            /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                            displaced?: {
+                                org_id?: string;
+                                kid?: string;
+                            };
                         };
                     };
                 };

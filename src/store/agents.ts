@@ -5,7 +5,7 @@
  * Promises: an agent id is registered at most once, and an agent key (by fingerprint) is held by
  * at most one agent that is not displaced; `insertAgent` reports which one collided instead of
  * failing the caller's transaction. A registration whose key is PROVEN (a verified proof of
- * possession, src/core/registry/agent-pop.ts) displaces the live UNPROVEN holder of the same key
+ * possession, src/core/registry/key-proof.ts) displaces the live UNPROVEN holder of the same key
  * (a squat, whichever organization made it): that agent is kept but suspended for good
  * (`displaced_at`, `displaced_by` the new agent id; `setAgentStatus` never makes it active
  * again), in the same transaction. A proven holder is never displaced (409). The registration

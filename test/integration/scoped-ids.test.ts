@@ -3,12 +3,13 @@
  * - an issuer key `kid` is unique within its organization: a wallet that registered the kid
  *   first does not block another wallet, and a mandate naming the kid verifies with the key
  *   whose signature fits;
- * - an agent key registered by another tenant without proof (a squat) is displaced by a
- *   registration that proves possession of the key (`key_proof`); a bad proof is a 400.
+ * - an agent key, or an issuer key, registered by another tenant without proof (a squat) is
+ *   displaced by a registration that proves possession of the key (`key_proof`); a bad proof is
+ *   a 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner, keyId, type Signer } from "../../src/core/jose/index.js";
-import { AGENT_POP_TYP, signAgentPop } from "../../src/core/registry/index.js";
+import { AGENT_POP_TYP, signAgentPop, signIssuerKeyPop } from "../../src/core/registry/index.js";
 import { signRecord } from "../../src/core/jose/index.js";
 import { openPaymentMandateClaims, presentMandate } from "../helpers/ap2-mandates.js";
 import { action, startVerifyWorld, uid, type VerifyWorld } from "../helpers/verify-world.js";
@@ -58,6 +59,47 @@ describe("issuer key kids are per organization", () => {
     });
     const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-1" });
     expect(r).toMatchObject({ status: 201, body: { issuer_kid: kid } });
+    const { rows } = await w.db.pool.query<{ issuer_org_id: string }>("SELECT issuer_org_id FROM mandates WHERE delegation_id = $1", [r.body.delegation_id]);
+    expect(rows[0]?.issuer_org_id).toBe(rightful);
+  });
+});
+
+describe("issuer keys: a proven registration wins over another wallet's unproven squat", () => {
+  it("the squat is revoked and marked displaced; a bad proof is a 400; a proven holder stays", async () => {
+    const squatter = await w.createOrg("wallet");
+    const squatterKey = (await w.issueKey(squatter)).token;
+    const rightful = await w.createOrg("wallet");
+    const rightfulKey = (await w.issueKey(rightful)).token;
+    const issuer = generateSigner("ES256");
+    const thumbprint = keyId(issuer.publicJwk);
+    const proof = (org: string, by: Signer = issuer) => signIssuerKeyPop({ org_id: org, thumbprint, at: new Date().toISOString() }, by);
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: issuer.publicJwk })).status).toBe(201);
+    expect(await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk })).toMatchObject({
+      status: 409, body: { error: "issuer key is already registered" },
+    });
+    const bad = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful, generateSigner("ES256")) });
+    expect(bad.status).toBe(400);
+    expect(String(bad.body.error)).toMatch(/^key_proof: /);
+    expect((await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(squatter) })).status).toBe(400);
+
+    const won = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful) });
+    expect(won).toMatchObject({ status: 201, body: { org_id: rightful, thumbprint, key_proven: true, revoked_at: null, displaced: { org_id: squatter, kid: thumbprint } } });
+    const theirs = (await w.call("GET", `/v1/orgs/${squatter}/issuer-keys`, squatterKey)).body.keys as Array<Record<string, unknown>>;
+    expect(theirs).toEqual([expect.objectContaining({ thumbprint, displaced_by: rightful, revoked_at: expect.any(String) })]);
+    // The squatter cannot take it back, with or without a proof it cannot make.
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") } })).status).toBe(409);
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") }, key_proof: await proof(squatter, generateSigner("ES256")) })).status).toBe(400);
+
+    // A mandate signed with the key is issued by the wallet that proved it.
+    const agentKey = generateSigner("EdDSA");
+    const { agent_id } = await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk });
+    const now = Date.now();
+    const sdJwt = await presentMandate({
+      issuer, holder: agentKey, audience: "writ", nonce: "n-2", kbIatSec: sec(now),
+      claims: openPaymentMandateClaims(agentKey, { iatSec: sec(now) - 10, expSec: sec(now) + 3600 }),
+    });
+    const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-2" });
+    expect(r.status).toBe(201);
     const { rows } = await w.db.pool.query<{ issuer_org_id: string }>("SELECT issuer_org_id FROM mandates WHERE delegation_id = $1", [r.body.delegation_id]);
     expect(rows[0]?.issuer_org_id).toBe(rightful);
   });

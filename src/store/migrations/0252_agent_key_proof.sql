@@ -1,5 +1,5 @@
 -- Up Migration
--- Proof of possession of an agent key (POST /v1/agents `proof`, src/core/registry/agent-pop.ts).
+-- Proof of possession of an agent key (POST /v1/agents `key_proof`, src/core/registry/key-proof.ts).
 -- key_proven: the registration carried a proof signed by the registered key. A proven
 -- registration displaces a live UNPROVEN registration of the same key (a squat): that row is
 -- kept (reports, inquiries and subscriptions name it) with status 'suspended', displaced_at and

@@ -5,7 +5,7 @@
  * Checks, in order: the credential (onRequest), the body schema (400), the log signing key
  * (503 when unset), the public key (400 unless an Ed25519 or P-256 public JWK without `d`),
  * the optional `key_proof` (400 unless it proves possession of the key for this organization
- * and agent id: src/core/registry/agent-pop.ts), then the agent id is unused and the key is
+ * and agent id: src/core/registry/key-proof.ts), then the agent id is unused and the key is
  * not held by another live agent (409); a proven registration displaces an unproven holder of
  * the key instead (src/store/agents.ts). Answer 201 `{agent_id, status, verification_level,
  * fingerprint, score}`, plus `key_proven: true` and `displaced_agent_id` (when it displaced one)
