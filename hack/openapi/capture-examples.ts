@@ -21,7 +21,8 @@ import { signRevocation, type IntentAgreement } from "../../src/core/agreement/i
 import { canonicalBytes } from "../../src/core/canonical/index.js";
 import { DEMO_PRINCIPAL_EMAIL } from "../../src/core/demo/seed.js";
 import { demoAgentSigner, demoPrincipalSigner } from "../../src/core/demo/index.js";
-import { generateSigner, signJws, signerFromJwk } from "../../src/core/jose/index.js";
+import { generateSigner, keyId, signJws, signerFromJwk } from "../../src/core/jose/index.js";
+import { signAgentPop } from "../../src/core/registry/index.js";
 import { PUSH_TYP } from "../../src/core/agreement/index.js";
 import { seedDevDemo } from "../../src/dev/demo-seed.js";
 import { devSecretsEnv, generateDevSecrets } from "../../src/dev/dev-settings.js";
@@ -160,7 +161,8 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   await call("DELETE /v1/orgs/{org_id}/keys/{key_id}", `/v1/orgs/${orgId}/keys/${String(spare.key_id)}`, { bearer: key.token as string, params: { org_id: orgId, key_id: spare.key_id } });
   const agentKey = generateSigner();
   const newAgent = { agent_id: "agent_books", principal_id: "prn_acme", verification_level: "operator_verified", public_key: agentKey.publicJwk };
-  expect2xx("agent", await call("POST /v1/agents", "/v1/agents", { bearer: key.token as string, body: newAgent }));
+  const keyProof = await signAgentPop({ org_id: orgId, agent_id: "agent_books", fingerprint: keyId(agentKey.publicJwk), at: now.toISOString() }, agentKey);
+  expect2xx("agent", await call("POST /v1/agents", "/v1/agents", { bearer: key.token as string, body: { ...newAgent, key_proof: keyProof } }));
   await call("POST /v1/agents", "/v1/agents", { bearer: key.token as string, body: newAgent });
   await call("PATCH /v1/agents/{agent_id}", "/v1/agents/agent_books", { bearer: key.token as string, params: { agent_id: "agent_books" }, body: { status: "suspended" } });
 
@@ -168,6 +170,12 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   const issuer = generateSigner();
   const issuerKey = expect2xx("issuer key", await call("POST /v1/orgs/{org_id}/issuer-keys", `/v1/orgs/${walletOrgId}/issuer-keys`, { bearer: wallet, params: { org_id: walletOrgId }, body: { public_key: issuer.publicJwk } }));
   await call("GET /v1/orgs/{org_id}/issuer-keys", `/v1/orgs/${walletOrgId}/issuer-keys`, { bearer: wallet, params: { org_id: walletOrgId } });
+
+  // An acknowledgement key of the wallet (its acknowledgements name it as a party).
+  const ackSigner = generateSigner();
+  const ackKey = expect2xx("ack key", await call("POST /v1/orgs/{org_id}/ack-keys", `/v1/orgs/${walletOrgId}/ack-keys`, { bearer: wallet, params: { org_id: walletOrgId }, body: { public_key: ackSigner.publicJwk } }));
+  await call("GET /v1/orgs/{org_id}/ack-keys", `/v1/orgs/${walletOrgId}/ack-keys`, { bearer: wallet, params: { org_id: walletOrgId } });
+  await call("DELETE /v1/orgs/{org_id}/ack-keys/{thumbprint}", `/v1/orgs/${walletOrgId}/ack-keys/${encodeURIComponent(String(ackKey.thumbprint))}`, { bearer: wallet, params: { org_id: walletOrgId, thumbprint: ackKey.thumbprint } });
 
   // A payment mandate (AP2) issued by that wallet key to the demo agent.
   const nowSec = Math.floor(now.getTime() / 1000);

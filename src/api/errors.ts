@@ -66,6 +66,8 @@ export const API_ERRORS = {
   DEMO_CHECK_INVALID: { status: 400, message: "demo check amount or currency is unusable" },
   AGENT_ID_TAKEN: { status: 409, message: "agent id is already registered" },
   AGENT_KEY_TAKEN: { status: 409, message: "agent public key is already registered" },
+  AGENT_KEY_PROOF_INVALID: { status: 400, message: "key_proof does not prove possession of public_key" },
+  AGENT_DISPLACED: { status: 409, message: "agent was displaced by a proven registration of its key and cannot be made active" },
   AGENT_RETIRED: { status: 409, message: "agent is retired and cannot change status" },
   REPORT_DUPLICATE: { status: 409, message: "report duplicates one already filed" },
   REPORT_CAP_REACHED: { status: 429, message: "organization reached its daily report cap" },
@@ -83,7 +85,12 @@ export const API_ERRORS = {
   MANDATE_REFUSED: { status: 400, message: "mandate refused" },
   ISSUER_KEYS_WALLET_ONLY: { status: 403, message: "issuer keys are registered by wallet organizations" },
   ISSUER_KEY_NOT_FOUND: { status: 404, message: "issuer key was not found" },
+  ISSUER_KEY_PROOF_INVALID: { status: 400, message: "key_proof does not prove possession of public_key" },
   ISSUER_KEY_TAKEN: { status: 409, message: "issuer key is already registered" },
+  // Acknowledgement keys of payment-side organizations (docs/verify.md, "Who records outcomes")
+  ACK_KEYS_PAYMENT_SIDE_ONLY: { status: 403, message: "acknowledgement keys are registered by payment-side organizations" },
+  ACK_KEY_NOT_FOUND: { status: 404, message: "acknowledgement key was not found" },
+  ACK_KEY_TAKEN: { status: 409, message: "acknowledgement key is already registered by this organization" },
   REVOCATION_NOT_VERIFIED: { status: 422, message: "principal revocation did not verify" },
   // 5xx
   INTERNAL: { status: 500, message: "internal error" },

@@ -68,7 +68,7 @@ export interface paths {
                             verdict: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
+                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
                             messages: {
                                 code: string;
                                 message: string;
@@ -2317,6 +2317,15 @@ export interface paths {
                                 created_at: string;
                                 /** Format: date-time */
                                 revoked_at: string | null;
+                                /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                                key_proven?: boolean;
+                                /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                                displaced_by?: string;
+                                /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                                displaced?: {
+                                    org_id?: string;
+                                    kid?: string;
+                                };
                             }[];
                         };
                     };
@@ -2408,6 +2417,8 @@ export interface paths {
                     "application/json": {
                         /** @description Ed25519 or P-256 public JWK */
                         public_key: Record<string, never>;
+                        /** @description Optional proof of possession: {svc_issuer_key_pop: 1, org_id, thumbprint, at, signature}, signature a flattened JWS (typ svc-issuer-key-pop+jws) by the key being registered over the JCS of the other members; at within 5 minutes of the service clock. A proven registration displaces another wallet's unproven one of the same key. */
+                        key_proof?: Record<string, never>;
                     };
                 };
             };
@@ -2429,6 +2440,15 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             revoked_at: string | null;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                            displaced_by?: string;
+                            /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                            displaced?: {
+                                org_id?: string;
+                                kid?: string;
+                            };
                         };
                     };
                 };
@@ -2546,6 +2566,354 @@ export interface paths {
                             created_at: string;
                             /** Format: date-time */
                             revoked_at: string | null;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The organization whose proven registration of this key displaced (and revoked) this one */
+                            displaced_by?: string;
+                            /** @description Only in the answer of a proven registration that displaced another wallet's unproven registration of the key */
+                            displaced?: {
+                                org_id?: string;
+                                kid?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The credential may not do this: another kind of credential, or a key without the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Not found, or not visible to this caller (the same answer) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Conflicts with what is stored */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/ack-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a payment-side organization's acknowledgement keys */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The organization's acknowledgement keys */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: {
+                                thumbprint: string;
+                                org_id: string;
+                                public_key: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The credential may not do this: another kind of credential, or a key without the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Not found, or not visible to this caller (the same answer) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Conflicts with what is stored */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a key that signs this organization's acknowledgements (payment-side organizations)
+         * @description Authorization: the admin token, or a key of this organization with keys:write. An acknowledgement with role merchant, psp or issuer names an organization (so that it may record outcomes and read the agreement) only when signed by a live key that organization registered here.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    org_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Ed25519 or P-256 public JWK */
+                        public_key: Record<string, never>;
+                    };
+                };
+            };
+            responses: {
+                /** @description The organization's new acknowledgement key */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            thumbprint: string;
+                            org_id: string;
+                            public_key: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The credential may not do this: another kind of credential, or a key without the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Not found, or not visible to this caller (the same answer) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Conflicts with what is stored */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orgs/{org_id}/ack-keys/{thumbprint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an acknowledgement key (acknowledgements signed with it name nobody from now on) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    org_id: string;
+                    thumbprint: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The acknowledgement key, now revoked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            thumbprint: string;
+                            org_id: string;
+                            public_key: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
                         };
                     };
                 };
@@ -2652,6 +3020,8 @@ export interface paths {
                         verification_level: "institution_attested" | "operator_verified" | "self_declared";
                         /** @description Public JWK (Ed25519 or P-256), no private members */
                         public_key: Record<string, never>;
+                        /** @description Optional proof of possession of public_key: {svc_agent_pop: 1, org_id, agent_id, fingerprint, at, signature}, signature a flattened JWS (typ svc-agent-pop+jws) by the key being registered over the JCS of the other members; at within 5 minutes of the service clock. A proven registration displaces an unproven one of the same key. */
+                        key_proof?: Record<string, never>;
                     };
                 };
             };
@@ -2668,6 +3038,10 @@ export interface paths {
                             verification_level: string;
                             fingerprint: string;
                             score: number;
+                            /** @description true when the registration carried a valid key_proof (absent otherwise) */
+                            key_proven?: boolean;
+                            /** @description The agent whose unproven registration of this key this one displaced (it is suspended for good) */
+                            displaced_agent_id?: string;
                         };
                     };
                 };
@@ -2791,6 +3165,10 @@ export interface paths {
                             updated_at?: string;
                             /** @description Only for the organization that registered the agent */
                             principal_id?: string;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The agent whose proven registration of this key displaced this one (suspended for good) */
+                            displaced_by?: string;
                         };
                     };
                 };
@@ -2905,6 +3283,10 @@ export interface paths {
                             updated_at?: string;
                             /** @description Only for the organization that registered the agent */
                             principal_id?: string;
+                            /** @description true when the registration proved possession of the key (key_proof); absent otherwise */
+                            key_proven?: boolean;
+                            /** @description The agent whose proven registration of this key displaced this one (suspended for good) */
+                            displaced_by?: string;
                         };
                     };
                 };
@@ -4466,7 +4848,7 @@ export interface paths {
                             verdict?: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision?: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
+                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
                             messages?: {
                                 code?: string;
                                 message?: string;

@@ -2,9 +2,14 @@
  * Registered agents (table `agents`, migrations/0030_registry.sql) and their transparency log
  * entry.
  *
- * Promise: an agent id and an agent key (by fingerprint) are each registered at most once;
- * `insertAgent` reports which one collided instead of failing the caller's transaction. The
- * registration log entry never carries the principal_id.
+ * Promises: an agent id is registered at most once, and an agent key (by fingerprint) is held by
+ * at most one agent that is not displaced; `insertAgent` reports which one collided instead of
+ * failing the caller's transaction. A registration whose key is PROVEN (a verified proof of
+ * possession, src/core/registry/key-proof.ts) displaces the live UNPROVEN holder of the same key
+ * (a squat, whichever organization made it): that agent is kept but suspended for good
+ * (`displaced_at`, `displaced_by` the new agent id; `setAgentStatus` never makes it active
+ * again), in the same transaction. A proven holder is never displaced (409). The registration
+ * log entry never carries the principal_id.
  */
 import type { HashString } from "../core/canonical/index.js";
 import type { PublicJwk } from "../core/jose/index.js";
@@ -23,6 +28,12 @@ export interface AgentRecord {
   status: AgentStatus;
   public_key: PublicJwk;
   fingerprint: HashString;
+  /** The registration proved possession of the key. */
+  key_proven: boolean;
+  /** Set when a proven registration of the same key displaced this one (then suspended for good). */
+  displaced_at: Date | null;
+  /** The agent id whose proven registration displaced this one. */
+  displaced_by: string | null;
   registered_at: Date;
   updated_at: Date;
 }
@@ -44,26 +55,47 @@ export interface AgentInput {
   verification_level: VerificationLevel;
   public_key: PublicJwk;
   fingerprint: HashString;
+  /** The caller verified a proof of possession of `public_key` (default false). */
+  key_proven?: boolean;
 }
 
-/** The outcome of `insertAgent`. */
-export type InsertAgentOutcome = { ok: true; agent: AgentRecord } | { ok: false; conflict: "agent_id" | "public_key" };
+/** The outcome of `insertAgent`; `displaced` is the agent id a proven registration displaced. */
+export type InsertAgentOutcome = { ok: true; agent: AgentRecord; displaced?: string } | { ok: false; conflict: "agent_id" | "public_key" };
 
-const COLUMNS = "agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, registered_at, updated_at";
+const COLUMNS = "agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, key_proven, displaced_at, displaced_by, registered_at, updated_at";
+
+/**
+ * Displaces the live unproven holder of `input`'s key for the proven registration of
+ * `input.agent_id` (see the module comment); the displaced agent id, or undefined when there
+ * is none (or the agent id itself is taken, which displaces nothing).
+ */
+async function displaceSquat(q: Queryable, input: AgentInput, now: Date): Promise<string | undefined> {
+  if ((await q.query("SELECT 1 FROM agents WHERE agent_id = $1", [input.agent_id])).rows.length > 0) return undefined;
+  const { rows } = await q.query<{ agent_id: string }>(
+    `UPDATE agents SET status = 'suspended', displaced_at = $2, displaced_by = $3, updated_at = $2
+     WHERE fingerprint = $1 AND displaced_at IS NULL AND NOT key_proven
+     RETURNING agent_id`,
+    [input.fingerprint, now, input.agent_id],
+  );
+  return rows[0]?.agent_id;
+}
 
 /**
  * Stores a new active agent registered at `now`, or reports the conflict (an existing agent
- * id wins over an existing key when both collide). Nothing is written on a conflict.
+ * id wins over an existing key when both collide). With `key_proven`, the live unproven holder
+ * of the key is displaced first (see the module comment). Nothing is written on a conflict.
  */
 export async function insertAgent(q: Queryable, input: AgentInput, now: Date): Promise<InsertAgentOutcome> {
+  const proven = input.key_proven === true;
+  const displaced = proven ? await displaceSquat(q, input, now) : undefined;
   const { rows } = await q.query<AgentRecord>(
-    `INSERT INTO agents (agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, registered_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $7) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
-    [input.agent_id, input.org_id, input.principal_id, input.verification_level, JSON.stringify(input.public_key), input.fingerprint, now],
+    `INSERT INTO agents (agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, key_proven, registered_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $8) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
+    [input.agent_id, input.org_id, input.principal_id, input.verification_level, JSON.stringify(input.public_key), input.fingerprint, proven, now],
   );
-  if (rows[0]) return { ok: true, agent: rows[0] };
+  if (rows[0]) return displaced !== undefined ? { ok: true, agent: rows[0], displaced } : { ok: true, agent: rows[0] };
   const taken = await q.query<{ same_id: boolean }>(
-    "SELECT agent_id = $1 AS same_id FROM agents WHERE agent_id = $1 OR fingerprint = $2 ORDER BY 1 DESC LIMIT 1",
+    "SELECT agent_id = $1 AS same_id FROM agents WHERE agent_id = $1 OR (fingerprint = $2 AND displaced_at IS NULL) ORDER BY 1 DESC LIMIT 1",
     [input.agent_id, input.fingerprint],
   );
   return { ok: false, conflict: taken.rows[0]?.same_id === false ? "public_key" : "agent_id" };
@@ -78,10 +110,15 @@ export async function getAgent(q: Queryable, agentId: string, opts: { forUpdate?
   return rows[0];
 }
 
-/** Sets the status of `agentId` at `now`; undefined when there is no such agent. */
+/**
+ * Sets the status of `agentId` at `now`; undefined when there is no such agent. A displaced
+ * agent is never made active again (it keeps its status).
+ */
 export async function setAgentStatus(q: Queryable, agentId: string, status: AgentStatus, now: Date): Promise<AgentRecord | undefined> {
   const { rows } = await q.query<AgentRecord>(
-    `UPDATE agents SET status = $2, updated_at = CASE WHEN status = $2 THEN updated_at ELSE $3 END WHERE agent_id = $1 RETURNING ${COLUMNS}`,
+    `UPDATE agents SET status = CASE WHEN displaced_at IS NOT NULL AND $2 = 'active' THEN status ELSE $2 END,
+       updated_at = CASE WHEN status = $2 OR (displaced_at IS NOT NULL AND $2 = 'active') THEN updated_at ELSE $3 END
+     WHERE agent_id = $1 RETURNING ${COLUMNS}`,
     [agentId, status, now],
   );
   return rows[0];
@@ -98,7 +135,8 @@ export async function getAgentForVerify(q: Queryable, agentId: string): Promise<
 
 /**
  * The transparency log entry of a registration: kind `registration`, body `{agent_id,
- * fingerprint, verification_level, org_id, at}` (never the principal_id).
+ * fingerprint, verification_level, org_id, at}`, plus `key_proven: true` for a proven key
+ * (never the principal_id).
  */
 export function registrationLogEntry(agent: AgentRecord): LogAppendInput {
   return {
@@ -109,6 +147,7 @@ export function registrationLogEntry(agent: AgentRecord): LogAppendInput {
       verification_level: agent.verification_level,
       org_id: agent.org_id,
       at: agent.registered_at.toISOString(),
+      ...(agent.key_proven ? { key_proven: true } : {}),
     },
   };
 }

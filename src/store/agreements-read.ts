@@ -201,7 +201,7 @@ export const MAX_ACKNOWLEDGED = 20;
 /**
  * Up to MAX_ACKNOWLEDGED stored records of agent `agentId`'s agreements (any status) holding an
  * acknowledgement whose `id` is `partyId`; the caller verifies those acknowledgements
- * (`paymentParties`, src/core/agreement/parties.ts).
+ * (`paymentParties`, src/store/ack-keys.ts).
  */
 export async function agreementsAcknowledgedBy(q: Queryable, agentId: string, partyId: string): Promise<AgreementRecord[]> {
   const { rows } = await q.query<{ record: AgreementRecord }>(

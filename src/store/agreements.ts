@@ -13,6 +13,9 @@
  *   the imported history, counted at face value, its action_ids spent (./ledger/import.ts).
  *   For an agreement already stored it never adds, changes or releases an entry; when it is
  *   not a prefix of the stored ledger, `ledgerIgnored` says so (the caller reports it).
+ * - An acknowledgement that names a registry organization (role merchant/psp/issuer, `id` an
+ *   org id) is stored only when signed by a live key that organization registered
+ *   (./ack-keys.ts): else ACK_KEY_UNREGISTERED, and nothing is stored.
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
  *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
@@ -24,6 +27,7 @@ import type { AgreementRevocation, IntentAgreement, LedgerEntry } from "../core/
 import { verifyLedger } from "../core/agreement/index.js";
 import { canonicalJson, type HashString } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
+import { unregisteredClaimsText, unregisteredPartyClaims } from "./ack-keys.js";
 import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
@@ -117,6 +121,8 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     const state = verifyLedger(full);
     if (state.state !== "ok") throw new RecordStoreError("LEDGER_INVALID", `the agreement's ledger does not verify: ${state.state === "broken" ? state.problem : "unknown"}`);
   }
+  const unregistered = await unregisteredPartyClaims(q, full);
+  if (unregistered.length > 0) throw new RecordStoreError("ACK_KEY_UNREGISTERED", unregisteredClaimsText(unregistered));
   const id = record.agreement_id;
   if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";

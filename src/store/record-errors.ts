@@ -12,6 +12,11 @@ export type RecordStoreErrorCode =
   | "LEDGER_INVALID"
   /** The ledger imported with a new record holds an (action, outcome) pair twice (src/store/ledger/import.ts). */
   | "LEDGER_CONFLICT"
+  /**
+   * An acknowledgement names a registry organization (role merchant/psp/issuer, `id` an
+   * org id) but is not signed by a live key that organization registered (./ack-keys.ts).
+   */
+  | "ACK_KEY_UNREGISTERED"
   /** The agreement names a delegation that is not stored. */
   | "DELEGATION_NOT_FOUND"
   /** A spend or outcome request that no caller should make (bad amount, time or currency). */

@@ -46,8 +46,7 @@ export async function startVerifyWorld(env: Record<string, string> = {}, deps: O
   const operatorOrg = await world.createOrg("agent_operator");
   const { token } = await world.issueKey(operatorOrg);
   const { agent_id } = await world.registerAgent(token);
-  const pspOrg = await world.createOrg("processor_psp");
-  const psp: PaymentParty = { orgId: pspOrg, key: (await world.issueKey(pspOrg)).token, signer: signerFromSeed(randomBytes(32).toString("hex")), role: "psp" };
+  const psp = await paymentParty(world, "processor_psp", "psp", signerFromSeed(randomBytes(32).toString("hex")));
   return {
     ...world,
     operatorOrg,
@@ -57,6 +56,29 @@ export async function startVerifyWorld(env: Record<string, string> = {}, deps: O
     psp,
     outcome: (body, t) => world.call("POST", "/v1/verify/outcomes", t === undefined ? psp.key : t, body),
   };
+}
+
+/**
+ * A new payment-side organization with a key (its default scopes) that registered `signer`'s
+ * public key as its acknowledgement key (POST /v1/orgs/{org_id}/ack-keys), so its
+ * acknowledgements name it as a party.
+ */
+export async function paymentParty(
+  world: RegistryWorld,
+  orgType: "merchant" | "bank_issuer" | "wallet" | "processor_psp",
+  role: PaymentParty["role"],
+  signer: Signer = signerFromSeed(randomBytes(32).toString("hex")),
+): Promise<PaymentParty> {
+  const orgId = await world.createOrg(orgType);
+  const key = (await world.issueKey(orgId)).token;
+  await registerAckKey(world, orgId, signer);
+  return { orgId, key, signer, role };
+}
+
+/** Registers `signer`'s public key as an acknowledgement key of `orgId` (with the admin token). */
+export async function registerAckKey(world: RegistryWorld, orgId: string, signer: Signer): Promise<void> {
+  const r = await world.call("POST", `/v1/orgs/${orgId}/ack-keys`, world.admin, { public_key: signer.publicJwk });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
 /** A fresh id with `prefix`. */

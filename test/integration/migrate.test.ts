@@ -106,9 +106,9 @@ describe("0170_hash_checks", () => {
       "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'c' AND pg_get_constraintdef(oid) LIKE '%sha256%'",
     );
     expect(checks.map((c) => c.conname).sort()).toEqual([
-      "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check", "ledger_entries_entry_hash_check",
-      "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check", "mandates_mandate_hash_check",
-      "reports_evidence_hash_check", "revocations_revocation_id_check",
+      "ack_keys_thumbprint_check", "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check",
+      "ledger_entries_entry_hash_check", "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check",
+      "mandates_mandate_hash_check", "reports_evidence_hash_check", "revocations_revocation_id_check",
     ]);
     for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
     const hex = "0123456789abcdef".repeat(4);

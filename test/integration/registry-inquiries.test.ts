@@ -8,7 +8,7 @@ import { generateSigner } from "../../src/core/jose/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { principalKey } from "../fixtures/records.js";
 import { randomHash, startRegistryWorld, type RegistryWorld } from "../helpers/registry-client.js";
-import { acknowledgedBy, iso, mandate, uid, type PaymentParty } from "../helpers/verify-world.js";
+import { acknowledgedBy, iso, mandate, registerAckKey, uid, type PaymentParty } from "../helpers/verify-world.js";
 
 let w: RegistryWorld;
 let opToken = "";
@@ -108,9 +108,12 @@ describe("POST /v1/inquiries", () => {
     }
     expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
 
-    // Nor does an acknowledgement naming the wallet whose signature does not verify.
+    // Nor does an acknowledgement naming the wallet whose signature does not verify (refused when stored),
+    // nor one signed by a key the wallet never registered.
     const wallet: PaymentParty = { orgId: walletOrg, key: walletKey.token, signer: generateSigner(), role: "psp" };
-    await storeAcknowledged(agent_id, [wallet], (a) => ({ ...a, acknowledgements: (a.acknowledgements ?? []).map((k) => ({ ...k, at: "2020-01-01T00:00:00Z" })) }));
+    await expect(storeAcknowledged(agent_id, [wallet])).rejects.toMatchObject({ code: "ACK_KEY_UNREGISTERED" });
+    await registerAckKey(w, walletOrg, wallet.signer);
+    await expect(storeAcknowledged(agent_id, [wallet], (a) => ({ ...a, acknowledgements: (a.acknowledgements ?? []).map((k) => ({ ...k, at: "2020-01-01T00:00:00Z" })) }))).rejects.toMatchObject({ code: "ACK_KEY_UNREGISTERED" });
     expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
 
     // A payment party of one of the agent's agreements that has reported: a contributor.
@@ -123,6 +126,7 @@ describe("POST /v1/inquiries", () => {
     // A party that has filed nothing still sees no hashes.
     const merchantOrg = await w.createOrg("merchant");
     const merchant: PaymentParty = { orgId: merchantOrg, key: (await w.issueKey(merchantOrg)).token, signer: generateSigner(), role: "merchant" };
+    await registerAckKey(w, merchantOrg, merchant.signer);
     await storeAcknowledged(agent_id, [merchant]);
     expect((await inquire(merchant.key, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
   });

@@ -96,7 +96,9 @@ beforeAll(async () => {
   agreementId = `agr-${randomBytes(4).toString("hex")}`;
   const at = Date.now() - HOUR;
   const signed = await buildSignedAgreement({ agreement_id: agreementId, mandates: [mandate(agentId, "i1", { cumulative_maximum: 1_000_000 })], at: iso(at) }, principalKey);
-  const agreement = await acknowledgedBy(signed, [{ orgId: String(psp.body.org_id), key: pspKey, signer: generateSigner(), role: "psp" }], iso(at));
+  const pspSigner = generateSigner();
+  expect((await call("POST", `/v1/orgs/${String(psp.body.org_id)}/ack-keys`, admin, { public_key: pspSigner.publicJwk })).status).toBe(201);
+  const agreement = await acknowledgedBy(signed, [{ orgId: String(psp.body.org_id), key: pspKey, signer: pspSigner, role: "psp" }], iso(at));
   const delegation: Delegation = {
     delegation_id: `del-${randomBytes(4).toString("hex")}`,
     principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },

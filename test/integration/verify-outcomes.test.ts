@@ -9,7 +9,7 @@ import { signerFromSeed } from "../../src/core/jose/index.js";
 import { verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { spendTotals } from "../../src/store/ledger/index.js";
-import { action, mandate, startVerifyWorld, storeAgreement, type PaymentParty, type VerifyWorld, exhaustedBudget } from "../helpers/verify-world.js";
+import { action, mandate, paymentParty, startVerifyWorld, storeAgreement, type PaymentParty, type VerifyWorld, exhaustedBudget } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -22,9 +22,8 @@ afterAll(async () => {
 
 const outcome = (body: unknown, token?: string | null) => w.outcome(body, token);
 
-async function party(orgType: "merchant" | "bank_issuer" | "wallet" | "processor_psp", role: PaymentParty["role"]): Promise<PaymentParty> {
-  const orgId = await w.createOrg(orgType);
-  return { orgId, key: (await w.issueKey(orgId)).token, signer: signerFromSeed(Buffer.alloc(32, orgId.length + role.length).toString("hex")), role };
+function party(orgType: "merchant" | "bank_issuer" | "wallet" | "processor_psp", role: PaymentParty["role"]): Promise<PaymentParty> {
+  return paymentParty(w, orgType, role, signerFromSeed(Buffer.alloc(32, orgType.length + role.length).toString("hex")));
 }
 
 describe("POST /v1/verify/outcomes", () => {

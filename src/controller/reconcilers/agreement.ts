@@ -58,7 +58,7 @@ const KIND = "IntentAgreement";
 /** Retry of an agreement whose Delegation is not stored yet (it is also queued when the Delegation is). */
 const PENDING_RETRY_MS = 15_000;
 
-const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
+const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN", ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED" };
 
 /** The effective agreement status and the next instant it may change by itself. */
 function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined, now: number): { status: string; nextChangeMs?: number } {

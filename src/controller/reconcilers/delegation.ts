@@ -62,7 +62,7 @@ export const DELEGATIONS = writRef("delegations");
 const CONDITION_TYPES = ["Valid", "ChainValid", "Bound", "Stored", "Ready"];
 const KIND = "Delegation";
 
-const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN" };
+const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN", ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED" };
 
 /** What `store` did: the store's outcome and the revocation entries it appended. */
 interface StoreOutcome {

@@ -25,7 +25,7 @@ export { parentLimitsProblem } from "./limits.js";
 export { nextStatus, statusFromEvents } from "./state.js";
 export { addMandate, amendMandate, type ChangeOptions, type MandateChanges } from "./amend.js";
 export { NEXT_OUTCOMES, outcomeStep, type LaterOutcome, type OutcomeStep } from "./outcomes.js";
-export { PAYMENT_PARTY_ROLES, paymentParties } from "./parties.js";
+export { PAYMENT_PARTY_ROLES, currentPartyClaims, partyClaims, type PartyClaim } from "./parties.js";
 export { budgetView, type BudgetInput, type BudgetLine, type BudgetView } from "./budget.js";
 export { PUSH_TYP, signRevocationPush, verifyRevocationPush } from "./push.js";
 export { prepareAgreement, type PrepareOptions } from "./prepare.js";

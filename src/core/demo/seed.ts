@@ -13,7 +13,7 @@
  */
 import { mandateHash, signAcknowledgement } from "../agreement/index.js";
 import type { AckRole, IntentAgreement } from "../agreement/types.js";
-import { signerFromSeed } from "../jose/index.js";
+import { signerFromSeed, type Signer } from "../jose/index.js";
 import { sha256 } from "../canonical/index.js";
 import type { Delegation } from "../delegation/types.js";
 import { formatKeyToken, type OrgType } from "../registry/index.js";
@@ -39,6 +39,15 @@ export const DEMO_SEED_ORGS: readonly DemoSeedOrg[] = [
 ];
 
 /**
+ * The PUBLIC key a seeded payment-side organization signs its acknowledgements with: the
+ * seeding registers it as that organization's acknowledgement key (POST
+ * /v1/orgs/{org_id}/ack-keys), without which its acknowledgement would name nobody.
+ */
+export function demoAckSigner(role: DemoSeedOrg["role"]): Signer {
+  return signerFromSeed(sha256(`writ demo ${role}`).toString("hex"));
+}
+
+/**
  * `agreement` countersigned by the seeded payment-side organizations (the wallet as `psp`, the
  * merchant as `merchant`; `id` their org ids, which the seeding learns as it creates them), so
  * that their public demo keys may record the outcomes of its payments (docs/verify.md, "Who
@@ -50,7 +59,7 @@ export async function acknowledgedByDemoParties(agreement: IntentAgreement, orgI
   for (const o of DEMO_SEED_ORGS) {
     const id = orgIds.get(o.role);
     if (!o.ackRole || id === undefined) continue;
-    const signer = signerFromSeed(sha256(`writ demo ${o.role}`).toString("hex"));
+    const signer = demoAckSigner(o.role);
     for (const m of agreement.mandates) {
       acks.push(await signAcknowledgement({ agreement_id: agreement.agreement_id, mandate_hash: mandateHash(m), role: o.ackRole, id, at: formatInstant(nowMs) }, signer));
     }

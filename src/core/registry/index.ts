@@ -63,3 +63,18 @@ export {
 } from "./score.js";
 export { ADVERSE_BY_SEVERITY, countReporters, isContributor, type ReporterCounts } from "./reporters.js";
 export { MAX_WEBHOOK_URL_LENGTH, isLoopbackHost, parseWebhookUrl } from "./webhook-url.js";
+export {
+  AGENT_POP_SKEW_MS,
+  AGENT_POP_TYP,
+  ISSUER_KEY_POP_TYP,
+  checkAgentPop,
+  checkIssuerKeyPop,
+  signAgentPop,
+  signIssuerKeyPop,
+  type AgentPop,
+  type AgentPopExpectation,
+  type AgentPopFields,
+  type IssuerKeyPop,
+  type IssuerKeyPopFields,
+  type PopCheck,
+} from "./key-proof.js";

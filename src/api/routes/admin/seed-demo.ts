@@ -1,7 +1,7 @@
 /**
  * Seeding the public demo data into a live registry through the same repository functions as
  * the API: three organizations (`createOrg`) with their deterministic public keys
- * (`issueKey`), the demo agent (`insertAgent` with its `registration` log entry), and the
+ * (`issueKey`; the payment-side ones also their public acknowledgement keys, `insertAckKey`), the demo agent (`insertAgent` with its `registration` log entry), and the
  * demo delegation with its agreement (`upsertDelegation`), in ONE transaction
  * (src/core/demo/seed.ts, docs/demo.md); and the demo principal's PUBLIC portal address
  * `demo@writ.dev` as `prn_demo` (a sign-in link for it signs in as the demo agent's principal).
@@ -14,12 +14,13 @@
  */
 import type { Pool } from "pg";
 import { DEMO_AGENT_ID, DEMO_AGREEMENT_ID, demoAgentSigner } from "../../../core/demo/index.js";
-import { acknowledgedByDemoParties, DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
+import { acknowledgedByDemoParties, demoAckSigner, DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
 import { keyId, type Signer } from "../../../core/jose/index.js";
 import { defaultScopes } from "../../../core/registry/index.js";
+import { insertAckKey } from "../../../store/ack-keys.js";
 import { getAgent, insertAgent, registrationLogEntry } from "../../../store/agents.js";
 import { upsertDelegation } from "../../../store/delegations.js";
-import { issueKey } from "../../../store/keys.js";
+import { findKeyByToken, issueKey } from "../../../store/keys.js";
 import { appendLogEntries, type LogAppendOptions } from "../../../store/log.js";
 import { createOrg } from "../../../store/orgs.js";
 import { registerPrincipalEmail } from "../../../store/portal.js";
@@ -63,7 +64,16 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
   // The demo principal's public portal address: registered on every seeding (also in a
   // registry seeded before the portal knew it); never moves an address another principal holds.
   await registerPrincipalEmail(pool, DEMO_SEED_PRINCIPAL_ID, DEMO_PRINCIPAL_EMAIL);
-  if (await getAgent(pool, DEMO_AGENT_ID)) return { ...answer, already_present: true };
+  if (await getAgent(pool, DEMO_AGENT_ID)) {
+    // A registry seeded before acknowledgement keys existed: register them now (idempotent).
+    for (const o of DEMO_SEED_ORGS) {
+      const found = o.ackRole ? await findKeyByToken(pool, demoKeyToken(o.keyLabel)) : undefined;
+      if (!found) continue;
+      const ackKey = demoAckSigner(o.role).publicJwk;
+      await insertAckKey(pool, { orgId: found.org_id, thumbprint: keyId(ackKey), publicKey: ackKey }, opts.now);
+    }
+    return { ...answer, already_present: true };
+  }
   const delegation = await seededDemoDelegation(opts.now.getTime());
   try {
     await withTransaction(pool, async (client) => {
@@ -72,6 +82,10 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
         const org = await createOrg(client, { name: o.name, org_type: o.org_type }, opts.now);
         await issueKey(client, { org_id: org.org_id, name: "public demo key", scopes: defaultScopes(o.org_type) }, opts.now, { tokenBytes: demoKeyBytes(o.keyLabel) });
         orgIds.set(o.role, org.org_id);
+        if (o.ackRole) {
+          const ackKey = demoAckSigner(o.role).publicJwk;
+          await insertAckKey(client, { orgId: org.org_id, thumbprint: keyId(ackKey), publicKey: ackKey }, opts.now);
+        }
       }
       const operator = orgIds.get("operator") as string;
       const publicKey = demoAgentSigner().publicJwk;

@@ -2,7 +2,8 @@
  * Agents: registration (./register.ts), `GET /v1/agents/{agent_id}` (scope registry:read; the
  * record with its current score, principal_id only for the owning organization) and
  * `PATCH /v1/agents/{agent_id}` (the owning operator, scope agents:write: `{status: active |
- * suspended | retired}`; retired is final, 409 after; another organization's key 403).
+ * suspended | retired}`; retired is final, 409 after; an agent displaced by a proven
+ * registration of its key is never active again, 409; another organization's key 403).
  */
 import type { FastifyPluginAsync } from "fastify";
 import { AGENT_STATUSES, canMoveAgent, type AgentStatus } from "../../../core/registry/index.js";
@@ -70,6 +71,7 @@ const agentRoutes: FastifyPluginAsync = async (app) => {
         if (!current) throw new ApiError("AGENT_NOT_FOUND");
         if (current.org_id !== credential.org_id) throw new ApiError("AGENT_NOT_OWNED");
         if (!canMoveAgent(current.status, request.body.status)) throw new ApiError("AGENT_RETIRED");
+        if (current.displaced_at !== null && request.body.status === "active") throw new ApiError("AGENT_DISPLACED");
         return (await setAgentStatus(client, current.agent_id, request.body.status, now)) ?? current;
       });
       // This process's next verify of the agent reads the new status at once (other processes

@@ -4,12 +4,16 @@
  *
  * Checks, in order: the credential (onRequest), the body schema (400), the log signing key
  * (503 when unset), the public key (400 unless an Ed25519 or P-256 public JWK without `d`),
- * then the agent id and the key fingerprint are each unused (409). Answer 201 `{agent_id,
- * status, verification_level, fingerprint, score}`.
+ * the optional `key_proof` (400 unless it proves possession of the key for this organization
+ * and agent id: src/core/registry/key-proof.ts), then the agent id is unused and the key is
+ * not held by another live agent (409); a proven registration displaces an unproven holder of
+ * the key instead (src/store/agents.ts). Answer 201 `{agent_id, status, verification_level,
+ * fingerprint, score}`, plus `key_proven: true` and `displaced_agent_id` (when it displaced one)
+ * for a proven key.
  */
 import type { FastifyInstance } from "fastify";
 import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../../../core/jose/index.js";
-import { AGENT_ID_PATTERN, PRINCIPAL_ID_PATTERN, VERIFICATION_LEVELS, type VerificationLevel } from "../../../core/registry/index.js";
+import { AGENT_ID_PATTERN, AGENT_POP_TYP, PRINCIPAL_ID_PATTERN, VERIFICATION_LEVELS, checkAgentPop, type VerificationLevel } from "../../../core/registry/index.js";
 import { insertAgent, registrationLogEntry } from "../../../store/agents.js";
 import { agentStanding } from "../../../store/agent-standing.js";
 import { appendLogEntries } from "../../../store/log.js";
@@ -24,6 +28,7 @@ interface RegisterBody {
   principal_id: string;
   verification_level: VerificationLevel;
   public_key: unknown;
+  key_proof?: unknown;
 }
 
 function parseKey(input: unknown): PublicJwk {
@@ -54,6 +59,12 @@ export function registerAgentRegistration(app: FastifyInstance): void {
             principal_id: { type: "string", pattern: PRINCIPAL_ID_PATTERN, description: "Pseudonymous principal id (prn_...)" },
             verification_level: { type: "string", enum: [...VERIFICATION_LEVELS] },
             public_key: { type: "object", description: "Public JWK (Ed25519 or P-256), no private members" },
+            key_proof: {
+              type: "object",
+              description:
+                `Optional proof of possession of public_key: {svc_agent_pop: 1, org_id, agent_id, fingerprint, at, signature}, signature a flattened JWS (typ ${AGENT_POP_TYP}) ` +
+                "by the key being registered over the JCS of the other members; at within 5 minutes of the service clock. A proven registration displaces an unproven one of the same key.",
+            },
           },
         },
         response: {
@@ -66,6 +77,8 @@ export function registerAgentRegistration(app: FastifyInstance): void {
               verification_level: { type: "string" },
               fingerprint: { type: "string" },
               score: { type: "integer" },
+              key_proven: { type: "boolean", description: "true when the registration carried a valid key_proof (absent otherwise)" },
+              displaced_agent_id: { type: "string", description: "The agent whose unproven registration of this key this one displaced (it is suspended for good)" },
             },
           },
           ...errorResponses(400, 401, 403, 409, 500, 503),
@@ -81,7 +94,12 @@ export function registerAgentRegistration(app: FastifyInstance): void {
       const publicKey = parseKey(request.body.public_key);
       const fingerprint = keyId(publicKey);
       const now = app.clock();
-      const { agent, score } = await withTransaction(app.requireDb(), async (client) => {
+      const proof = request.body.key_proof;
+      if (proof !== undefined) {
+        const checked = await checkAgentPop(proof, { orgId: credential.org_id, agentId: request.body.agent_id, publicKey, fingerprint, nowMs: now.getTime() });
+        if (!checked.ok) throw new ApiError("AGENT_KEY_PROOF_INVALID", `key_proof: ${checked.problem}`);
+      }
+      const { agent, score, displaced } = await withTransaction(app.requireDb(), async (client) => {
         const out = await insertAgent(
           client,
           {
@@ -91,21 +109,26 @@ export function registerAgentRegistration(app: FastifyInstance): void {
             verification_level: request.body.verification_level,
             public_key: publicKey,
             fingerprint,
+            key_proven: proof !== undefined,
           },
           now,
         );
         if (!out.ok) throw new ApiError(out.conflict === "agent_id" ? "AGENT_ID_TAKEN" : "AGENT_KEY_TAKEN");
         await appendLogEntries(client, [registrationLogEntry(out.agent)], signer, logAppendOptions(app, now));
         const standing = await agentStanding(client, out.agent, now);
-        return { agent: out.agent, score: standing.trust_score.score };
+        return { agent: out.agent, score: standing.trust_score.score, displaced: out.displaced };
       });
-      request.log.info({ agent_id: agent.agent_id, org_id: agent.org_id }, "agent registered");
+      if (displaced !== undefined) app.verifyRuntime?.snapshots.forget(displaced);
+      request.log.info({ agent_id: agent.agent_id, org_id: agent.org_id, key_proven: agent.key_proven, displaced_agent_id: displaced }, "agent registered");
       return reply.code(201).send({
         agent_id: agent.agent_id,
         status: agent.status,
         verification_level: agent.verification_level,
         fingerprint: agent.fingerprint,
         score,
+        // Only for a proven key: an unproven registration answers exactly the spec's body.
+        ...(agent.key_proven ? { key_proven: true } : {}),
+        ...(displaced !== undefined ? { displaced_agent_id: displaced } : {}),
       });
     },
   );

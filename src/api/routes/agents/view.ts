@@ -19,6 +19,10 @@ export interface AgentView {
   registered_at: string;
   updated_at: string;
   principal_id?: string;
+  /** Present (true) when the registration proved possession of the key. */
+  key_proven?: true;
+  /** The agent whose proven registration of this key displaced this one (then suspended for good). */
+  displaced_by?: string;
 }
 
 /** The view of `agent` for organization `viewerOrgId`. */
@@ -35,6 +39,8 @@ export function agentView(agent: AgentRecord, standing: AgentStanding, viewerOrg
     updated_at: agent.updated_at.toISOString(),
   };
   if (viewerOrgId === agent.org_id) view.principal_id = agent.principal_id;
+  if (agent.key_proven) view.key_proven = true;
+  if (agent.displaced_by !== null) view.displaced_by = agent.displaced_by;
   return view;
 }
 
@@ -56,5 +62,7 @@ export const agentViewSchema = {
     registered_at: { type: "string", format: "date-time" },
     updated_at: { type: "string", format: "date-time" },
     principal_id: { type: "string", description: "Only for the organization that registered the agent" },
+    key_proven: { type: "boolean", description: "true when the registration proved possession of the key (key_proof); absent otherwise" },
+    displaced_by: { type: "string", description: "The agent whose proven registration of this key displaced this one (suspended for good)" },
   },
 } as const;

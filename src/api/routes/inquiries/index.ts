@@ -13,7 +13,7 @@
  * Refusals: purpose_code missing (`purpose_code is required`) or unknown 400; unknown agent 404.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { paymentParties } from "../../../core/agreement/index.js";
+import { paymentParties } from "../../../store/ack-keys.js";
 import { AGENT_ID_PATTERN, PURPOSE_CODES, RECENT_EVIDENCE_LIMIT, countReporters, isContributor, type PurposeCode } from "../../../core/registry/index.js";
 import { agreementsAcknowledgedBy } from "../../../store/agreements-read.js";
 import { getAgent } from "../../../store/agents.js";
@@ -80,7 +80,7 @@ const inquiryAnswerSchema = {
 /** True when organization `orgId` is a verified payment-side party of one of agent `agentId`'s agreements. */
 async function isPaymentPartyOf(q: Queryable, agentId: string, orgId: string): Promise<boolean> {
   for (const record of await agreementsAcknowledgedBy(q, agentId, orgId)) {
-    if ((await paymentParties(record)).has(orgId)) return true;
+    if ((await paymentParties(q, record)).has(orgId)) return true;
   }
   return false;
 }

@@ -3,7 +3,8 @@
  * - `POST /v1/orgs` (admin token): creates an active organization, 201 `{org_id, name,
  *   org_type, status}` (no key: the admin then issues the first one);
  * - the key routes of ./keys.ts;
- * - the issuer-key routes of wallet organizations, ./issuer-keys.ts.
+ * - the issuer-key routes of wallet organizations, ./issuer-keys.ts;
+ * - the acknowledgement-key routes of payment-side organizations, ./ack-keys.ts.
  *
  * Refusals: no bearer 401, another credential 403, BUR_ADMIN_TOKEN unset 503, an unknown
  * org_type or a missing name 400 (docs/registry.md).
@@ -12,6 +13,7 @@ import type { FastifyPluginAsync } from "fastify";
 import { MAX_NAME_LENGTH, ORG_TYPES, type OrgType } from "../../../core/registry/index.js";
 import { createOrg } from "../../../store/orgs.js";
 import { errorResponses } from "../../errors.js";
+import { registerAckKeyRoutes } from "./ack-keys.js";
 import { registerIssuerKeyRoutes } from "./issuer-keys.js";
 import { registerKeyRoutes } from "./keys.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
@@ -61,6 +63,7 @@ const orgRoutes: FastifyPluginAsync = async (app) => {
 
   registerKeyRoutes(app);
   registerIssuerKeyRoutes(app);
+  registerAckKeyRoutes(app);
 };
 
 export default orgRoutes;

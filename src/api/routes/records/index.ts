@@ -14,7 +14,7 @@
  * storage.
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { paymentParties } from "../../../core/agreement/index.js";
+import { paymentParties } from "../../../store/ack-keys.js";
 import { ledgerPage } from "../../../store/ledger/index.js";
 import { agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/record-views.js";
 import { ApiError, errorResponses } from "../../errors.js";
@@ -30,7 +30,7 @@ async function visibleAgreement(app: FastifyInstance, request: Parameters<typeof
   const viewer = await viewerOf(app, request);
   const a = await agreementView(app.requireDb(), id);
   if (!a) throw new ApiError("AGREEMENT_NOT_FOUND");
-  const parties = viewer.kind === "org" ? await paymentParties(a.record) : undefined;
+  const parties = viewer.kind === "org" ? await paymentParties(app.requireDb(), a.record) : undefined;
   if (!maySee(viewer, a, parties)) throw new ApiError("AGREEMENT_NOT_FOUND");
   return a;
 }

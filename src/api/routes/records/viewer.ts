@@ -6,8 +6,8 @@
  * Rules:
  * - an organization sees a delegation or an agreement stored for it (its tenant), or, stored
  *   without one, whose agent it operates; it also sees an agreement that names it as a
- *   payment-side party (an acknowledgement of a current mandate hash by its org id,
- *   src/core/agreement/parties.ts);
+ *   payment-side party (an acknowledgement of a current mandate hash by its org id, signed by
+ *   a live key it registered: src/store/ack-keys.ts);
  * - a principal sees the records whose agent is registered with its principal id;
  * - anyone else gets the same 404 as for an unknown id, so existence is not revealed.
  */

@@ -4,8 +4,9 @@
  * later outcome of an allowed action in the agreement's ledger (src/store/ledger/outcome.ts):
  * `allowed -> authorized -> settled`, `allowed | authorized -> failed`; `failed` releases the
  * amount from the budgets. The agent's operator cannot record outcomes at all, so it can never
- * release its own spend. Parties: src/core/agreement/parties.ts; docs/verify.md, "Who records
- * outcomes".
+ * release its own spend. Parties: an acknowledgement names the caller's organization only when
+ * signed by a live key that organization registered (src/store/ack-keys.ts); docs/verify.md,
+ * "Who records outcomes".
  *
  * Answers 200 `{agreement_id, action_id, outcome, replayed, entry}` (`replayed` true when the
  * action already had that outcome: nothing appended); 403 a key without `outcomes:write`; 404
@@ -15,7 +16,8 @@
  * agent before it answers, so a verify right after it sees the room it freed.
  */
 import type { FastifyInstance } from "fastify";
-import { paymentParties, type LaterOutcome } from "../../../core/agreement/index.js";
+import type { LaterOutcome } from "../../../core/agreement/index.js";
+import { paymentParties } from "../../../store/ack-keys.js";
 import { loadAgreementRecords } from "../../../store/agreements-read.js";
 import { recordOutcome } from "../../../store/ledger/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
@@ -77,7 +79,7 @@ export function registerOutcomes(app: FastifyInstance): void {
       const { agreement_id: agreementId, action_id: actionId, outcome } = request.body;
       const [stored] = await loadAgreementRecords(pool, [agreementId]);
       // Not a party, or unknown: the same 404, so existence is not revealed.
-      if (!stored || !(await paymentParties(stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
+      if (!stored || !(await paymentParties(pool, stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
       const r = await recordOutcome(pool, { agreementId, actionId, outcome, at: app.clock().toISOString() });
       if (!r.recorded) {
         if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);

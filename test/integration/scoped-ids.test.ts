@@ -1,0 +1,175 @@
+/**
+ * Ids and keys another tenant can no longer squat (issue 27, hole 11):
+ * - an issuer key `kid` is unique within its organization: a wallet that registered the kid
+ *   first does not block another wallet, and a mandate naming the kid verifies with the key
+ *   whose signature fits;
+ * - an agent key, or an issuer key, registered by another tenant without proof (a squat) is
+ *   displaced by a registration that proves possession of the key (`key_proof`); a bad proof is
+ *   a 400.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateSigner, keyId, type Signer } from "../../src/core/jose/index.js";
+import { AGENT_POP_TYP, signAgentPop, signIssuerKeyPop } from "../../src/core/registry/index.js";
+import { signRecord } from "../../src/core/jose/index.js";
+import { openPaymentMandateClaims, presentMandate } from "../helpers/ap2-mandates.js";
+import { action, startVerifyWorld, uid, type VerifyWorld } from "../helpers/verify-world.js";
+
+let w: VerifyWorld;
+
+beforeAll(async () => {
+  w = await startVerifyWorld();
+});
+afterAll(async () => {
+  await w?.close();
+});
+
+const sec = (ms: number): number => Math.floor(ms / 1000);
+
+/** A registration body of `agentId` with `key`'s public half, proven by `prover` when given. */
+async function registration(orgId: string, agentId: string, key: Signer, proof?: { by?: Signer; over?: Record<string, unknown> }) {
+  const body: Record<string, unknown> = { agent_id: agentId, principal_id: "prn_scoped", verification_level: "operator_verified", public_key: key.publicJwk };
+  if (proof) {
+    const fields = { org_id: orgId, agent_id: agentId, fingerprint: keyId(key.publicJwk), at: new Date().toISOString(), ...proof.over };
+    body.key_proof = await signAgentPop(fields as never, proof.by ?? key);
+  }
+  return body;
+}
+
+describe("issuer key kids are per organization", () => {
+  it("another wallet's kid does not block this wallet, and a mandate naming it verifies with this wallet's key", async () => {
+    const squatter = await w.createOrg("wallet");
+    const squatterKey = (await w.issueKey(squatter)).token;
+    const rightful = await w.createOrg("wallet");
+    const rightfulKey = (await w.issueKey(rightful)).token;
+    const kid = uid("wallet-kid");
+    const mine = generateSigner("ES256");
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...generateSigner().publicJwk, kid } })).status).toBe(201);
+    const reg = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: { ...mine.publicJwk, kid } });
+    expect(reg).toMatchObject({ status: 201, body: { kid, org_id: rightful } });
+    // Still one kid per organization, and one organization per key.
+    expect((await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: { ...generateSigner().publicJwk, kid } })).status).toBe(409);
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...mine.publicJwk, kid: uid("other") } })).status).toBe(409);
+
+    const agentKey = generateSigner("EdDSA");
+    const { agent_id } = await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk });
+    const now = Date.now();
+    const sdJwt = await presentMandate({
+      issuer: mine, holder: agentKey, kid, audience: "writ", nonce: "n-1", kbIatSec: sec(now),
+      claims: openPaymentMandateClaims(agentKey, { iatSec: sec(now) - 10, expSec: sec(now) + 3600 }),
+    });
+    const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-1" });
+    expect(r).toMatchObject({ status: 201, body: { issuer_kid: kid } });
+    const { rows } = await w.db.pool.query<{ issuer_org_id: string }>("SELECT issuer_org_id FROM mandates WHERE delegation_id = $1", [r.body.delegation_id]);
+    expect(rows[0]?.issuer_org_id).toBe(rightful);
+  });
+});
+
+describe("issuer keys: a proven registration wins over another wallet's unproven squat", () => {
+  it("the squat is revoked and marked displaced; a bad proof is a 400; a proven holder stays", async () => {
+    const squatter = await w.createOrg("wallet");
+    const squatterKey = (await w.issueKey(squatter)).token;
+    const rightful = await w.createOrg("wallet");
+    const rightfulKey = (await w.issueKey(rightful)).token;
+    const issuer = generateSigner("ES256");
+    const thumbprint = keyId(issuer.publicJwk);
+    const proof = (org: string, by: Signer = issuer) => signIssuerKeyPop({ org_id: org, thumbprint, at: new Date().toISOString() }, by);
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: issuer.publicJwk })).status).toBe(201);
+    expect(await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk })).toMatchObject({
+      status: 409, body: { error: "issuer key is already registered" },
+    });
+    const bad = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful, generateSigner("ES256")) });
+    expect(bad.status).toBe(400);
+    expect(String(bad.body.error)).toMatch(/^key_proof: /);
+    expect((await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(squatter) })).status).toBe(400);
+
+    const won = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful) });
+    expect(won).toMatchObject({ status: 201, body: { org_id: rightful, thumbprint, key_proven: true, revoked_at: null, displaced: { org_id: squatter, kid: thumbprint } } });
+    const theirs = (await w.call("GET", `/v1/orgs/${squatter}/issuer-keys`, squatterKey)).body.keys as Array<Record<string, unknown>>;
+    expect(theirs).toEqual([expect.objectContaining({ thumbprint, displaced_by: rightful, revoked_at: expect.any(String) })]);
+    // The squatter cannot take it back, with or without a proof it cannot make.
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") } })).status).toBe(409);
+    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") }, key_proof: await proof(squatter, generateSigner("ES256")) })).status).toBe(400);
+
+    // A mandate signed with the key is issued by the wallet that proved it.
+    const agentKey = generateSigner("EdDSA");
+    const { agent_id } = await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk });
+    const now = Date.now();
+    const sdJwt = await presentMandate({
+      issuer, holder: agentKey, audience: "writ", nonce: "n-2", kbIatSec: sec(now),
+      claims: openPaymentMandateClaims(agentKey, { iatSec: sec(now) - 10, expSec: sec(now) + 3600 }),
+    });
+    const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-2" });
+    expect(r.status).toBe(201);
+    const { rows } = await w.db.pool.query<{ issuer_org_id: string }>("SELECT issuer_org_id FROM mandates WHERE delegation_id = $1", [r.body.delegation_id]);
+    expect(rows[0]?.issuer_org_id).toBe(rightful);
+  });
+});
+
+describe("agent keys: a proven registration wins over an unproven squat", () => {
+  it("tenant B's unproven registration of A's key is displaced by A's proven one", async () => {
+    const tenantB = await w.createOrg("agent_operator");
+    const keyB = (await w.issueKey(tenantB)).token;
+    const agentKey = generateSigner();
+    const squatId = uid("squat");
+    const squat = await w.call("POST", "/v1/agents", keyB, await registration(tenantB, squatId, agentKey));
+    expect(squat.status).toBe(201);
+    expect(squat.body).not.toHaveProperty("key_proven");
+
+    // Without a proof, A still gets the 409 of a taken key.
+    const ownId = uid("mine");
+    expect(await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, ownId, agentKey))).toMatchObject({
+      status: 409, body: { error: "agent public key is already registered" },
+    });
+    // With one, A's registration wins and B's is displaced.
+    const proven = await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, ownId, agentKey, {}));
+    expect(proven).toMatchObject({ status: 201, body: { agent_id: ownId, status: "active", key_proven: true, displaced_agent_id: squatId } });
+
+    const displaced = await w.call("GET", `/v1/agents/${squatId}`, keyB);
+    expect(displaced.body).toMatchObject({ status: "suspended", displaced_by: ownId });
+    expect((await w.call("GET", `/v1/agents/${ownId}`, w.operatorKey)).body).toMatchObject({ status: "active", key_proven: true });
+    expect(await w.call("PATCH", `/v1/agents/${squatId}`, keyB, { status: "active" })).toMatchObject({
+      status: 409, body: { error: "agent was displaced by a proven registration of its key and cannot be made active" },
+    });
+    // Verify refuses the displaced agent; the key's owner verifies under its own agent id.
+    const keyBVerify = await w.call("POST", "/v1/verify", keyB, { agent_id: squatId, action: action() });
+    expect(keyBVerify.body.reasons).toContain("AGENT_NOT_ACTIVE");
+    // B can squat again neither without a proof nor with a proof it cannot make.
+    expect((await w.call("POST", "/v1/agents", keyB, await registration(tenantB, uid("again"), agentKey))).status).toBe(409);
+    expect((await w.call("POST", "/v1/agents", keyB, await registration(tenantB, uid("again"), agentKey, { by: generateSigner() }))).status).toBe(400);
+    // A proven holder is never displaced, also not by another proven registration.
+    expect(await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, uid("twice"), agentKey, {}))).toMatchObject({
+      status: 409, body: { error: "agent public key is already registered" },
+    });
+    // The registration log records the proven key.
+    const head = await w.call("GET", "/v1/log/head");
+    const size = Number(head.body.tree_size);
+    const entries = await Promise.all([size - 1, size].map((n) => w.call("GET", `/v1/log/entries/${n}`)));
+    const logged = entries.map((e) => e.body.entry as { kind: string; body: Record<string, unknown> }).find((e) => e.kind === "registration" && e.body.agent_id === ownId);
+    expect(logged?.body).toMatchObject({ key_proven: true, fingerprint: keyId(agentKey.publicJwk) });
+  });
+
+  it("a bad proof is a 400 naming what is wrong, and registers nothing", async () => {
+    const agentKey = generateSigner();
+    const id = uid("bad");
+    const org = w.operatorOrg;
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ["another key signed it", await registration(org, id, agentKey, { by: generateSigner() })],
+      ["another organization", await registration(org, id, agentKey, { over: { org_id: "org_000000000000000000000000" } })],
+      ["another agent id", await registration(org, id, agentKey, { over: { agent_id: "someone-else" } })],
+      ["another key's fingerprint", await registration(org, id, agentKey, { over: { fingerprint: keyId(generateSigner().publicJwk) } })],
+      ["an old proof", await registration(org, id, agentKey, { over: { at: new Date(Date.now() - 3600_000).toISOString() } })],
+    ];
+    const wrongTyp = await registration(org, id, agentKey);
+    const fields = { svc_agent_pop: 1, org_id: org, agent_id: id, fingerprint: keyId(agentKey.publicJwk), at: new Date().toISOString() };
+    wrongTyp.key_proof = { ...fields, signature: await signRecord(fields, agentKey, "svc-ack+jws") };
+    cases.push(["a wrong typ", wrongTyp]);
+    cases.push(["not an object", { ...(await registration(org, id, agentKey)), key_proof: "proof" }]);
+    for (const [what, body] of cases) {
+      const r = await w.call("POST", "/v1/agents", w.operatorKey, body);
+      expect(r.status, what).toBe(400);
+      expect(String(r.body.error), what).toMatch(/key_proof/);
+    }
+    expect(AGENT_POP_TYP).toBe("svc-agent-pop+jws");
+    expect((await w.call("GET", `/v1/agents/${id}`, w.operatorKey)).status).toBe(404);
+  });
+});
