@@ -23,7 +23,7 @@ export function githubSlug(text: string): string {
 export default defineConfig({
   title: "Writ",
   description: "Authorization for AI agents that spend money",
-  srcExclude: ["threat-model/**", "examples/**"],
+  srcExclude: ["examples/**"],
   cacheDir: process.env.WRIT_DOCS_CACHE_DIR ?? ".vitepress/cache",
   cleanUrls: true,
   lastUpdated: false,
