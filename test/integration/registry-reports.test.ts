@@ -91,7 +91,9 @@ describe("POST /v1/reports", () => {
       status: 400,
       body: { error: "kind must be one of: transaction_outcome, fraud_incident, chargeback, policy_violation" },
     });
-    for (const evidence_hash of ["sha256:ABC", `sha256:${"A".repeat(64)}`, "f".repeat(64), 42]) {
+    // A number is not text (bodies are validated as sent, never coerced).
+    expect(await report(walletToken, { agent_id, evidence_hash: 42 })).toMatchObject({ status: 400, body: { error: "evidence_hash must be a string" } });
+    for (const evidence_hash of ["sha256:ABC", `sha256:${"A".repeat(64)}`, "f".repeat(64)]) {
       expect(await report(walletToken, { agent_id, evidence_hash })).toMatchObject({
         status: 400,
         body: { error: "evidence_hash must match ^sha256:[0-9a-f]{64}$" },
