@@ -17,11 +17,11 @@ export function sampleAgents(): { agent_id: string; public_key: Record<string, s
   ];
 }
 
-/** Writes the samples dated `at` (RFC 3339, whole seconds) into `dir` (created); the paths written. */
-export async function writeFreshSamples(dir: string, at: string): Promise<string[]> {
+/** Writes the samples dated `at` (RFC 3339, whole seconds) into `dir` (created), the Subscription delivering to `webhookUrl`; the paths written. */
+export async function writeFreshSamples(dir: string, at: string, webhookUrl?: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
-  for (const f of await renderSamples(at, { dated: true })) {
+  for (const f of await renderSamples(at, { dated: true, ...(webhookUrl !== undefined ? { webhookUrl } : {}) })) {
     const path = join(dir, f.name);
     await writeFile(path, f.content);
     written.push(path);
