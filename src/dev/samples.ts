@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { sampleSigner } from "../core/samples/index.js";
 import { renderSamples } from "../manifests/samples.js";
 
+/** The principal id the sample agents are registered with (`writ samples --register`). */
+export const SAMPLE_PRINCIPAL_ID = "prn_acme";
+
 /** The sample agents and their PUBLIC keys (to register them with the namespace's organization). */
 export function sampleAgents(): { agent_id: string; public_key: Record<string, string> }[] {
   return [
