@@ -163,5 +163,15 @@ describe("samples Ready as applied", () => {
     await expect.poll(() => readFile(logFile, "utf8"), { timeout: 5000, interval: 50 }).toMatch(/"event_id":"evt_forged".*"signature":"NOT verified: alert signature does not verify/);
     expect((await fetch(receiver.url, { method: "POST", body: "not json" })).status).toBe(400);
     expect((await fetch(receiver.url)).status).toBe(405);
+
+    // A later run whose receiver got another port: the workspace's sample Subscription follows it.
+    await source.stop();
+    sources.splice(sources.indexOf(source), 1);
+    const moved = "http://127.0.0.1:1/writ/alerts";
+    const again = await startDevManifests(w.server.app, { databaseUrl: w.db.url, root: workspace, cwd: root, env: {}, webhookUrl: moved, print: (l) => lines.push(l) });
+    if (!again) throw new Error(lines.join("\n"));
+    sources.push(again);
+    expect((parse(await readFile(subFile, "utf8")) as typeof sub).spec.webhookUrl).toBe(moved);
+    expect(lines.join("\n")).toContain(`writ.dev_v1alpha1_subscription.yaml: webhookUrl ${receiver.url} -> ${moved} (this run's webhook receiver)`);
   });
 });
