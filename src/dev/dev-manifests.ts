@@ -3,7 +3,8 @@
  * it off) is applied and watched, and the controller's reconcilers store it in the dev database.
  * Unset, it is the workspace's `.writ/samples/`: fresh samples (./samples.ts, as `writ samples`
  * writes them) rendered there once, when the folder does not exist yet, so that they are Ready
- * while their grants last (delete the folder to render new ones).
+ * while their grants last (delete the folder to render new ones); their Subscription delivers to
+ * `writ dev`'s webhook receiver (./webhook-receiver.ts; its URL is followed when its port changes).
  *
  * Binding: every namespace of the manifests (`default` when a manifest names none) is bound to
  * the seeded PUBLIC demo operator organization (the organization of `agent_demo`), so the demo
@@ -13,8 +14,8 @@
  * `.writ/local-resources.json`. A Delegation whose `expires_at` has passed is reported at once
  * (signed samples are dated and lapse): signed files are never re-dated here.
  */
-import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { logAppendOptions } from "../api/routes/agents/registry-log.js";
 import { DEMO_AGENT_ID } from "../core/demo/index.js";
@@ -24,6 +25,9 @@ import { localController } from "./local-controller.js";
 import { registerManifestAgents } from "./manifest-agents.js";
 import { writeFreshSamples } from "./samples.js";
 
+/** The sample Subscription's file in a rendered samples folder. */
+const SUBSCRIPTION_FILE = "writ.dev_v1alpha1_subscription.yaml";
+
 /** The default manifests folder, inside the workspace folder (`.writ/`). */
 export const DEFAULT_MANIFESTS_DIR = "samples";
 
@@ -32,6 +36,20 @@ export function manifestsDirOf(env: NodeJS.ProcessEnv, cwd: string, root: string
   const raw = env.WRIT_MANIFESTS_DIR?.trim();
   if (raw?.toLowerCase() === "off") return null;
   return raw ? { dir: resolve(cwd, raw), explicit: true } : { dir: resolve(root, DEFAULT_MANIFESTS_DIR), explicit: false };
+}
+
+/**
+ * The workspace's sample Subscription delivers to this run's receiver: when the receiver got
+ * another port than the one the samples were rendered with, the (unsigned) Subscription file's
+ * loopback `webhookUrl` is rewritten. A line saying so, or undefined.
+ */
+async function followReceiver(dir: string, url: string): Promise<string | undefined> {
+  const file = join(dir, SUBSCRIPTION_FILE);
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  const m = text === undefined ? null : /^(\s*webhookUrl:\s*)(http:\/\/127\.0\.0\.1:\d+\/\S*)\s*$/m.exec(text);
+  if (text === undefined || !m || m[2] === url) return undefined;
+  await writeFile(file, text.replace(m[0], `${m[1]}${url}`));
+  return `${SUBSCRIPTION_FILE}: webhookUrl ${m[2]} -> ${url} (this run's webhook receiver)`;
 }
 
 /** Lines about Delegations of `objects` that have expired by `now` (each reported once per expiry). */
@@ -55,7 +73,15 @@ function expiryNotes(objects: readonly ManifestObject[], now: number, reported: 
 /** Starts the local manifests of `writ dev` (or explains why not); `print` gets each line. */
 export async function startDevManifests(
   app: FastifyInstance,
-  opts: { databaseUrl: string; root: string; cwd: string; env: NodeJS.ProcessEnv; print(line: string): void },
+  opts: {
+    databaseUrl: string;
+    root: string;
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    print(line: string): void;
+    /** The URL of `writ dev`'s webhook receiver, which the sample Subscription delivers to. */
+    webhookUrl?: string;
+  },
 ): Promise<LocalManifests | undefined> {
   const { print } = opts;
   const where = manifestsDirOf(opts.env, opts.cwd, opts.root);
@@ -64,8 +90,11 @@ export async function startDevManifests(
   if (!where.explicit && !exists) {
     // Once per workspace: fresh samples, signed now (PUBLIC sample keys).
     const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-    await writeFreshSamples(where.dir, at);
+    await writeFreshSamples(where.dir, at, opts.webhookUrl);
     print(`manifests: rendered fresh samples dated ${at} into ${where.dir} (as writ samples does; delete the folder to render new ones)`);
+  } else if (!where.explicit && opts.webhookUrl !== undefined) {
+    const line = await followReceiver(where.dir, opts.webhookUrl);
+    if (line) print(`manifests: ${line}`);
   }
   const isDir = await stat(where.dir).then((s) => s.isDirectory(), () => false);
   if (!isDir) {

@@ -17,7 +17,9 @@
  * (default `.writ/samples`, fresh samples rendered there once per workspace; `off`: none) is
  * applied and watched after start, and the
  * controller's reconcilers store it in the dev database, printing one line per Ready change.
- * The Kubernetes revocation watch is off unless WRIT_KUBE_WATCH says otherwise.
+ * The Kubernetes revocation watch is off unless WRIT_KUBE_WATCH says otherwise. A webhook
+ * receiver on 127.0.0.1 (./webhook-receiver.ts; port 8089 when free) takes the sample
+ * Subscription's deliveries, checks their signatures and logs them to `.writ/webhooks.log`.
  *
  * Note: Ctrl-C in a terminal signals the whole foreground process group, so Postgres (a child)
  * receives it too and starts its own fast shutdown at the same moment; requests in flight at
@@ -35,6 +37,7 @@ import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
 import { freePort, portInUse } from "./free-port.js";
 import { startPostgres, stopStalePostgres, type RunningPostgres } from "./postgres.js";
+import { startWebhookReceiver } from "./webhook-receiver.js";
 import { claimDevFolder, runningDevProcess } from "./dev-lock.js";
 
 /** The database `writ dev` serves from. */
@@ -131,6 +134,14 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
     const server = await startServer(settings, { migrate: false });
     const kid = server.app.logSigner?.kid ?? "(none)";
     const demo = await seedDevDemo(server.app, server.url, new Date());
+    const receiver = await startWebhookReceiver({
+      logFile: join(root, "webhooks.log"),
+      publicJwk: server.app.logSigner ? { ...server.app.logSigner.publicJwk } : undefined,
+      print: (line) => console.log(`writ dev: ${line}`),
+    }).catch((e: unknown) => {
+      console.error(`writ dev: webhook receiver not started: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    });
     console.log(
       [
         "",
@@ -144,11 +155,12 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
         `  notifier private key: ${settingsFile} (notifier.private_jwk)`,
         `  request log: ${settings.logFile ?? "standard output"}${settings.logFile ? `  (tail -f ${settings.logFile}; WRIT_LOG_FILE= to print it here)` : ""}`,
         ...demo,
+        ...(receiver ? [`  webhook receiver: ${receiver.url}  (the sample Subscription delivers here; signatures checked, deliveries logged to ${receiver.logFile})`] : []),
         "  Ctrl-C stops the server, then Postgres.",
         "",
       ].join("\n"),
     );
-    const manifests = await startDevManifests(server.app, { databaseUrl, root, cwd, env, print: (line) => console.log(`writ dev: ${line}`) }).catch((e: unknown) => {
+    const manifests = await startDevManifests(server.app, { databaseUrl, root, cwd, env, webhookUrl: receiver?.url, print: (line) => console.log(`writ dev: ${line}`) }).catch((e: unknown) => {
       console.error(`writ dev: local manifests failed to start: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });
@@ -156,6 +168,7 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
     console.log(`writ dev: ${got}: closing the server`);
     await manifests?.stop();
     await server.close();
+    await receiver?.close();
     console.log("writ dev: stopping Postgres");
     await pg.stop();
     await release();

@@ -9,6 +9,9 @@ import { join } from "node:path";
 import { sampleSigner } from "../core/samples/index.js";
 import { renderSamples } from "../manifests/samples.js";
 
+/** The principal id the sample agents are registered with (`writ samples --register`). */
+export const SAMPLE_PRINCIPAL_ID = "prn_acme";
+
 /** The sample agents and their PUBLIC keys (to register them with the namespace's organization). */
 export function sampleAgents(): { agent_id: string; public_key: Record<string, string> }[] {
   return [
@@ -17,11 +20,11 @@ export function sampleAgents(): { agent_id: string; public_key: Record<string, s
   ];
 }
 
-/** Writes the samples dated `at` (RFC 3339, whole seconds) into `dir` (created); the paths written. */
-export async function writeFreshSamples(dir: string, at: string): Promise<string[]> {
+/** Writes the samples dated `at` (RFC 3339, whole seconds) into `dir` (created), the Subscription delivering to `webhookUrl`; the paths written. */
+export async function writeFreshSamples(dir: string, at: string, webhookUrl?: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
-  for (const f of await renderSamples(at, { dated: true })) {
+  for (const f of await renderSamples(at, { dated: true, ...(webhookUrl !== undefined ? { webhookUrl } : {}) })) {
     const path = join(dir, f.name);
     await writeFile(path, f.content);
     written.push(path);

@@ -9,14 +9,17 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { PUBLIC_SAMPLE_SEED_LABELS, SAMPLE_NAMES, publicSampleSeed, sampleSigner } from "../../src/core/samples/index.js";
+import { PUBLIC_SAMPLE_SEED_LABELS, SAMPLE_AT, SAMPLE_NAMES, SAMPLE_WEBHOOK_URL, publicSampleSeed, sampleSigner } from "../../src/core/samples/index.js";
 import { renderSamples } from "../../src/manifests/samples.js";
 import { mandateHash, parentLimitsProblem, verifyEventChain, verifyMandate } from "../../src/core/agreement/index.js";
 import type { IntentAgreement, Mandate } from "../../src/core/agreement/index.js";
 import { sha256 } from "../../src/core/canonical/index.js";
 import { agreementFromSpec, delegationFromSpec } from "../../src/core/crd/index.js";
-import { prepareDelegation, type Delegation } from "../../src/core/delegation/index.js";
+import { effectiveStatus, prepareDelegation, type Delegation } from "../../src/core/delegation/index.js";
+import { DEFAULT_POLICY, type EvalContext } from "../../src/core/evaluate/types.js";
 import { validate } from "../../src/core/schemas/index.js";
+
+const DEFAULT_CONTEXT: EvalContext = { now: 0, policy: DEFAULT_POLICY, revocations: { isDelegationRevoked: () => false, isAgreementRevoked: () => false } };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SAMPLES_DIR = "config/samples";
@@ -95,9 +98,24 @@ describe("config/samples", () => {
     expect(await verifyMandate(m)).toBe("invalid");
   });
 
-  it("subscribes the delegated agent with an https URL", () => {
+  it("subscribes the delegated agent at the webhook receiver writ dev runs on this machine (or the URL given)", async () => {
     const s = byName(SAMPLE_NAMES.subscription).spec;
-    expect(s).toEqual({ agentId: "agent_procurement", webhookUrl: expect.stringMatching(/^https:\/\//) });
+    expect(s).toEqual({ agentId: "agent_procurement", webhookUrl: SAMPLE_WEBHOOK_URL });
+    expect(SAMPLE_WEBHOOK_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    const other = (await renderSamples(SAMPLE_AT, { dated: true, webhookUrl: "http://127.0.0.1:4321/hook" })).map((f) => parse(f.content) as Manifest);
+    expect(other.find((m) => m.kind === "Subscription")?.spec.webhookUrl).toBe("http://127.0.0.1:4321/hook");
+  });
+
+  it("declares delegations that hold at any hour of any day while their grants last (no time condition)", () => {
+    const start = Date.parse(SAMPLE_AT);
+    for (const name of [SAMPLE_NAMES.delegation, SAMPLE_NAMES.chainedDelegation]) {
+      const prepared = prepareDelegation(delegation(name));
+      // Every hour of the first three days, Saturday night in Berlin included.
+      for (let h = 1; h < 72; h += 1) {
+        const ctx: EvalContext = { ...DEFAULT_CONTEXT, now: start + h * 3600_000 };
+        expect([name, h, effectiveStatus(prepared, ctx)]).toEqual([name, h, "active"]);
+      }
+    }
   });
 
   it("re-dates every time from --at and signs again", async () => {

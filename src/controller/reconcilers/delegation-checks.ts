@@ -9,8 +9,9 @@
  * field), and an embedded `intent_agreement`'s integrity and binding.
  *
  * `delegationView`: the effective status (`effectiveStatus` at `now` with the stored
- * revocations), the effective expiry (the earliest of the grant's and every chain link's), and
- * when to look again (the next expiry or the next minute a time condition can change).
+ * revocations), why it is suspended when it is (`suspensionReason`), the effective expiry (the
+ * earliest of the grant's and every chain link's), and when to look again (the next expiry or
+ * the next minute a time condition can change).
  */
 import { prepareAgreement } from "../../core/agreement/index.js";
 import { delegationFromSpec } from "../../core/crd/index.js";
@@ -20,6 +21,7 @@ import {
   evaluateChain,
   evaluateCondition,
   prepareDelegation,
+  suspensionReason,
   validateCondition,
   withStoredChain,
   type Delegation,
@@ -103,6 +105,8 @@ export interface DelegationView {
   chainFindings: Finding[];
   /** When the effective status may change next (expiry, a time condition), epoch ms; undefined: never by itself. */
   nextChangeMs?: number;
+  /** Why it is suspended, in plain words (`suspended: ...`), when it is. */
+  suspended?: string;
 }
 
 const TIME_CONDITIONS: ReadonlySet<string> = new Set(["time_window", "business_hours_only"]);
@@ -141,6 +145,7 @@ export function delegationView(record: Delegation, now: number, revoked: Readonl
   const expiresAtMs = Math.min(p.expiresAtMs, ...p.chain.map((l) => l.expiresAtMs));
   const chainFindings = evaluateChain(p, ctx).filter((f) => f.code === "CHAIN_LINK_REVOKED" || f.code === "CHAIN_LINK_EXPIRED");
   const view: DelegationView = { effective, expiresAtMs, chainFindings };
+  if (effective === "suspended") view.suspended = suspensionReason(p, ctx);
   if (effective === "active" || effective === "suspended") {
     const candidates = [expiresAtMs > now ? expiresAtMs : undefined, nextConditionChange(p, now)].filter((x): x is number => x !== undefined);
     if (candidates.length > 0) view.nextChangeMs = Math.min(...candidates);

@@ -36,7 +36,7 @@ import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, phaseOf, report, requeueAt, type ReconcileContext } from "./context.js";
 import { delegationView } from "./delegation-checks.js";
-import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
+import { inForce, revokedMessage, storedCondition, suspendedNote } from "./delegation-status.js";
 
 const DELEGATIONS = writRef("delegations");
 const KIND = "Delegation";
@@ -197,7 +197,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
         ? { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: revokedMessage(stored, "a new mandate is a new resource") }
         : view.effective === "expired"
           ? { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `the mandate's delegation ${stored.delegationId} expired at ${stored.record.expires_at}; a new mandate is a new resource` }
-          : { type: "Ready", status: "True", reason: "Reconciled", message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}` };
+          : { type: "Ready", status: "True", reason: "Reconciled", message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}${suspendedNote(view)}` };
   const conditions: DesiredCondition[] = [
     conditionOf("Valid", refusals, { reason: "Validated", message: "the payment mandate verifies: trusted issuer, every disclosure, key binding to the agent's key" }),
     { type: "ChainValid", status: "True", reason: "ChainIntact", message: "a direct grant from the principal (a payment mandate)" },

@@ -11,8 +11,16 @@ import { DELETION_REVOKER } from "./finalize.js";
 
 /** What verify enforces for a refused generation: the record stored before. */
 export function inForce(stored: StoredDelegation, view: DelegationView): string {
-  return `verify still answers with the record stored before: delegation ${stored.delegationId}, effective status ${view.effective}`;
+  return `verify still answers with the record stored before: delegation ${stored.delegationId}, effective status ${view.effective}${suspendedNote(view)}`;
 }
+
+/** Why a suspended delegation is suspended and until when a time condition keeps it so (empty when not suspended). */
+export function suspendedNote(view: DelegationView): string {
+  if (view.effective !== "suspended" || view.suspended === undefined) return "";
+  const until = view.nextChangeMs !== undefined && view.nextChangeMs < view.expiresAtMs ? `; verify answers DENY until ${new Date(view.nextChangeMs).toISOString()} at least` : "; verify answers DENY";
+  return ` (${view.suspended}${until})`;
+}
+
 
 /** The Ready message of a delegation revoked by its own revocation (not a link's); `renewal` says what a new grant takes. */
 export function revokedMessage(stored: StoredDelegation, renewal = "a new grant needs a new delegation_id"): string {

@@ -50,7 +50,7 @@ import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
-import { inForce, revokedMessage, storedCondition } from "./delegation-status.js";
+import { inForce, revokedMessage, storedCondition, suspendedNote } from "./delegation-status.js";
 import { conditionOf, delegationIdOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 import { checkDelegationSpec, delegationView, storedChainRefusals, type DelegationView } from "./delegation-checks.js";
 import { checkMandateSpec, isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
@@ -134,7 +134,7 @@ function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationV
       ? { type: "Ready", status: "False", reason: "CHAIN_LINK_EXPIRED", message: link.message }
       : { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `delegation ${stored.delegationId} expired at ${record.expires_at}; a renewal is a new grant` };
   }
-  return ok(`stored as delegation ${stored.delegationId}; effective status ${view.effective}`);
+  return ok(`stored as delegation ${stored.delegationId}; effective status ${view.effective}${suspendedNote(view)}`);
 }
 
 /** Reconciles the Delegation `key` (`namespace/name`). */

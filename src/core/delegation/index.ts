@@ -10,4 +10,4 @@ export { chainCopyProblems, evaluateChain, parentLink, prepareChain, withStoredC
 export { STANDING_LIFETIME_MS, evaluateApproval, preparedPrivilege, privilegeOf } from "./approval.js";
 export { renewDelegation, silentExtension, type RenewalInit } from "./renewal.js";
 export { prepareDelegation, type PreparedDelegationWithProblems } from "./prepare.js";
-export { effectiveStatus } from "./status.js";
+export { effectiveStatus, suspensionReason } from "./status.js";

@@ -12,19 +12,41 @@
  * their absence must not show every such grant as suspended); merchant_allowlist only when
  * an action is given. A condition of unknown type always suspends.
  */
+import type { Finding } from "../evaluate/reasons.js";
 import type { Action, EvalContext, PreparedDelegation } from "../evaluate/types.js";
 import { DELEGATION_STATUSES, type DelegationStatus } from "./types.js";
 import { evaluateCondition } from "./conditions.js";
 
-function conditionFailsNow(prepared: PreparedDelegation, ctx: EvalContext, action: Action | undefined): boolean {
+/** The finding of the first condition that fails now (see the module comment), or undefined. */
+function failingCondition(prepared: PreparedDelegation, ctx: EvalContext, action: Action | undefined): Finding | undefined {
   for (const c of prepared.conditions) {
-    if (typeof c !== "object" || c === null) return true;
+    if (typeof c !== "object" || c === null) return { code: "CONDITION_INVALID", message: "a condition is not an object, so it does not hold" };
     if (c.type === "merchant_allowlist" && action === undefined) continue;
     if (c.type === "max_risk_score" && ctx.riskScore === undefined) continue;
     if (c.type === "principal_present" && ctx.principalPresent === undefined) continue;
-    if (evaluateCondition(c, action, ctx) !== undefined) return true;
+    const finding = evaluateCondition(c, action, ctx);
+    if (finding !== undefined) return finding;
   }
-  return false;
+  return undefined;
+}
+
+function conditionFailsNow(prepared: PreparedDelegation, ctx: EvalContext, action: Action | undefined): boolean {
+  return failingCondition(prepared, ctx, action) !== undefined;
+}
+
+/**
+ * Why the delegation is suspended at `ctx.now`, in plain words for a status (`suspended: ...`),
+ * or undefined when it is not suspended (revoked, expired and active have their own messages).
+ * A failing condition names its code and finding (`suspended: Saturday 10:00 in Europe/Berlin is
+ * outside business hours (Monday-Friday 09:00-17:00) (OUTSIDE_BUSINESS_HOURS)`).
+ */
+export function suspensionReason(prepared: PreparedDelegation, ctx: EvalContext, action?: Action): string | undefined {
+  if (effectiveStatus(prepared, ctx, action) !== "suspended") return undefined;
+  const d = prepared.delegation;
+  if (d.status === "suspended") return "suspended: its declared state is suspended";
+  if (!DELEGATION_STATUSES.includes(d.status)) return `suspended: its declared state ${JSON.stringify(d.status)} is not a known status`;
+  const finding = failingCondition(prepared, ctx, action);
+  return finding ? `suspended: ${finding.message} (${finding.code})` : "suspended";
 }
 
 /** The delegation's effective status (see the module comment). */

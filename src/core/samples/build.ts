@@ -66,7 +66,12 @@ export function sampleNames(suffix?: string): { -readonly [K in keyof typeof SAM
 export interface SampleOptions {
   /** Carry `at` in every record id and resource name (see the module comment). */
   dated?: boolean;
+  /** Where the sample Subscription delivers (default SAMPLE_WEBHOOK_URL). */
+  webhookUrl?: string;
 }
+
+/** Where the sample Subscription delivers unless told: the webhook receiver `writ dev` runs on this machine. */
+export const SAMPLE_WEBHOOK_URL = "http://127.0.0.1:8089/writ/alerts";
 
 function manifest(kind: string, name: string, spec: Record<string, unknown>): Manifest {
   return {
@@ -98,10 +103,9 @@ export async function buildSamples(at: string = SAMPLE_AT, opts: SampleOptions =
     action_types: ["purchase", "refund"],
     categories: ["office_supplies", "travel"],
   };
-  const rootConditions: Condition[] = [
-    { type: "business_hours_only", timezone: "Europe/Berlin" },
-    { type: "max_risk_score", value: 70 },
-  ];
+  // No time condition: the samples hold whenever they are applied while their grants last (a
+  // time_window or business_hours_only grant outside its hours is Suspended, its status says why).
+  const rootConditions: Condition[] = [{ type: "max_risk_score", value: 70 }];
   const root: Delegation = {
     delegation_id: id("del_acme_procurement"),
     principal: { ...acme, public_key: principal.publicJwk },
@@ -141,10 +145,7 @@ export async function buildSamples(at: string = SAMPLE_AT, opts: SampleOptions =
       merchants: ["db-bahn", "hotel-adlon"],
       categories: ["travel"],
     },
-    conditions: [
-      { type: "business_hours_only", timezone: "Europe/Berlin" },
-      { type: "max_risk_score", value: 50 },
-    ],
+    conditions: [{ type: "max_risk_score", value: 50 }],
     revocable: true,
     delegation_chain: [link],
     status: "active",
@@ -207,7 +208,7 @@ export async function buildSamples(at: string = SAMPLE_AT, opts: SampleOptions =
       about: "Signed webhooks about agent_procurement (revocation, new incident, trust score drop).",
       manifest: manifest("Subscription", names.subscription, {
         agentId: root.agent.agent_id,
-        webhookUrl: "https://hooks.example.com/writ/alerts",
+        webhookUrl: opts.webhookUrl ?? SAMPLE_WEBHOOK_URL,
       }),
     },
   ];

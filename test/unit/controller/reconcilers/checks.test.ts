@@ -73,11 +73,29 @@ describe("checkDelegationSpec", () => {
 describe("delegationView", () => {
   const record = async (name: string) => (await checkDelegationSpec(spec(name), T)).record as Delegation;
 
-  it("is active in business hours and looks again when business hours end (before the expiry)", async () => {
-    const v = delegationView(await record(SAMPLE_NAMES.delegation), T, new Set());
+  it("with business hours: is active in them and looks again when they end (before the expiry)", async () => {
+    const r = await record(SAMPLE_NAMES.delegation);
+    r.conditions = [{ type: "business_hours_only", timezone: "Europe/Berlin" }];
+    const v = delegationView(r, T, new Set());
     expect(v.effective).toBe("active");
+    expect(v.suspended).toBeUndefined();
     expect(v.expiresAtMs).toBe(Date.parse("2026-11-27T09:00:00Z"));
     expect(v.nextChangeMs).toBe(Date.parse("2026-11-23T16:00:00Z")); // 17:00 in Berlin
+  });
+
+  it("with business hours: outside them is suspended and says why", async () => {
+    const r = await record(SAMPLE_NAMES.delegation);
+    r.conditions = [{ type: "business_hours_only", timezone: "Europe/Berlin" }];
+    const v = delegationView(r, Date.parse("2026-11-22T10:00:00Z"), new Set()); // a Sunday
+    expect(v.effective).toBe("suspended");
+    expect(v.suspended).toBe("suspended: Sunday 11:00 in Europe/Berlin is outside business hours (Monday-Friday 09:00-17:00) (OUTSIDE_BUSINESS_HOURS)");
+    expect(v.nextChangeMs).toBe(Date.parse("2026-11-23T08:00:00Z")); // Monday 09:00 in Berlin
+  });
+
+  it("the samples carry no time condition: active whatever the hour, nothing to look again for before the expiry", async () => {
+    const v = delegationView(await record(SAMPLE_NAMES.delegation), Date.parse("2026-11-22T02:00:00Z"), new Set()); // Sunday night
+    expect(v.effective).toBe("active");
+    expect(v.nextChangeMs).toBe(Date.parse("2026-11-27T09:00:00Z"));
   });
 
   it("takes the earliest expiry of the grant and its chain, and is expired after it", async () => {

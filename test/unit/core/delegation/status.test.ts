@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
-import { effectiveStatus } from "../../../../src/core/delegation/status.js";
+import { effectiveStatus, suspensionReason } from "../../../../src/core/delegation/status.js";
 import type { Delegation } from "../../../../src/core/delegation/types.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS, type Action, type EvalContext, type RevocationView } from "../../../../src/core/evaluate/types.js";
 
@@ -89,5 +89,21 @@ describe("effectiveStatus", () => {
   it("is suspended by a condition of unknown type", () => {
     const p = prepareDelegation(grant({ conditions: [{ type: "full_moon" } as unknown as Delegation["conditions"][number]] }));
     expect(effectiveStatus(p, ctx(WED_NOON_UTC))).toBe("suspended");
+  });
+});
+
+describe("suspensionReason", () => {
+  it("says in plain words why a grant is suspended: the failing time condition, or its declared state", () => {
+    // 2026-01-10 is a Saturday; 10:00 UTC is 11:00 in Berlin.
+    const hours = prepareDelegation(grant({ expires_at: "2026-01-15T00:00:00Z", conditions: [{ type: "business_hours_only", timezone: "Europe/Berlin" }] }));
+    expect(suspensionReason(hours, ctx("2026-01-10T10:00:00Z"))).toBe(
+      "suspended: Saturday 11:00 in Europe/Berlin is outside business hours (Monday-Friday 09:00-17:00) (OUTSIDE_BUSINESS_HOURS)",
+    );
+    expect(suspensionReason(hours, ctx(WED_NOON_UTC))).toBeUndefined();
+    const window = prepareDelegation(grant({ conditions: [{ type: "time_window", start: "09:00", end: "17:00", timezone: "Europe/Berlin" }] }));
+    expect(suspensionReason(window, ctx("2026-01-07T20:00:00Z"))).toBe("suspended: 21:00 in Europe/Berlin is outside 09:00-17:00 (OUTSIDE_TIME_WINDOW)");
+    expect(suspensionReason(prepareDelegation(grant({ status: "suspended" })), ctx(WED_NOON_UTC))).toBe("suspended: its declared state is suspended");
+    // Not suspended: revoked and expired have their own messages.
+    expect(suspensionReason(prepareDelegation(grant({ status: "revoked", conditions: [{ type: "business_hours_only", timezone: "Europe/Berlin" }] })), ctx("2026-01-10T10:00:00Z"))).toBeUndefined();
   });
 });
