@@ -4,6 +4,7 @@
  * concurrency: the resourceVersion read goes with the patch, so a stale read fails with 409
  * Conflict and the key is retried).
  */
+import { ownerIdentity, type OwnerKind } from "../core/crd/index.js";
 import type { KubeTransport } from "../sources/kubernetes/client.js";
 import { JSON_PATCH, MERGE_PATCH } from "../sources/kubernetes/client.js";
 import { isKubeError } from "../sources/kubernetes/errors.js";
@@ -44,10 +45,10 @@ export function hasFinalizer(obj: WritResource): boolean {
  * name and uid. The uid tells a resource from a later one of the same name; the local source
  * derives it from the file that declares the resource (src/sources/local/sync.ts).
  */
-export function resourceOwner(obj: WritResource): RecordOwner {
+export function resourceOwner(obj: WritResource, kind: OwnerKind): RecordOwner {
   const namespace = obj.metadata.namespace ?? "";
-  const uid = obj.metadata.uid;
-  return { namespace, name: obj.metadata.name, uid: typeof uid === "string" && uid !== "" ? uid : `name:${namespace}/${obj.metadata.name}` };
+  // `uid` holds the owner identity (kind/namespace/name, ../core/crd/owner.ts), not the object's uid.
+  return { namespace, name: obj.metadata.name, uid: ownerIdentity(kind, namespace, obj.metadata.name) };
 }
 
 /** The record id the resource stored (its annotation), if any: a hint only, never proof of ownership (the stored owner is). */

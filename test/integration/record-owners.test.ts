@@ -87,8 +87,8 @@ describe("a resource acts only on the record it created", () => {
     expect(get("team-b", "grant")?.metadata.annotations?.["writ.dev/record-id"]).toBe("del_team_b");
     const owners = await db.pool.query<{ record_id: string; namespace: string; uid: string }>("SELECT record_id, namespace, uid FROM record_owners WHERE kind = 'delegation' ORDER BY record_id");
     expect(owners.rows).toEqual([
-      { record_id: "del_team_a", namespace: "team-a", uid: get("team-a", "grant")?.metadata.uid },
-      { record_id: "del_team_b", namespace: "team-b", uid: get("team-b", "grant")?.metadata.uid },
+      { record_id: "del_team_a", namespace: "team-a", uid: "Delegation/team-a/grant" },
+      { record_id: "del_team_b", namespace: "team-b", uid: "Delegation/team-b/grant" },
     ]);
     expect(await readFile(join(dir, "team-b.yaml"), "utf8")).toContain("del_team_a"); // the file still says so
   });

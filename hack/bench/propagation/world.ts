@@ -8,6 +8,7 @@
  * answers ALLOW for a grant until it is revoked.
  */
 import { claimRecord } from "../../../src/store/record-owners.js";
+import { ownerIdentity } from "../../../src/core/crd/index.js";
 import { randomBytes } from "node:crypto";
 import { buildSignedAgreement, type IntentAgreement } from "../../../src/core/agreement/index.js";
 import { agreementSpecOf, delegationSpecOf } from "../../../src/core/crd/index.js";
@@ -115,9 +116,9 @@ export function delegationResource(g: Grant, opts: { stored?: boolean } = {}): R
  * data plane's watch marks a resource's revocation only for the record's owner.
  */
 export async function claimAsOwner(pool: Pool, kind: "delegation" | "agreement", id: string, obj: { metadata: { namespace?: string; name: string; uid?: string } }): Promise<void> {
-  const uid = obj.metadata.uid;
-  if (uid === undefined) throw new Error(`${obj.metadata.name} has no uid`);
-  await claimRecord(pool, kind, id, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name, uid });
+  const namespace = obj.metadata.namespace ?? "";
+  const uid = ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name);
+  await claimRecord(pool, kind, id, { namespace, name: obj.metadata.name, uid });
 }
 
 /** The IntentAgreement resource declaring `g`'s agreement, bound to its Delegation. */

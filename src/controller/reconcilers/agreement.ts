@@ -112,7 +112,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const { record, prepared } = check;
   const declaredId = storedRecordId(obj);
-  const owner = resourceOwner(obj);
+  const owner = resourceOwner(obj, "IntentAgreement");
   let pending: string | undefined;
   let delegation: StoredDelegation | undefined;
   let row: AgreementRow | undefined;

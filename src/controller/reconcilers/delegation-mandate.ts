@@ -145,7 +145,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   const { refusals, spec, recordId: id } = await checkMandateSpec(obj.spec, declared);
   const binding = await ctx.bindings.resolve(namespace);
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
-  const owner = resourceOwner(obj);
+  const owner = resourceOwner(obj, "Delegation");
   refusals.push(...mandateImmutable(declared, id));
   let stored: StoredDelegation | undefined;
   if (spec && id !== undefined && binding.ok && refusals.length === 0) {

@@ -157,7 +157,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
   const record = check.record;
   const declaredId = storedRecordId(obj);
-  const owner = resourceOwner(obj);
+  const owner = resourceOwner(obj, "Delegation");
   let stored: StoredDelegation | undefined;
   /** A link the chain cites is not stored (yet): retried, and queued when the parent is stored. */
   let awaitingParent = false;

@@ -7,6 +7,7 @@
  * with its single `revocation` log entry and subscriber alerts; then the finalizer is removed so
  * the resource goes. A retried finalizer (or a second replica) revokes and logs nothing twice.
  */
+import type { OwnerKind } from "../../core/crd/index.js";
 import type { ResourceRef } from "../../sources/kubernetes/objects.js";
 import { withTransaction } from "../../store/pool.js";
 import { revokeAndRecord, type RevocationTarget } from "../../store/revocation-record.js";
@@ -23,8 +24,8 @@ export const DELETION_REVOKER = "controller";
 
 /** What a kind contributes to its deletion. */
 export interface FinalizedKind {
-  /** The resource kind (Events) and its API path. */
-  kind: string;
+  /** The resource kind (Events, the owner identity) and its API path. */
+  kind: Exclude<OwnerKind, "Subscription">;
   ref: ResourceRef;
   /** The record word in messages, and the kind of record owned. */
   noun: SingleOwnerKind;
@@ -44,7 +45,7 @@ export interface FinalizedKind {
 export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource, k: FinalizedKind): Promise<ReconcileResult> {
   if (!hasFinalizer(obj)) return {};
   const namespace = obj.metadata.namespace ?? "";
-  const me = resourceOwner(obj);
+  const me = resourceOwner(obj, k.kind);
   // What this resource owns, whatever its annotation says; plus the annotated record when no
   // resource owns it (stored before owners were recorded) and the spec declares it in full.
   const ids = await claimsOf(ctx.pool, k.noun, me.uid);

@@ -61,7 +61,7 @@ export function checkSubscriptionSpec(spec: unknown): { agentId?: string; webhoo
  * no resource claims any more; answers the ids deactivated.
  */
 async function releaseOthers(pool: Pool, self: WritResource, orgId: string, keep: string | undefined): Promise<string[]> {
-  const uid = resourceOwner(self).uid;
+  const uid = resourceOwner(self, "Subscription").uid;
   const gone: string[] = [];
   for (const id of await claimsOf(pool, "subscription", uid)) {
     if (id === keep) continue;
@@ -101,7 +101,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   if (binding.ok && refusals.length === 0 && spec.agentId !== undefined && spec.webhookUrl !== undefined) {
     await ensureFinalizer(ctx.client, SUBSCRIPTIONS, obj);
     const input = { org_id: binding.orgId, agent_id: spec.agentId, webhook_url: spec.webhookUrl };
-    const owner = resourceOwner(obj);
+    const owner = resourceOwner(obj, "Subscription");
     const { subscription } = await withTransaction(ctx.pool, async (c) => {
       const made = await createSubscription(c, input, new Date(now));
       await claimRecord(c, "subscription", made.subscription.subscription_id, owner);

@@ -30,3 +30,4 @@ export {
 } from "./status.js";
 export { crdFor, writCrds } from "./definition.js";
 export { agreementFromSpec, agreementSpecOf, delegationFromSpec, delegationSpecOf } from "./spec-mapping.js";
+export { ownerIdentity, type OwnerKind } from "./owner.js";

@@ -4,8 +4,9 @@
 -- created it: one owner per record, fixed when the record is first stored through a resource.
 -- A subscription may be declared by several resources of its organization (same agent and URL):
 -- each holds a claim, and it is deactivated when the last claim is released. An owner is a
--- resource's namespace, name and uid (for the local manifest source, a uid derived from the
--- file that declares it). Never updated; released subscription claims are deleted.
+-- resource's namespace and name, and in `uid` its owner identity `<Kind>/<namespace>/<name>`
+-- (src/core/crd/owner.ts): the same declaration deleted and applied again is the same owner,
+-- another kind, namespace or name never is. Never updated; released subscription claims are deleted.
 CREATE TABLE record_owners (
   kind       text        NOT NULL CHECK (kind IN ('delegation', 'agreement', 'subscription')),
   record_id  text        NOT NULL CHECK (length(record_id) BETWEEN 1 AND 256),

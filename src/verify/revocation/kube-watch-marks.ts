@@ -29,6 +29,7 @@ import { loadDelegation } from "../../store/delegations.js";
 import { getOrg } from "../../store/orgs.js";
 import { ownerOf } from "../../store/record-owners.js";
 import type { Queryable } from "../../store/pool.js";
+import { ownerIdentity } from "../../core/crd/index.js";
 import { revocationOf, type WatchedKind, type WatchedRevocation } from "./kube-revocations.js";
 import type { RevocationIndex } from "./index.js";
 
@@ -96,10 +97,10 @@ export class RevocationMarker {
     return r.kind === "delegation" ? this.opts.index.isDelegationRevoked(r.id) : this.opts.index.isAgreementRevoked(r.id);
   }
 
-  /** True when `r.id` is stored for the organization `namespace` is labelled with, and owned by the resource `uid`. */
-  private async sameTenant(r: WatchedRevocation, namespace: string, uid: string | undefined): Promise<boolean> {
+  /** True when `r.id` is stored for the organization `namespace` is labelled with, and owned by the resource `uid` (its owner identity). */
+  private async sameTenant(r: WatchedRevocation, namespace: string, uid: string): Promise<boolean> {
     const org = await this.bindings.labelledOrg(namespace);
-    if (org === undefined || uid === undefined) return false;
+    if (org === undefined) return false;
     const stored = r.kind === "delegation" ? (await loadDelegation(this.opts.db, r.id))?.orgId : (await agreementRow(this.opts.db, r.id))?.orgId;
     return stored === org && (await ownerOf(this.opts.db, r.kind, r.id))?.uid === uid;
   }
@@ -111,7 +112,7 @@ export class RevocationMarker {
     const where = { kind, id: r.id, trigger: r.trigger, resource: `${namespace}/${obj.metadata.name}` };
     let ok: boolean;
     try {
-      ok = await this.sameTenant(r, namespace, obj.metadata.uid);
+      ok = await this.sameTenant(r, namespace, ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name));
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (isKubeError(err, "FORBIDDEN")) {
