@@ -46,6 +46,21 @@ function responseExample(ex: OperationExamples | undefined, status: string): unk
   return e ? { error: e.example } : undefined;
 }
 
+/**
+ * A copy of a request example whose `action.proposed_at` reads as the time it is serialized:
+ * verify refuses a `proposed_at` farther than WRIT_PROPOSED_AT_SKEW_SECONDS from the service
+ * clock, so the captured time would make Try it out answer 400 a few minutes after capture. The
+ * document is built once and cached; each answer serializes it anew, so the example stays live.
+ */
+export function withLiveProposedAt(example: unknown): unknown {
+  if (typeof example !== "object" || example === null) return example;
+  const action = (example as { action?: unknown }).action;
+  if (typeof action !== "object" || action === null || !("proposed_at" in action)) return example;
+  const live = { ...(action as Record<string, unknown>) };
+  Object.defineProperty(live, "proposed_at", { enumerable: true, get: () => new Date().toISOString() });
+  return { ...(example as Record<string, unknown>), action: live };
+}
+
 function completeOperation(key: string, op: Operation): void {
   const doc = OPERATIONS[key];
   const ex = OPERATION_EXAMPLES[key];
@@ -57,7 +72,7 @@ function completeOperation(key: string, op: Operation): void {
     if (v !== undefined) p.example = v;
   }
   const body = op.requestBody?.content?.["application/json"];
-  if (body && ex?.request !== undefined) body.example = ex.request;
+  if (body && ex?.request !== undefined) body.example = withLiveProposedAt(ex.request);
   for (const [status, response] of Object.entries(op.responses ?? {})) {
     if (response.description === undefined || response.description === "Default Response") {
       response.description = Number(status) < 300 ? (doc?.ok ?? "Success") : (ERROR_STATUSES[Number(status)]?.description ?? "Error");

@@ -121,6 +121,11 @@ describe("/openapi.json", () => {
     expect(verify?.responses["200"]?.content?.["application/json"]?.example).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], agreement_id: "agr_demo" });
   });
 
+  it("the verify example's proposed_at is the time the document is served (within verify's skew, so Try it out answers ALLOW any day)", () => {
+    const example = doc.paths["/v1/verify"]?.post?.requestBody?.content["application/json"]?.example as { action: { proposed_at: string } };
+    expect(Math.abs(Date.parse(example.action.proposed_at) - Date.now())).toBeLessThan(60_000);
+  });
+
   it("shows verify first: the first tag and the first path", () => {
     expect(doc.tags[0]?.name).toBe("verify");
     expect(Object.keys(doc.paths)[0]).toBe("/v1/verify");
