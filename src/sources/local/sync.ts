@@ -17,9 +17,9 @@
  *   `elsewhere`, so the caller can say so.
  * - A manifest's own `writ.dev/record-id` annotation is ignored (the controller writes it).
  * - A new resource's uid is derived from its file identity (the file's absolute path, kind,
- *   namespace and name; `fileUid`): the records a resource stores are owned by that uid
- *   (src/store/record-owners.ts), so the same file declares the same owner across restarts,
- *   also after the persisted state is removed, and no other file can act as that owner.
+ *   namespace and name; `fileUid`), stable across restarts. Record ownership does not rest on
+ *   it: a record's owner is the resource's kind, namespace and name (src/core/crd/owner.ts,
+ *   src/store/record-owners.ts), as on a cluster.
  * The file each resource came from is remembered (and persisted with the store, ./state-file.ts).
  */
 import { createHash } from "node:crypto";
