@@ -5,7 +5,9 @@
  * `exp`. Refusals of the route name their reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateSigner, type Signer } from "../../src/core/jose/index.js";
+import { sign } from "node:crypto";
+import { P256_ORDER } from "../../src/core/jose/canonical-forms.js";
+import { generateSigner, lowS, type Signer } from "../../src/core/jose/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
@@ -193,12 +195,42 @@ describe("POST /v1/mandates and verify", () => {
     for (const jwt of [sp.spareBits, sp.highSSpareBits]) {
       expect(await record(jwt)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: SD_JWT_MALFORMED: the issuer JWT is not canonical base64url/) } });
     }
-    expect(await record(sp.highS)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: ISSUER_SIGNATURE_INVALID: the issuer signature is refused: ES256 signature has a high S value/) } });
+    // The high-S twin verifies (standard signers give it about every other time) and is the same mandate.
+    expect(await record(sp.highS)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
     // Another valid signature by the issuer over the same content: the same mandate, nothing written.
     expect(await record(sp.resigned)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
 
     const rows = await w.db.pool.query<{ delegation_id: string; mandate_hash: string }>("SELECT delegation_id, mandate_hash FROM mandates WHERE agent_id = $1", [buyerId]);
     expect(rows.rows).toEqual([{ delegation_id: id, mandate_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
+    const spend = () => w.verify({ agent_id: buyerId, action: shoes(50) });
+    expect((await spend()).body).toMatchObject({ verdict: "ALLOW", agreement_id: id });
+    expect((await spend()).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
+  });
+
+  it("a mandate whose issuer signature node's crypto made in high S is recorded; its low-S twin is the same single-use mandate", async () => {
+    const buyer = generateSigner("EdDSA");
+    const buyerId = (await w.registerAgent(w.operatorKey, { public_key: buyer.publicJwk })).agent_id;
+    const o = options({ holder: buyer, claims: openPaymentMandateClaims(buyer, { iatSec: sec(nowMs) - 10, expSec: sec(nowMs) + 3600 }), kbIatSec: sec(nowMs) });
+    const issued = await issueMandate(o);
+    const jwt = issued.split("~")[0] ?? "";
+    const input = jwt.slice(0, jwt.lastIndexOf("."));
+    // Sign as a standard signer does (node's crypto, no normalisation) until it gives a high S.
+    let high: Buffer | undefined;
+    for (let i = 0; i < 64 && !high; i++) {
+      const raw = sign("sha256", Buffer.from(input, "ascii"), { key: issuer.privateKey, dsaEncoding: "ieee-p1363" });
+      if (BigInt(`0x${raw.subarray(32).toString("hex")}`) > P256_ORDER >> 1n) high = raw;
+    }
+    if (!high) throw new Error("node's crypto gave no high-S signature in 64 tries");
+    const highJwt = `${input}.${high.toString("base64url")}`;
+    const lowJwt = `${input}.${lowS("ES256", high).toString("base64url")}`;
+    const record = (issuerJwt: string) => submit({ agent_id: buyerId, sd_jwt: rebind(issued, issuerJwt, o) });
+
+    const first = await record(highJwt);
+    expect(first).toMatchObject({ status: 201, body: { created: true } });
+    const id = first.body.delegation_id as string;
+    expect(await record(lowJwt)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
+    const rows = await w.db.pool.query<{ delegation_id: string }>("SELECT delegation_id FROM mandates WHERE agent_id = $1", [buyerId]);
+    expect(rows.rows).toEqual([{ delegation_id: id }]);
     const spend = () => w.verify({ agent_id: buyerId, action: shoes(50) });
     expect((await spend()).body).toMatchObject({ verdict: "ALLOW", agreement_id: id });
     expect((await spend()).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashOf } from "../../src/core/canonical/index.js";
+import { P256_ORDER } from "../../src/core/jose/canonical-forms.js";
 import { generateSigner, signJws, signerFromSeed, type Signer } from "../../src/core/jose/index.js";
 import { amendMandate, mandateHash, signRevocation, type AgreementRevocation, type Mandate } from "../../src/core/agreement/index.js";
 import { signRecord } from "../../src/core/jose/index.js";
@@ -298,6 +299,20 @@ describe("POST /v1/revocations/push: the principal's own signature, against the 
     const rev = await makeRevocation();
     await refused(rev, 404, "agreement was not found");
     expect(await listRevokedAgreementIds(db.pool)).not.toContain(rev.agreement_id);
+  });
+
+  it("a principal's ES256 revocation signed in high S is stored; its low-S twin is the same revocation (one revocation_id)", async () => {
+    const { agreement, principal } = await storeSignedAgreement(db.pool, 1, generateSigner("ES256"));
+    const low = await signRevocation(agreement, { reason: "high S", at: "2026-01-02T03:04:05Z" }, principal);
+    const sig = Buffer.from(low.signature.signature, "base64url");
+    const s = BigInt(`0x${sig.subarray(32).toString("hex")}`);
+    const twin = Buffer.concat([sig.subarray(0, 32), Buffer.from((P256_ORDER - s).toString(16).padStart(64, "0"), "hex")]);
+    const high: AgreementRevocation = { ...low, signature: { ...low.signature, signature: twin.toString("base64url") } };
+    const before = logged.length;
+    expect((await push(await signPush(high, notifier))).body).toMatchObject({ stored: true, revocation_id: hashOf(low) });
+    expect((await push(await signPush(low, notifier))).body).toEqual({ stored: false, revocation_id: hashOf(low) });
+    expect(logged).toHaveLength(before + 1);
+    expect(logged.at(-1)?.revocation).toEqual(low);
   });
 });
 

@@ -6,11 +6,13 @@
  * while it still verifies: one mandate then becomes several. So:
  * - base64url is canonical: no padding, no spare bits set in the last character (it re-encodes
  *   to itself); `isCanonicalBase64url`.
- * - an ES256 signature is 64 bytes `r || s` with `1 <= r, s < n` and `s <= n/2` (low S: the
- *   high-S twin `n - s` of a valid signature also verifies, so only one of the pair is
- *   accepted); an EdDSA signature is 64 bytes `R || S` with `S < L` (RFC 8032 §5.1.7);
- *   `signatureEncodingProblem`. Writ's own ES256 signatures are normalised to low S
- *   (`lowS`).
+ * - an ES256 signature is 64 bytes `r || s` with `1 <= r, s < n`; an EdDSA signature is 64
+ *   bytes `R || S` with `S < L` (RFC 8032 §5.1.7); `signatureEncodingProblem`. Both S halves
+ *   of ES256 verify: the high-S twin `n - s` of a valid signature is valid too, and about
+ *   every other signature of a standard signer (WebCrypto, node's crypto) is high S, so both
+ *   are accepted. What makes the pair ONE signature is that every identity or hash derived
+ *   from a signature is taken over its low-S form (`lowS`, `lowSSignatureText`), or over the
+ *   signed content alone. Writ's own ES256 signatures are given in low S.
  * - an Ed25519 public key is a canonical encoding (`y < p`) that is not one of the 8
  *   small-order points of edwards25519 (the identity, the point of order 2, two of order 4,
  *   four of order 8), in any of its 14 encodings: with such a key, a fixed signature
@@ -89,7 +91,6 @@ export function signatureEncodingProblem(alg: JwsAlg, sig: Uint8Array): string |
     const r = bigBE(sig.subarray(0, 32));
     const s = bigBE(sig.subarray(32));
     if (r === 0n || r >= P256_ORDER || s === 0n || s >= P256_ORDER) return "ES256 signature r or s is not between 1 and n - 1";
-    if (s > P256_ORDER >> 1n) return "ES256 signature has a high S value (s > n/2): only its low-S form (n - s) is accepted, so a signature has one spelling";
     return undefined;
   }
   if (bigLE(sig.subarray(32)) >= ED25519_ORDER) return "EdDSA signature S is not below the group order L (RFC 8032)";
@@ -104,4 +105,14 @@ export function lowS(alg: JwsAlg, sig: Uint8Array): Buffer {
   if (s <= P256_ORDER >> 1n) return out;
   Buffer.from((P256_ORDER - s).toString(16).padStart(64, "0"), "hex").copy(out, 32);
   return out;
+}
+
+/**
+ * The base64url signature `signature` of `alg` in its low-S form (ES256 `s > n/2` becomes
+ * `n - s`), the spelling every hash over a signature is taken on; any other text unchanged.
+ */
+export function lowSSignatureText(alg: unknown, signature: string): string {
+  if (alg !== "ES256" || !isCanonicalBase64url(signature)) return signature;
+  const raw = Buffer.from(signature, "base64url");
+  return raw.length === 64 ? lowS("ES256", raw).toString("base64url") : signature;
 }

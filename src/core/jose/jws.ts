@@ -6,7 +6,7 @@
  */
 import { sign, verify } from "node:crypto";
 import { FlattenedSign } from "jose";
-import { isCanonicalBase64url, lowS, signatureEncodingProblem } from "./canonical-forms.js";
+import { isCanonicalBase64url, lowS, lowSSignatureText, signatureEncodingProblem } from "./canonical-forms.js";
 import { ALLOWED_ALGS, algForJwk, publicKeyObject, type JwsAlg, type PublicJwk } from "./jwk.js";
 import { JoseError } from "./errors.js";
 import type { Signer } from "./keys.js";
@@ -104,8 +104,9 @@ export function checkJwsHeader(header: JwsHeader, typ: string): JwsHeader & { al
 }
 
 /**
- * Why the base64url `signature` is not the one accepted spelling of an `alg` signature
- * (non-canonical base64url, a wrong length, ES256 high S, EdDSA S >= L), or undefined.
+ * Why the base64url `signature` is not an accepted spelling of an `alg` signature
+ * (non-canonical base64url, a wrong length, ES256 r or s out of range, EdDSA S >= L), or
+ * undefined. An ES256 high S is accepted: hashes are taken over `lowSJws`.
  */
 export function jwsSignatureProblem(alg: JwsAlg, signature: string): string | undefined {
   if (!isCanonicalBase64url(signature)) return "the signature is not canonical base64url (padding, or spare bits set in its last character)";
@@ -146,4 +147,33 @@ export function verifyJwsInput(key: PublicJwk, alg: JwsAlg, signingInput: string
 export async function verifyJwsSignature(jws: JwsObject, key: PublicJwk, alg: JwsAlg): Promise<boolean> {
   if (!isCanonicalBase64url(jws.protected) || !isCanonicalBase64url(jws.payload) || !isCanonicalBase64url(jws.signature)) return false;
   return Promise.resolve(verifySignatureBytes(key, alg, Buffer.from(`${jws.protected}.${jws.payload}`, "ascii"), Buffer.from(jws.signature, "base64url")));
+}
+
+/**
+ * `jws` with its signature in the low-S form when its protected header names ES256 (the
+ * spelling every hash and identity over a signed record is taken on: the high-S twin of a
+ * signature is the same signature); otherwise `jws` itself. Never throws.
+ */
+export function lowSJws<T extends JwsObject>(jws: T): T {
+  let alg: unknown;
+  try {
+    alg = (JSON.parse(Buffer.from(jws.protected, "base64url").toString("utf8")) as { alg?: unknown }).alg;
+  } catch {
+    return jws;
+  }
+  const signature = lowSSignatureText(alg, jws.signature);
+  return signature === jws.signature ? jws : { ...jws, signature };
+}
+
+/**
+ * A signed record (an object with a JWS `signature` member) with that signature in its low-S
+ * form (`lowSJws`): hash or store THIS, so the two S halves of one signature are one record.
+ * Anything else is returned as it is.
+ */
+export function withLowSSignature<T>(record: T): T {
+  if (typeof record !== "object" || record === null || Array.isArray(record)) return record;
+  const sig = (record as { signature?: unknown }).signature;
+  if (typeof sig !== "object" || sig === null || typeof (sig as JwsObject).protected !== "string" || typeof (sig as JwsObject).signature !== "string") return record;
+  const low = lowSJws(sig as JwsObject);
+  return low === sig ? record : { ...record, signature: low };
 }

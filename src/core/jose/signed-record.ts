@@ -17,8 +17,9 @@
  *     byte: no whitespace, members in JCS order, `1` not `1.0`, no duplicate member
  *     (JWS_PAYLOAD_NOT_CANONICAL); and, when the caller holds the record, the payload is the
  *     canonical record (JWS_PAYLOAD_MISMATCH); the signature is in the one encoding accepted
- *     for its `alg`: 64 bytes, ES256 low S (`s <= n/2`), EdDSA `S < L`
- *     (JWS_SIGNATURE_NOT_CANONICAL), so no one can respell a signed record;
+ *     for its `alg`: canonical base64url, 64 bytes, ES256 `1 <= r, s < n` (both S halves:
+ *     a caller that hashes or stores a signed record takes `withLowSSignature` of it, so the
+ *     high-S twin is the same record), EdDSA `S < L` (JWS_SIGNATURE_NOT_CANONICAL);
  *  2. the key(s): each is an Ed25519 or P-256 PUBLIC JWK, never one with a private member
  *     (JWK_PRIVATE, JWK_INVALID, JWK_UNSUPPORTED); a `kid` in the header names one of them
  *     (JWS_KID_MISMATCH); `alg` fits that key (JWS_ALG_NOT_ALLOWED); the signature verifies

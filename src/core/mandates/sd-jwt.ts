@@ -22,8 +22,9 @@
  *
  * One mandate, one identity: every part of the presentation is canonical base64url (a spare bit
  * set in a last character is refused), signatures are checked by the one primitive of
- * src/core/jose (an ES256 high-S twin is refused), and the mandate's identity (`mandateHash`)
- * is the hash of what the issuer signed (the signing input), never of the signature's text.
+ * src/core/jose (both S halves of an ES256 signature verify), and the mandate's identity
+ * (`mandateHash`) is the hash of what the issuer signed (the signing input), never of the
+ * signature's text; `issuerJwtHash` is taken over the low-S spelling of the signature.
  *
  * The mandate's own times (`exp`, `nbf`, `iat`) are not checked here: the import
  * (./ap2.ts) bounds the grant with them and refuses an expired mandate.
@@ -31,7 +32,7 @@
 import { SDJwt } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
 import { describeInexactNumber, findInexactNumber, sha256, sha256Hash, type HashString } from "../canonical/index.js";
-import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
+import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, lowSSignatureText, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
 import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
 
@@ -214,7 +215,8 @@ function decodedOf({ sdjwt, issuerJwt, resolution }: Parsed): DecodedMandate {
     claims: resolution.claims,
     undisclosed: resolution.undisclosed,
     mandateHash: sha256Hash(signingInput),
-    issuerJwtHash: sha256Hash(issuerJwt),
+    // Over the low-S spelling: the two S halves of one ES256 signature are one issuer JWT.
+    issuerJwtHash: sha256Hash(`${signingInput}.${lowSSignatureText(jwt.header.alg, issuerJwt.slice(issuerJwt.lastIndexOf(".") + 1))}`),
   };
   const kb = sdjwt.kbJwt;
   if (kb?.header && kb.payload) out.kb = { header: { ...kb.header }, payload: { ...kb.payload } };

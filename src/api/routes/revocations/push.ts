@@ -15,7 +15,7 @@
 import { verifyRevocationPush, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { parseInstant } from "../../../core/time/index.js";
 import { isHashString } from "../../../core/canonical/index.js";
-import { parseJwsObject, type PublicJwk } from "../../../core/jose/index.js";
+import { parseJwsObject, withLowSSignature, type PublicJwk } from "../../../core/jose/index.js";
 import { ApiError } from "../../errors.js";
 
 /** Longest accepted agreement id and reason (characters). */
@@ -81,5 +81,7 @@ export function parsePushBody(body: Record<string, unknown>): VerifiedPush {
   if (body.svc_revocation_push !== "1" && body.svc_revocation_push !== 1) {
     throw invalid("svc_revocation_push", 'must be "1"');
   }
-  return { at: dateTime(body.at, "at"), revocation: parseRevocation(body.revocation) };
+  // The principal's signature in its low-S form: the revocation id (its hash) and the stored
+  // revocation are the same for both S halves of one ES256 signature (docs/threat-model/signatures.md).
+  return { at: dateTime(body.at, "at"), revocation: withLowSSignature(parseRevocation(body.revocation)) };
 }

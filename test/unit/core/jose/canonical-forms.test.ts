@@ -1,14 +1,15 @@
 /**
  * One spelling per key and per signature (src/core/jose/canonical-forms.ts): non-canonical
- * base64url, the ES256 high-S twin, an EdDSA S >= L and the small-order Ed25519 keys are refused
- * by the one signature primitive and by every key import.
+ * base64url, an EdDSA S >= L and the small-order Ed25519 keys are refused by the one signature
+ * primitive and by every key import; the ES256 high-S twin verifies and hashes as its low-S form.
  */
 import { createPublicKey, verify } from "node:crypto";
+import { hashOf } from "../../../../src/core/canonical/index.js";
 import { describe, expect, it } from "vitest";
 import { ED25519_SMALL_ORDER_Y, P256_ORDER } from "../../../../src/core/jose/canonical-forms.js";
 import {
-  JoseError, generateSigner, isCanonicalBase64url, keyEncodingProblem, lowS, parsePublicJwk, publicKeyObject, signJws, signJwsInput, signRecord,
-  verifyJwsInput, verifySignatureBytes, verifySignedRecord, type JwsObject, type PublicJwk,
+  JoseError, generateSigner, isCanonicalBase64url, keyEncodingProblem, lowS, lowSJws, lowSSignatureText, parsePublicJwk, publicKeyObject, signJws, signJwsInput, signRecord,
+  verifyJwsInput, verifySignatureBytes, verifySignedRecord, withLowSSignature, type JwsObject, type PublicJwk,
 } from "../../../../src/core/jose/index.js";
 import { verifyJwsSignature } from "../../../../src/core/jose/jws.js";
 import { noteKeyHash, openNote } from "../../../../src/core/tlog/note.js";
@@ -74,7 +75,7 @@ describe("base64url: one spelling", () => {
   });
 });
 
-describe("ES256: low S only", () => {
+describe("ES256: both S halves verify, one identity", () => {
   const p256 = generateSigner("ES256");
   const n2 = P256_ORDER >> 1n;
   const sOf = (sig: string | Buffer): bigint => BigInt(`0x${(typeof sig === "string" ? Buffer.from(sig, "base64url") : sig).subarray(32).toString("hex")}`);
@@ -88,7 +89,7 @@ describe("ES256: low S only", () => {
     expect(sOf(lowS("ES256", high)) <= n2).toBe(true);
   });
 
-  it("the high-S twin of a valid signature verifies with node, and is refused by the primitive and by verifySignedRecord", async () => {
+  it("the high-S twin of a valid signature verifies, and hashes as the same signed record (withLowSSignature, lowSJws)", async () => {
     const record = { svc: 1, amount: 50 };
     const jws = await signRecord(record, p256, TYP);
     const sig = Buffer.from(jws.signature, "base64url");
@@ -98,13 +99,18 @@ describe("ES256: low S only", () => {
     expect(verify("sha256", data, { key: createPublicKey({ key: { ...p256.publicJwk }, format: "jwk" }), dsaEncoding: "ieee-p1363" }, twin)).toBe(true);
 
     expect(verifySignatureBytes(p256.publicJwk, "ES256", data, sig)).toBe(true);
-    expect(verifySignatureBytes(p256.publicJwk, "ES256", data, twin)).toBe(false);
+    expect(verifySignatureBytes(p256.publicJwk, "ES256", data, twin)).toBe(true);
     const twinJws: JwsObject = { ...jws, signature: twin.toString("base64url") };
-    expect(await verifyJwsSignature(twinJws, p256.publicJwk, "ES256")).toBe(false);
-    expect(verifyJwsInput(p256.publicJwk, "ES256", data.toString("ascii"), twinJws.signature)).toBe(false);
-    expect(await codeOf(verifySignedRecord(twinJws, p256.publicJwk, { typ: TYP, record }))).toBe("JWS_SIGNATURE_NOT_CANONICAL");
-    await expect(verifySignedRecord(twinJws, p256.publicJwk, { typ: TYP, record })).rejects.toThrow(/high S/);
+    expect(await verifyJwsSignature(twinJws, p256.publicJwk, "ES256")).toBe(true);
+    expect(verifyJwsInput(p256.publicJwk, "ES256", data.toString("ascii"), twinJws.signature)).toBe(true);
+    expect(await codeOf(verifySignedRecord(twinJws, p256.publicJwk, { typ: TYP, record }))).toBe("OK");
     expect(await codeOf(verifySignedRecord(jws, p256.publicJwk, { typ: TYP, record }))).toBe("OK");
+    // One identity: both spellings hash alike once normalised, and the normalised one verifies.
+    expect(lowSJws(twinJws)).toEqual(jws);
+    expect(lowSJws(jws)).toBe(jws);
+    expect(hashOf(withLowSSignature({ ...record, signature: twinJws }))).toBe(hashOf(withLowSSignature({ ...record, signature: jws })));
+    expect(lowSSignatureText("ES256", twinJws.signature)).toBe(jws.signature);
+    expect(lowSSignatureText("EdDSA", twinJws.signature)).toBe(twinJws.signature);
   });
 
   it("refuses r or s of 0 or >= n, and a signature that is not 64 bytes", () => {
