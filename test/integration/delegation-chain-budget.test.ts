@@ -1,7 +1,7 @@
 /**
  * Sub-delegations are judged by the delegations their chain cites AS STORED, never by the
- * copies a child carries (issue 27, hole 5; docs/threat-model/chains.md): narrowing, expiry
- * and revocation at evaluation (src/verify/pipeline/stored-chain.ts), the declared copy at
+ * copies a child carries (issue 27, hole 5; docs/threat-model/chains.md): narrowing, expiry,
+ * suspension and revocation at evaluation (src/verify/pipeline/stored-chain.ts), the declared copy at
  * reconcile (storedChainRefusals), and every ancestor's cumulative budget in the spend
  * transaction of the child's ledger entry (src/store/ledger/spend.ts), over real HTTP and
  * Postgres.
@@ -138,7 +138,7 @@ describe("a child's chain is the stored parent, not its copy", () => {
   });
 });
 
-describe("a parent's revocation or expiry invalidates its children at evaluation", () => {
+describe("a parent's revocation, suspension or expiry reaches its children at evaluation", () => {
   it("parent revoked: the child's verify is refused, also when the child linked itself to a copy of the parent under another id", async () => {
     const parent = await rootGrant({ cumulative_maximum: 1000 }, 1000);
     const honest = await childGrant(parent.record, { cumulative_maximum: 100 }, 100);
@@ -166,6 +166,22 @@ describe("a parent's revocation or expiry invalidates its children at evaluation
     const r = await pay(child, 10);
     expect(r.body).toMatchObject({ verdict: "DENY" });
     expect(r.body.reasons).toContain("CHAIN_LINK_EXPIRED");
+  });
+
+  it("parent suspended after the child was stored: the child is suspended with it (DELEGATION_SUSPENDED), and lives again when the parent does", async () => {
+    const parent = await rootGrant({ cumulative_maximum: 1000 }, 1000);
+    const child = await childGrant(parent.record, { cumulative_maximum: 100 }, 100);
+    expect((await pay(child, 10)).body.verdict).toBe("ALLOW");
+
+    const { intent_agreement: _a, ...suspended } = { ...parent.record, status: "suspended" as const };
+    await withTransaction(w.db.pool, (c) => upsertDelegation(c, suspended, { orgId: w.operatorOrg }));
+    const r = await pay(child, 10);
+    expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_SUSPENDED"] });
+    expect(firstMessage(r.body)).toBe(`link 1 (${parent.delegationId}) is suspended, which suspends everything below it`);
+
+    const { intent_agreement: _b, ...active } = parent.record;
+    await withTransaction(w.db.pool, (c) => upsertDelegation(c, active, { orgId: w.operatorOrg }));
+    expect((await pay(child, 10)).body.verdict).toBe("ALLOW");
   });
 
   it("parent narrowed after the child was stored: the child is judged against the narrower parent", async () => {

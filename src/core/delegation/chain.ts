@@ -177,8 +177,10 @@ export function prepareChain(delegation: Delegation): PreparedChain {
 
 /**
  * Chain findings at evaluation time: CHAIN_BROKEN and CHAIN_SCOPE_WIDENED from the prepared
- * facts, CHAIN_LINK_REVOKED for the first revoked link and CHAIN_LINK_EXPIRED for the first
- * link whose expiry is at or before `ctx.now`. Empty for an intact, live chain.
+ * facts, CHAIN_LINK_REVOKED for the first revoked link, DELEGATION_SUSPENDED for the first
+ * link stored as suspended (a suspended grant suspends everything below it; none when a link
+ * above it is revoked) and CHAIN_LINK_EXPIRED for the first link whose expiry is at or before
+ * `ctx.now`. Empty for an intact, live chain.
  */
 export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): Finding[] {
   const out: Finding[] = [];
@@ -187,6 +189,7 @@ export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): F
   const chain = prepared.chain;
   let revoked = false;
   let expired = false;
+  let suspended = false;
   for (let i = 0; i < chain.length; i++) {
     const pl = chain[i];
     if (pl === undefined) continue;
@@ -194,6 +197,10 @@ export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): F
     if (!revoked && (pl.revoked === true || (typeof id === "string" && ctx.revocations.isDelegationRevoked(id)))) {
       revoked = true;
       out.push({ code: "CHAIN_LINK_REVOKED", message: `link ${i + 1} (${id}) is revoked, which invalidates everything below it` });
+    }
+    if (!revoked && !suspended && pl.suspended === true) {
+      suspended = true;
+      out.push({ code: "DELEGATION_SUSPENDED", message: `link ${i + 1} (${String(id)}) is suspended, which suspends everything below it` });
     }
     if (!expired && pl.expiresAtMs <= ctx.now) {
       expired = true;
@@ -256,8 +263,8 @@ function storedChainBreak(child: Delegation, childOrg: string | null, ancestors:
  * (`parentLink`), and the chain findings are recomputed from them: CHAIN_BROKEN for a link
  * that is not stored, is another organization's, is filed under other ancestors or names
  * another root principal, or that does not connect; CHAIN_SCOPE_WIDENED when this delegation
- * or a link widens its stored parent; a stored revocation marks its link revoked, and a link
- * stored as expired lapses. The declared copies are not read (pure; no I/O).
+ * or a link widens its stored parent; a stored revocation marks its link revoked, a link
+ * stored as suspended marks it suspended, and a link stored as expired lapses. The declared copies are not read (pure; no I/O).
  */
 export function withStoredChain(prepared: PreparedDelegation, childOrg: string | null, ancestors: readonly (StoredAncestor | undefined)[]): PreparedDelegation {
   const child = prepared.delegation;
@@ -272,6 +279,7 @@ export function withStoredChain(prepared: PreparedDelegation, childOrg: string |
     if (!a) return pl;
     const out: PreparedLink = { ...pl, expiresAtMs: a.delegation.status === "expired" ? 0 : pl.expiresAtMs };
     if (a.revoked || a.delegation.status === "revoked") out.revoked = true;
+    else if (a.delegation.status === "suspended") out.suspended = true;
     return out;
   });
   const out: PreparedDelegation = { ...prepared, chain };

@@ -131,6 +131,8 @@ export interface PreparedLink {
   expiresAtMs: number;
   /** The stored delegation of this link is revoked (set when the chain was read from the store: `withStoredChain`). */
   revoked?: boolean;
+  /** The stored delegation of this link is suspended (set by `withStoredChain`): everything below it is suspended too. */
+  suspended?: boolean;
 }
 
 export interface PreparedDelegation {

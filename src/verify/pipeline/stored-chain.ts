@@ -12,7 +12,8 @@
  * - The result is core `withStoredChain`: links not stored, of another organization, filed
  *   under other ancestors or naming another root principal break the chain (CHAIN_BROKEN); a
  *   delegation wider than its stored parent is CHAIN_SCOPE_WIDENED; a stored ancestor's
- *   revocation or expiry invalidates it (CHAIN_LINK_REVOKED, CHAIN_LINK_EXPIRED).
+ *   revocation or expiry invalidates it (CHAIN_LINK_REVOKED, CHAIN_LINK_EXPIRED), and a
+ *   stored ancestor's suspension suspends it (DELEGATION_SUSPENDED).
  * - Budgets: the spend transaction re-checks every stored ancestor's cumulative maximum under
  *   its lock (src/store/ledger/spend.ts); nothing here is trusted for that.
  */

@@ -50,10 +50,12 @@ describe("withStoredChain", () => {
     expect(withStoredChain(prepareDelegation(child), "o", [{ delegation: keyless, orgId: "o", revoked: false }]).chainBroken).toMatch(/another root principal/);
   });
 
-  it("a stored revocation, expiry or narrowing of the parent reaches the child", () => {
+  it("a stored revocation, suspension, expiry or narrowing of the parent reaches the child", () => {
     const { root, child } = family();
     const revoked = withStoredChain(prepareDelegation(child), "o", [{ delegation: root, orgId: "o", revoked: true }]);
     expect(evaluateChain(revoked, ctx).map((f) => f.code)).toEqual(["CHAIN_LINK_REVOKED"]);
+    const suspended = withStoredChain(prepareDelegation(child), "o", [{ delegation: { ...root, status: "suspended" }, orgId: "o", revoked: false }]);
+    expect(evaluateChain(suspended, ctx)).toEqual([{ code: "DELEGATION_SUSPENDED", message: "link 1 (del-root) is suspended, which suspends everything below it" }]);
     const shortened = { ...root, expires_at: new Date(T0 - 1000).toISOString() };
     const expired = withStoredChain(prepareDelegation(child), "o", [{ delegation: shortened, orgId: "o", revoked: false }]);
     expect(evaluateChain(expired, ctx).map((f) => f.code)).toContain("CHAIN_LINK_EXPIRED");
