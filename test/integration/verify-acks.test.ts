@@ -35,8 +35,8 @@ afterAll(async () => {
   await new Promise((resolve) => keyServer?.close(resolve));
 });
 
-/** An agreement whose intent requires a merchant acknowledgement, acknowledged by `signer` (at `domain`). */
-async function acknowledged(signer: Signer, domain: string | undefined): Promise<string> {
+/** An agreement whose intent requires a merchant acknowledgement, acknowledged by `signer` as `id` (at `domain`). */
+async function acknowledged(signer: Signer, domain: string | undefined, id = "m-1"): Promise<string> {
   const { agent_id } = await w.registerAgent(w.operatorKey);
   await storeAgreement(w, {
     mandates: [mandate(agent_id, "i1", { required_acknowledgements: ["merchant"] })],
@@ -44,7 +44,7 @@ async function acknowledged(signer: Signer, domain: string | undefined): Promise
       const m = a.mandates[0];
       if (!m) throw new Error("no mandate");
       const ack = await signAcknowledgement(
-        { agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: "merchant", id: "m-1", at: iso(Date.now() - 1000), ...(domain ? { domain } : {}) },
+        { agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: "merchant", id, at: iso(Date.now() - 1000), ...(domain ? { domain } : {}) },
         signer,
       );
       return { ...a, acknowledgements: [ack] };
@@ -74,8 +74,19 @@ describe("acknowledgement domains", () => {
     }
   });
 
-  it("an ack without a domain is not checked against any key list; key lists are cached", async () => {
+  it("a merchant ack that names neither an organization nor a domain is its signer's word alone: the role is missing (nothing fetched)", async () => {
     const agent = await acknowledged(otherKey, undefined);
+    const before = requests;
+    const r = await w.verify({ agent_id: agent, action: action() });
+    expect(r.body).toMatchObject({ verdict: "STEP_UP", reasons: ["ACKNOWLEDGEMENT_MISSING"], required_action: "COLLECT_ACKNOWLEDGEMENT" });
+    expect(requests).toBe(before);
+  });
+
+  it("an ack by an organization's registered key, without a domain, counts and is not checked against any key list; key lists are cached", async () => {
+    const merchantOrg = await w.createOrg("merchant");
+    const token = (await w.issueKey(merchantOrg)).token;
+    expect((await w.call("POST", `/v1/orgs/${merchantOrg}/ack-keys`, token, { public_key: otherKey.publicJwk })).status).toBe(201);
+    const agent = await acknowledged(otherKey, undefined, merchantOrg);
     const before = requests;
     expect((await w.verify({ agent_id: agent, action: action() })).body).toMatchObject({ verdict: "ALLOW" });
     const cached = await acknowledged(merchantKey, "localhost");

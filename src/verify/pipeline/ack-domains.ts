@@ -1,13 +1,21 @@
 /**
- * Acknowledgements that name a `domain` count only if their key is published there.
+ * Acknowledgements count at verify only when a party other than their signer vouches for their
+ * key (docs/threat-model/parties.md):
+ * - an acknowledgement of a payment-side role (`merchant`, `psp`, `issuer`) counts only when it
+ *   names an organization (`id` an `org_…` id: the record stores refused it unless that
+ *   organization's registered acknowledgement key signed it, src/store/ack-keys.ts) or a
+ *   `domain` that publishes its key (below). One that names neither is asserted by its signer
+ *   alone (whoever declared the agreement can make one) and counts as absent, so a role it
+ *   stands for is missing (ACKNOWLEDGEMENT_MISSING, a STEP_UP) or outdated;
+ * - an `agent` acknowledgement is the acting side's own statement and counts on its signature.
  *
+ * Acknowledgements that name a `domain` count only if their key is published there.
  * An acknowledgement may carry `domain`: the domain that publishes the institution's key at
  * `/.well-known/svc-keys.json` (the spec's format: `{keys: [{public_key: <JWK>, ...}]}`). The
  * core verifies the acknowledgement's signature with its own `public_key`; who may act for the
  * role is checked here: an ack with a domain whose key (by RFC 7638 thumbprint, never by a
  * claimed `kid`) is not in that domain's list counts as absent, so the role falls back to
- * "outdated" or "missing" (ACKNOWLEDGEMENT_MISSING, a STEP_UP). Acks without `domain` are not
- * affected.
+ * "outdated" or "missing" (ACKNOWLEDGEMENT_MISSING, a STEP_UP).
  *
  * Promises:
  * - Fetched as `<scheme>://<domain>[:<port>]/.well-known/svc-keys.json` (WRIT_ACK_DOMAIN_*),
@@ -21,7 +29,8 @@
  *   of one domain share one request. The re-computed ack states are cached per agreement
  *   revision and outcome, so a hot agreement costs one map lookup.
  */
-import { mandateHash, ackStates, type Acknowledgement } from "../../core/agreement/index.js";
+import { mandateHash, ackStates, PAYMENT_PARTY_ROLES, type Acknowledgement } from "../../core/agreement/index.js";
+import { isId } from "../../core/registry/ids.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { PreparedAgreement, PreparedMandate } from "../../core/evaluate/index.js";
 import { keyId, parsePublicJwk } from "../../core/jose/index.js";
@@ -147,16 +156,20 @@ export class AckDomainDirectory {
   }
 
   /**
-   * `prepared` with the acknowledgement states re-computed without the acks whose domain does
-   * not publish their key; `prepared` itself when no ack names a domain or all are published.
-   * `revision` keys the cache of re-computed states.
+   * `prepared` with the acknowledgement states re-computed without the acks no other party
+   * vouches for (`selfAsserted`) and those whose domain does not publish their key; `prepared`
+   * itself when every ack is kept. `revision` keys the cache of re-computed states.
    */
   async apply(prepared: PreparedAgreement, revision: number): Promise<PreparedAgreement> {
     const acks = prepared.agreement.acknowledgements;
-    if (!Array.isArray(acks) || !acks.some((a) => typeof a?.domain === "string")) return prepared;
+    if (!Array.isArray(acks) || !acks.some((a) => typeof a?.domain === "string" || selfAsserted(a))) return prepared;
     const kept: Acknowledgement[] = [];
     const dropped: number[] = [];
     for (const [i, ack] of acks.entries()) {
+      if (selfAsserted(ack)) {
+        dropped.push(i);
+        continue;
+      }
       if (typeof ack?.domain !== "string") {
         kept.push(ack);
         continue;
@@ -187,6 +200,14 @@ export class AckDomainDirectory {
     const fresh = states;
     return { ...prepared, mandates: prepared.mandates.map((m, i) => ({ ...m, acks: fresh[i] ?? m.acks })) };
   }
+}
+
+/**
+ * True for an acknowledgement of a payment-side role that names neither an organization (`id`
+ * an `org_…` id) nor a `domain`: only its own signer vouches for it, so it never counts.
+ */
+export function selfAsserted(ack: Acknowledgement | undefined): boolean {
+  return typeof ack === "object" && ack !== null && PAYMENT_PARTY_ROLES.has(ack.role) && typeof ack.domain !== "string" && !isId("org", ack.id);
 }
 
 async function recompute(m: PreparedMandate, prepared: PreparedAgreement, kept: readonly Acknowledgement[]): Promise<PreparedMandate["acks"]> {

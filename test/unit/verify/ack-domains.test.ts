@@ -14,6 +14,7 @@ import {
   KEY_LIST_TTL_MS,
   MAX_KEY_LIST_BYTES,
   publishedKeyIds,
+  selfAsserted,
   type KeyListFetch,
 } from "../../../src/verify/pipeline/ack-domains.js";
 import type { VerifySettings } from "../../../src/verify/settings.js";
@@ -158,10 +159,12 @@ describe("AckDomainDirectory.apply", () => {
     const a = { ...(await buildSignedAgreement({ agreement_id: "agr-1", mandates: [mandate], at: iso(T0 - 1000) }, principalKey)), ...over };
     return prepareAgreement({ ...a, acknowledgements: await acks(a) }, { now: T0 });
   }
-  const ack = (a: IntentAgreement, signer: Signer, domain?: string, hash?: string) =>
-    signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: (hash ?? mandateHash(a.mandates[0] as Mandate)) as never, role: "merchant", id: "m-1", at: iso(T0 - 500), ...(domain ? { domain } : {}) }, signer);
+  /** An organization id: the record stores accept an ack naming it only when signed by a key it registered. */
+  const ORG = "org_0123456789abcdef01234567";
+  const ack = (a: IntentAgreement, signer: Signer, domain?: string, hash?: string, id = ORG) =>
+    signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: (hash ?? mandateHash(a.mandates[0] as Mandate)) as never, role: "merchant", id, at: iso(T0 - 500), ...(domain ? { domain } : {}) }, signer);
 
-  it("returns the agreement itself when no acknowledgement names a domain (nothing fetched)", async () => {
+  it("returns the agreement itself when every acknowledgement names an organization and none a domain (nothing fetched)", async () => {
     const f = fakeFetch({});
     const p = await prepared(async (a) => [await ack(a, merchantKey)]);
     expect(p.mandates[0]?.acks).toEqual([{ role: "merchant", state: "current" }]);
@@ -214,7 +217,21 @@ describe("AckDomainDirectory.apply", () => {
     expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([{ role: "merchant", state: "missing" }]);
   });
 
-  it("keeps acks without a domain: the role stays current through one", async () => {
+  it("drops a payment-side ack that names neither an organization nor a domain (its signer alone vouches for it): the role is missing", async () => {
+    const f = fakeFetch({});
+    const p = await prepared(async (a) => [await ack(a, merchantKey, undefined, undefined, "m-1")]);
+    expect(p.mandates[0]?.acks).toEqual([{ role: "merchant", state: "current" }]);
+    const out = await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1);
+    expect(out.mandates[0]?.acks).toEqual([{ role: "merchant", state: "missing" }]);
+    expect(f.calls).toEqual([]);
+    expect(selfAsserted(await ack(p.agreement, merchantKey, undefined, undefined, "m-1"))).toBe(true);
+    expect(selfAsserted(await ack(p.agreement, merchantKey, "m.example", undefined, "m-1"))).toBe(false);
+    expect(selfAsserted(await ack(p.agreement, merchantKey))).toBe(false);
+    const agentAck = await signAcknowledgement({ agreement_id: "agr-1", mandate_hash: mandateHash(p.agreement.mandates[0] as Mandate), role: "agent", id: "agent-1", at: iso(T0 - 500) }, merchantKey);
+    expect(selfAsserted(agentAck)).toBe(false);
+  });
+
+  it("keeps acks of an organization without a domain: the role stays current through one", async () => {
     const f = fakeFetch({ [url("m.example")]: listOf(otherKey) });
     const p = await prepared(async (a) => [await ack(a, merchantKey, "m.example"), await ack(a, otherKey)]);
     const out = await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1);
