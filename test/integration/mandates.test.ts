@@ -140,12 +140,20 @@ describe("POST /v1/mandates and verify", () => {
     expect((await submit({ agent_id: agentId, sd_jwt: text }, null)).status).toBe(401);
   });
 
-  it("records a mandate in AP2's nested layout with decoys (issued by @sd-jwt/sd-jwt-vc); a withheld payee is refused as withheld", async () => {
+  it("records a mandate in AP2's nested layout with decoys in cnf (issued by @sd-jwt/sd-jwt-vc); a decoy where constraints live, or a withheld payee, is refused as withheld", async () => {
     const claims = openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs) - 10, expSec: sec(nowMs) + 3600 });
     claims.constraints = (claims.constraints as Record<string, unknown>[]).map((c) =>
       c.type === "payment.allowed_payees" ? { ...c, allowed: [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }] } : c);
-    const frame = { _sd_decoy: 2, constraints: { _sd: [0, 1, 2], 1: { _sd: ["type"], _sd_decoy: 1, allowed: { _sd: [0, 1] } } } };
+    // Decoys in cnf (accepted); a decoy in the payload or a constraint is refused as a withheld claim (below).
+    const frame = { cnf: { _sd_decoy: 2 }, constraints: { _sd: [0, 1, 2], 1: { _sd: ["type"], allowed: { _sd: [0, 1] } } } };
     const issued = await issueMandate(options({ claims, frame }));
+    for (const [decoyed, where] of [[{ ...frame, _sd_decoy: 1 }, "the payload"], [{ ...frame, constraints: { ...frame.constraints, 0: { _sd_decoy: 1 } } }, "constraints\\[0\\]"]] as const) {
+      const presented = await presentIssued(await issueMandate(options({ claims, frame: decoyed })), options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }));
+      expect(await submit({ agent_id: agentId, sd_jwt: presented })).toMatchObject({
+        status: 400,
+        body: { error: expect.stringMatching(new RegExp(`^mandate refused: DISCLOSURE_MISSING: ${where} has a claim without its disclosure`)) },
+      });
+    }
     const withheld = await presentIssued(issued, options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true } }, 2: true } } }));
     expect(await submit({ agent_id: agentId, sd_jwt: withheld })).toMatchObject({
       status: 400,

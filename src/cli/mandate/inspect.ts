@@ -10,7 +10,7 @@
  */
 import { keyId } from "../../core/jose/index.js";
 import {
-  DEFAULT_KB_MAX_AGE_MS, acceptOpenPaymentMandate, mandateDelegationId, verifyMandatePresentation, type MandateAcceptance, type TrustedIssuerKey,
+  DEFAULT_KB_MAX_AGE_MS, acceptOpenPaymentMandate, isConstraintObject, mandateDelegationId, verifyMandatePresentation, type MandateAcceptance, type TrustedIssuerKey,
 } from "../../core/mandates/index.js";
 import { readJwkFile, readPublicKeyFile } from "../files.js";
 import { atFlag, required } from "../flags.js";
@@ -93,9 +93,11 @@ export const mandateInspect = defineVerb({
       lines.push(`  issuer kid ${JSON.stringify(v.decoded.header.kid)}, typ ${JSON.stringify(v.decoded.header.typ)}, alg ${JSON.stringify(v.decoded.header.alg)}${v.issuer ? ": signature verified" : ""}`);
       lines.push("  claims:", ...JSON.stringify(v.decoded.claims, null, 2).split("\n").map((l) => `    ${l}`));
       for (const u of v.decoded.undisclosed) {
-        lines.push(u.kind === "claim"
-          ? `  undisclosed: a claim of ${u.path || "the payload"} (a decoy, or a claim the issuer let the holder leave out; accepted)`
-          : `  withheld: ${u.path} (an array element without its disclosure; refused)`);
+        lines.push(u.kind === "element"
+          ? `  withheld: ${u.path} (an array element without its disclosure; refused)`
+          : isConstraintObject(u.path)
+            ? `  withheld: a claim of ${u.path || "the payload"} (a claim without its disclosure where constraints live; refused)`
+            : `  undisclosed: a claim of ${u.path} (a decoy, or an informative claim left out; accepted)`);
       }
       if (v.decoded.kb) lines.push(`  key binding: aud ${JSON.stringify(v.decoded.kb.payload.aud)}, nonce ${JSON.stringify(v.decoded.kb.payload.nonce)}, iat ${String(v.decoded.kb.payload.iat)}`);
     }

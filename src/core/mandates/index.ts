@@ -12,3 +12,4 @@ export {
   type MandateAcceptance, type MandateAgent, type MandateRefusal, type MandateRefusalCode,
 } from "./accept.js";
 export { MANDATE_INTENT_ID, mandateLedgerRecord, type LedgerAgreementRecord } from "./ledger-record.js";
+export { CONSTRAINT_CLAIMS, isConstraintObject, withheldConstraintProblems } from "./withheld-constraints.js";

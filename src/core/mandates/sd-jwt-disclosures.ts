@@ -17,8 +17,9 @@
  *
  * Digests without a disclosure, and Writ's rule for them:
  * - in an object's `_sd`: a decoy (RFC 9901 §4.2.5) or a claim the issuer let the holder leave
- *   out. Accepted; the location is listed in `undisclosed` (the issuer, on the principal's
- *   behalf, decides which claims may be left out: docs/mandates.md);
+ *   out. Not a problem of resolution; the location is listed in `undisclosed`. A mandate's
+ *   verification refuses the ones in objects where constraints live (./withheld-constraints.ts)
+ *   and accepts the others as decoys;
  * - as an array element: WITHHELD, refused (DISCLOSURE_MISSING). An element of a mandate's arrays
  *   is a constraint or a member of one (a payee), which Writ maps as a whole, and an array decoy
  *   cannot be told from a withheld element. The location is named: `constraints[1] is withheld`,

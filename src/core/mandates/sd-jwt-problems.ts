@@ -15,7 +15,7 @@ export type MandateProblemCode =
   | "DISCLOSURE_INVALID"
   /** A disclosure matches no digest of the signed payload or of a disclosed value: altered, from another token, or nested in a disclosure not presented. */
   | "DISCLOSURE_UNREFERENCED"
-  /** An array element `{"...": digest}` has no disclosure: a constraint or payee is withheld (a digest in `_sd` without one is a decoy, accepted). */
+  /** A constraint is withheld: an array element `{"...": digest}` has no disclosure, or an `_sd` digest without one sits in an object where constraints live (./withheld-constraints.ts; elsewhere it is a decoy, accepted). */
   | "DISCLOSURE_MISSING"
   /** No key-binding JWT after the last `~`. */
   | "KB_JWT_MISSING"

@@ -14,8 +14,10 @@
  * - disclosures (./sd-jwt-disclosures.ts): `_sd_alg` is sha-256; recursive disclosures and array
  *   elements are resolved; every disclosure is referenced exactly once (an altered or foreign
  *   disclosure is refused, not ignored as the library does); a digest in an object's `_sd`
- *   without a disclosure is a decoy (accepted, listed in `undisclosed`); an array element
- *   without one is withheld (refused: Writ maps every constraint and payee);
+ *   without a disclosure is withheld and refused in the payload and inside the constraint
+ *   claims (./withheld-constraints.ts: it may narrow the grant), a decoy elsewhere (accepted,
+ *   listed in `undisclosed`); an array element without one is withheld (refused: Writ maps
+ *   every constraint and payee);
  * - key binding: `aud` equals the expected audience, `nonce` the expected nonce (when one is
  *   expected), `iat` is at most `kbMaxAgeMs` old and not in the future (60 s skew), and
  *   `sd_hash` is the hash of the presentation without the KB-JWT.
@@ -35,6 +37,7 @@ import { describeInexactNumber, findInexactNumber, sha256, sha256Hash, type Hash
 import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, lowSSignatureText, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
 import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
+import { withheldConstraintProblems } from "./withheld-constraints.js";
 
 /** Accepted `typ` of the issuer-signed JWT. */
 export const ISSUER_JWT_TYPES: readonly string[] = ["dc+sd-jwt", "vc+sd-jwt"];
@@ -329,7 +332,7 @@ export async function verifyMandatePresentation(text: unknown, opts: MandateVeri
   const { sdjwt, withoutKb, kbText } = parsed;
   const out: MandateVerification = { problems: [], decoded: decodedOf(parsed) };
   await checkIssuer(parsed, opts.issuerKeys, out);
-  out.problems.push(...parsed.resolution.problems);
+  out.problems.push(...parsed.resolution.problems, ...withheldConstraintProblems(parsed.resolution.undisclosed));
   const cnf = cnfKeyOf(out.decoded?.claims ?? {});
   if ("code" in cnf) out.problems.push(cnf);
   else out.cnfKey = cnf;

@@ -71,15 +71,15 @@ describe("writ mandate inspect", () => {
     const claims = openPaymentMandateClaims(agent, { iatSec: nowSec - 60, expSec: nowSec + 3600 });
     const payees = [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }];
     claims.constraints = (claims.constraints as Record<string, unknown>[]).map((c) => (c.type === "payment.allowed_payees" ? { ...c, allowed: payees } : c));
-    // @sd-jwt/sd-jwt-vc: each constraint a disclosed element, each payee a disclosed element inside it, two decoys.
-    const frame = { _sd_decoy: 2, constraints: { _sd: [0, 1, 2], 1: { allowed: { _sd: [0, 1] } } } };
+    // @sd-jwt/sd-jwt-vc: each constraint a disclosed element, each payee a disclosed element inside it, two decoys in cnf.
+    const frame = { cnf: { _sd_decoy: 2 }, constraints: { _sd: [0, 1, 2], 1: { allowed: { _sd: [0, 1] } } } };
     const base = { issuer: wallet, holder: agent, audience: "writ", nonce: "n1", kbIatSec: nowSec, claims, frame };
     const args = (f: string) => ["--file", f, "--issuer-key-file", join(dir, "wallet-plain.jwk.json"), "--agent-key-file", join(dir, "agent.public.jwk.json")];
 
     const all = await presentMandate({ ...base, presentationFrame: { constraints: { 0: true, 1: { allowed: { 0: true, 1: true } }, 2: true } } });
     const ok = await runVerb(mandateInspect, args(file("nested.sd-jwt", all)));
     expect(ok.out).toContain('"merchants":["merchant_shoes","merchant_socks"]');
-    expect(ok.out).toContain("undisclosed: a claim of the payload (a decoy");
+    expect(ok.out).toContain("undisclosed: a claim of cnf (a decoy");
     expect(ok.code).toBe(0);
 
     const one = await presentMandate({ ...base, presentationFrame: { constraints: { 0: true, 1: { allowed: { 0: true } }, 2: true } } });

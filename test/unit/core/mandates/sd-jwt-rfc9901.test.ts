@@ -41,14 +41,15 @@ function claims(): Record<string, unknown> {
 /**
  * AP2's layout, recursively: every constraint a disclosed array element; inside the payees
  * constraint, each payee a disclosed element and `type` a disclosed claim; `max` of the amount
- * range a disclosed claim; decoys in the payload's `_sd` and in a constraint's `_sd`.
+ * range a disclosed claim; decoys in `cnf`'s `_sd` (decoys in the payload or a constraint are
+ * refused: they cannot be told from a withheld constraint).
  */
 const NESTED_FRAME = {
   _sd: ["iat"],
-  _sd_decoy: 3,
+  cnf: { _sd_decoy: 2 },
   constraints: {
     _sd: [0, 1, 2, 3],
-    0: { _sd: ["max"], _sd_decoy: 2 },
+    0: { _sd: ["max"] },
     1: { _sd: ["type"], allowed: { _sd: [0, 1] } },
   },
 };
@@ -67,7 +68,7 @@ async function libraryClaims(text: string): Promise<unknown> {
 }
 
 describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
-  it("accepts the nested AP2 layout with decoys and reads the same constraint values as the library", async () => {
+  it("accepts the nested AP2 layout with decoys outside the constraints and reads the same constraint values as the library", async () => {
     expect(validateOpenPaymentMandate(claims())).toBe(true);
     const text = await presentMandate(options());
     // The presentation really is nested: payee disclosures inside a disclosed constraint.
@@ -77,8 +78,8 @@ describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
     expect(v.problems).toEqual([]);
     expect(v.decoded?.claims).toEqual(claims());
     expect(v.decoded?.claims).toEqual(await libraryClaims(text));
-    // The decoys are listed, never refused: 3 in the payload, 2 in the amount range.
-    expect(v.decoded?.undisclosed.map((u) => [u.path, u.kind])).toEqual([["constraints[0]", "claim"], ["constraints[0]", "claim"], ["", "claim"], ["", "claim"], ["", "claim"]]);
+    // The decoys outside the constraints are listed, not refused: 2 in cnf.
+    expect(v.decoded?.undisclosed.map((u) => [u.path, u.kind])).toEqual([["cnf", "claim"], ["cnf", "claim"]]);
 
     const a = await acceptOpenPaymentMandate(text, verifyOpts, mandateAgent);
     if (!a.ok) throw new Error(JSON.stringify(a.refusals));
@@ -113,6 +114,32 @@ describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
     const found = v.problems.filter((p) => p.code.startsWith("DISCLOSURE_"));
     expect(found).toContainEqual({ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[1\] is withheld/) });
     expect(found.filter((p) => p.code === "DISCLOSURE_UNREFERENCED").length).toBe(3);
+  });
+
+  it("a constraint's claim the agent leaves out (execution_date.not_after) is refused as withheld, not taken for a decoy", async () => {
+    const c = claims();
+    (c.constraints as Record<string, unknown>[])[3] = { type: "payment.execution_date", not_before: "2026-04-20T09:59:30Z", not_after: "2026-04-20T10:30:00Z" };
+    const frame = { ...NESTED_FRAME, constraints: { ...NESTED_FRAME.constraints, 3: { _sd: ["not_after"] } } };
+    const all = { ...ALL, constraints: { ...ALL.constraints, 3: { not_after: true } } };
+    // Presented whole, it bounds the grant.
+    const whole = await acceptOpenPaymentMandate(await presentMandate(options({ claims: c, frame, presentationFrame: all })), verifyOpts, mandateAgent);
+    if (!whole.ok) throw new Error(JSON.stringify(whole.refusals));
+    expect(whole.delegation.expires_at).toBe("2026-04-20T10:30:00.000Z");
+    // Left out by the holder, it would widen the grant by half an hour: refused, by its path.
+    const text = await presentMandate(options({ claims: c, frame, presentationFrame: { ...all, constraints: { ...all.constraints, 3: true } } }));
+    const v = await verifyMandatePresentation(text, verifyOpts);
+    expect(v.problems).toEqual([{ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[3\] has a claim without its disclosure \(digest [\w-]+\): it is withheld, refused/) }]);
+    expect(await acceptOpenPaymentMandate(text, verifyOpts, mandateAgent)).toMatchObject({ ok: false, refusals: [{ code: "DISCLOSURE_MISSING" }] });
+  });
+
+  it("decoys in the payload or inside a constraint are refused as withheld claims; decoys in cnf are accepted", async () => {
+    for (const frame of [{ ...NESTED_FRAME, _sd_decoy: 2 }, { ...NESTED_FRAME, constraints: { ...NESTED_FRAME.constraints, 0: { _sd: ["max"], _sd_decoy: 1 } } }]) {
+      const v = await verifyMandatePresentation(await presentMandate(options({ frame })), verifyOpts);
+      expect(v.problems.length).toBeGreaterThan(0);
+      expect(v.problems.every((p) => p.code === "DISCLOSURE_MISSING" && /^(the payload|constraints\[0\]) has a claim without its disclosure/.test(p.message))).toBe(true);
+    }
+    const cnfOnly = await verifyMandatePresentation(await presentMandate(options({ frame: { ...NESTED_FRAME, cnf: { _sd_decoy: 4 } } })), verifyOpts);
+    expect(cnfOnly.problems).toEqual([]);
   });
 
   it("array decoys are refused like withheld elements (Writ cannot tell them apart)", async () => {
