@@ -82,8 +82,8 @@ export function keyEncodingProblem(kty: "OKP" | "EC", x: Uint8Array, y?: Uint8Ar
 }
 
 /**
- * Why `sig` (decoded) is not the one accepted encoding of an `alg` signature, or undefined.
- * Says nothing about whether it verifies.
+ * Why `sig` (decoded) is not an accepted encoding of an `alg` signature, or undefined (an
+ * ES256 high S is accepted). Says nothing about whether it verifies.
  */
 export function signatureEncodingProblem(alg: JwsAlg, sig: Uint8Array): string | undefined {
   if (sig.length !== 64) return `${alg} signature must be 64 bytes, not ${sig.length}`;

@@ -92,7 +92,7 @@ describe("JWS verification", () => {
     const { FlattenedSign } = await import("jose");
     // The kid names the Ed25519 key, the alg is ES256 (signed by a P-256 key).
     const signed = await new FlattenedSign(Buffer.from("{}")).setProtectedHeader({ alg: "ES256", typ: "t", kid: ed.kid }).sign(p256.privateKey);
-    // In its low-S form (a high S is refused before any key: canonical-forms.test.ts).
+    // In its low-S form, as Writ signs (both halves verify: canonical-forms.test.ts).
     const jws = { ...signed, signature: lowS("ES256", Buffer.from(signed.signature, "base64url")).toString("base64url") };
     expect(await code(verifySignedRecord(jws as JwsObject, ed.publicJwk, { typ: "t" }))).toBe("JWS_ALG_NOT_ALLOWED");
   });
