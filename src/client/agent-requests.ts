@@ -73,7 +73,7 @@ export interface KeyDirectoryCacheOptions {
    * Writ's log public key, which signs the directory. Pin it (from /.well-known/svc-keys.json,
    * read once over a channel you trust); without it, it is read from that list on first use.
    */
-  writKey?: Record<string, unknown>;
+  writKey?: object;
   fetch?: Fetch;
   /** The clock, ms since the epoch (default Date.now). */
   now?: () => number;

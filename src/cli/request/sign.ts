@@ -67,7 +67,7 @@ export const requestSign = defineVerb({
     try {
       fields = await signRequest(
         { method, url, headers },
-        { signer, directoryUrl: `${server.href.replace(/\/+$/, "")}${DIRECTORY_PATH}`, components: values.component ?? ["@method", "@path"], ...(lifetime !== undefined ? { lifetimeSeconds: lifetime } : {}) },
+        { signer, created: io.now(), directoryUrl: `${server.href.replace(/\/+$/, "")}${DIRECTORY_PATH}`, components: values.component ?? ["@method", "@path"], ...(lifetime !== undefined ? { lifetimeSeconds: lifetime } : {}) },
       );
     } catch (e) {
       throw new CliError("INPUT_INVALID", `cannot sign the request: ${e instanceof Error ? e.message : String(e)}`);

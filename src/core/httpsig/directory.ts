@@ -40,8 +40,15 @@ export function contentDigest(body: string | Uint8Array): string {
   return `sha-256=:${createHash("sha256").update(body).digest("base64")}:`;
 }
 
+/** The signed fields of a directory answer. */
+export interface DirectoryFields {
+  "content-digest": string;
+  "signature-input": string;
+  signature: string;
+}
+
 /** The response fields of a directory answer: Content-Digest, Signature-Input and Signature. */
-export async function signDirectory(body: string, opts: { url: string; signer: Signer; now: Date }): Promise<Record<string, string>> {
+export async function signDirectory(body: string, opts: { url: string; signer: Signer; now: Date }): Promise<DirectoryFields> {
   const digest = contentDigest(body);
   const res = { status: 200, headers: { "content-digest": digest } as Record<string, string | string[]> };
   const req = { method: "GET", url: opts.url, headers: {} };
