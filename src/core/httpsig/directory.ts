@@ -41,11 +41,11 @@ export function contentDigest(body: string | Uint8Array): string {
 }
 
 /** The signed fields of a directory answer. */
-export interface DirectoryFields {
+export type DirectoryFields = {
   "content-digest": string;
   "signature-input": string;
   signature: string;
-}
+};
 
 /** The response fields of a directory answer: Content-Digest, Signature-Input and Signature. */
 export async function signDirectory(body: string, opts: { url: string; signer: Signer; now: Date }): Promise<DirectoryFields> {

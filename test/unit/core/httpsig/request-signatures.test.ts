@@ -164,13 +164,13 @@ describe("interop with an independent implementation (web-bot-auth over http-mes
     const fields = await signRequest(request, { signer: agent, directoryUrl: DIRECTORY_URL, created: new Date(now), components: ["@method", "@path"] });
     const r = new Request(request.url, { method: request.method, headers: { ...(request.headers as Record<string, string>), ...fields } });
     const seen: string[] = [];
-    const verifier = await verifierFromJWK(agent.publicJwk as JsonWebKey);
+    const verifier = await verifierFromJWK(agent.publicJwk as never);
     await wbaVerify(r, async (data, sig, params) => {
       seen.push(params.keyid);
       await verifier(data, sig, params);
     });
     expect(seen).toEqual([webKeyId(agent.publicJwk)]);
-    const theirKid = await jwkToKeyID(agent.publicJwk as never, (b: BufferSource) => crypto.subtle.digest("SHA-256", b), (u: ArrayBuffer) => Buffer.from(u).toString("base64url"));
+    const theirKid = await jwkToKeyID(agent.publicJwk as never, (b: Uint8Array) => crypto.subtle.digest("SHA-256", b), (u: ArrayBuffer) => Buffer.from(u).toString("base64url"));
     expect(theirKid).toBe(webKeyId(agent.publicJwk));
     // A tampered request fails there too.
     await expect(wbaVerify(new Request("https://shop.example/refunds?cart=7", { method: "POST", headers: r.headers }), verifier)).rejects.toThrow();
@@ -179,7 +179,7 @@ describe("interop with an independent implementation (web-bot-auth over http-mes
   it("Ed25519: Writ verifies what web-bot-auth signs", async () => {
     const { privateKey } = generateKeyPairSync("ed25519");
     const jwk = privateKey.export({ format: "jwk" }) as Record<string, string>;
-    const theirs = await Ed25519Signer.fromJWK(jwk as JsonWebKey);
+    const theirs = await Ed25519Signer.fromJWK(jwk as never);
     const now = new Date();
     const req = new Request("https://shop.example/a", { headers: { "signature-agent": `sig1="${DIRECTORY_URL}"` } });
     const h = await wbaSign(req, theirs, { created: now, expires: new Date(now.getTime() + 60_000) });
