@@ -33,11 +33,11 @@ export interface SignRequestOptions {
 }
 
 /** The header fields to add to a request: `Signature`, `Signature-Input` and, with a directory, `Signature-Agent`. */
-export interface SignatureFields {
+export type SignatureFields = {
   signature: string;
   "signature-input": string;
   "signature-agent"?: string;
-}
+};
 
 function header(headers: Record<string, string | string[]>, name: string): string | string[] | undefined {
   const k = Object.keys(headers).find((h) => h.toLowerCase() === name);
