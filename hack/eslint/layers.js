@@ -54,7 +54,7 @@ export const LAYERS = {
   // Entry point: `writ dev`, one process wiring the API, the controller and local manifests.
   dev: { may: [...BELOW_ENTRY, "api", "controller"] },
   // The typed HTTP client of the API (types generated from /openapi.json): stands alone.
-  client: { may: [] },
+  client: { may: CORE },
   // Entry point: the `writ` command, which starts every other entry point.
   cli: { may: [...BELOW_ENTRY, "api", "controller", "dev", "client"] },
 };
@@ -69,6 +69,8 @@ export const CORE_PACKAGES = [
   "jose",
   "@sd-jwt/core", // SD-JWT parsing, disclosure digests and key binding (mandates); no I/O
   "@sd-jwt/crypto-nodejs", // its sha-256 hasher (node:crypto)
+  "http-message-signatures", // RFC 9421 signature bases (core/httpsig); no I/O
+  "structured-headers", // RFC 8941 structured fields (core/httpsig); no I/O
 ];
 
 /** The layers that may import `pg` values. */

@@ -23,6 +23,7 @@ import { DEMO_PRINCIPAL_EMAIL } from "../../src/core/demo/seed.js";
 import { demoAgentSigner, demoPrincipalSigner } from "../../src/core/demo/index.js";
 import { generateSigner, keyId, signJws, signerFromJwk } from "../../src/core/jose/index.js";
 import { signAgentPop } from "../../src/core/registry/index.js";
+import { DIRECTORY_PATH, signRequest } from "../../src/core/httpsig/index.js";
 import { PUSH_TYP } from "../../src/core/agreement/index.js";
 import { seedDevDemo } from "../../src/dev/demo-seed.js";
 import { devSecretsEnv, generateDevSecrets } from "../../src/dev/dev-settings.js";
@@ -143,6 +144,14 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
 
   // The registry.
   await call("GET /v1/agents/{agent_id}", "/v1/agents/agent_demo", { bearer: operator, params: { agent_id: "agent_demo" } });
+  // A request the demo agent signed (RFC 9421, Web Bot Auth), checked by the merchant; then the same again (a replay).
+  await call("GET /.well-known/http-message-signatures-directory", "/.well-known/http-message-signatures-directory");
+  const cart = { method: "GET", url: "https://shop.example/cart/1042", headers: { accept: "application/json" } };
+  const signedCart = { ...cart, headers: { ...cart.headers, ...(await signRequest(cart, { signer: demoAgentSigner(), directoryUrl: `${base}${DIRECTORY_PATH}`, components: ["@method", "@path"] })) } };
+  const checkBody = { request: signedCart, payment: { amount: 12.5, currency: "USD", merchant: "Corner Market" } };
+  expect2xx("verify-request", await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { bearer: merchant, body: checkBody }));
+  await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { body: checkBody });
+  await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { bearer: merchant, body: { request: { ...signedCart, url: "/cart/1042" } } });
   await call("POST /v1/inquiries", "/v1/inquiries", { bearer: wallet, body: { agent_id: "agent_demo", purpose_code: "payment_authorization" } });
   await call("POST /v1/inquiries", "/v1/inquiries", { bearer: wallet, body: { agent_id: "agent_demo" } });
   await call("POST /v1/reports", "/v1/reports", { bearer: merchant, body: { agent_id: "agent_demo", kind: "transaction_outcome", evidence_hash: `sha256:${"5e".repeat(32)}`, summary: "order 1042 delivered and paid" } });

@@ -69,6 +69,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "verify log entries (live or offline bundles), save bundles, monitor tree heads",
     load: withProcessIo(async () => (await import("./log/index.js")).logGroup),
   },
+  request: {
+    summary: "sign an HTTP request as an agent (RFC 9421, Web Bot Auth; offline)",
+    load: withProcessIo(async () => (await import("./request/index.js")).requestGroup),
+  },
   verify: {
     summary: "ask the server whether an agent may make a payment (POST /v1/verify)",
     load: withProcessIo(async () => (await import("./verbs/verify.js")).verifyVerb),

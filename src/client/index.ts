@@ -57,3 +57,9 @@ export type Answer<P extends keyof paths, M extends keyof paths[P], S extends nu
 export type VerifyAnswer = Answer<"/v1/verify", "post">;
 /** The answer of `GET /v1/agreements/{agreement_id}`, with its budget. */
 export type AgreementAnswer = Answer<"/v1/agreements/{agreement_id}", "get">;
+
+export {
+  KeyDirectoryCache, KeyDirectoryError, MemoryNonceStore, keyDirectoryUrl, signAgentRequest, verifyAgentRequest,
+  type AgentRequestCheck, type DirectoryKey, type HttpRequestLike, type KeyDirectory, type KeyDirectoryCacheOptions, type NonceStore,
+  type SignAgentRequestOptions, type SignatureFacts, type SignatureFields, type VerifyAgentRequestOptions,
+} from "./agent-requests.js";

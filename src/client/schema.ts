@@ -68,7 +68,7 @@ export interface paths {
                             verdict: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
+                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
                             messages: {
                                 code: string;
                                 message: string;
@@ -3119,6 +3119,216 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/http-message-signatures-directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key directory of registered, active agents (Web Bot Auth), signed by the log key
+         * @description A JWKS (application/http-message-signatures-directory+json): each key with kid (RFC 7638 thumbprint, base64url), agent_id and operator_org_id. The response carries Content-Digest, Signature-Input and Signature (RFC 9421, tag http-message-signatures-directory, by the key of /.well-known/svc-keys.json). See docs/reference/request-signatures.md.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The key directory of active agents (JWKS), signed by the log key (public, max-age 300) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            keys: ({
+                                kty: string;
+                                crv: string;
+                                x: string;
+                                y?: string;
+                                kid: string;
+                                agent_id: string;
+                                operator_org_id: string;
+                                verification_level?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/verify-request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a request an agent signed (RFC 9421, Web Bot Auth), and whether it could pay now (scope registry:read)
+         * @description Who signed (agent, operator, status, trust score), whether the signature is good, fresh and not replayed, and with `payment` whether a live grant of the agent would ALLOW it now (evaluated, not spent). Always 200; `verified: false` comes with `reason`. See docs/reference/request-signatures.md.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The request as the merchant received it: its method, absolute URL and header fields (at least Signature, Signature-Input, Signature-Agent and every covered field) */
+                        request: {
+                            method: string;
+                            /** @description Absolute URL (scheme, authority, path, query) */
+                            url: string;
+                            headers: {
+                                [key: string]: string | string[];
+                            };
+                        };
+                        /** @description Asks whether the agent holds a live grant that could pay this now (nothing is spent) */
+                        payment?: {
+                            /** @description Major units of currency */
+                            amount: number;
+                            currency: string;
+                            merchant: string;
+                            /** @description Default purchase */
+                            action_type?: string;
+                            category?: string;
+                            item?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Whether the request is signed by a registered, active agent (verified, or reason), who it is, and with a payment whether a live grant could pay it now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            verified: boolean;
+                            /**
+                             * @description Why the request is refused (absent when verified)
+                             * @enum {string}
+                             */
+                            reason?: "AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE";
+                            message?: string;
+                            /** @description The signature's keyid: the RFC 7638 SHA-256 thumbprint of the agent's key, base64url */
+                            keyid?: string;
+                            signature?: {
+                                label: string;
+                                keyid: string;
+                                /** Format: date-time */
+                                created: string;
+                                /** Format: date-time */
+                                expires: string;
+                                nonce: string;
+                                tag: string;
+                                alg?: string;
+                                components: string[];
+                                signature_agent?: string;
+                            };
+                            agent?: {
+                                agent_id: string;
+                                operator_org_id: string;
+                                status: string;
+                                verification_level: string;
+                                fingerprint: string;
+                                trust_score: number;
+                            };
+                            grant?: {
+                                /** @description true when a grant of the agent would ALLOW the payment now */
+                                live: boolean;
+                                agreement_id: string | null;
+                                /** @enum {string} */
+                                verdict: "ALLOW" | "DENY" | "STEP_UP";
+                                reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
+                            };
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The credential may not do this: another kind of credential, or a key without the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agent_id}": {
         parameters: {
             query?: never;
@@ -4848,7 +5058,7 @@ export interface paths {
                             verdict?: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision?: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REVOCATION_STATE_STALE")[];
+                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
                             messages?: {
                                 code?: string;
                                 message?: string;

@@ -87,6 +87,8 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   "POST /v1/agents": { security: KEY, ok: "The registered agent (logged as a registration entry)" },
   "GET /v1/agents/{agent_id}": { security: KEY, ok: "The agent (principal_id only for its operator)" },
   "PATCH /v1/agents/{agent_id}": { security: KEY, ok: "The agent with its new status" },
+  "POST /v1/agents/verify-request": { security: KEY, ok: "Whether the request is signed by a registered, active agent (verified, or reason), who it is, and with a payment whether a live grant could pay it now" },
+  "GET /.well-known/http-message-signatures-directory": { security: NONE, ok: "The key directory of active agents (JWKS), signed by the log key (public, max-age 300)" },
   "POST /v1/inquiries": { security: KEY, ok: "The inquiry's answer: identity, verification, trust score with reasons, authorizations, revocations, incidents" },
   "POST /v1/reports": { security: KEY, ok: "The filed report" },
   "POST /v1/subscriptions": { security: KEY, ok: "The subscription (201 new; 200 the same one already held)" },

@@ -1,5 +1,6 @@
 /**
- * Agents: registration (./register.ts), `GET /v1/agents/{agent_id}` (scope registry:read; the
+ * Agents: registration (./register.ts), signed requests and the key directory
+ * (./signed-requests.ts), `GET /v1/agents/{agent_id}` (scope registry:read; the
  * record with its current score, principal_id only for the owning organization) and
  * `PATCH /v1/agents/{agent_id}` (the owning operator, scope agents:write: `{status: active |
  * suspended | retired}`; retired is final, 409 after; an agent displaced by a proven
@@ -14,6 +15,7 @@ import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, ERROR_BODY_SCHEMA, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerAgentRegistration } from "./register.js";
+import { registerSignedRequests } from "./signed-requests.js";
 import { agentView, agentViewSchema } from "./view.js";
 
 interface AgentParams {
@@ -26,6 +28,7 @@ const errors = errorResponses(400, 401, 403, 404, 503);
 
 const agentRoutes: FastifyPluginAsync = async (app) => {
   registerAgentRegistration(app);
+  registerSignedRequests(app); // the key directory and POST /v1/agents/verify-request
 
   app.get<{ Params: AgentParams }>(
     "/v1/agents/:agent_id",

@@ -187,6 +187,11 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
 /** Decided by the controller when a manifest fails its schema (tested in test/e2e/controller*) or names a party without its registered key (test/integration/ack-parties-declared). */
 const CONTROLLER_CODES: ReasonCode[] = ["SPEC_INVALID", "NAMESPACE_NOT_BOUND", "ACKNOWLEDGEMENT_KEY_UNREGISTERED", "RECORD_NOT_OWNED"];
+/** Decided on agents' signed requests (src/core/httpsig, POST /v1/agents/verify-request): tested in test/unit/core/httpsig/request-signatures.test.ts and test/integration/signed-requests.test.ts. */
+const SIGNED_REQUEST_CODES: ReasonCode[] = [
+  "REQUEST_SIGNATURE_MISSING", "REQUEST_SIGNATURE_MALFORMED", "REQUEST_SIGNATURE_EXPIRED", "REQUEST_KEY_UNKNOWN",
+  "REQUEST_SIGNATURE_INVALID", "REQUEST_NONCE_REPLAYED", "KEY_DIRECTORY_INVALID",
+];
 
 describe("the baseline", () => {
   it("is a realistic ALLOW with no reasons", async () => {
@@ -197,7 +202,7 @@ describe("the baseline", () => {
 
 describe("every reason code fires and clears", () => {
   it("covers the whole union", () => {
-    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES]);
+    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES, ...SIGNED_REQUEST_CODES]);
     expect(REASON_CODES.filter((c) => !covered.has(c))).toEqual([]);
   });
   for (const [code, c] of Object.entries(CASES) as [ReasonCode, Case][]) {
