@@ -25,6 +25,7 @@
  * A revocation this reconciler makes (declared revoked, or deletion) appends ONE `revocation`
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
+import type { ReasonCode } from "../../core/evaluate/reasons.js";
 import { prepareDelegation } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/types.js";
 import { upsertAgreement } from "../../store/agreements.js";
@@ -75,7 +76,7 @@ function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined, now: n
  * with: revoked (its own revocation, or its delegation's) or expired (its delegation's), with
  * the reason code verify answers and why; else the agreement's own effective status.
  */
-function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefined, prepared: PreparedAgreement | undefined, now: number): { status: string; code?: string; why?: string } {
+function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefined, prepared: PreparedAgreement | undefined, now: number): { status: string; code?: ReasonCode; why?: string } {
   const at = (d: Date | null) => (d ? ` at ${d.toISOString()}` : "");
   if (row.revokedAt || row.pushedRevocation) {
     const byDeletion = row.revokedBy === DELETION_REVOKER;
