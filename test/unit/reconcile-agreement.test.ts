@@ -15,10 +15,12 @@ import { AGREEMENT_READINESS, agreementReadiness, enforcedOf, type AgreementRead
 const AT = "2026-11-20T09:00:00Z";
 const T = Date.parse("2026-11-23T10:30:00Z");
 let grant: Delegation;
+let child: Delegation;
 
 beforeAll(async () => {
   const byName = Object.fromEntries((await buildSamples(AT)).map((s) => [s.manifest.metadata.name, s.manifest.spec]));
   grant = (await checkDelegationSpec(structuredClone(byName[SAMPLE_NAMES.delegation]), T)).record as Delegation;
+  child = (await checkDelegationSpec(structuredClone(byName[SAMPLE_NAMES.chainedDelegation]), T)).record as Delegation;
 });
 
 const row = (over: Partial<AgreementRow> = {}): AgreementRow => ({
@@ -41,6 +43,15 @@ describe("enforcedOf", () => {
   it("is the agreement's own revocation first (AGREEMENT_REVOKED), saying when deletion made it", () => {
     const e = enforcedOf(row({ revokedAt: new Date(T - 1000), revokedBy: "controller" }), bound(), undefined, T);
     expect(e).toMatchObject({ status: "revoked", code: "AGREEMENT_REVOKED", why: expect.stringContaining("revoked by deletion") });
+  });
+
+  it("judges a chained delegation on its stored parent: a parent stored as expired lapses the agreement (CHAIN_LINK_EXPIRED), whatever the child's copy says", () => {
+    const under = bound({ delegationId: child.delegation_id, agentId: child.agent.agent_id, record: child, parentDelegationId: grant.delegation_id });
+    expect(enforcedOf(row(), under, undefined, T, [{ delegation: grant, orgId: "org_acme", revoked: false }])).toEqual({ status: "active" });
+    const lapsed = enforcedOf(row(), under, undefined, T, [{ delegation: { ...grant, status: "expired" }, orgId: "org_acme", revoked: false }]);
+    expect(lapsed).toMatchObject({ status: "expired", code: "CHAIN_LINK_EXPIRED", why: expect.stringContaining(grant.delegation_id) });
+    const revoked = enforcedOf(row(), under, undefined, T, [{ delegation: grant, orgId: "org_acme", revoked: true }]);
+    expect(revoked).toMatchObject({ status: "revoked", code: "CHAIN_LINK_REVOKED" });
   });
 
   it("is DELEGATION_EXPIRED once the delegation has expired, else active", () => {

@@ -1,11 +1,13 @@
 /**
  * The IntentAgreement reconciler's status decisions, pure (no I/O): the agreement's own effective
- * status, what verify enforces for the stored agreement under the delegation it is stored with,
+ * status, what verify enforces for the stored agreement under the delegation it is stored with
+ * (that delegation's chain judged on its stored parents, as verify judges it),
  * and Ready, decided by `AGREEMENT_READINESS`, an ordered chain of policies (the first that
  * objects decides Ready False; none objecting is Ready True).
  */
 import type { ReasonCode } from "../../core/evaluate/reasons.js";
 import type { PreparedAgreement } from "../../core/evaluate/types.js";
+import type { StoredAncestor } from "../../core/delegation/index.js";
 import type { StoredDelegation } from "../../store/delegations.js";
 import type { AgreementRow } from "../../store/status-reads.js";
 import type { DesiredCondition } from "../conditions.js";
@@ -29,7 +31,13 @@ export function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined,
  * with: revoked (its own revocation, or its delegation's) or expired (its delegation's), with
  * the reason code verify answers and why; else the agreement's own effective status.
  */
-export function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefined, prepared: PreparedAgreement | undefined, now: number): { status: string; code?: ReasonCode; why?: string } {
+export function enforcedOf(
+  row: AgreementRow,
+  bound: StoredDelegation | undefined,
+  prepared: PreparedAgreement | undefined,
+  now: number,
+  ancestors: readonly (StoredAncestor | undefined)[] = [],
+): { status: string; code?: ReasonCode; why?: string } {
   const at = (d: Date | null) => (d ? ` at ${d.toISOString()}` : "");
   if (row.revokedAt || row.pushedRevocation) {
     const byDeletion = row.revokedBy === DELETION_REVOKER;
@@ -41,8 +49,19 @@ export function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefine
   if (bound?.revokedAt) {
     return { status: "revoked", code: "DELEGATION_REVOKED", why: `the delegation it is bound to, ${bound.delegationId}, is revoked${at(bound.revokedAt)}: ${revokedMessage(bound)}; verify answers DENY DELEGATION_REVOKED` };
   }
-  if (bound && delegationView(bound.record, now, new Set()).effective === "expired") {
-    return { status: "expired", code: "DELEGATION_EXPIRED", why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED` };
+  if (bound) {
+    // Its chain as the stored parents give it (`ancestors`, in link order), as verify judges it.
+    const chained = bound.record.delegation_chain.length > 0 ? { orgId: bound.orgId, ancestors } : undefined;
+    const view = delegationView(bound.record, now, new Set(), chained);
+    const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_REVOKED" || f.code === "CHAIN_LINK_EXPIRED");
+    if (view.effective === "revoked" && link) {
+      return { status: "revoked", code: link.code, why: `the delegation it is bound to, ${bound.delegationId}, is invalidated: ${link.message}; verify answers DENY ${link.code}` };
+    }
+    if (view.effective === "expired") {
+      return link
+        ? { status: "expired", code: link.code, why: `the delegation it is bound to, ${bound.delegationId}, lapses with its chain: ${link.message}; verify answers DENY ${link.code}` }
+        : { status: "expired", code: "DELEGATION_EXPIRED", why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED` };
+    }
   }
   const own = prepared ? effectiveOf(prepared, row, now).status : undefined;
   return own !== undefined ? { status: own } : { status: "active" };

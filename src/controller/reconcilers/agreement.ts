@@ -28,7 +28,7 @@
 import { prepareDelegation } from "../../core/delegation/index.js";
 import { upsertAgreement } from "../../store/agreements.js";
 import { recordRevocation } from "../../store/revocation-record.js";
-import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
+import { loadDelegation, loadStoredChain, type StoredDelegation } from "../../store/delegations.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { splitKey } from "../../sources/kubernetes/objects.js";
@@ -179,7 +179,10 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   // What verify answers now: the stored agreement under the delegation it is stored with (which
   // may be revoked or gone from the cluster), whatever this generation declares.
   const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await loadDelegation(ctx.pool, row.delegationId) : delegation;
-  const enforced = row ? enforcedOf(row, bound, prepared, now) : undefined;
+  // The delegation's chain as its stored parents give it (as verify judges it), not its copies.
+  const boundChain = bound?.record.delegation_chain.map((l) => l.delegation_id) ?? [];
+  const ancestors = row && bound && boundChain.length > 0 ? await loadStoredChain(ctx.pool, boundChain) : [];
+  const enforced = row ? enforcedOf(row, bound, prepared, now, ancestors) : undefined;
   const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
   const declared = record?.status;
   const noLog = signed && !ctx.logSigner;
