@@ -183,8 +183,9 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   const view = status.view;
   if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
   if (stored?.revokedAt && !wasRevoked) enqueueBelow(ctx, stored.delegationId);
-  // A child declared before its parent was stored is judged again now.
-  else if (upserted?.created && record) enqueueBelow(ctx, record.delegation_id);
+  // A child declared before its parent was stored is judged again now, and so is every child
+  // of a parent that changed (suspended, narrowed, shortened): their Ready follows the stored parent.
+  else if ((upserted?.created || upserted?.changed) && record) enqueueBelow(ctx, record.delegation_id);
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND") || (refused && awaitingParent)) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
   return {};
