@@ -1,10 +1,12 @@
 /**
- * Writes docs/reasons.md from the one reason registry (src/core/evaluate/reasons.ts).
+ * Writes docs/reasons.md from the one reason registry (src/core/evaluate/reasons.ts) and the
+ * controller's own condition reasons (src/controller/reasons.ts).
  * `npm run gen:docs`; test/unit/docs.test.ts fails when the file is stale.
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { REASONS, REASON_CODES } from "../src/core/evaluate/reasons.js";
+import { CONTROLLER_REASONS, CONTROLLER_REASON_NAMES } from "../src/controller/reasons.js";
 
 export function renderReasonsDoc(): string {
   const rows = REASON_CODES.map((code) => {
@@ -31,6 +33,17 @@ export function renderReasonsDoc(): string {
     "| code | verdict | means | what clears it | required_action | attempt |",
     "|---|---|---|---|---|---|",
     ...rows,
+    "",
+    "## Controller condition reasons",
+    "",
+    "Generated from `src/controller/reasons.ts`. The controller writes these PascalCase reasons into",
+    "a resource's status conditions for what happened to the declaration; they never appear in a",
+    "verdict. A condition that is `False` because of a refusal, or because of what verify answers",
+    "for the stored record, carries a reason code from the table above instead.",
+    "",
+    "| reason | conditions: what it says |",
+    "|---|---|",
+    ...CONTROLLER_REASON_NAMES.map((r) => `| \`${r}\` | ${CONTROLLER_REASONS[r]} |`),
     "",
   ].join("\n");
 }

@@ -7,15 +7,16 @@
  * cut to the CRD's 32768-character limit.
  */
 import { canonicalJson } from "../core/canonical/index.js";
+import type { ConditionReason } from "./reasons.js";
 
 /** True, False or Unknown. */
 export type ConditionStatus = "True" | "False" | "Unknown";
 
-/** What the reconciler wants a condition to say. `reason` is a reason code or a CamelCase lifecycle reason. */
+/** What the reconciler wants a condition to say: `reason` is a reason code or a controller reason (./reasons.ts). */
 export interface DesiredCondition {
   type: string;
   status: ConditionStatus;
-  reason: string;
+  reason: ConditionReason;
   message: string;
 }
 

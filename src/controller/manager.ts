@@ -48,6 +48,7 @@ import { admissionLookup } from "./admission/lookup.js";
 import { reviewAdmission } from "./admission/review.js";
 import { startAdmissionServer, type AdmissionServer } from "./admission/server.js";
 import type { ControllerSettings } from "./settings.js";
+import { StopGroup } from "../core/lifecycle/stop-group.js";
 
 /** A running controller. */
 export interface ControllerHandle {
@@ -129,11 +130,63 @@ export async function startController(settings: ControllerSettings, deps: Contro
       unreachable: (err, wait) => log.warn("database unreachable; migrations will be retried", { error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }),
     });
   }
-  const client: KubeTransport = deps.client ?? (owned as KubeClient);
+  // Every part registers its stop as it starts; `stop()` and a failed start share this teardown.
+  const parts = new StopGroup();
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  const running = await parts.startAll(async () => {
+    if (owned) parts.add("kubernetes client", () => owned.close());
+    return startParts(settings, { client: deps.client ?? (owned as KubeClient), log, clock }, parts);
+  });
+  const { server, admission, identity, metrics, leadership, informers } = running;
+  log.info("writ controller started", {
+    url: server.url,
+    webhook: admission?.url ?? null,
+    identity,
+    lease: settings.leaseName ? `${settings.leaseNamespace}/${settings.leaseName}` : null,
+    namespaces: settings.watchNamespaces.length > 0 ? settings.watchNamespaces : "all",
+  });
+
+  return {
+    url: server.url,
+    webhookUrl: admission?.url,
+    identity,
+    metrics,
+    done,
+    isLeader: () => leadership.leading,
+    synced: () => informers.every((i) => i.hasSynced()),
+    async stop() {
+      if (parts.stopped) return;
+      await parts.stop();
+      finish(0);
+    },
+  };
+}
+
+/** What `startParts` started. */
+interface Parts {
+  server: HealthServer;
+  admission: AdmissionServer | undefined;
+  identity: string;
+  metrics: ControllerMetrics;
+  leadership: { leading: boolean };
+  informers: readonly Informer<WritResource>[];
+}
+
+/**
+ * The controller's parts, each registered in `parts` as it starts: the pool, the informers and
+ * queues, the revocation follower, leader election and the workers it runs, the API server
+ * probe and the heartbeat, the admission webhook and the health server. Torn down in reverse:
+ * the servers stop answering, the workers drain, the lease is released, then the watches and
+ * the pool close.
+ */
+async function startParts(settings: ControllerSettings, deps: { client: KubeTransport; log: Logger; clock: Clock }, parts: StopGroup): Promise<Parts> {
+  const { client, log, clock } = deps;
   const pool: Pool = createPool(settings.databaseUrl, {
     ...controllerPoolOptions(settings),
     onError: (err) => log[(err as { code?: unknown }).code === "57P01" ? "debug" : "warn"]("idle database connection failed", { error: err.message }),
   });
+  parts.add("database pool", () => pool.end());
   const metrics = createControllerMetrics();
   const identity = leaderIdentity(settings.podName);
   const namespaces: (string | undefined)[] = settings.watchNamespaces.length > 0 ? settings.watchNamespaces : [undefined];
@@ -170,6 +223,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
     subscriptions: informersOf("subscriptions", queues.subscription),
   };
   const all = [...informers.delegations, ...informers.agreements, ...informers.subscriptions];
+  parts.add("informers", () => Promise.all(all.map((i) => i.stop())));
 
   const ctx: ReconcileContext = {
     client,
@@ -191,6 +245,7 @@ export async function startController(settings: ControllerSettings, deps: Contro
   };
   // Revocations made outside the cluster (HTTP, another replica) reach the status at once.
   const revocations = followRevocations(settings.databaseUrl, pool, ctx, log);
+  parts.add("revocation follower", () => revocations.stop());
   if (!settings.logSigner) log.warn("SVC_LOG_SIGNING_SEED is unset: signed agreements are stored but not logged (Ready=False, LogNotConfigured)");
 
   const runner = (name: string, queue: WorkQueue, fn: (c: ReconcileContext, key: string) => Promise<ReconcileResult>) =>
@@ -208,58 +263,21 @@ export async function startController(settings: ControllerSettings, deps: Contro
     runner(CONTROLLER_NAMES.agreement, queues.agreement, reconcileAgreement),
     runner(CONTROLLER_NAMES.subscription, queues.subscription, reconcileSubscription),
   ];
-
-  let leading = false;
-  let stopping = false;
-  let finish!: (code: number) => void;
-  const done = new Promise<number>((resolve) => (finish = resolve));
-  const leaseLabel = settings.leaseName ?? "none";
-  metrics.leading(leaseLabel, false);
-  const startProcessing = async () => {
-    await Promise.all(all.map((i) => i.synced)).catch(() => {});
-    if (stopping || !leading) return;
-    log.info("caches synced; processing", { identity });
-    for (const r of runners) r.start();
-  };
-  const stopProcessing = () => Promise.all(runners.map((r) => r.stop()));
-
-  let elector: LeaderElector | undefined;
-  if (settings.leaseName) {
-    elector = new LeaderElector({
-      client,
-      namespace: settings.leaseNamespace,
-      name: settings.leaseName,
-      identity,
-      ...settings.leaderElection,
-      clock,
-      log,
-      onStartedLeading: () => {
-        leading = true;
-        metrics.leading(leaseLabel, true);
-        void startProcessing();
-      },
-      onStoppedLeading: () => {
-        leading = false;
-        metrics.leading(leaseLabel, false);
-        for (const r of runners) r.pause();
-        if (!stopping) log.warn("processing paused until the lease is held again", { identity });
-      },
-      onNewLeader: (holder) => log.info("leader observed", { holder, self: holder === identity }),
-    });
-    elector.start();
-  } else {
-    leading = true;
-    metrics.leading(leaseLabel, true);
-    void startProcessing();
-  }
+  const leadership = startLeadership(settings, { client, log, clock, metrics, identity }, parts, {
+    synced: () => Promise.all(all.map((i) => i.synced)).then(() => {}),
+    start: () => runners.forEach((r) => r.start()),
+    pause: () => runners.forEach((r) => r.pause()),
+    stop: () => Promise.all(runners.map((r) => r.stop())),
+  });
 
   // How far this replica has observed the cluster, published through Postgres for the data plane.
   const probe = new ApiServerProbe({ client, intervalMs: 1000, timeoutMs: 1000 });
   probe.start();
+  parts.add("API server probe", () => probe.stop());
   metrics.watch(() => all.every((i) => i.healthy()), () => probe.reachable());
   const heartbeat = new ControllerHeartbeat({
     pool,
-    lease: leaseLabel,
+    lease: settings.leaseName ?? "none",
     identity,
     intervalMs: settings.heartbeatIntervalMs,
     clock,
@@ -267,76 +285,111 @@ export async function startController(settings: ControllerSettings, deps: Contro
     informers: [...informers.delegations, ...informers.agreements],
     queues: [queues.delegation, queues.agreement],
     probe,
-    leading: () => leading,
+    leading: () => leadership.leading,
   });
   heartbeat.start();
+  parts.add("heartbeat", () => heartbeat.stop());
 
-  let server: HealthServer;
-  let admission: AdmissionServer | undefined;
-  try {
-    if (settings.webhookPort !== undefined) {
-      const lookup = admissionLookup(pool, ctx.bindings, revocations.index);
-      admission = await startAdmissionServer({
+  const webhookPort = settings.webhookPort;
+  const lookup = webhookPort === undefined ? undefined : admissionLookup(pool, ctx.bindings, revocations.index);
+  const admission =
+    webhookPort === undefined || lookup === undefined
+      ? undefined
+      : await parts.start(
+          "admission webhook",
+          () =>
+            startAdmissionServer({
+              host: settings.host,
+              port: webhookPort,
+              certDir: settings.webhookCertDir,
+              log,
+              review: (req, phase) => reviewAdmission(req, { now: clock.now(), phase, lookup }),
+            }),
+          (s) => s.close(),
+        );
+  const server = await parts.start(
+    "health server",
+    () =>
+      startHealthServer({
         host: settings.host,
-        port: settings.webhookPort,
-        certDir: settings.webhookCertDir,
-        log,
-        review: (req, phase) => reviewAdmission(req, { now: clock.now(), phase, lookup }),
-      });
-    }
-    server = await startHealthServer({
-      host: settings.host,
-      port: settings.port,
-      registry: metrics.registry,
-      ready: () => {
-        const waiting = all.filter((i) => !i.hasSynced()).length;
-        return waiting === 0 ? { ok: true } : { ok: false, detail: `${waiting} informer cache(s) not synced` };
-      },
-    });
-  } catch (err) {
-    stopping = true;
-    heartbeat.stop();
-    probe.stop();
-    await revocations.stop();
-    await admission?.close();
-    await elector?.stop();
-    await stopProcessing();
-    await Promise.all(all.map((i) => i.stop()));
-    await pool.end();
-    owned?.close();
-    throw err;
-  }
-  log.info("writ controller started", {
-    url: server.url,
-    webhook: admission?.url ?? null,
-    identity,
-    lease: settings.leaseName ? `${settings.leaseNamespace}/${settings.leaseName}` : null,
-    namespaces: settings.watchNamespaces.length > 0 ? settings.watchNamespaces : "all",
-  });
+        port: settings.port,
+        registry: metrics.registry,
+        ready: () => {
+          const waiting = all.filter((i) => !i.hasSynced()).length;
+          return waiting === 0 ? { ok: true } : { ok: false, detail: `${waiting} informer cache(s) not synced` };
+        },
+      }),
+    (s) => s.close(),
+  );
+  return { server, admission, identity, metrics, leadership, informers: all };
+}
 
-  return {
-    url: server.url,
-    webhookUrl: admission?.url,
-    identity,
-    metrics,
-    done,
-    isLeader: () => leading,
-    synced: () => all.every((i) => i.hasSynced()),
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      await elector?.stop({ release: true });
-      leading = false;
-      await stopProcessing();
-      heartbeat.stop();
-      probe.stop();
-      await Promise.all(all.map((i) => i.stop()));
-      await revocations.stop();
-      await admission?.close();
-      await server.close();
-      await pool.end();
-      owned?.close();
-      finish(0);
-    },
+/** The workers as leadership switches them. */
+interface Processing {
+  /** Resolves once every cache has synced (or failed to). */
+  synced(): Promise<void>;
+  start(): void;
+  pause(): void;
+  stop(): Promise<unknown>;
+}
+
+/**
+ * Leader election on the Lease (or leadership at once without one) driving `processing`: the
+ * workers start once the caches synced while this replica leads, pause when it stops leading.
+ * Registered in `parts`: the workers drain first, then the lease is released.
+ */
+function startLeadership(
+  settings: ControllerSettings,
+  deps: { client: KubeTransport; log: Logger; clock: Clock; metrics: ControllerMetrics; identity: string },
+  parts: StopGroup,
+  processing: Processing,
+): { leading: boolean } {
+  const { log, metrics, identity } = deps;
+  const state = { leading: false };
+  const leaseLabel = settings.leaseName ?? "none";
+  metrics.leading(leaseLabel, false);
+  const lead = (leading: boolean) => {
+    state.leading = leading;
+    metrics.leading(leaseLabel, leading);
   };
+  const startProcessing = async () => {
+    await processing.synced().catch(() => {});
+    if (parts.stopped || !state.leading) return;
+    log.info("caches synced; processing", { identity });
+    processing.start();
+  };
+  if (settings.leaseName) {
+    const elector = new LeaderElector({
+      client: deps.client,
+      namespace: settings.leaseNamespace,
+      name: settings.leaseName,
+      identity,
+      ...settings.leaderElection,
+      clock: deps.clock,
+      log,
+      onStartedLeading: () => {
+        lead(true);
+        void startProcessing();
+      },
+      onStoppedLeading: () => {
+        lead(false);
+        processing.pause();
+        if (!parts.stopped) log.warn("processing paused until the lease is held again", { identity });
+      },
+      onNewLeader: (holder) => log.info("leader observed", { holder, self: holder === identity }),
+    });
+    elector.start();
+    parts.add("leader election", async () => {
+      await elector.stop({ release: true });
+      state.leading = false;
+    });
+  } else {
+    lead(true);
+    void startProcessing();
+    parts.add("leadership", () => {
+      state.leading = false;
+    });
+  }
+  parts.add("workers", () => processing.stop());
+  return state;
 }

@@ -40,7 +40,8 @@ import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
 import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "../store/webhook-outbox.js";
 import { expandFanouts } from "../store/alert-fanout.js";
-import { listenForWakeups, type Wakeup } from "../store/webhook-wakeup.js";
+import { listenForWakeups } from "../store/webhook-wakeup.js";
+import { StopGroup } from "../core/lifecycle/stop-group.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
 export interface WorkerLog {
@@ -120,27 +121,12 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   const leaseMs = 2 * timeoutMs + 10_000;
   const log = opts.log ?? SILENT;
   const counter = deliveriesCounter(opts.registry);
+  const parts = new StopGroup();
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  let stopped = false;
-  let ticking: Promise<void> | null = null;
-  let again = false;
-  let pollFailing = false;
-  let timer: NodeJS.Timeout | null = null;
-  let timerAt = Infinity;
-
-  const wakeIn = (ms: number) => {
-    const at = Date.now() + ms;
-    if (stopped || at >= timerAt) return;
-    if (timer) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(() => {
-      timer = null;
-      timerAt = Infinity;
-      tick();
-    }, ms);
-    timer.unref();
-  };
+  const retryTimer = new EarliestTimer(() => rounds.request());
+  /** Set by a wake-up or a poll: pending fan-outs are looked for in the next round. */
+  const fanouts = { due: true };
 
   const finish = async (d: ClaimedDelivery, body: string) => {
     const r = await deliverOnce({
@@ -170,14 +156,14 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
     if (retryIn === null) log.warn({ event_id: d.eventId, attempts: d.attempt, error: r.error }, "webhook delivery failed for good");
     else {
       log.debug({ event_id: d.eventId, attempt: d.attempt, error: r.error, retry_in_ms: retryIn }, "webhook delivery failed");
-      wakeIn(retryIn + TIMER_SLACK_MS);
+      if (!parts.stopped) retryTimer.in(retryIn + TIMER_SLACK_MS);
     }
   };
 
   const start = (d: ClaimedDelivery) => {
     for (const [m, k] of keysOf(d)) m.set(k, (m.get(k) ?? 0) + 1);
     const p = (async () => {
-      if (stopped) return releaseClaim(pool, d).then(() => {});
+      if (parts.stopped) return releaseClaim(pool, d).then(() => {});
       const body = JSON.stringify(await signAlert(d.payload, signer));
       await finish(d, body);
     })()
@@ -189,21 +175,23 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
           if (left > 0) m.set(k, left);
           else m.delete(k);
         }
-        tick();
+        rounds.request();
       });
     inFlight.add(p);
   };
 
-  const claimLoop = async () => {
+  /** One round: expand pending fan-outs, then claim and start due rows while any come and slots are free. */
+  const claimRound = async () => {
     if (opts.isReady && !opts.isReady()) return;
     // Fan-outs whose writer did not expand them (it died after commit) become outbox rows here,
     // on a wake-up or a poll (not after every finished delivery).
-    if (fanoutsDue) {
-      fanoutsDue = false;
-      for (let full = true; full && !stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
+    if (fanouts.due) {
+      fanouts.due = false;
+      for (let full = true; full && !parts.stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
     }
+    let more: boolean;
     do {
-      again = false;
+      rounds.takeRequest();
       if (opts.isReady && !opts.isReady()) return;
       const want = Math.min(concurrency - inFlight.size, batchSize);
       if (want <= 0) return;
@@ -213,62 +201,118 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
         skipTenants: full(busy.tenant, perOrganization),
       });
       for (const d of claimed) start(d);
-      if (claimed.length > 0) again = true;
-    } while (again && !stopped);
+      // Rows came (more may be due), or a wake-up came during this claim.
+      more = claimed.length > 0 || rounds.takeRequest();
+    } while (more && !parts.stopped);
+  };
+  const rounds: Rounds = new Rounds(claimRound, {
+    stopped: () => parts.stopped,
+    // Warn once per outage; the poll retries every interval.
+    failed: (err, again) => (again ? log.debug({ err }, "webhook outbox poll failed again") : log.warn({ err }, "webhook outbox poll failed; retrying every poll interval")),
+  });
+  const wake = () => {
+    fanouts.due = true;
+    rounds.request();
   };
 
-  function tick(): void {
-    if (stopped) return;
-    if (ticking) {
-      again = true;
+  // Registered in start order; `stop()` runs them in reverse: no new rounds, then the
+  // deliveries in flight are aborted and drained (their rows given back), then the wake-ups end.
+  const listen = opts.listen === false ? null : (opts.listen ?? (pool as Pool & { options?: ClientConfig }).options ?? null);
+  if (listen) {
+    const wakeup = listenForWakeups({ connection: listen, onWake: wake, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") });
+    parts.add("wake-ups", () => wakeup.stop());
+  }
+  parts.add("deliveries", async () => {
+    shutdown.abort();
+    await rounds.idle();
+    await Promise.allSettled([...inFlight]);
+  });
+  parts.add("retry timer", () => retryTimer.clear());
+  const poll = setInterval(wake, positive(opts.pollIntervalMs, 1000));
+  poll.unref();
+  parts.add("poll", () => clearInterval(poll));
+  rounds.request();
+
+  return { stop: () => parts.stop() };
+}
+
+/**
+ * Runs `round` one at a time: a request while a round runs is remembered and answered by one
+ * more round after it (a round may also take the request itself, `takeRequest`, when it looks
+ * again on its own). A failed round is reported (`again`: the previous round failed too).
+ */
+class Rounds {
+  private running: Promise<void> | null = null;
+  private requested = false;
+  private failing = false;
+
+  constructor(
+    private readonly round: () => Promise<void>,
+    private readonly on: { stopped: () => boolean; failed: (err: unknown, again: boolean) => void },
+  ) {}
+
+  /** Asks for a round: now when none runs, else right after the running one. */
+  request(): void {
+    if (this.on.stopped()) return;
+    if (this.running) {
+      this.requested = true;
       return;
     }
-    ticking = claimLoop()
+    this.requested = false;
+    this.running = this.round()
       .then(
         () => {
-          pollFailing = false;
+          this.failing = false;
         },
         (err: unknown) => {
-          // Warn once per outage; the poll retries every interval.
-          if (pollFailing) log.debug({ err }, "webhook outbox poll failed again");
-          else log.warn({ err }, "webhook outbox poll failed; retrying every poll interval");
-          pollFailing = true;
+          this.on.failed(err, this.failing);
+          this.failing = true;
         },
       )
       .finally(() => {
-        ticking = null;
-        // A wake-up that came while this round was finishing gets its own round.
-        if (again) tick();
+        this.running = null;
+        // A request that came while this round was finishing gets its own round.
+        if (this.requested) this.request();
       });
   }
 
-  /** Set by a wake-up or a poll: pending fan-outs are looked for in the next round. */
-  let fanoutsDue = true;
-  const wake = () => {
-    fanoutsDue = true;
-    tick();
-  };
-  const poll = setInterval(wake, positive(opts.pollIntervalMs, 1000));
-  poll.unref();
-  const listen = opts.listen === false ? null : (opts.listen ?? (pool as Pool & { options?: ClientConfig }).options ?? null);
-  const wakeup: Wakeup | null = listen
-    ? listenForWakeups({ connection: listen, onWake: wake, onError: (err) => log.debug({ err }, "webhook wake-up connection lost") })
-    : null;
-  tick();
+  /** True when a round was requested since the last call (and clears the request). */
+  takeRequest(): boolean {
+    const r = this.requested;
+    this.requested = false;
+    return r;
+  }
 
-  let stopping: Promise<void> | null = null;
-  return {
-    stop() {
-      stopping ??= (async () => {
-        stopped = true;
-        clearInterval(poll);
-        if (timer) clearTimeout(timer);
-        shutdown.abort();
-        await ticking;
-        await Promise.allSettled([...inFlight]);
-        await wakeup?.stop();
-      })();
-      return stopping;
-    },
-  };
+  /** Resolves when no round runs. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+}
+
+/** One timer that fires `fire` at the earliest instant it was asked for. */
+class EarliestTimer {
+  private timer: NodeJS.Timeout | null = null;
+  private at = Infinity;
+
+  constructor(private readonly fire: () => void) {}
+
+  /** Fires in `ms` unless it already fires sooner. */
+  in(ms: number): void {
+    const at = Date.now() + ms;
+    if (at >= this.at) return;
+    this.clear();
+    this.at = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.at = Infinity;
+      this.fire();
+    }, ms);
+    this.timer.unref();
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.at = Infinity;
+  }
 }

@@ -167,6 +167,18 @@ describe("writ controller against a real API server and Postgres", () => {
     await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "True");
   });
 
+  it("a child is not Ready while its stored parent is suspended (DELEGATION_SUSPENDED), and Ready again once it is lifted", async () => {
+    const patchParent = async (state: string) =>
+      ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { state } })]));
+    await patchParent("suspended");
+    const parent = await until("wdel", SAMPLE_NAMES.delegation, (x) => x.status?.phase === "Suspended");
+    expect(ready(parent)).toMatchObject({ status: "True" });
+    const child = await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "False");
+    expect(ready(child)).toMatchObject({ reason: "DELEGATION_SUSPENDED", message: expect.stringContaining("link 1 (del_acme_procurement) above this grant is suspended") });
+    await patchParent("active");
+    await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "True");
+  });
+
   it("refuses a resource in a namespace not bound to an organization (NAMESPACE_NOT_BOUND)", async () => {
     const m = await sample("writ.dev_v1alpha1_delegation.yaml");
     m.metadata = { name: "stray" } as Resource["metadata"];

@@ -26,10 +26,9 @@
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
 import { prepareDelegation } from "../../core/delegation/index.js";
-import type { PreparedAgreement } from "../../core/evaluate/types.js";
 import { upsertAgreement } from "../../store/agreements.js";
 import { recordRevocation } from "../../store/revocation-record.js";
-import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
+import { loadDelegation, loadStoredChain, type StoredDelegation } from "../../store/delegations.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { splitKey } from "../../sources/kubernetes/objects.js";
@@ -40,14 +39,13 @@ import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js"
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
 import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
-import { summary, type Refusal } from "../spec-errors.js";
+import type { Refusal } from "../spec-errors.js";
 import { agreementRow, type AgreementRow } from "../../store/status-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
-import { DELETION_REVOKER, finalizeRevoking } from "./finalize.js";
-import { delegationView } from "./delegation-checks.js";
-import { revokedMessage } from "./delegation-status.js";
+import { finalizeRevoking } from "./finalize.js";
+import { agreementReadiness, effectiveOf, enforcedOf } from "./agreement-plan.js";
 import { conditionOf, delegationIdOf, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
 
 /** The resource reference of IntentAgreements. */
@@ -59,40 +57,6 @@ const KIND = "IntentAgreement";
 const PENDING_RETRY_MS = 15_000;
 
 const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN", ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED" };
-
-/** The effective agreement status and the next instant it may change by itself. */
-function effectiveOf(p: PreparedAgreement, row: AgreementRow | undefined, now: number): { status: string; nextChangeMs?: number } {
-  if (row?.revokedAt || row?.pushedRevocation || p.revocation === "valid" || p.agreement.status === "revoked") return { status: "revoked" };
-  const expiries = p.mandates.map((m) => m.expiresAtMs);
-  const allExpired = expiries.length > 0 && expiries.every((e) => e !== undefined && e <= now);
-  if (p.agreement.status === "expired" || allExpired) return { status: "expired" };
-  const future = [...expiries, ...p.mandates.map((m) => m.notBeforeMs)].filter((t): t is number => t !== undefined && Number.isFinite(t) && t > now);
-  return future.length > 0 ? { status: p.agreement.status, nextChangeMs: Math.min(...future) } : { status: p.agreement.status };
-}
-
-/**
- * What verify enforces for a stored agreement, from its row and the delegation it is stored
- * with: revoked (its own revocation, or its delegation's) or expired (its delegation's), with
- * the reason code verify answers and why; else the agreement's own effective status.
- */
-function enforcedOf(row: AgreementRow, bound: StoredDelegation | undefined, prepared: PreparedAgreement | undefined, now: number): { status: string; code?: string; why?: string } {
-  const at = (d: Date | null) => (d ? ` at ${d.toISOString()}` : "");
-  if (row.revokedAt || row.pushedRevocation) {
-    const byDeletion = row.revokedBy === DELETION_REVOKER;
-    const why = byDeletion
-      ? `agreement revoked by deletion${at(row.revokedAt)} (${row.revokedReason ?? "its resource was deleted"}): deleting a resource revokes it for good, and re-applying the same manifest cannot restore it; a new agreement needs a new agreement_id`
-      : `agreement revoked${at(row.revokedAt)}${row.revokedReason ? `: ${row.revokedReason}` : ""}; revocation is final, a new agreement needs a new agreement_id`;
-    return { status: "revoked", code: prepared?.agreement.status === "revoked" ? undefined : "AGREEMENT_REVOKED", why };
-  }
-  if (bound?.revokedAt) {
-    return { status: "revoked", code: "DELEGATION_REVOKED", why: `the delegation it is bound to, ${bound.delegationId}, is revoked${at(bound.revokedAt)}: ${revokedMessage(bound)}; verify answers DENY DELEGATION_REVOKED` };
-  }
-  if (bound && delegationView(bound.record, now, new Set()).effective === "expired") {
-    return { status: "expired", code: "DELEGATION_EXPIRED", why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED` };
-  }
-  const own = prepared ? effectiveOf(prepared, row, now).status : undefined;
-  return own !== undefined ? { status: own } : { status: "active" };
-}
 
 /** Reconciles the IntentAgreement `key` (`namespace/name`). */
 export async function reconcileAgreement(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
@@ -215,23 +179,15 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   // What verify answers now: the stored agreement under the delegation it is stored with (which
   // may be revoked or gone from the cluster), whatever this generation declares.
   const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await loadDelegation(ctx.pool, row.delegationId) : delegation;
-  const enforced = row ? enforcedOf(row, bound, prepared, now) : undefined;
+  // The delegation's chain as its stored parents give it (as verify judges it), not its copies.
+  const boundChain = bound?.record.delegation_chain.map((l) => l.delegation_id) ?? [];
+  const ancestors = row && bound && boundChain.length > 0 ? await loadStoredChain(ctx.pool, boundChain) : [];
+  const enforced = row ? enforcedOf(row, bound, prepared, now, ancestors) : undefined;
   const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
   const declared = record?.status;
   const noLog = signed && !ctx.logSigner;
   const inForce = enforced ? `; verify still answers with the agreement stored before: effective status ${enforced.status}${enforced.why ? ` (${enforced.why})` : ""}` : "";
-  let ready: DesiredCondition;
-  if (refused) ready = { type: "Ready", status: "False", reason: refusals[0]?.code ?? "SPEC_INVALID", message: `${summary(refusals)}${inForce}` };
-  else if (enforced?.code) ready = { type: "Ready", status: "False", reason: enforced.code, message: enforced.why ?? "" };
-  else if (pending !== undefined) ready = { type: "Ready", status: "False", reason: "DelegationNotReady", message: `${pending}${inForce}` };
-  else if (!stored || !eff) ready = { type: "Ready", status: "False", reason: "NotStored", message: "not stored" };
-  else if (noLog) ready = { type: "Ready", status: "False", reason: "LogNotConfigured", message: "stored, but SVC_LOG_SIGNING_SEED is unset, so its mandate hashes are not logged" };
-  else if (eff.status === "revoked" && declared !== "revoked") {
-    ready = { type: "Ready", status: "False", reason: "AGREEMENT_REVOKED", message: `agreement ${record?.agreement_id ?? ""} is revoked${row?.revokedReason ? `: ${row.revokedReason}` : ""}` };
-  } else if (eff.status === "expired" && declared !== "expired") {
-    ready = { type: "Ready", status: "False", reason: "INTENT_EXPIRED", message: "every mandate of the agreement has expired; a renewal is a new agreement" };
-  } else ready = { type: "Ready", status: "True", reason: "Reconciled", message: `stored as agreement ${record?.agreement_id ?? ""}; effective status ${eff.status}` };
-
+  const ready = agreementReadiness({ refusals, inForce, enforced, pending, stored, effective: eff, noLog, declared, agreementId: record?.agreement_id ?? "", revokedReason: row?.revokedReason ?? null });
   const conditions: DesiredCondition[] = [
     conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and fits its delegation" }),
     prepared

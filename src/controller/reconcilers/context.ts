@@ -10,6 +10,7 @@ import type { KubeTransport } from "../../sources/kubernetes/client.js";
 import type { ResourceRef } from "../../sources/kubernetes/objects.js";
 import type { Clock } from "../../core/time/clock.js";
 import { findCondition, mergeConditions, type DesiredCondition } from "../conditions.js";
+import type { ControllerReason } from "../reasons.js";
 import type { EventRecorder } from "../events.js";
 import type { WritResource } from "../kinds.js";
 import type { Logger } from "../log.js";
@@ -48,7 +49,7 @@ export interface ReconcileContext {
 }
 
 /** A condition from the refusals of `type`: False with the first one's code, else True with `ok`. */
-export function conditionOf(type: string, refusals: readonly Refusal[], ok: { reason: string; message: string }): DesiredCondition {
+export function conditionOf(type: string, refusals: readonly Refusal[], ok: { reason: ControllerReason; message: string }): DesiredCondition {
   const mine = refusals.filter((r) => r.condition === type);
   const first = mine[0];
   if (!first) return { type, status: "True", ...ok };
@@ -131,7 +132,7 @@ export function requeueAt(whenMs: number, now: number): number {
 }
 
 /** The reason of conditions that cannot be evaluated while Postgres is unreachable. */
-export const STORE_UNAVAILABLE = "StoreUnavailable";
+export const STORE_UNAVAILABLE: ControllerReason = "StoreUnavailable";
 
 /**
  * Runs `work` (a reconcile of `obj`); when it fails because Postgres cannot be reached, the

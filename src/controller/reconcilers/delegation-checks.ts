@@ -101,7 +101,7 @@ export interface DelegationView {
   effective: DelegationStatus;
   /** Effective lapse time, epoch ms: the earliest of the grant's and every chain link's expiry. */
   expiresAtMs: number;
-  /** Chain findings at `now` (CHAIN_LINK_REVOKED, CHAIN_LINK_EXPIRED), first first. */
+  /** Chain findings at `now` (CHAIN_LINK_REVOKED, CHAIN_LINK_EXPIRED; from a stored chain also CHAIN_BROKEN, CHAIN_SCOPE_WIDENED), first first. */
   chainFindings: Finding[];
   /** When the effective status may change next (expiry, a time condition), epoch ms; undefined: never by itself. */
   nextChangeMs?: number;
@@ -136,14 +136,25 @@ function nextConditionChange(p: PreparedDelegation, now: number): number | undef
 
 /**
  * The effective view of `record` (as stored: its status is `revoked` once revoked) at `now`, with
- * `revoked` the ids among it and its chain that the store lists as revoked.
+ * `revoked` the ids among it and its chain that the store lists as revoked. With `stored` (the
+ * record's organization and the stored delegations its links cite), the chain is the one the
+ * stored parents give (core `withStoredChain`, as verify judges it): their revocation and expiry
+ * count, and the findings also say when the chain no longer connects or narrows
+ * (CHAIN_BROKEN, CHAIN_SCOPE_WIDENED); without it, the record's own copies of its links.
  */
-export function delegationView(record: Delegation, now: number, revoked: ReadonlySet<string>): DelegationView {
-  const p = prepareDelegation(record);
+export function delegationView(
+  record: Delegation,
+  now: number,
+  revoked: ReadonlySet<string>,
+  stored?: { orgId: string | null; ancestors: readonly (StoredAncestor | undefined)[] },
+): DelegationView {
+  const own = prepareDelegation(record);
+  const p = stored ? withStoredChain(own, stored.orgId, stored.ancestors) : own;
   const ctx = context(now, revoked);
   const effective = effectiveStatus(p, ctx);
   const expiresAtMs = Math.min(p.expiresAtMs, ...p.chain.map((l) => l.expiresAtMs));
-  const chainFindings = evaluateChain(p, ctx).filter((f) => f.code === "CHAIN_LINK_REVOKED" || f.code === "CHAIN_LINK_EXPIRED");
+  const kept = new Set(stored ? ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED", "CHAIN_BROKEN", "CHAIN_SCOPE_WIDENED"] : ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED"]);
+  const chainFindings = evaluateChain(p, ctx).filter((f) => kept.has(f.code));
   const view: DelegationView = { effective, expiresAtMs, chainFindings };
   if (effective === "suspended") view.suspended = suspensionReason(p, ctx);
   if (effective === "active" || effective === "suspended") {

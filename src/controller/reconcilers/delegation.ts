@@ -17,6 +17,12 @@
  * mandate hashes are logged once). `spec.state: revoked` revokes (the store revokes everything
  * below); the Delegations and IntentAgreements below are then queued so their status follows.
  *
+ * Shape: gather (./delegation-gather.ts: every read behind one interface) -> plan
+ * (./delegation-plan.ts, pure: `planStore` decides the refusals and whether to store,
+ * `planStatus` the conditions, Ready by an ordered chain of readiness policies judged on the
+ * record as stored and its chain as the stored parents give it) -> apply (here: the store
+ * transaction, Events, the status write, what to queue next).
+ *
  * Conditions: Valid, ChainValid, Bound, Stored, Ready. Phase: Invalid when refused, else the
  * effective status. A spec in the mandate form (`spec.mandate`) is reconciled by
  * ./delegation-mandate.ts instead. Requeued at the effective expiry and when a time condition can change; a
@@ -28,31 +34,29 @@
  * embedded agreement, deletion) appends ONE `revocation` log entry in the same transaction, only
  * when the store reports that this call newly revoked something (`revocation-log.ts`).
  */
-import { silentExtension } from "../../core/delegation/index.js";
 import type { Delegation } from "../../core/delegation/index.js";
-import { loadDelegation, loadStoredChain, upsertDelegation, type StoredDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
+import { loadDelegation, upsertDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
 import { recordRevocation } from "../../store/revocation-record.js";
 import { withTransaction } from "../../store/pool.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { mandateHash } from "../../core/agreement/index.js";
 import { splitKey } from "../../sources/kubernetes/objects.js";
-import type { DesiredCondition } from "../conditions.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
 import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
 import type { RecordOwner } from "../../store/record-owners.js";
-import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
+import { claimOrRefuse, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
-import { summary, type Refusal } from "../spec-errors.js";
-import { revokedDelegationIds } from "../../store/status-reads.js";
+import type { Refusal } from "../spec-errors.js";
 import { fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
-import { inForce, revokedMessage, storedCondition, suspendedNote } from "./delegation-status.js";
-import { conditionOf, delegationIdOf, enqueueAgreementsOf, enqueueBelow, phaseOf, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
-import { checkDelegationSpec, delegationView, storedChainRefusals, type DelegationView } from "./delegation-checks.js";
+import { delegationIdOf, enqueueAgreementsOf, enqueueBelow, type ReconcileContext, report, reportingStoreOutage, requeueAt } from "./context.js";
+import { checkDelegationSpec } from "./delegation-checks.js";
+import { gatherStatusFacts, gatherStoreFacts, pgDelegationReads } from "./delegation-gather.js";
+import { planStatus, planStore } from "./delegation-plan.js";
 import { checkMandateSpec, isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
 import { prepareAgreement } from "../../core/agreement/index.js";
 
@@ -113,30 +117,6 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
   });
 }
 
-/** The Stored condition, saying when the embedded agreement's declared ledger was ignored (the service keeps the ledger). */
-function withLedgerNote(c: DesiredCondition, ignored: string | undefined): DesiredCondition {
-  return ignored !== undefined && c.status === "True" ? { ...c, message: `${c.message}; embedded agreement: ${ignored}` } : c;
-}
-
-/** Ready from the stored state (no refusals). */
-function readyOf(record: Delegation, stored: StoredDelegation, view: DelegationView, revoked: ReadonlySet<string>): DesiredCondition {
-  const declared = record.status;
-  const ok = (message: string): DesiredCondition => ({ type: "Ready", status: "True", reason: "Reconciled", message });
-  if (stored.revokedAt && declared !== "revoked") {
-    const link = record.delegation_chain.find((l) => revoked.has(l.delegation_id));
-    return link
-      ? { type: "Ready", status: "False", reason: "CHAIN_LINK_REVOKED", message: `link ${link.delegation_id} above this grant is revoked, which revokes it (${stored.revokedReason ?? "revoked"})` }
-      : { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: revokedMessage(stored) };
-  }
-  if (view.effective === "expired" && declared !== "expired") {
-    const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_EXPIRED");
-    return link
-      ? { type: "Ready", status: "False", reason: "CHAIN_LINK_EXPIRED", message: link.message }
-      : { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `delegation ${stored.delegationId} expired at ${record.expires_at}; a renewal is a new grant` };
-  }
-  return ok(`stored as delegation ${stored.delegationId}; effective status ${view.effective}${suspendedNote(view)}`);
-}
-
 /** Reconciles the Delegation `key` (`namespace/name`). */
 export async function reconcileDelegation(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
   const { namespace = "", name } = splitKey(key);
@@ -148,67 +128,21 @@ export async function reconcileDelegation(ctx: ReconcileContext, key: string): P
   );
 }
 
-/** The reconcile of a resource that is not being deleted. */
+/** The reconcile of a resource that is not being deleted: gather -> plan -> apply, then the status the same way. */
 async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
-  const check = await checkDelegationSpec(obj.spec, now);
-  const refusals: Refusal[] = [...check.refusals];
-  const binding = await ctx.bindings.resolve(namespace);
-  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
-  const record = check.record;
-  const declaredId = storedRecordId(obj);
+  const reads = pgDelegationReads(ctx.pool, { binding: (ns) => ctx.bindings.resolve(ns), agentOrg: (id) => ctx.bindings.agentOrg(id) });
   const owner = resourceOwner(obj, "Delegation");
-  let stored: StoredDelegation | undefined;
-  /** A link the chain cites is not stored (yet): retried, and queued when the parent is stored. */
-  let awaitingParent = false;
-  if (!record && binding.ok && declaredId !== undefined) {
-    // This generation does not validate: what verify enforces is what this resource stored before.
-    stored = await loadDelegation(ctx.pool, declaredId);
-    if (stored && (stored.orgId !== binding.orgId || !(await ownedBy(ctx.pool, "delegation", declaredId, owner)))) stored = undefined;
-  }
-  if (record) {
-    if (declaredId !== undefined && declaredId !== record.delegation_id) {
-      refusals.push({
-        condition: "Valid",
-        code: "SPEC_INVALID",
-        message: `spec.delegation_id is immutable: this resource declared ${declaredId}; a new grant (${record.delegation_id}) is a new resource`,
-      });
-    }
-    if (binding.ok) {
-      if ((await ctx.bindings.agentOrg(record.agent.agent_id)) !== binding.orgId) {
-        refusals.push({
-          condition: "Bound",
-          code: "NAMESPACE_NOT_BOUND",
-          message: `spec.agent.agent_id: agent ${record.agent.agent_id} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to`,
-        });
-      }
-      stored = await loadDelegation(ctx.pool, declaredId ?? record.delegation_id);
-      const foreign = [
-        await foreignOwnerRefusal(ctx.pool, "delegation", declaredId ?? record.delegation_id, owner, "spec.delegation_id"),
-        record.intent_agreement ? await foreignOwnerRefusal(ctx.pool, "agreement", record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id") : undefined,
-      ].filter((r) => r !== undefined);
-      if (foreign.length > 0) {
-        refusals.push(...foreign);
-        stored = undefined;
-      } else if (stored && stored.orgId !== binding.orgId) {
-        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegation_id: ${record.delegation_id} is stored for another organization` });
-        stored = undefined;
-      } else if (stored && !stored.revokedAt) {
-        const why = silentExtension(stored.record, record);
-        if (why !== undefined) refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `refused as a silent extension: ${why}` });
-      }
-      if (record.delegation_chain.length > 0 && check.prepared) {
-        // A link cites a stored delegation; its declared copy is judged against it, never trusted.
-        const ancestors = await loadStoredChain(ctx.pool, record.delegation_chain.map((l) => l.delegation_id));
-        refusals.push(...storedChainRefusals(check.prepared, binding.orgId, ancestors));
-        awaitingParent = ancestors.some((a) => a === undefined);
-      }
-    }
-  }
+  const check = await checkDelegationSpec(obj.spec, now);
+  const facts = await gatherStoreFacts(reads, { namespace, now, check, declaredId: storedRecordId(obj), owner });
+  const plan = planStore(facts);
+  const { record, refusals, awaitingParent } = plan;
+  const binding = facts.binding;
+  let stored = plan.inForce;
 
   const wasRevoked = stored?.revokedAt != null;
   let upserted: UpsertDelegationResult | undefined;
-  if (record && binding.ok && refusals.length === 0) {
+  if (plan.store && record && binding.ok) {
     await ensureFinalizer(ctx.client, DELEGATIONS, obj, record.delegation_id);
     try {
       const outcome = await store(ctx, record, binding.orgId, now, key, owner);
@@ -238,43 +172,20 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
     }
   }
 
-  // What verify answers now: the stored record of this resource, whatever this generation declares.
-  const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId, ...stored.record.delegation_chain.map((l) => l.delegation_id)]) : new Set<string>();
-  const view = stored ? delegationView(stored.record, now, revoked) : undefined;
-  const refused = refusals.length > 0;
-  const chainDepth = record?.delegation_chain.length;
-  const conditions: DesiredCondition[] = [
-    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates; its times, scope and conditions are well-formed" }),
-    record
-      ? conditionOf("ChainValid", refusals, {
-          reason: "ChainIntact",
-          message: chainDepth ? `${chainDepth} link(s) connect the principal to the agent, each only narrowing` : "a direct grant from the principal",
-        })
-      : { type: "ChainValid", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
-    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
-    withLedgerNote(storedCondition(obj.metadata.generation, refusals, refused, stored, "the record stored before"), upserted?.agreement?.ledgerIgnored),
-    refused || !stored || !record || !view
-      ? {
-          type: "Ready",
-          status: "False",
-          reason: refusals[0]?.code ?? "NotStored",
-          message: `${summary(refusals) || "not stored"}${stored && view ? `; ${inForce(stored, view)}` : refused ? "; nothing is stored for this resource, so verify knows no such grant" : ""}`,
-        }
-      : readyOf(record, stored, view, revoked),
-  ];
-  await report(ctx, DELEGATIONS, KIND, obj, {
-    // What verify enforces for this resource's record; Invalid only when nothing is stored.
-    phase: view ? phaseOf(view.effective) : refused ? "Invalid" : "Pending",
-    effectiveStatus: view?.effective,
-    expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
-    chainDepth,
-    revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
-  }, conditions);
+  // What verify answers now: the stored record of this resource, whatever this generation declares, its chain as stored.
+  const { revoked, ancestors } = await gatherStatusFacts(reads, stored);
+  const status = planStatus({
+    namespace, generation: obj.metadata.generation, now, binding, record, refusals, stored, revoked, ancestors, ledgerIgnored: upserted?.agreement?.ledgerIgnored,
+  });
+  await report(ctx, DELEGATIONS, KIND, obj, status.fields, status.conditions);
 
+  const refused = refusals.length > 0;
+  const view = status.view;
   if (stored && record && (upserted?.created || upserted?.changed)) enqueueAgreementsOf(ctx, namespace, obj.metadata.name);
   if (stored?.revokedAt && !wasRevoked) enqueueBelow(ctx, stored.delegationId);
-  // A child declared before its parent was stored is judged again now.
-  else if (upserted?.created && record) enqueueBelow(ctx, record.delegation_id);
+  // A child declared before its parent was stored is judged again now, and so is every child
+  // of a parent that changed (suspended, narrowed, shortened): their Ready follows the stored parent.
+  else if ((upserted?.created || upserted?.changed) && record) enqueueBelow(ctx, record.delegation_id);
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND") || (refused && awaitingParent)) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
   return {};

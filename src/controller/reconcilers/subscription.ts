@@ -24,7 +24,7 @@ import { WEBHOOK_URL_PATTERN } from "../../core/crd/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
-import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
+import { UNBOUND_RETRY_MS, type Binding } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
 import { claimCount, claimRecord, claimsOf, releaseClaim } from "../../store/record-owners.js";
 import type { Pool } from "pg";
@@ -78,6 +78,33 @@ function usedElsewhere(ctx: ReconcileContext, self: WritResource, id: string): b
     .some((o) => o.metadata.uid !== self.metadata.uid && !o.metadata.deletionTimestamp && (storedRecordId(o) === id || o.status?.subscriptionId === id));
 }
 
+/** What the status of a Subscription is planned from (pure): the refusals, the binding and the subscription stored, if any. */
+export interface SubscriptionStatusFacts {
+  namespace: string;
+  generation: number | undefined;
+  binding: Binding;
+  refusals: readonly Refusal[];
+  spec: { agentId?: string; webhookUrl?: string };
+  subscriptionId: string | undefined;
+}
+
+/** The conditions and fields of a Subscription's status: Ready when the registry subscription exists and nothing is refused. */
+export function planSubscriptionStatus(f: SubscriptionStatusFacts): { conditions: DesiredCondition[]; fields: Record<string, unknown> } {
+  const { refusals, binding, subscriptionId, spec } = f;
+  const refused = refusals.length > 0;
+  const conditions: DesiredCondition[] = [
+    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and the agent is registered" }),
+    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${f.namespace} is bound to ${binding.orgId}` : "" }),
+    subscriptionId
+      ? { type: "Stored", status: "True", reason: "Stored", message: `registry subscription ${subscriptionId}` }
+      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? "NotStored", message: `generation ${f.generation ?? 0} is not stored` },
+    refused || !subscriptionId
+      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
+      : { type: "Ready", status: "True", reason: "Reconciled", message: `alerts about ${spec.agentId ?? ""} go to ${spec.webhookUrl ?? ""}` },
+  ];
+  return { conditions, fields: { phase: refused ? "Invalid" : subscriptionId ? "Ready" : "Pending", subscriptionId } };
+}
+
 /** Reconciles the Subscription `key` (`namespace/name`). */
 export async function reconcileSubscription(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
   const { namespace = "", name } = splitKey(key);
@@ -110,18 +137,8 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
     subscriptionId = subscription.subscription_id;
     await releaseOthers(ctx.pool, obj, binding.orgId, subscriptionId);
   }
-  const refused = refusals.length > 0;
-  const conditions: DesiredCondition[] = [
-    conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and the agent is registered" }),
-    conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
-    subscriptionId
-      ? { type: "Stored", status: "True", reason: "Stored", message: `registry subscription ${subscriptionId}` }
-      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? "NotStored", message: `generation ${obj.metadata.generation ?? 0} is not stored` },
-    refused || !subscriptionId
-      ? { type: "Ready", status: "False", reason: refusals[0]?.code ?? "NotStored", message: summary(refusals) || "not stored" }
-      : { type: "Ready", status: "True", reason: "Reconciled", message: `alerts about ${spec.agentId ?? ""} go to ${spec.webhookUrl ?? ""}` },
-  ];
-  await report(ctx, SUBSCRIPTIONS, KIND, obj, { phase: refused ? "Invalid" : subscriptionId ? "Ready" : "Pending", subscriptionId }, conditions);
+  const status = planSubscriptionStatus({ namespace, generation: obj.metadata.generation, binding, refusals, spec, subscriptionId });
+  await report(ctx, SUBSCRIPTIONS, KIND, obj, status.fields, status.conditions);
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND" || r.code === "AGENT_NOT_ACTIVE")) return { requeueAfterMs: UNBOUND_RETRY_MS };
   return {};
 }

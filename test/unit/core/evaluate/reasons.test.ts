@@ -185,7 +185,12 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 
 /** Codes decided outside the engine, by the verify path (tested in test/integration/verify*). */
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
-/** Decided by the controller when a manifest fails its schema (tested in test/e2e/controller*) or names a party without its registered key (test/integration/ack-parties-declared). */
+/**
+ * Registry codes decided by the controller when a manifest fails its schema (tested in
+ * test/e2e/controller*) or names a party without its registered key
+ * (test/integration/ack-parties-declared). The controller's own PascalCase lifecycle reasons are
+ * not codes of this union (src/controller/reasons.ts, test/unit/controller/reasons.test.ts).
+ */
 const CONTROLLER_CODES: ReasonCode[] = ["SPEC_INVALID", "NAMESPACE_NOT_BOUND", "ACKNOWLEDGEMENT_KEY_UNREGISTERED", "RECORD_NOT_OWNED"];
 /** Decided on agents' signed requests (src/core/httpsig, POST /v1/agents/verify-request): tested in test/unit/core/httpsig/request-signatures.test.ts and test/integration/signed-requests.test.ts. */
 const SIGNED_REQUEST_CODES: ReasonCode[] = [

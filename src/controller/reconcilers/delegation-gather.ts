@@ -1,0 +1,82 @@
+/**
+ * What the Delegation reconciler reads, behind one small interface (`DelegationReads`) so the
+ * gather steps run against Postgres in the controller and against a fake in unit tests.
+ *
+ * `gatherStoreFacts`: everything `planStore` judges a generation on (the namespace binding, the
+ * agent's organization, the record stored under the id, the stored owners of its ids, the
+ * stored delegations its chain cites), each read only when the plan can use it.
+ * `gatherStatusFacts`: what the status is judged on once any write is done (the revocations of
+ * a revoked record and its chain, the stored delegations the STORED record's links cite).
+ */
+import type { StoredAncestor } from "../../core/delegation/index.js";
+import type { Binding } from "../../sources/kubernetes/namespace-binding.js";
+import { loadDelegation, loadStoredChain, type StoredDelegation } from "../../store/delegations.js";
+import type { Queryable } from "../../store/pool.js";
+import { ownerOf, type RecordOwner } from "../../store/record-owners.js";
+import { revokedDelegationIds } from "../../store/status-reads.js";
+import type { DelegationCheck } from "./delegation-checks.js";
+import type { StoreFacts } from "./delegation-plan.js";
+
+/** The reads of the Delegation reconciler. */
+export interface DelegationReads {
+  /** The namespace's organization (or why it has none). */
+  binding(namespace: string): Promise<Binding>;
+  /** The organization the agent is registered to. */
+  agentOrg(agentId: string): Promise<string | undefined>;
+  /** The stored delegation `id`. */
+  delegation(id: string): Promise<StoredDelegation | undefined>;
+  /** The stored owner of record `id`. */
+  owner(kind: "delegation" | "agreement", id: string): Promise<RecordOwner | undefined>;
+  /** The stored delegations `ids` (in order, undefined where none is stored). */
+  storedChain(ids: readonly string[]): Promise<(StoredAncestor | undefined)[]>;
+  /** The ids among `ids` that the store lists as revoked. */
+  revokedIds(ids: readonly string[]): Promise<Set<string>>;
+}
+
+/** The reads against Postgres (`q`) and the namespace bindings. */
+export function pgDelegationReads(q: Queryable, bindings: Pick<DelegationReads, "binding" | "agentOrg">): DelegationReads {
+  return {
+    binding: (ns) => bindings.binding(ns),
+    agentOrg: (id) => bindings.agentOrg(id),
+    delegation: (id) => loadDelegation(q, id),
+    owner: (kind, id) => ownerOf(q, kind, id),
+    storedChain: (ids) => loadStoredChain(q, ids),
+    revokedIds: (ids) => revokedDelegationIds(q, ids),
+  };
+}
+
+/** Reads what `planStore` needs for `check` (a checked spec) of the resource `owner` in `namespace`. */
+export async function gatherStoreFacts(
+  reads: DelegationReads,
+  input: { namespace: string; now: number; check: DelegationCheck; declaredId: string | undefined; owner: RecordOwner },
+): Promise<StoreFacts> {
+  const binding = await reads.binding(input.namespace);
+  const facts: StoreFacts = { ...input, binding, owners: {} };
+  const record = input.check.record;
+  if (!binding.ok) return facts;
+  if (!record) {
+    if (input.declaredId === undefined) return facts;
+    facts.existing = await reads.delegation(input.declaredId);
+    if (facts.existing) facts.owners.delegation = await reads.owner("delegation", input.declaredId);
+    return facts;
+  }
+  const id = input.declaredId ?? record.delegation_id;
+  facts.agentOrg = await reads.agentOrg(record.agent.agent_id);
+  facts.existing = await reads.delegation(id);
+  facts.owners.delegation = await reads.owner("delegation", id);
+  if (record.intent_agreement) facts.owners.agreement = await reads.owner("agreement", record.intent_agreement.agreement_id);
+  if (record.delegation_chain.length > 0 && input.check.prepared) facts.ancestors = await reads.storedChain(record.delegation_chain.map((l) => l.delegation_id));
+  return facts;
+}
+
+/** What the status of `stored` is judged on: its revocations (when revoked) and its chain as stored. */
+export async function gatherStatusFacts(
+  reads: DelegationReads,
+  stored: StoredDelegation | undefined,
+): Promise<{ revoked: Set<string>; ancestors: (StoredAncestor | undefined)[] }> {
+  if (!stored) return { revoked: new Set(), ancestors: [] };
+  const links = stored.record.delegation_chain.map((l) => l.delegation_id);
+  const revoked = stored.revokedAt ? await reads.revokedIds([stored.delegationId, ...links]) : new Set<string>();
+  const ancestors = links.length > 0 ? await reads.storedChain(links) : [];
+  return { revoked, ancestors };
+}
