@@ -85,7 +85,6 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }, 240_000);
 
   afterAll(async () => {
-    if (process.env.CITUS_DEBUG) for (const s of serves) console.log(s.output().slice(-6000));
     for (const s of serves) await s.stop("SIGTERM", 10_000).catch(() => {});
     await pool?.end().catch(() => {});
     await cluster?.stop();
