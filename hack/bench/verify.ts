@@ -59,10 +59,11 @@
  * embedded Postgres of the same run, with the ratios R/b and R/L; the Postgres CPU column there
  * is the primary's alone (the standby's replay is not counted).
  *
- * With BENCH_CITUS=1, then a Citus cluster (../citus/cluster.ts: a coordinator and two workers
- * of Debian's PostgreSQL 15 with Citus, built by ../citus/provision.sh when missing), its
- * BENCH_CLUSTER_AGENTS agents seeded through a fresh `writ serve` on the coordinator, and the
- * ALLOW path (closed loop, then open loop at half its rate): (C), printed beside (b) with C/b
+ * With BENCH_CITUS=1, then the ALLOW path (closed loop, then open loop at half its rate; the
+ * database settled first) twice, each time BENCH_CLUSTER_AGENTS agents seeded through a fresh
+ * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
+ * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, Citus built by
+ * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
  * (goal >= 0.5) and the CPU and WAL bytes per ALLOW of each node. What is distributed today is
  * only the reference tables (docs/scale.md): every ALLOW is still a coordinator transaction.
  */
@@ -498,62 +499,81 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
   }
 }
 
-/** (C): the ALLOW path on a Citus coordinator with two workers (see the module comment). */
+/** One ALLOW-path measurement on `cluster` (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
+async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
+  const nodes = [cluster.coordinator, ...cluster.workers];
+  const admin = randomBytes(24).toString("base64url");
+  const env = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+  const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
+  const serve = started.child;
+  try {
+    const seeded = await seed(started.url, cluster.url(), admin, CLUSTER_AGENTS, { prefix });
+    const agents = seeded.agents;
+    const token = seeded.operatorKey;
+    await untilAllowing(started.url, token, agents[0] as SeededAgent);
+    await drive(started.url, token, agents, { amount: 1, maxRequests: agents.length, seconds: 120 });
+    await drive(started.url, token, agents, { amount: 1, seconds: 3 });
+    await settlePostgres(cluster.url());
+    // CPU of every node's postmaster tree and its WAL position, around the closed loop.
+    const wal = () => Promise.all(nodes.map((n) => cluster.withClient(async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"), n)));
+    const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
+    pgPid = cluster.coordinator.postmaster?.pid;
+    const [w0, c0] = [await wal(), await cpu()];
+    const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
+    const [w1, c1] = [await wal(), await cpu()];
+    expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
+    const rate = Math.max(1, Math.round(full.perSecond / 2));
+    const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
+    expectOnly(`ALLOW path at half load (${prefix})`, half, "ALLOW");
+    const perNode = nodes.map((n, i) => {
+      const walBytes = Number((w1[i] as bigint) - (w0[i] as bigint));
+      const cpuS = (c1[i] ?? 0) - (c0[i] ?? 0);
+      return `  ${prefix} ${n.name.padEnd(12)} per ALLOW: CPU ${fmt((cpuS * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(walBytes / Math.max(1, full.requests))} bytes`;
+    });
+    return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), agents) };
+  } finally {
+    await stopChild(serve);
+    pgPid = undefined;
+  }
+}
+
+/** (P) and (C): the ALLOW path on PostgreSQL 15 alone and on a Citus coordinator with two workers (see the module comment). */
 async function citusRuns(single: Measured, singleHalf: Measured, singleHalfRate: number): Promise<void> {
   const tools = provisionCitus();
   if (!tools) {
     console.log("\n(C) skipped: Citus is not installed and its source is not there (hack/citus/provision.sh, WRIT_CITUS_SOURCE)");
     return;
   }
+  let plain: CitusCluster | undefined;
   let cluster: CitusCluster | undefined;
-  let serve: ChildProcess | undefined;
   try {
+    plain = await startCitusCluster({ tools, plain: true, parameters: PG_SETTINGS });
+    const p = await allowOn(plain, "pg15");
+    await plain.stop();
+    plain = undefined;
     const t0 = performance.now();
     cluster = await startCitusCluster({ tools, parameters: PG_SETTINGS });
-    const c = cluster;
     console.log("");
-    console.log(`Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${c.coordinator.port}, workers ${c.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
-    const nodes = [c.coordinator, ...c.workers];
-    const admin = randomBytes(24).toString("base64url");
-    const env = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: c.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
-    const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
-    serve = started.child;
-    const seeded = await seed(started.url, c.url(), admin, CLUSTER_AGENTS, { prefix: "citus" });
-    const agents = seeded.agents;
-    const token = seeded.operatorKey;
-    await untilAllowing(started.url, token, agents[0] as SeededAgent);
-    await drive(started.url, token, agents, { amount: 1, maxRequests: agents.length, seconds: 120 });
-    await drive(started.url, token, agents, { amount: 1, seconds: 3 });
-    // CPU of every node's postmaster tree and its WAL position, before and after the closed loop.
-    const wal = () => Promise.all(nodes.map((n) => c.withClient(async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"), n)));
-    const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
-    pgPid = c.coordinator.postmaster?.pid;
-    const [w0, c0] = [await wal(), await cpu()];
-    const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
-    const [w1, c1] = [await wal(), await cpu()];
-    expectOnly("Citus ALLOW path", full, "ALLOW");
-    const rate = Math.max(1, Math.round(full.perSecond / 2));
-    const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
-    expectOnly("Citus ALLOW path at half load", half, "ALLOW");
+    console.log(`Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
+    const c = await allowOn(cluster, "citus");
     console.log(line("(b) verify, ALLOW path, single Postgres", single));
-    console.log(line("(C) ALLOW, Citus coordinator + 2 workers", full));
+    console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
+    console.log(line("(C) ALLOW, Citus coordinator + 2 workers", c.full));
     console.log(line(`(b) at half load (${fmt(singleHalfRate)} req/s)`, singleHalf));
-    console.log(line(`(C) at half load (${fmt(rate)} req/s)`, half));
-    const ratio = full.perSecond / single.perSecond;
+    console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
+    console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));
     console.log("");
-    console.log(`C/b = ${fmt(ratio, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${ratio >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over the single embedded Postgres)`);
-    nodes.forEach((n, i) => {
-      const walBytes = Number((w1[i] as bigint) - (w0[i] as bigint));
-      const cpuS = (c1[i] ?? 0) - (c0[i] ?? 0);
-      console.log(`  ${n.name.padEnd(12)} per ALLOW: CPU ${fmt((cpuS * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(walBytes / Math.max(1, full.requests))} bytes`);
-    });
-    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, Citus ${fmt(half.p99, 2)} ms`);
-    console.log(`(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)`);
-    console.log(await checkLedgers(c.url(), agents));
+    const cp = c.full.perSecond / p.full.perSecond;
+    console.log(`C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`);
+    console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
+    for (const l of [...p.perNode, ...c.perNode]) console.log(l);
+    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`);
+    console.log("(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)");
+    console.log(`PostgreSQL 15: ${p.ledgers}`);
+    console.log(`Citus: ${c.ledgers}`);
   } finally {
-    await stopChild(serve);
+    await plain?.stop();
     await cluster?.stop();
-    pgPid = undefined;
   }
 }
 

@@ -103,6 +103,11 @@ export interface CitusClusterOptions {
   log?: (line: string) => void;
   /** Tools from `provisionCitus` (run here when not given). */
   tools?: CitusTools;
+  /**
+   * A plain PostgreSQL 15 of the same binaries instead, for comparisons: the coordinator alone
+   * (`workers` ignored), without Citus loaded or the extension created.
+   */
+  plain?: boolean;
 }
 
 function run(cmd: string, args: string[], opts: { uid?: number; gid?: number; env: NodeJS.ProcessEnv }): Promise<void> {
@@ -161,10 +166,9 @@ export async function startCitusCluster(opts: CitusClusterOptions = {}): Promise
       port: node.port,
       listen_addresses: "127.0.0.1",
       unix_socket_directories: join(root, node.name),
-      shared_preload_libraries: "citus",
       max_connections: 200,
       // The cluster is a test fixture: no telemetry call home (the machines reach no such host).
-      "citus.enable_statistics_collection": "off",
+      ...(opts.plain ? {} : { shared_preload_libraries: "citus", "citus.enable_statistics_collection": "off" }),
       ...opts.parameters,
     }).flatMap(([k, v]) => ["-c", `${k}=${String(v)}`]);
 
@@ -227,7 +231,7 @@ export async function startCitusCluster(opts: CitusClusterOptions = {}): Promise
     await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
     await writeFile(pgpass, `127.0.0.1:*:*:postgres:${password.replace(/[\\:]/g, "\\$&")}\n`, { mode: 0o600 });
     if (uid !== undefined && gid !== undefined) for (const f of [root, pwfile, pgpass]) await chown(f, uid, gid);
-    const count = opts.workers ?? 2;
+    const count = opts.plain ? 0 : (opts.workers ?? 2);
     for (let i = 0; i <= count; i++) {
       const name = i === 0 ? "coordinator" : `worker${i}`;
       const dir = join(root, name);
@@ -247,10 +251,10 @@ export async function startCitusCluster(opts: CitusClusterOptions = {}): Promise
     await Promise.all(
       nodes.map(async (n) => {
         await withClient((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(database)}`), n, "postgres");
-        await withClient((c) => c.query("CREATE EXTENSION citus"), n);
+        if (!opts.plain) await withClient((c) => c.query("CREATE EXTENSION citus"), n);
       }),
     );
-    await withClient(async (c) => {
+    if (!opts.plain) await withClient(async (c) => {
       await c.query("SELECT citus_set_coordinator_host('127.0.0.1', $1)", [cluster.coordinator.port]);
       for (const w of cluster.workers) await c.query("SELECT citus_add_node('127.0.0.1', $1)", [w.port]);
     });

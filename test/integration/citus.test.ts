@@ -115,7 +115,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     expect(others.rows).toEqual([]);
     // The layout is idempotent: migrating again changes nothing.
     expect(await migrate(cluster.url())).toEqual([]);
-  });
+  }, 60_000);
 
   it("answers a verify of a sample agent through both processes: ALLOW within the budget, then DENY", async () => {
     await storeAgreement(world, { mandates: [mandate(world.agentId, "i1", { maximum_amount: 10, cumulative_maximum: 20 })] });
@@ -132,7 +132,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       [world.agentId],
     );
     expect(rows[0]?.n).toBe(2);
-  });
+  }, 60_000);
 
   it("refuses a key revoked through one process in the other at once (the change notice on a Citus coordinator)", async () => {
     const [a, b] = serves as [ServeProcess, ServeProcess];
@@ -149,5 +149,5 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(status).toBe(401);
-  });
+  }, 60_000);
 });
