@@ -66,6 +66,7 @@
  * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
  * (goal >= 0.5) and the CPU and WAL bytes per ALLOW of each node. What is distributed today is
  * only the reference tables (docs/scale.md): every ALLOW is still a coordinator transaction.
+ * BENCH_ONLY=citus runs (P) and (C) alone.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -100,6 +101,7 @@ const CITUS = process.env.BENCH_CITUS === "1";
 const GOAL_CITUS_RATIO = 0.5;
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
+const ONLY_CITUS = process.env.BENCH_ONLY === "citus";
 const RUN_FROM = process.env.BENCH_RUN_FROM === "src" ? "src" : "dist";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
@@ -306,6 +308,7 @@ function buildIfCompiled(): void {
 
 async function main(): Promise<void> {
   buildIfCompiled();
+  if (ONLY_CITUS) return citusRuns(undefined, undefined, undefined);
   const loadAtStart = loadavg()[0] ?? 0;
   const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-verify-"));
   const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), "writ-bench-verify-prof-")) : null;
@@ -538,7 +541,7 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
 }
 
 /** (P) and (C): the ALLOW path on PostgreSQL 15 alone and on a Citus coordinator with two workers (see the module comment). */
-async function citusRuns(single: Measured, singleHalf: Measured, singleHalfRate: number): Promise<void> {
+async function citusRuns(single: Measured | undefined, singleHalf: Measured | undefined, singleHalfRate: number | undefined): Promise<void> {
   const tools = provisionCitus();
   if (!tools) {
     console.log("\n(C) skipped: Citus is not installed and its source is not there (hack/citus/provision.sh, WRIT_CITUS_SOURCE)");
@@ -556,18 +559,18 @@ async function citusRuns(single: Measured, singleHalf: Measured, singleHalfRate:
     console.log("");
     console.log(`Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
     const c = await allowOn(cluster, "citus");
-    console.log(line("(b) verify, ALLOW path, single Postgres", single));
+    if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
     console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
     console.log(line("(C) ALLOW, Citus coordinator + 2 workers", c.full));
-    console.log(line(`(b) at half load (${fmt(singleHalfRate)} req/s)`, singleHalf));
+    if (singleHalf) console.log(line(`(b) at half load (${fmt(singleHalfRate ?? 0)} req/s)`, singleHalf));
     console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
     console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));
     console.log("");
     const cp = c.full.perSecond / p.full.perSecond;
     console.log(`C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`);
-    console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
+    if (single) console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
     for (const l of [...p.perNode, ...c.perNode]) console.log(l);
-    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`);
+    console.log(`p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`);
     console.log("(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)");
     console.log(`PostgreSQL 15: ${p.ledgers}`);
     console.log(`Citus: ${c.ledgers}`);
