@@ -99,6 +99,7 @@ export default defineConfig({
           { text: "Overview", link: "/operations/" },
           { text: "Kubernetes and Helm", link: "/operations/kubernetes" },
           { text: "Replicated Postgres (HA)", link: "/operations/replicated-postgres" },
+          { text: "Scale out on Citus", link: "/scale" },
           { text: "Upgrading", link: "/operations/upgrading" },
           { text: "Troubleshooting", link: "/operations/troubleshooting" },
           { text: "Retention", link: "/retention" },

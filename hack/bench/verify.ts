@@ -58,6 +58,15 @@
  * ALLOW answered once the standby has applied its entry). Printed beside (b), the single
  * embedded Postgres of the same run, with the ratios R/b and R/L; the Postgres CPU column there
  * is the primary's alone (the standby's replay is not counted).
+ *
+ * With BENCH_CITUS=1, then the ALLOW path (closed loop, then open loop at half its rate; the
+ * database settled first) twice, each time BENCH_CLUSTER_AGENTS agents seeded through a fresh
+ * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
+ * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, Citus built by
+ * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
+ * (goal >= 0.5) and the CPU and WAL bytes per ALLOW of each node. What is distributed today is
+ * only the reference tables (docs/scale.md): every ALLOW is still a coordinator transaction.
+ * BENCH_ONLY=citus runs (P) and (C) alone.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -72,6 +81,7 @@ import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
 import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
+import { provisionCitus, startCitusCluster, type CitusCluster } from "../citus/cluster.js";
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
@@ -87,8 +97,11 @@ const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
 const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
+const CITUS = process.env.BENCH_CITUS === "1";
+const GOAL_CITUS_RATIO = 0.5;
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
+const ONLY_CITUS = process.env.BENCH_ONLY === "citus";
 const RUN_FROM = process.env.BENCH_RUN_FROM === "src" ? "src" : "dist";
 /** writ serve's pool size (createPool's default). */
 const SERVE_POOL_SIZE = 10;
@@ -295,6 +308,7 @@ function buildIfCompiled(): void {
 
 async function main(): Promise<void> {
   buildIfCompiled();
+  if (ONLY_CITUS) return citusRuns(undefined, undefined, undefined);
   const loadAtStart = loadavg()[0] ?? 0;
   const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-verify-"));
   const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), "writ-bench-verify-prof-")) : null;
@@ -421,6 +435,11 @@ async function main(): Promise<void> {
       serve = undefined;
       await clusterRuns(allow, half, halfRate);
     }
+    if (CITUS) {
+      await stopChild(serve);
+      serve = undefined;
+      await citusRuns(allow, half, halfRate);
+    }
   } finally {
     await stopChild(echo);
     await stopChild(serve);
@@ -479,6 +498,84 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
     console.log(await checkLedgers(cluster.nodeUrl(standby), seeded?.agents ?? []).then((t) => `on the standby ${standby.name}: ${t}`));
   } finally {
     await stopChild(serve);
+    await cluster?.stop();
+  }
+}
+
+/** One ALLOW-path measurement on `cluster` (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
+async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
+  const nodes = [cluster.coordinator, ...cluster.workers];
+  const admin = randomBytes(24).toString("base64url");
+  const env = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+  const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
+  const serve = started.child;
+  try {
+    const seeded = await seed(started.url, cluster.url(), admin, CLUSTER_AGENTS, { prefix });
+    const agents = seeded.agents;
+    const token = seeded.operatorKey;
+    await untilAllowing(started.url, token, agents[0] as SeededAgent);
+    await drive(started.url, token, agents, { amount: 1, maxRequests: agents.length, seconds: 120 });
+    await drive(started.url, token, agents, { amount: 1, seconds: 3 });
+    await settlePostgres(cluster.url());
+    // CPU of every node's postmaster tree and its WAL position, around the closed loop.
+    const wal = () => Promise.all(nodes.map((n) => cluster.withClient(async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"), n)));
+    const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
+    pgPid = cluster.coordinator.postmaster?.pid;
+    const [w0, c0] = [await wal(), await cpu()];
+    const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
+    const [w1, c1] = [await wal(), await cpu()];
+    expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
+    const rate = Math.max(1, Math.round(full.perSecond / 2));
+    const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
+    expectOnly(`ALLOW path at half load (${prefix})`, half, "ALLOW");
+    const perNode = nodes.map((n, i) => {
+      const walBytes = Number((w1[i] as bigint) - (w0[i] as bigint));
+      const cpuS = (c1[i] ?? 0) - (c0[i] ?? 0);
+      return `  ${prefix} ${n.name.padEnd(12)} per ALLOW: CPU ${fmt((cpuS * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(walBytes / Math.max(1, full.requests))} bytes`;
+    });
+    return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), agents) };
+  } finally {
+    await stopChild(serve);
+    pgPid = undefined;
+  }
+}
+
+/** (P) and (C): the ALLOW path on PostgreSQL 15 alone and on a Citus coordinator with two workers (see the module comment). */
+async function citusRuns(single: Measured | undefined, singleHalf: Measured | undefined, singleHalfRate: number | undefined): Promise<void> {
+  const tools = provisionCitus();
+  if (!tools) {
+    console.log("\n(C) skipped: Citus is not installed and its source is not there (hack/citus/provision.sh, WRIT_CITUS_SOURCE)");
+    return;
+  }
+  let plain: CitusCluster | undefined;
+  let cluster: CitusCluster | undefined;
+  try {
+    plain = await startCitusCluster({ tools, plain: true, parameters: PG_SETTINGS });
+    const p = await allowOn(plain, "pg15");
+    await plain.stop();
+    plain = undefined;
+    const t0 = performance.now();
+    cluster = await startCitusCluster({ tools, parameters: PG_SETTINGS });
+    console.log("");
+    console.log(`Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
+    const c = await allowOn(cluster, "citus");
+    if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
+    console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
+    console.log(line("(C) ALLOW, Citus coordinator + 2 workers", c.full));
+    if (singleHalf) console.log(line(`(b) at half load (${fmt(singleHalfRate ?? 0)} req/s)`, singleHalf));
+    console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
+    console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));
+    console.log("");
+    const cp = c.full.perSecond / p.full.perSecond;
+    console.log(`C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`);
+    if (single) console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
+    for (const l of [...p.perNode, ...c.perNode]) console.log(l);
+    console.log(`p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`);
+    console.log("(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)");
+    console.log(`PostgreSQL 15: ${p.ledgers}`);
+    console.log(`Citus: ${c.ledgers}`);
+  } finally {
+    await plain?.stop();
     await cluster?.stop();
   }
 }

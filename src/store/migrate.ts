@@ -12,9 +12,13 @@
  * Concurrency: two processes starting together serialise on a session-level Postgres advisory
  * lock (`LOCK_IDS.migrations`); the second waits, then finds nothing left to run. (The
  * runner's own lock is a try-lock that fails instead of waiting, so it is turned off.)
+ *
+ * On a Citus coordinator the migrations are followed, under the same lock, by the Citus layout
+ * (./citus.ts: the reference tables; WRIT_CITUS); on plain Postgres that step does nothing.
  */
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
+import { applyCitusLayout, citusModeFromEnv } from "./citus.js";
 import { newClient } from "./cluster.js";
 import { isDbUnavailable } from "./db-errors.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
@@ -44,6 +48,7 @@ export interface MigrateLog {
 
 /** Applies every pending migration to `databaseUrl`; returns the names applied, in order. */
 export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<string[]> {
+  const citusMode = citusModeFromEnv(process.env);
   const client = newClient(databaseUrl, { application_name: "writ-migrate" });
   await client.connect();
   try {
@@ -62,6 +67,8 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
       // prefixes (it then orders them numerically, as wanted); real failures throw instead.
       logger: { debug: () => {}, info, warn: info, error: () => {} },
     });
+    const layout = await applyCitusLayout(client, citusMode);
+    if (layout.madeReference.length > 0) info(`citus ${layout.citus}: reference tables ${layout.madeReference.join(", ")}`);
     return ran.map((m) => m.name);
   } finally {
     await client.query("SELECT pg_advisory_unlock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]).catch(() => {});

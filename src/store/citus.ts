@@ -1,0 +1,73 @@
+/**
+ * Writ on a Citus cluster (docs/scale.md): after the migrations, on a database where the `citus`
+ * extension is installed and which is the cluster's coordinator, the shared tables that no
+ * per-agent table is linked to are made Citus reference tables (a copy on every node, written
+ * on all of them in one transaction). On plain Postgres (no `citus` extension) nothing happens:
+ * the same migrations and code run on both.
+ *
+ * What is distributed now, and what is not yet (docs/scale.md, "What runs on Citus today"):
+ * only `CITUS_REFERENCE_TABLES`. Every other table stays a plain table on the coordinator. The
+ * other shared tables (organizations, API keys, issuer and acknowledgement keys) cannot be
+ * reference tables yet: a foreign-key path (orgs <- issuer_keys <- mandates -> delegations,
+ * agreements -> ledger, spend totals) makes Citus turn the per-agent tables into "Citus local
+ * tables", where the spend read's SQL function `writ_subtree_spend` is refused ("parameterized
+ * queries for SQL functions referencing distributed tables are not supported"), and their
+ * change-notice triggers would NOTIFY inside the workers' prepared transactions ("cannot
+ * PREPARE a transaction that has executed LISTEN, UNLISTEN, or NOTIFY").
+ *
+ * Setting: WRIT_CITUS = `auto` (default: lay the tables out when Citus is there), `off` (never:
+ * the tables stay plain local tables even on a Citus coordinator).
+ */
+import type { ClientBase } from "pg";
+
+/** The reference tables: exchange rates and the delegation revocation markers (no foreign keys, no triggers). */
+export const CITUS_REFERENCE_TABLES = ["fx_rates", "delegation_revocations"] as const;
+
+/** WRIT_CITUS. */
+export type CitusMode = "auto" | "off";
+
+/** WRIT_CITUS of `env`; an unknown value throws (it names the variable and what it accepts). */
+export function citusModeFromEnv(env: NodeJS.ProcessEnv): CitusMode {
+  const raw = env.WRIT_CITUS?.trim();
+  if (raw === undefined || raw === "" || raw === "auto") return "auto";
+  if (raw === "off") return "off";
+  throw new Error(`WRIT_CITUS must be auto or off, not ${JSON.stringify(raw.slice(0, 40))}`);
+}
+
+/** What `applyCitusLayout` found and did. */
+export interface CitusLayout {
+  /** The citus extension's version in this database, or null (plain Postgres). */
+  citus: string | null;
+  /** Whether this database is the cluster's coordinator (false without Citus). */
+  coordinator: boolean;
+  /** Tables made reference tables by this call. */
+  madeReference: string[];
+}
+
+/**
+ * Makes `CITUS_REFERENCE_TABLES` reference tables when Citus is installed here and this is the
+ * coordinator; tables that already are (a second process, a restart) are left as they are.
+ * Runs in one transaction on `client` (the caller holds the migration lock).
+ */
+export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Promise<CitusLayout> {
+  const { rows } = await client.query<{ v: string | null }>("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS v");
+  const citus = rows[0]?.v ?? null;
+  if (citus === null || mode === "off") return { citus, coordinator: false, madeReference: [] };
+  const coord = await client.query<{ c: boolean }>("SELECT citus_is_coordinator() AS c");
+  if (coord.rows[0]?.c !== true) return { citus, coordinator: false, madeReference: [] };
+  const madeReference: string[] = [];
+  await client.query("BEGIN");
+  try {
+    for (const table of CITUS_REFERENCE_TABLES) {
+      const { rowCount } = await client.query("SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass AND partmethod = 'n' AND repmodel = 't'", [table]);
+      if (rowCount) continue;
+      await client.query("SELECT create_reference_table($1)", [table]);
+      madeReference.push(table);
+    }
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  }
+  return { citus, coordinator: true, madeReference };
+}

@@ -1,0 +1,153 @@
+/**
+ * Writ on a real Citus cluster (hack/citus/cluster.ts): a coordinator and two workers of
+ * Debian's PostgreSQL 15 with Citus 13.2, built from ../shared/engines/citus by
+ * hack/citus/provision.sh when missing (.ci/run runs it first). Two `writ serve` processes are
+ * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout makes the shared
+ * tables it can reference tables (src/store/citus.ts); a verify of a sample agent then
+ * round-trips through both processes, and a key revoked through one is refused by the other at
+ * once (the change notice still reaches every process). Plain Postgres is left alone (the rest
+ * of the suite runs on it).
+ */
+import { randomBytes } from "node:crypto";
+import type { Pool } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
+import { CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
+import { migrate } from "../../src/store/migrate.js";
+import { createPool } from "../../src/store/pool.js";
+import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
+import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
+import { action, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
+
+// Skipped only when Citus is neither installed nor buildable here (its source folder is not
+// beside the repository, WRIT_CITUS_SOURCE): .ci/run builds it, so in CI these tests run.
+const tools = provisionCitus();
+
+describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 workers)", () => {
+  let cluster: CitusCluster;
+  let pool: Pool;
+  const serves: ServeProcess[] = [];
+  const admin = `admin-${randomBytes(16).toString("hex")}`;
+  let world: VerifyWorld;
+
+  async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const r = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+    const text = await r.text();
+    return { status: r.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: r.headers };
+  }
+
+  beforeAll(async () => {
+    cluster = await startCitusCluster({ tools: tools ?? undefined, parameters: { "citus.shard_count": 4, fsync: "off" } });
+    const env = { DATABASE_URL: cluster.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
+    serves.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
+    pool = createPool(cluster.url(), { max: 3 });
+    const a = serves[0] as ServeProcess;
+    // A registry world over the first process, shaped as the verify helpers want it.
+    const registry = {
+      admin,
+      db: { pool, url: cluster.url(), name: cluster.database, drop: async () => {} },
+      call: (method: string, path: string, token?: string | null, body?: unknown) => call(a.url, method, path, token ?? null, body),
+      async createOrg(orgType: string) {
+        const r = await call(a.url, "POST", "/v1/orgs", admin, { name: `org ${orgType}`, org_type: orgType });
+        if (r.status !== 201) throw new Error(`createOrg: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body.org_id as string;
+      },
+      async issueKey(orgId: string) {
+        const r = await call(a.url, "POST", `/v1/orgs/${orgId}/keys`, admin, { name: "test key" });
+        if (r.status !== 201) throw new Error(`issueKey: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body as { key_id: string; token: string };
+      },
+      async registerAgent(token: string) {
+        const agent_id = `agent-${randomBytes(5).toString("hex")}`;
+        const r = await call(a.url, "POST", "/v1/agents", token, { agent_id, principal_id: `prn_${randomBytes(6).toString("hex")}`, verification_level: "operator_verified", public_key: freshPublicKey() });
+        if (r.status !== 201) throw new Error(`registerAgent: ${r.status} ${JSON.stringify(r.body)}`);
+        return { agent_id, fingerprint: r.body.fingerprint as string, answer: r };
+      },
+    } as unknown as RegistryWorld;
+    // The first org creation waits for the migrations (the API answers 503 before them).
+    const deadline = Date.now() + 60_000;
+    let operatorOrg: string | null = null;
+    while (operatorOrg === null) {
+      try {
+        operatorOrg = await registry.createOrg("agent_operator");
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const { token } = await registry.issueKey(operatorOrg);
+    const { agent_id } = await registry.registerAgent(token);
+    const psp = await paymentParty(registry, "processor_psp", "psp");
+    world = { ...registry, operatorOrg, operatorKey: token, agentId: agent_id, psp } as unknown as VerifyWorld;
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const s of serves) await s.stop("SIGTERM", 10_000).catch(() => {});
+    await pool?.end().catch(() => {});
+    await cluster?.stop();
+  }, 60_000);
+
+  it("migrates the coordinator and makes the rates and revocation markers reference tables, with a copy on every worker", async () => {
+    const { rows } = await pool.query<{ t: string; kind: string }>(
+      "SELECT table_name::text AS t, citus_table_type AS kind FROM citus_tables WHERE table_name::text = ANY($1::text[]) ORDER BY 1",
+      [[...CITUS_REFERENCE_TABLES]],
+    );
+    expect(rows).toEqual([...CITUS_REFERENCE_TABLES].sort().map((t) => ({ t, kind: "reference" })));
+    // Every worker holds a placement of each reference table's shard.
+    const placed = await pool.query<{ t: string; nodes: number }>(
+      `SELECT s.logicalrelid::text AS t, count(DISTINCT p.groupid)::int AS nodes
+         FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n ON n.groupid = p.groupid
+        WHERE s.logicalrelid::text = ANY($1::text[]) AND n.noderole = 'primary' AND n.groupid <> 0 GROUP BY 1 ORDER BY 1`,
+      [[...CITUS_REFERENCE_TABLES]],
+    );
+    expect(placed.rows).toEqual([...CITUS_REFERENCE_TABLES].sort().map((t) => ({ t, nodes: cluster.workers.length })));
+    // A revocation marker written on the coordinator is on every worker's copy.
+    await pool.query("INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id) VALUES ('del-citus-probe', now(), 'test', 'test', 'del-citus-probe')");
+    for (const w of cluster.workers) {
+      const n = await cluster.withClient((c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations WHERE delegation_id = 'del-citus-probe'"), w);
+      expect(n.rows[0]?.n, w.name).toBe(1);
+    }
+    // Every other table is a plain table of the coordinator (docs/scale.md: not distributed yet).
+    const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [[...CITUS_REFERENCE_TABLES]]);
+    expect(others.rows).toEqual([]);
+    // The layout is idempotent: migrating again changes nothing.
+    expect(await migrate(cluster.url())).toEqual([]);
+  }, 60_000);
+
+  it("answers a verify of a sample agent through both processes: ALLOW within the budget, then DENY", async () => {
+    await storeAgreement(world, { mandates: [mandate(world.agentId, "i1", { maximum_amount: 10, cumulative_maximum: 20 })] });
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    await untilAllowing(a.url, world.agentId, world.operatorKey); // spends 1 of 20
+    const first = await call(b.url, "POST", "/v1/verify", world.operatorKey, { agent_id: world.agentId, action: action({ amount: 10 }) });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ verdict: "ALLOW" });
+    const over = await call(a.url, "POST", "/v1/verify", world.operatorKey, { agent_id: world.agentId, action: action({ amount: 10 }) });
+    expect(over.status, JSON.stringify(over.body)).toBe(200);
+    expect(over.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
+    const { rows } = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM ledger_entries e JOIN agreements g USING (agreement_id) WHERE g.agent_id = $1 AND e.outcome = 'allowed'",
+      [world.agentId],
+    );
+    expect(rows[0]?.n).toBe(2);
+  }, 60_000);
+
+  it("refuses a key revoked through one process in the other at once (the change notice on a Citus coordinator)", async () => {
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    const { key_id, token } = await world.issueKey(world.operatorOrg);
+    // Both processes have the key cached.
+    for (const s of serves) expect((await call(s.url, "GET", `/v1/orgs/${world.operatorOrg}/keys`, token)).status).toBe(200);
+    expect((await call(a.url, "DELETE", `/v1/orgs/${world.operatorOrg}/keys/${key_id}`, admin)).status).toBe(200);
+    // The notice travels asynchronously: bounded polling, not a sleep.
+    const deadline = Date.now() + 10_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await call(b.url, "GET", `/v1/orgs/${world.operatorOrg}/keys`, token)).status;
+      if (status === 401) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(401);
+  }, 60_000);
+});
