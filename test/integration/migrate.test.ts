@@ -175,7 +175,7 @@ describe("0220_mandate_hash", () => {
   });
 });
 
-describe("0190_denial_index", () => {
+describe("0190_denial_index and 0280_rules_in_one_place", () => {
   it("the burst rule's count of an agent's DENYs reads the partial index, which holds only the DENYs that count", async () => {
     const client = await db.pool.connect();
     try {
@@ -185,7 +185,7 @@ describe("0190_denial_index", () => {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${AGENT_SNAPSHOT_SQL}`, ["ag-1", 60, 5]);
       expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("verify_decisions_agent_recent");
       const { rows: def } = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'verify_decisions_agent_recent'");
-      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(\\(decision -> '${BURST_EXEMPT}'::text\\) IS NULL\\)\\)$`));
+      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(NOT ${BURST_EXEMPT}\\)\\)$`));
     } finally {
       await client.query("ROLLBACK");
       client.release();
