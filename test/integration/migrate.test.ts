@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { runner } from "node-pg-migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
+import { FUNCTIONS_DIR, migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
 import { AGENT_SNAPSHOT_SQL, BURST_EXEMPT } from "../../src/store/verify-reads.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -190,5 +191,60 @@ describe("0190_denial_index and 0280_rules_in_one_place", () => {
       await client.query("ROLLBACK");
       client.release();
     }
+  });
+});
+
+describe("0280_rules_in_one_place", () => {
+  let old: TestDatabase;
+  afterAll(async () => {
+    await old?.drop();
+  });
+  const steps = (url: string, direction: "up" | "down", count: number) =>
+    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+
+  it("moves the burst flag out of the stored answers into the column burst_exempt, and back on the way down", async () => {
+    old = await createTestDatabase({ migrate: false });
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    const before = files.indexOf("0280_rules_in_one_place.sql");
+    expect(before).toBeGreaterThan(0);
+    await steps(old.url, "up", before);
+    const h = `sha256:${"9".repeat(64)}`;
+    await old.pool.query(
+      `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
+       VALUES ('ag-1', 'exempt', NULL, $1, '{"verdict":"DENY","burst_exempt":true}'), ('ag-1', 'counted', NULL, $1, '{"verdict":"DENY"}')`,
+      [h],
+    );
+    await steps(old.url, "up", 1);
+    const { rows } = await old.pool.query("SELECT action_id, decision, burst_exempt FROM verify_decisions ORDER BY action_id");
+    expect(rows).toEqual([
+      { action_id: "counted", decision: { verdict: "DENY" }, burst_exempt: false },
+      { action_id: "exempt", decision: { verdict: "DENY" }, burst_exempt: true },
+    ]);
+    await steps(old.url, "down", 1);
+    const back = await old.pool.query("SELECT action_id, decision FROM verify_decisions ORDER BY action_id");
+    expect(back.rows).toEqual([
+      { action_id: "counted", decision: { verdict: "DENY" } },
+      { action_id: "exempt", decision: { verdict: "DENY", burst_exempt: true } },
+    ]);
+    const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
+    expect(fn.rows[0]?.d).toContain("delegation_mixed");
+  });
+});
+
+describe("SQL functions (src/store/sql/functions)", () => {
+  it("has one file per function, named after it, and every migrate puts back the file's body", async () => {
+    const files = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    expect(files.length).toBeGreaterThan(5);
+    for (const f of files) {
+      const text = readFileSync(join(FUNCTIONS_DIR, f), "utf8");
+      expect(text.match(/CREATE OR REPLACE FUNCTION (\w+)\(/g), f).toEqual([`CREATE OR REPLACE FUNCTION ${f.replace(/\.sql$/, "")}(`]);
+    }
+    // Another body, as an old migration would leave it; migrate (nothing left to migrate) restores the file's.
+    await db.pool.query("CREATE OR REPLACE FUNCTION writ_is_sha256(v text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT true $$");
+    expect(await migrate(db.url)).toEqual([]);
+    const { rows } = await db.pool.query<{ ok: boolean; bad: boolean }>("SELECT writ_is_sha256($1) AS ok, writ_is_sha256('sha256:xyz') AS bad", [`sha256:${"a".repeat(64)}`]);
+    expect(rows[0]).toEqual({ ok: true, bad: false });
+    const spend = await db.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
+    expect(spend.rows[0]?.d).toContain("delegation_spend jsonb");
   });
 });
