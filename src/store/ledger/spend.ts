@@ -74,6 +74,7 @@ import type { HashString } from "../../core/canonical/index.js";
 import type { ReasonCode } from "../../core/evaluate/index.js";
 import { addSpend, checkBudget, spentIn } from "../../core/money/budget.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
@@ -176,20 +177,23 @@ interface Totals {
   delegationSpent: bigint | undefined;
 }
 
+/** An id the spend transaction can store: a non-empty string without NUL (the core's text rule). */
+const storableId = (v: unknown): v is string => typeof v === "string" && v.length > 0 && !hasNul(v);
+
 function checkInput(s: AllowedSpend): void {
   const bad = (why: string) => new RecordStoreError("SPEND_INVALID", why);
   for (const [k, v] of [["agreementId", s.agreementId], ["intentId", s.intentId], ["actionId", s.actionId]] as const) {
     if (typeof v !== "string" || v.length === 0 || v.length > 256) throw bad(`${k} must be 1 to 256 characters`);
-    if (v.includes("\u0000")) throw bad(`${k} must not contain NUL`);
+    if (hasNul(v)) throw bad(`${k} must not contain NUL`);
   }
   if (!isCurrency(s.currency)) throw bad("currency must be an ISO 4217 code");
   if (typeof s.amountMinor !== "bigint" || s.amountMinor < 0n) throw bad("amountMinor must be a bigint at or above 0");
   if (s.revision !== undefined && (!Number.isSafeInteger(s.revision) || s.revision < 1)) throw bad("revision must be a whole number at or above 1");
   const d = s.limits?.delegation;
-  if (d && (typeof d.delegationId !== "string" || d.delegationId.length === 0 || d.delegationId.includes("\u0000"))) throw bad("delegation.delegationId must be a non-empty string without NUL");
+  if (d && !storableId(d.delegationId)) throw bad("delegation.delegationId must be a non-empty string without NUL");
   if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
   const c = s.limits?.chain;
-  if (c && (c.ancestorIds.length === 0 || [c.delegationId, ...c.ancestorIds].some((x) => typeof x !== "string" || x.length === 0 || x.includes("\u0000")))) {
+  if (c && (c.ancestorIds.length === 0 || [c.delegationId, ...c.ancestorIds].some((x) => !storableId(x)))) {
     throw bad("chain needs a delegationId and at least one ancestor id, each a non-empty string without NUL");
   }
   if (c && (typeof c.amountMinor !== "bigint" || c.amountMinor < 0n)) throw bad("chain.amountMinor must be a bigint at or above 0");
