@@ -37,7 +37,13 @@ BEGIN
     coalesce((SELECT t.spent_minor FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.intent_id = s.intent_id), 0)::text,
     (CASE WHEN s.parent THEN coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t WHERE t.agreement_id = s.agreement_id AND t.currency = s.currency), 0)
       ELSE 0 END)::text,
-    CASE WHEN s.del THEN coalesce(dt.spend, ds.spend, '[]'::jsonb) END,
+    -- The delegation's spend: its own agreements' totals, or its subtree's once it has
+    -- descendants. A CASE, so that only the branch that applies runs (a lateral join's
+    -- condition may be planned as a filter applied after the join, which runs it anyway).
+    CASE WHEN NOT s.del OR a.delegation_id IS NULL THEN NULL
+      WHEN coalesce(dd.has_descendants, false) THEN writ_subtree_spend(a.delegation_id)
+      ELSE (SELECT coalesce(jsonb_agg(jsonb_build_array(t.currency, t.spent_minor::text)), '[]'::jsonb)
+            FROM agreements b JOIN agreement_spend t ON t.agreement_id = b.agreement_id WHERE b.delegation_id = a.delegation_id) END,
     le.entry,
     coalesce(le.released, false),
     (s.agent_id IS NOT NULL AND coalesce((SELECT true FROM verify_decisions v WHERE v.agent_id = s.agent_id AND v.action_id = s.action_id), false)),
@@ -55,11 +61,6 @@ BEGIN
   LEFT JOIN LATERAL (SELECT * FROM agreements x WHERE x.agreement_id = s.agreement_id LIMIT 1) a ON true
   LEFT JOIN LATERAL (SELECT y.ledger_sequence, y.ledger_head FROM agreement_ledger_heads y WHERE y.agreement_id = s.agreement_id LIMIT 1) h ON true
   LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids, z.has_descendants FROM delegations z WHERE z.delegation_id = a.delegation_id LIMIT 1) dd ON true
-  -- The delegation's spend: its own agreements' totals (no descendants), or its subtree's.
-  LEFT JOIN LATERAL (SELECT jsonb_agg(jsonb_build_array(t.currency, t.spent_minor::text)) AS spend
-                     FROM agreement_spend t JOIN agreements b ON b.agreement_id = t.agreement_id
-                     WHERE s.del AND NOT coalesce(dd.has_descendants, false) AND b.delegation_id = a.delegation_id) ds ON true
-  LEFT JOIN LATERAL (SELECT writ_subtree_spend(a.delegation_id) AS spend WHERE s.del AND coalesce(dd.has_descendants, false)) dt ON true
   -- The action's entries (an index range scan of ledger_entries_action_outcome_key; none for a new action).
   LEFT JOIN LATERAL (SELECT (array_agg(e.entry) FILTER (WHERE e.outcome = 'allowed'))[1] AS entry,
                             (array_agg(e.request_hash) FILTER (WHERE e.outcome = 'allowed'))[1] AS request_hash,
