@@ -15,6 +15,20 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Applies `count` migrations to `url` in `direction` (the runner alone: no SQL function files). */
+const steps = (url: string, direction: "up" | "down", count: number) =>
+  runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+
+/** A new database migrated up to, not including, the migration `file`. */
+async function migratedUpTo(file: string): Promise<TestDatabase> {
+  const old = await createTestDatabase({ migrate: false });
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+  const before = files.indexOf(file);
+  expect(before).toBeGreaterThan(0);
+  await steps(old.url, "up", before);
+  return old;
+}
+
 describe("migrate", () => {
   it("applies every migration once, even when several processes start together", async () => {
     const runs = await Promise.all([migrate(db.url), migrate(db.url), migrate(db.url)]);
@@ -39,15 +53,9 @@ describe("0180_ledger_heads", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("moves the heads of a database migrated before it into agreement_ledger_heads, and back on the way down", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0180_ledger_heads.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0180_ledger_heads.sql");
     const head = `sha256:${"a".repeat(64)}`;
     await old.pool.query(`INSERT INTO agreements (agreement_id, agent_id, status, record, ledger_sequence, ledger_head) VALUES ('a-spent', 'ag-1', 'active', '{}', 7, $1), ('a-empty', 'ag-1', 'active', '{}', 0, NULL)`, [head]);
     await steps(old.url, "up", 1);
@@ -72,15 +80,9 @@ describe("0210_ledger_request_hash", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("keeps the request hash of each allowed entry whose ALLOW is still stored, marks nothing imported, and goes back down", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0210_ledger_request_hash.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0210_ledger_request_hash.sql");
     const h = (c: string) => `sha256:${c.repeat(64)}`;
     await old.pool.query("INSERT INTO agreements (agreement_id, agent_id, status, record) VALUES ('a-1', 'ag-1', 'active', '{}')");
     await old.pool.query(
@@ -133,15 +135,9 @@ describe("0220_mandate_hash", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("gives mandates recorded before it the hash of what the issuer signed; a mandate recorded twice under the old identity keeps it on its first row only", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0220_mandate_hash.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0220_mandate_hash.sql");
     const input = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ";
     const other = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoyfQ";
     const c = await old.pool.connect();
@@ -199,15 +195,9 @@ describe("0280_rules_in_one_place", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("moves the burst flag out of the stored answers into the column burst_exempt, and back on the way down", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0280_rules_in_one_place.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0280_rules_in_one_place.sql");
     const h = `sha256:${"9".repeat(64)}`;
     await old.pool.query(
       `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
