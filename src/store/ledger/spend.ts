@@ -28,7 +28,7 @@
  *   delegation's cumulative maximum against the spend of all the delegation's agreements in
  *   its scope currency (spend in another currency under the delegation cannot be added
  *   without a rate: refused, fail closed). A delegation that has sub-delegations counts their
- *   spend too (its subtree: migrations/0240_chain_budgets.sql).
+ *   spend too (its subtree: sql/functions/writ_subtree_spend.sql).
  * - Sub-delegations: when the agreement's delegation has a chain citing a stored delegation,
  *   the spend must declare it (`limits.chain`, the ids as stored, root first; else
  *   CHAIN_BROKEN) and every
@@ -122,7 +122,7 @@ export interface AllowedSpend {
   /**
    * The agreement revision the spend was decided on, whose record gave `currency` as the
    * intent's currency: while that revision is the stored one, the spend transaction takes
-   * `currency` as the intent's without reading the record (migrations/0200_spend_read.sql).
+   * `currency` as the intent's without reading the record (sql/functions/writ_spend_read.sql).
    * Absent: the stored record's intent is read.
    */
   revision?: number;
