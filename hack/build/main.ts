@@ -2,7 +2,8 @@
  * `npm run build`: the production build. Compiles src/ to dist/ with tsc
  * (tsconfig.build.json: ES modules, imports already end in .js, so plain node runs the output)
  * and copies every other file under src/ that the code reads at run time (today the SQL
- * migrations in src/store/migrations, found through `new URL(..., import.meta.url)`) to the
+ * migrations in src/store/migrations and functions in src/store/sql/functions, found through
+ * `new URL(..., import.meta.url)`) to the
  * same place under dist/. dist/ is emptied first, so nothing from an older build survives.
  * bin/writ.mjs runs dist/cli/main.js where src/ is absent (the image); see its header.
  * `--out DIR` writes the build to DIR instead of dist/ (the production-install test does).

@@ -53,6 +53,7 @@ import { scanJsonBodies, SMALL_BODY_LIMIT } from "./body-shape.js";
 import { serializeRequest } from "./request-log.js";
 import webhooksPlugin from "../webhooks/plugin.js";
 import retentionPlugin from "../retention/plugin.js";
+import { hasNul } from "../core/schemas/index.js";
 
 /** Route areas, registered in this order. Add a new area here. */
 const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes, landingRoutes];
@@ -107,7 +108,7 @@ function unusableMember(part: string, values: unknown): ApiError | undefined {
   for (const [k, v] of Object.entries(values)) {
     if (typeof v === "number" && !Number.isFinite(v)) return new ApiError("VALIDATION_FAILED", `${part}/${k} must be a finite number`);
     const texts = Array.isArray(v) ? v : [v];
-    if (texts.some((t) => typeof t === "string" && t.includes("\u0000"))) return new ApiError("VALIDATION_FAILED", `${part}/${k} must not contain NUL characters`);
+    if (texts.some(hasNul)) return new ApiError("VALIDATION_FAILED", `${part}/${k} must not contain NUL characters`);
   }
   return undefined;
 }

@@ -14,7 +14,9 @@ import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
 import type { PoolClient } from "pg";
 import type { Queryable } from "./pool.js";
+import { spentIn } from "../core/money/budget.js";
 import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
+import { delegationSpendSql, spendPairs, type SpendPairs } from "./ledger/spend-sql.js";
 
 /** Most candidates `loadActiveForAgent` returns by default. */
 export const MAX_CANDIDATES = 50;
@@ -74,8 +76,7 @@ export interface ActiveCandidateRow {
   generation: string | null;
   delegation_record?: Delegation | null;
   delegation_currency: string | null;
-  delegation_spent: string | null;
-  delegation_mixed: boolean | null;
+  delegation_spend: SpendPairs | null;
   evidence: AgreementEvidence | null;
 }
 
@@ -91,16 +92,10 @@ export function activeCandidatesSql(opts: { records: boolean; agentExpr: string;
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
-      ds.spent::text AS delegation_spent, ds.mixed AS delegation_mixed
+      CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql("d.delegation_id")} END AS delegation_spend
     FROM agreements a
     ${HEAD_JOIN}
     LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
-    LEFT JOIN LATERAL (
-      SELECT coalesce(sum(s.spent_minor) FILTER (WHERE s.currency = d.record->'scope'->>'currency'), 0) AS spent,
-             coalesce(bool_or(s.currency IS DISTINCT FROM d.record->'scope'->>'currency' AND s.spent_minor > 0), false) AS mixed
-      FROM agreements a2 JOIN agreement_spend s ON s.agreement_id = a2.agreement_id
-      WHERE d.delegation_id IS NOT NULL AND a2.delegation_id = d.delegation_id
-    ) ds ON true
     WHERE a.agent_id = ${opts.agentExpr} AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
       AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
     ORDER BY a.agreement_id
@@ -131,7 +126,7 @@ export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow 
       delegationId: r.delegation_id,
       generation: Number(r.generation),
       currency: r.delegation_currency,
-      spentMinor: r.delegation_mixed || r.delegation_spent === null ? undefined : BigInt(r.delegation_spent),
+      spentMinor: spentIn(spendPairs(r.delegation_spend), r.delegation_currency),
     };
     if (r.delegation_record) d.record = r.delegation_record;
     out.delegation = d;

@@ -9,6 +9,14 @@
  * under vitest (no tsx loader there), so SQL is the one format that works under tsx, node and
  * the tests alike. A file, once applied anywhere, is never edited: add a new one.
  *
+ * SQL functions: one file per function in `src/store/sql/functions/`, named after it, holding
+ * its one current body (`CREATE OR REPLACE FUNCTION`). They are applied after the migrations,
+ * on every `migrate`, in one transaction (`applyFunctions`), so a reader finds a function's
+ * body by its name, and a body is changed by editing its file. Old migrations that created
+ * or replaced a function stay as they are (history). A change Postgres cannot make with
+ * CREATE OR REPLACE (another result type, another signature) takes a migration that drops the
+ * old function; the file then creates the new one.
+ *
  * Concurrency: two processes starting together serialise on a session-level Postgres advisory
  * lock (`LOCK_IDS.migrations`); the second waits, then finds nothing left to run. (The
  * runner's own lock is a try-lock that fails instead of waiting, so it is turned off.)
@@ -16,7 +24,10 @@
  * On a Citus coordinator the migrations are followed, under the same lock, by the Citus layout
  * (./citus.ts: the reference tables; WRIT_CITUS); on plain Postgres that step does nothing.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Client } from "pg";
 import { runner } from "node-pg-migrate";
 import { applyCitusLayout, citusModeFromEnv } from "./citus.js";
 import { newClient } from "./cluster.js";
@@ -25,6 +36,9 @@ import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 
 /** The folder holding the migration files. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** The folder holding the SQL functions, one `<name>.sql` per function. */
+export const FUNCTIONS_DIR = fileURLToPath(new URL("./sql/functions", import.meta.url));
 
 /** Name of the table that records applied migrations. */
 export const MIGRATIONS_TABLE = "pgmigrations";
@@ -67,12 +81,29 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
       // prefixes (it then orders them numerically, as wanted); real failures throw instead.
       logger: { debug: () => {}, info, warn: info, error: () => {} },
     });
+    await applyFunctions(client);
     const layout = await applyCitusLayout(client, citusMode);
     if (layout.madeReference.length > 0) info(`citus ${layout.citus}: reference tables ${layout.madeReference.join(", ")}`);
     return ran.map((m) => m.name);
   } finally {
     await client.query("SELECT pg_advisory_unlock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]).catch(() => {});
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Creates or replaces every function of FUNCTIONS_DIR, in one transaction. Bodies are not
+ * checked against each other while they are created (`check_function_bodies` off, as pg_dump
+ * does), so the files' order does not matter.
+ */
+async function applyFunctions(client: Client): Promise<void> {
+  const files = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+  const bodies = files.map((f) => readFileSync(join(FUNCTIONS_DIR, f), "utf8"));
+  try {
+    await client.query(["BEGIN", "SET LOCAL check_function_bodies = off", ...bodies, "COMMIT"].join(";\n"));
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
   }
 }
 

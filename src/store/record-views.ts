@@ -7,7 +7,9 @@ import type { AgreementRecord } from "./agreements.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import type { Queryable } from "./pool.js";
+import { spentIn } from "../core/money/budget.js";
 import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
+import { delegationSpendSql, spendPairs, type SpendPairs } from "./ledger/spend-sql.js";
 
 /** Who a stored record belongs to. */
 export interface RecordOwners {
@@ -164,12 +166,6 @@ export async function agreementIdsOfPrincipal(q: Queryable, principalId: string,
  * transaction's rule: it cannot be added without a rate).
  */
 export async function delegationSpent(q: Queryable, delegationId: string, currency: string): Promise<bigint | undefined> {
-  const { rows } = await q.query<{ spent: string; mixed: boolean }>(
-    `SELECT coalesce(sum(s.spent_minor) FILTER (WHERE s.currency = $2), 0)::text AS spent,
-            coalesce(bool_or(s.currency <> $2 AND s.spent_minor > 0), false) AS mixed
-     FROM agreements a JOIN agreement_spend s ON s.agreement_id = a.agreement_id WHERE a.delegation_id = $1`,
-    [delegationId, currency],
-  );
-  const r = rows[0];
-  return !r || r.mixed ? undefined : BigInt(r.spent);
+  const { rows } = await q.query<{ spend: SpendPairs }>(`SELECT ${delegationSpendSql("$1")} AS spend`, [delegationId]);
+  return spentIn(spendPairs(rows[0]?.spend), currency);
 }

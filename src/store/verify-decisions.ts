@@ -52,14 +52,16 @@ export interface NewVerifyDecision {
   agreementId: string | null;
   requestHash: HashString;
   decision: Record<string, unknown>;
+  /** DENIED_ATTEMPT_BURST does not count it (the column `burst_exempt`, ./verify-reads.ts); default false. */
+  burstExempt?: boolean;
 }
 
 /** Stores a decision unless one exists; returns the stored one (`stored` false when another won). */
 export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
   const { rows } = await q.query<Row>(
-    `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, burst_exempt) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`,
-    [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision)],
+    [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision), d.burstExempt ?? false],
   );
   return settled(q, d, rows[0]);
 }
@@ -72,9 +74,9 @@ export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Pr
  * otherwise the keys of those that were (the others were stored before).
  */
 const SAVE_ASYNC_SQL = `WITH ins AS (
-  INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
-  SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision
-  FROM jsonb_to_recordset($1::jsonb) AS t(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb),
+  INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, burst_exempt)
+  SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision, coalesce(t.burst_exempt, false)
+  FROM jsonb_to_recordset($1::jsonb) AS t(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb, burst_exempt boolean),
        (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
   ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING agent_id, action_id)
 SELECT CASE WHEN count(*) < $2 THEN coalesce(json_agg(json_build_array(agent_id, action_id)), '[]') END AS stored FROM ins`;
@@ -105,7 +107,7 @@ export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDec
     const k = decisionKey(d.agentId, d.actionId);
     if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
     keys.add(k);
-    rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision }));
+    rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision, burst_exempt: d.burstExempt === true }));
   }
   const res = await pool.query<{ stored: [string, string][] | null }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`[${rows.join(",")}]`, ds.length] });
   const stored = res.rows[0]?.stored;

@@ -13,9 +13,10 @@ import type { Queryable } from "./pool.js";
 export const DENIAL_WINDOW_SECONDS = 60;
 
 /**
- * Member of a stored decision (never answered) marking a refusal of the spend transaction: a
- * race lost under the ledger lock against concurrent spends, which the agent could not see when
- * it was evaluated. Such DENYs do not count as denied attempts.
+ * Column of `verify_decisions` (migrations/0280_rules_in_one_place.sql) marking a stored
+ * decision that DENIED_ATTEMPT_BURST does not count: a refusal of the spend transaction (a race
+ * lost under the ledger lock against concurrent spends, which the agent could not see when it
+ * was evaluated), or a DENY that did not try what the grant forbids. Never part of the answer.
  */
 export const BURST_EXEMPT = "burst_exempt";
 
@@ -43,7 +44,7 @@ type StartRow = {
 /** The snapshot read of agent $1 (denial window $2 seconds, at most $3 candidates); exported for its plan test. */
 export const AGENT_SNAPSHOT_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,
        ARRAY(SELECT (extract(epoch FROM now() - r.created_at) * 1000)::float8 FROM verify_decisions r
-             WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $2) AND r.decision->>'verdict' = 'DENY' AND r.decision->'${BURST_EXEMPT}' IS NULL
+             WHERE r.agent_id = $1 AND r.created_at > now() - make_interval(secs => $2) AND r.decision->>'verdict' = 'DENY' AND NOT r.${BURST_EXEMPT}
              ORDER BY r.created_at) AS denial_ages,
        c.*
 FROM agents g

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { runner } from "node-pg-migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
+import { FUNCTIONS_DIR, migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
 import { AGENT_SNAPSHOT_SQL, BURST_EXEMPT } from "../../src/store/verify-reads.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -13,6 +14,20 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.drop();
 });
+
+/** Applies `count` migrations to `url` in `direction` (the runner alone: no SQL function files). */
+const steps = (url: string, direction: "up" | "down", count: number) =>
+  runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+
+/** A new database migrated up to, not including, the migration `file`. */
+async function migratedUpTo(file: string): Promise<TestDatabase> {
+  const old = await createTestDatabase({ migrate: false });
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+  const before = files.indexOf(file);
+  expect(before).toBeGreaterThan(0);
+  await steps(old.url, "up", before);
+  return old;
+}
 
 describe("migrate", () => {
   it("applies every migration once, even when several processes start together", async () => {
@@ -38,15 +53,9 @@ describe("0180_ledger_heads", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("moves the heads of a database migrated before it into agreement_ledger_heads, and back on the way down", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0180_ledger_heads.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0180_ledger_heads.sql");
     const head = `sha256:${"a".repeat(64)}`;
     await old.pool.query(`INSERT INTO agreements (agreement_id, agent_id, status, record, ledger_sequence, ledger_head) VALUES ('a-spent', 'ag-1', 'active', '{}', 7, $1), ('a-empty', 'ag-1', 'active', '{}', 0, NULL)`, [head]);
     await steps(old.url, "up", 1);
@@ -71,15 +80,9 @@ describe("0210_ledger_request_hash", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("keeps the request hash of each allowed entry whose ALLOW is still stored, marks nothing imported, and goes back down", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0210_ledger_request_hash.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0210_ledger_request_hash.sql");
     const h = (c: string) => `sha256:${c.repeat(64)}`;
     await old.pool.query("INSERT INTO agreements (agreement_id, agent_id, status, record) VALUES ('a-1', 'ag-1', 'active', '{}')");
     await old.pool.query(
@@ -132,15 +135,9 @@ describe("0220_mandate_hash", () => {
   afterAll(async () => {
     await old?.drop();
   });
-  const steps = (url: string, direction: "up" | "down", count: number) =>
-    runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
 
   it("gives mandates recorded before it the hash of what the issuer signed; a mandate recorded twice under the old identity keeps it on its first row only", async () => {
-    old = await createTestDatabase({ migrate: false });
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
-    const before = files.indexOf("0220_mandate_hash.sql");
-    expect(before).toBeGreaterThan(0);
-    await steps(old.url, "up", before);
+    old = await migratedUpTo("0220_mandate_hash.sql");
     const input = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoxfQ";
     const other = "eyJhbGciOiJFUzI1NiJ9.eyJhIjoyfQ";
     const c = await old.pool.connect();
@@ -175,7 +172,7 @@ describe("0220_mandate_hash", () => {
   });
 });
 
-describe("0190_denial_index", () => {
+describe("0190_denial_index and 0280_rules_in_one_place", () => {
   it("the burst rule's count of an agent's DENYs reads the partial index, which holds only the DENYs that count", async () => {
     const client = await db.pool.connect();
     try {
@@ -185,10 +182,59 @@ describe("0190_denial_index", () => {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${AGENT_SNAPSHOT_SQL}`, ["ag-1", 60, 5]);
       expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("verify_decisions_agent_recent");
       const { rows: def } = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'verify_decisions_agent_recent'");
-      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(\\(decision -> '${BURST_EXEMPT}'::text\\) IS NULL\\)\\)$`));
+      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(NOT ${BURST_EXEMPT}\\)\\)$`));
     } finally {
       await client.query("ROLLBACK");
       client.release();
     }
+  });
+});
+
+describe("0280_rules_in_one_place", () => {
+  let old: TestDatabase;
+  afterAll(async () => {
+    await old?.drop();
+  });
+
+  it("moves the burst flag out of the stored answers into the column burst_exempt, and back on the way down", async () => {
+    old = await migratedUpTo("0280_rules_in_one_place.sql");
+    const h = `sha256:${"9".repeat(64)}`;
+    await old.pool.query(
+      `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision)
+       VALUES ('ag-1', 'exempt', NULL, $1, '{"verdict":"DENY","burst_exempt":true}'), ('ag-1', 'counted', NULL, $1, '{"verdict":"DENY"}')`,
+      [h],
+    );
+    await steps(old.url, "up", 1);
+    const { rows } = await old.pool.query("SELECT action_id, decision, burst_exempt FROM verify_decisions ORDER BY action_id");
+    expect(rows).toEqual([
+      { action_id: "counted", decision: { verdict: "DENY" }, burst_exempt: false },
+      { action_id: "exempt", decision: { verdict: "DENY" }, burst_exempt: true },
+    ]);
+    await steps(old.url, "down", 1);
+    const back = await old.pool.query("SELECT action_id, decision FROM verify_decisions ORDER BY action_id");
+    expect(back.rows).toEqual([
+      { action_id: "counted", decision: { verdict: "DENY" } },
+      { action_id: "exempt", decision: { verdict: "DENY", burst_exempt: true } },
+    ]);
+    const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
+    expect(fn.rows[0]?.d).toContain("delegation_mixed");
+  });
+});
+
+describe("SQL functions (src/store/sql/functions)", () => {
+  it("has one file per function, named after it, and every migrate puts back the file's body", async () => {
+    const files = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    expect(files.length).toBeGreaterThan(5);
+    for (const f of files) {
+      const text = readFileSync(join(FUNCTIONS_DIR, f), "utf8");
+      expect(text.match(/CREATE OR REPLACE FUNCTION (\w+)\(/g), f).toEqual([`CREATE OR REPLACE FUNCTION ${f.replace(/\.sql$/, "")}(`]);
+    }
+    // Another body, as an old migration would leave it; migrate (nothing left to migrate) restores the file's.
+    await db.pool.query("CREATE OR REPLACE FUNCTION writ_is_sha256(v text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT true $$");
+    expect(await migrate(db.url)).toEqual([]);
+    const { rows } = await db.pool.query<{ ok: boolean; bad: boolean }>("SELECT writ_is_sha256($1) AS ok, writ_is_sha256('sha256:xyz') AS bad", [`sha256:${"a".repeat(64)}`]);
+    expect(rows[0]).toEqual({ ok: true, bad: false });
+    const spend = await db.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
+    expect(spend.rows[0]?.d).toContain("delegation_spend jsonb");
   });
 });

@@ -49,11 +49,14 @@ function writ(args: string[], env: Record<string, string> = {}) {
 }
 
 describe("a production install (npm ci --omit=dev + dist/)", () => {
-  it("holds the compiled CLI and the migrations, and neither tsx, typescript nor src/", async () => {
+  it("holds the compiled CLI, the migrations and the SQL functions, and neither tsx, typescript nor src/", async () => {
     expect(existsSync(join(dir, "dist", "cli", "main.js"))).toBe(true);
     const sql = (await readdir(join(REPO, "src", "store", "migrations"))).filter((f) => f.endsWith(".sql"));
     expect(sql.length).toBeGreaterThan(0);
     expect((await readdir(join(dir, "dist", "store", "migrations"))).sort()).toEqual(sql.sort());
+    const functions = (await readdir(join(REPO, "src", "store", "sql", "functions"))).filter((f) => f.endsWith(".sql"));
+    expect(functions.length).toBeGreaterThan(0);
+    expect((await readdir(join(dir, "dist", "store", "sql", "functions"))).sort()).toEqual(functions.sort());
     for (const absent of ["src", "node_modules/tsx", "node_modules/typescript", "node_modules/esbuild", "node_modules/.bin/tsx"]) {
       expect(existsSync(join(dir, absent)), absent).toBe(false);
     }

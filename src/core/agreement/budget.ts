@@ -3,13 +3,15 @@
  * its delegation, from the limits the records declare and the totals the ledger keeps. What an
  * agent reads before it proposes a payment (`GET /v1/agreements/{id}/ledger`, docs/records.md).
  *
- * Rules: amounts are decimal strings in the currency's minor-unit precision, computed in integer
- * minor units (never floats); `remaining` is `limit - spent`, at least "0"; a limit that is not
- * declared has no `limit` and no `remaining` (nothing bounds it there). A delegation's spend is
- * unknown (`spent` absent) when part of it is in another currency than its scope's, which
- * cannot be added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so
- * `remaining` is "0". Pure.
+ * The rule is the core's budget rule (../money/budget.ts), the one verify enforces: amounts are
+ * decimal strings in the currency's minor-unit precision, computed in integer minor units
+ * (never floats); `remaining` is `limit - spent`, at least "0"; a limit that is not declared
+ * has no `limit` and no `remaining` (nothing bounds it there). A delegation's spend is unknown
+ * (`spent` absent) when part of it is in another currency than its scope's, which cannot be
+ * added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so `remaining` is
+ * "0". Pure.
  */
+import { agreementSpentIn, remainingOf } from "../money/budget.js";
 import { formatMinor, toMinor } from "../money/index.js";
 import type { Mandate, ParentLimits } from "./types.js";
 
@@ -46,7 +48,7 @@ export interface BudgetInput {
     currency: string;
     maximumAmount?: number;
     cumulativeMaximum?: number;
-    /** Spent under the delegation in its currency; undefined when it cannot be added (mixed currencies). */
+    /** Spent under the delegation in its currency; undefined when it cannot be added (mixed currencies: `spentIn`). */
     spentMinor: bigint | undefined;
   };
 }
@@ -57,8 +59,7 @@ function line(currency: string, maximum: number | undefined, cumulative: number 
   if (cumulative !== undefined) {
     const limit = toMinor(cumulative, currency);
     out.limit = formatMinor(limit, currency);
-    const left = spentMinor === undefined ? 0n : limit - spentMinor;
-    out.remaining = formatMinor(left > 0n ? left : 0n, currency);
+    out.remaining = formatMinor(remainingOf(limit, spentMinor), currency);
   }
   if (spentMinor !== undefined) out.spent = formatMinor(spentMinor, currency);
   return out;
@@ -70,9 +71,7 @@ export function budgetView(b: BudgetInput): BudgetView {
   const out: BudgetView = { intents };
   const p = b.parentLimits;
   if (p) {
-    let total = 0n;
-    for (const m of b.mandates) if (m.currency === p.currency) total += b.spent.get(m.intent_id) ?? 0n;
-    out.agreement = line(p.currency, p.maximum_amount, p.cumulative_maximum, total);
+    out.agreement = line(p.currency, p.maximum_amount, p.cumulative_maximum, agreementSpentIn(b.mandates, b.spent, p.currency));
   }
   const d = b.delegation;
   if (d) out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };

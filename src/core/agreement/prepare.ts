@@ -19,6 +19,7 @@ import { spentByIntent, verifyLedger } from "./ledger.js";
 import { optionalMinor, parentLimitsProblem } from "./limits.js";
 import { mandateHash, verifyMandate } from "./mandate.js";
 import { verifyRevocation } from "./revocation.js";
+import { agreementSpentIn, ledgerCurrencyOf } from "../money/budget.js";
 import { parseInstant } from "../time/index.js";
 import type { Acknowledgement, IntentAgreement, Mandate } from "./types.js";
 
@@ -95,12 +96,6 @@ function ledgerAsOf(text: unknown, now: number | undefined): number {
   return now !== undefined && ms > now ? now : ms;
 }
 
-function totalSpent(mandates: readonly Mandate[], currency: unknown, spent: ReadonlyMap<string, bigint>): bigint {
-  let total = 0n;
-  for (const m of mandates) if (m.currency === currency) total += spent.get(m.intent_id) ?? 0n;
-  return total;
-}
-
 /** Prepares `agreement` for the evaluator (see the module promises). */
 export async function prepareAgreement(agreement: IntentAgreement, opts: PrepareOptions = {}): Promise<PreparedAgreement> {
   const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v.filter((x) => typeof x === "object" && x !== null) : []);
@@ -114,7 +109,7 @@ export async function prepareAgreement(agreement: IntentAgreement, opts: Prepare
   };
   const prepared = await Promise.all(mandates.map((m) => prepareMandate(m, ctx)));
   const parent = agreement.parent_limits;
-  const ledgerCurrency = attempt(() => parent?.currency ?? mandates[0]?.currency, undefined);
+  const ledgerCurrency = attempt(() => ledgerCurrencyOf({ mandates, parent_limits: parent }), undefined);
   const chainProblem = attempt(() => verifyEventChain(agreement.events, agreement.agreement_id), "the event log cannot be read");
   const out: PreparedAgreement = {
     agreement,
@@ -122,7 +117,7 @@ export async function prepareAgreement(agreement: IntentAgreement, opts: Prepare
     ledger: verifyLedger(agreement),
     ledgerAsOfMs: ledgerAsOf(agreement.ledger_as_of, opts.now),
     ledgerSequence: Number.isSafeInteger(agreement.ledger_sequence) && agreement.ledger_sequence >= 0 ? agreement.ledger_sequence : 0,
-    totalSpentMinor: attempt(() => totalSpent(mandates, ledgerCurrency, spent), 0n),
+    totalSpentMinor: attempt(() => agreementSpentIn(mandates, spent, ledgerCurrency), 0n),
     revocation: await verifyRevocation(agreement),
   };
   if (chainProblem !== undefined) out.eventChainProblem = chainProblem;

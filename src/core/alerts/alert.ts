@@ -14,6 +14,7 @@
  */
 import { canonicalBytes } from "../canonical/index.js";
 import { signRecord, unsignedPart, verifySignedRecord, type JwsObject, type Signer } from "../jose/index.js";
+import { hasNul } from "../schemas/text.js";
 import { parseInstant } from "../time/index.js";
 import { WebhookError } from "./errors.js";
 
@@ -63,13 +64,6 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** True when any string (member name or value) in a JSON value holds U+0000. */
-function containsNul(v: unknown): boolean {
-  if (typeof v === "string") return v.includes("\u0000");
-  if (Array.isArray(v)) return v.some(containsNul);
-  if (isPlainObject(v)) return Object.entries(v).some(([k, x]) => k.includes("\u0000") || containsNul(x));
-  return false;
-}
 
 /**
  * The payload for `subscriptionId` from an untrusted alert; throws WebhookError ALERT_INVALID
@@ -97,7 +91,7 @@ export function alertPayload(subscriptionId: string, alert: Alert): AlertPayload
     throw invalid("details must be JSON (no undefined, functions, bigints or non-finite numbers)");
   }
   // Postgres jsonb cannot hold U+0000 in a string; refuse it here rather than fail the caller's commit.
-  if (containsNul(payload)) throw invalid("alert must not contain U+0000");
+  if (hasNul(payload)) throw invalid("alert must not contain U+0000");
   if (bytes.length > MAX_PAYLOAD_BYTES) throw invalid(`alert must be at most ${MAX_PAYLOAD_BYTES} bytes of canonical JSON`);
   return JSON.parse(bytes.toString("utf8")) as AlertPayload;
 }

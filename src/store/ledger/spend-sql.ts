@@ -2,13 +2,14 @@
  * The two statements of the spend transaction (./spend.ts), each sent with its neighbours in
  * ONE simple-protocol query (one round trip), their inputs as dollar-quoted literals (a
  * `jsonb` array, one object per spend or per entry to write; no escaping to compute). The queries themselves are the functions
- * `writ_spend_read` and `writ_spend_write` (migrations/0160_spend_batch.sql, which documents
- * them), so Postgres plans them once per connection rather than once per batch.
+ * `writ_spend_read` and `writ_spend_write` (src/store/sql/functions/<name>.sql, which document
+ * them), so Postgres plans them once per connection rather than once per batch. They read and
+ * write rows; ./spend.ts decides.
  *
  * - `lockAndReadSql`: BEGIN, then `writ_spend_read`: the locks of the batch's delegation rows
  *   and agreement rows (each in id order) and, in a query that starts after they are held, one
- *   row per spend with its agreement's head and state, the totals, the stored answers and the
- *   action's entries (migrations/0210_ledger_request_hash.sql).
+ *   row per spend with its agreement's head and state, the totals (a delegation's by currency),
+ *   the stored answers and the action's entries.
  * - `writeAndCommitSql`: `writ_spend_write` (the entries and their verify answers; it moves
  *   the heads, adds to the intents' totals and returns the answers stored), then COMMIT.
  */
@@ -25,13 +26,31 @@ export interface SpendReadInput {
   agent_id: string | null;
   /** A parent cumulative maximum applies: read the agreement's total in `currency`. */
   parent: boolean;
-  /** The delegation budget's currency, when one applies. */
-  dcur: string | null;
+  /** A delegation budget applies: read the delegation's spend. */
+  del: boolean;
   /** The agreement revision the spend was decided on (`AllowedSpend.revision`), or null. */
   rev: number | null;
 }
 
-/** One stored ancestor of a spend's delegation, as `writ_spend_read` reads it (migrations/0240_chain_budgets.sql). */
+/** Spend as `writ_spend_read` reads it: [currency, minor units as decimal text] pairs, one per intent total. */
+export type SpendPairs = [string, string][];
+
+/**
+ * The spend of the agreements bound to delegation `delegationExpr` (an SQL expression) as
+ * SpendPairs, in a scalar subquery: what the budget rule (src/core/money/budget.ts) takes to
+ * decide the delegation's spend in its currency.
+ */
+export function delegationSpendSql(delegationExpr: string): string {
+  return `(SELECT coalesce(jsonb_agg(jsonb_build_array(s.currency, s.spent_minor::text)), '[]'::jsonb)
+    FROM agreements b JOIN agreement_spend s ON s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
+}
+
+/** Spend pairs as the budget rule takes them (src/core/money/budget.ts). */
+export function spendPairs(pairs: SpendPairs | null | undefined): [string, bigint][] {
+  return (pairs ?? []).map(([ccy, v]) => [ccy, BigInt(v)]);
+}
+
+/** One stored ancestor of a spend's delegation, as `writ_spend_read` reads it. */
 export interface SpendAncestorRow {
   id: string;
   /** Its scope's currency. */
@@ -39,10 +58,8 @@ export interface SpendAncestorRow {
   /** Its scope's cumulative_maximum as stored (major units), or null. */
   cumulative: unknown;
   revoked: boolean;
-  /** Its subtree's spend in `currency`, decimal minor units. */
-  spent: string;
-  /** Its subtree holds spend in another currency. */
-  mixed: boolean;
+  /** Its subtree's spend (absent without a cumulative maximum). */
+  spend?: SpendPairs;
 }
 
 /** What `writ_spend_read` says of one spend. */
@@ -59,8 +76,8 @@ export interface SpendReadRow {
   pushed_revocation: boolean;
   intent_spent: string;
   total_spent: string;
-  delegation_spent: string;
-  delegation_mixed: boolean;
+  /** The delegation's spend (its subtree's once it has descendants); null without a delegation budget. */
+  delegation_spend: SpendPairs | null;
   existing: LedgerEntry | null;
   released: boolean;
   decided: boolean;

@@ -13,20 +13,22 @@
  *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
  *   the entries, moves the heads, adds to the intents' totals and stores the verify answers,
  *   then COMMIT. Both are simple-protocol queries (the inputs are escaped `jsonb` literals);
- *   the read and the writes are the functions of migrations/0160_spend_batch.sql, planned once
- *   per connection (./spend-sql.ts).
+ *   the read and the writes are the functions `writ_spend_read` and `writ_spend_write`
+ *   (src/store/sql/functions/), planned once per connection (./spend-sql.ts). They read and
+ *   write rows; every decision is made here, under the locks.
  * - Each spend is decided in the batch's order, in TypeScript, against the read plus the
  *   spends before it in the batch, exactly as if those had committed before it: two spends on
  *   one agreement are chained in order (the second entry names the first as its previous
  *   head), and a spend whose budget an earlier one took is refused with the budget's reason.
  *   A refusal never fails the batch; nor does a spend that is malformed (`{failed}`, its own
  *   SPEND_INVALID). Nothing is written for a refused spend.
- * - Budgets are compared in integer minor units (bigint): the intent's cumulative slice
- *   against its total, the parent cumulative maximum against the agreement's total in the
- *   entry's currency, the delegation's cumulative maximum against the spend of all the
- *   delegation's agreements in its scope currency (spend in another currency under the
- *   delegation cannot be added without a rate: refused, fail closed). A delegation that has
- *   sub-delegations counts their spend too (its subtree: migrations/0240_chain_budgets.sql).
+ * - Budgets are checked with the core's budget rule (src/core/money/budget.ts: integer minor
+ *   units, mixed currencies): the intent's cumulative slice against its total, the parent
+ *   cumulative maximum against the agreement's total in the entry's currency, the
+ *   delegation's cumulative maximum against the spend of all the delegation's agreements in
+ *   its scope currency (spend in another currency under the delegation cannot be added
+ *   without a rate: refused, fail closed). A delegation that has sub-delegations counts their
+ *   spend too (its subtree: sql/functions/writ_subtree_spend.sql).
  * - Sub-delegations: when the agreement's delegation has a chain citing a stored delegation,
  *   the spend must declare it (`limits.chain`, the ids as stored, root first; else
  *   CHAIN_BROKEN) and every
@@ -70,11 +72,13 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { LedgerEntry } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { ReasonCode } from "../../core/evaluate/index.js";
+import { addSpend, checkBudget, spentIn } from "../../core/money/budget.js";
 import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { lockAndReadSql, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
+import { lockAndReadSql, spendPairs, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
 export interface SpendLimits {
@@ -118,7 +122,7 @@ export interface AllowedSpend {
   /**
    * The agreement revision the spend was decided on, whose record gave `currency` as the
    * intent's currency: while that revision is the stored one, the spend transaction takes
-   * `currency` as the intent's without reading the record (migrations/0200_spend_read.sql).
+   * `currency` as the intent's without reading the record (sql/functions/writ_spend_read.sql).
    * Absent: the stored record's intent is read.
    */
   revision?: number;
@@ -165,28 +169,31 @@ export interface SpendOptions {
   observe?: (seconds: number) => void;
 }
 
-/** The totals a refusal message quotes (minor units). */
+/** The totals a spend is checked against (minor units). */
 interface Totals {
   intentSpent: bigint;
   totalSpent: bigint;
-  delegationSpent: bigint;
-  delegationMixed: boolean;
+  /** The delegation's spend in its currency; undefined when it holds other currencies (or no delegation budget applies). */
+  delegationSpent: bigint | undefined;
 }
+
+/** An id the spend transaction can store: a non-empty string without NUL (the core's text rule). */
+const storableId = (v: unknown): v is string => typeof v === "string" && v.length > 0 && !hasNul(v);
 
 function checkInput(s: AllowedSpend): void {
   const bad = (why: string) => new RecordStoreError("SPEND_INVALID", why);
   for (const [k, v] of [["agreementId", s.agreementId], ["intentId", s.intentId], ["actionId", s.actionId]] as const) {
     if (typeof v !== "string" || v.length === 0 || v.length > 256) throw bad(`${k} must be 1 to 256 characters`);
-    if (v.includes("\u0000")) throw bad(`${k} must not contain NUL`);
+    if (hasNul(v)) throw bad(`${k} must not contain NUL`);
   }
   if (!isCurrency(s.currency)) throw bad("currency must be an ISO 4217 code");
   if (typeof s.amountMinor !== "bigint" || s.amountMinor < 0n) throw bad("amountMinor must be a bigint at or above 0");
   if (s.revision !== undefined && (!Number.isSafeInteger(s.revision) || s.revision < 1)) throw bad("revision must be a whole number at or above 1");
   const d = s.limits?.delegation;
-  if (d && (typeof d.delegationId !== "string" || d.delegationId.length === 0 || d.delegationId.includes("\u0000"))) throw bad("delegation.delegationId must be a non-empty string without NUL");
+  if (d && !storableId(d.delegationId)) throw bad("delegation.delegationId must be a non-empty string without NUL");
   if (d && d.currency !== s.currency && d.amountMinor === undefined) throw bad("a delegation budget in another currency needs delegation.amountMinor");
   const c = s.limits?.chain;
-  if (c && (c.ancestorIds.length === 0 || [c.delegationId, ...c.ancestorIds].some((x) => typeof x !== "string" || x.length === 0 || x.includes("\u0000")))) {
+  if (c && (c.ancestorIds.length === 0 || [c.delegationId, ...c.ancestorIds].some((x) => !storableId(x)))) {
     throw bad("chain needs a delegationId and at least one ancestor id, each a non-empty string without NUL");
   }
   if (c && (typeof c.amountMinor !== "bigint" || c.amountMinor < 0n)) throw bad("chain.amountMinor must be a bigint at or above 0");
@@ -207,7 +214,7 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, t: Totals | undef
     case "DELEGATION_BUDGET_EXCEEDED": {
       const d = s.limits?.delegation;
       const ccy = d?.currency ?? s.currency;
-      if (t?.delegationMixed) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
+      if (t && t.delegationSpent === undefined) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
       return `${fmt(d?.amountMinor ?? s.amountMinor, ccy)} on top of ${fmt(t?.delegationSpent, ccy)} spent under delegation ${d?.delegationId ?? ""} exceeds its cumulative maximum ${fmt(d?.cumulativeMinor, ccy)}`;
     }
     case "AGREEMENT_REVOKED":
@@ -246,15 +253,16 @@ class Running {
 
   totals(s: AllowedSpend, r: ReadRow): Totals {
     const d = s.limits?.delegation;
-    const byCcy = r.delegation_id !== null ? this.delegation.get(r.delegation_id) : undefined;
-    let foreign = false;
-    for (const [ccy, v] of byCcy ?? []) if (ccy !== d?.currency && v > 0n) foreign = true;
     return {
       intentSpent: BigInt(r.intent_spent) + (this.intent.get(key(s.agreementId, s.intentId)) ?? 0n),
       totalSpent: BigInt(r.total_spent) + (this.agreementCcy.get(key(s.agreementId, s.currency)) ?? 0n),
-      delegationSpent: BigInt(r.delegation_spent) + (d ? (byCcy?.get(d.currency) ?? 0n) : 0n),
-      delegationMixed: r.delegation_mixed || (d !== undefined && foreign),
+      delegationSpent: d ? this.spentUnder(r.delegation_id, r.delegation_spend, d.currency) : undefined,
     };
+  }
+
+  /** Delegation `id`'s spend in `currency`: what the read found plus the batch's earlier spends under it (the budget rule's mixed currencies). */
+  spentUnder(id: string | null, read: ReadRow["delegation_spend"] | undefined, currency: string): bigint | undefined {
+    return spentIn(addSpend(spendPairs(read), id !== null ? this.delegation.get(id) : undefined), currency);
   }
 
   add(s: AllowedSpend, r: ReadRow, entry: LedgerEntry): void {
@@ -323,14 +331,14 @@ function chainRefusal(s: AllowedSpend, r: ReadRow, run: Running): SpendResult | 
       return no("DELEGATION_BUDGET_EXCEEDED", `delegation ${id} above delegation ${c.delegationId} has a cumulative maximum that is not a valid amount`);
     }
     const fmt = (v: bigint) => `${formatMinor(v, a.currency)} ${a.currency}`;
-    let foreign = false;
-    for (const [ccy, v] of run.delegation.get(id) ?? []) if (ccy !== a.currency && v > 0n) foreign = true;
-    if (a.currency !== c.currency || a.mixed || foreign) {
+    // The action's amount is in the chain's currency: an ancestor in another cannot add it.
+    const spent = a.currency === c.currency ? run.spentUnder(id, a.spend, a.currency) : undefined;
+    const check = checkBudget(max, spent, c.amountMinor);
+    if (check === "unknown") {
       return no("DELEGATION_BUDGET_EXCEEDED", `the spend under delegation ${id} (above delegation ${c.delegationId}) includes other currencies than ${a.currency}, which cannot be added to its cumulative maximum without a rate`);
     }
-    const spent = BigInt(a.spent) + (run.delegation.get(id)?.get(a.currency) ?? 0n);
-    if (spent + c.amountMinor > max) {
-      return no("DELEGATION_BUDGET_EXCEEDED", `${fmt(c.amountMinor)} on top of ${fmt(spent)} spent under delegation ${id} and the delegations below it exceeds its cumulative maximum ${fmt(max)}`);
+    if (check === "exceeded") {
+      return no("DELEGATION_BUDGET_EXCEEDED", `${fmt(c.amountMinor)} on top of ${fmt(spent ?? 0n)} spent under delegation ${id} and the delegations below it exceeds its cumulative maximum ${fmt(max)}`);
     }
   }
   return undefined;
@@ -373,9 +381,9 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (r.pushed_revocation) return { result: refused("AGREEMENT_REVOKED", s) };
   const t = run.totals(s, r);
   const l = s.limits;
-  if (l?.sliceMinor !== undefined && t.intentSpent + s.amountMinor > l.sliceMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
-  if (l?.parentCumulativeMinor !== undefined && t.totalSpent + s.amountMinor > l.parentCumulativeMinor) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
-  if (d && (t.delegationMixed || t.delegationSpent + (d.amountMinor ?? s.amountMinor) > d.cumulativeMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
+  const within = (limit: bigint | undefined, spent: bigint | undefined, amount: bigint) => limit === undefined || checkBudget(limit, spent, amount) === "within";
+  if (!within(l?.sliceMinor, t.intentSpent, s.amountMinor) || !within(l?.parentCumulativeMinor, t.totalSpent, s.amountMinor)) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
+  if (d && !within(d.cumulativeMinor, t.delegationSpent, d.amountMinor ?? s.amountMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
   const chain = chainRefusal(s, r, run);
   if (chain) return { result: chain };
 
@@ -395,7 +403,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
   const input = spends.map((s, i): SpendReadInput => ({
     i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
-    parent: s.limits?.parentCumulativeMinor !== undefined, dcur: s.limits?.delegation?.currency ?? null, rev: s.revision ?? null,
+    parent: s.limits?.parentCumulativeMinor !== undefined, del: s.limits?.delegation !== undefined, rev: s.revision ?? null,
   }));
   // Locked by writ_spend_read in the lock order (depth, then id), whatever the order here.
   const delegations = sorted(
@@ -453,7 +461,7 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
     return {
       recorded: true, replayed: false, entry, intentSpentMinor: totals.intentSpent + s.amountMinor,
       decisionStored: s.decision !== undefined && stored.has(key(s.decision.agentId, s.actionId)),
-      ...(del ? { delegationSpentMinor: totals.delegationSpent + (del.amountMinor ?? s.amountMinor) } : {}),
+      ...(del && totals.delegationSpent !== undefined ? { delegationSpentMinor: totals.delegationSpent + (del.amountMinor ?? s.amountMinor) } : {}),
     };
   });
 }

@@ -14,6 +14,7 @@
  */
 import type { IntentAgreement } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
+import { agreementSpentIn, ledgerCurrencyOf } from "../../core/money/budget.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
 import { formatInstant } from "../../core/time/index.js";
 import type { AgreementRecord } from "../../store/agreements.js";
@@ -37,9 +38,7 @@ export function agreementForPreparation(record: AgreementRecord): IntentAgreemen
 export function withLedgerTotals(base: PreparedAgreement, totals: LedgerTotals): PreparedAgreement {
   const mandates = base.mandates.map((m) => ({ ...m, spentMinor: totals.spent.get(m.mandate.intent_id) ?? 0n }));
   const { ledger: _ledger, ledger_head: _head, ...record } = base.agreement;
-  const ledgerCurrency = record.parent_limits?.currency ?? record.mandates[0]?.currency;
-  let total = 0n;
-  for (const m of mandates) if (m.mandate.currency === ledgerCurrency) total += m.spentMinor;
+  const total = agreementSpentIn(base.mandates.map((m) => m.mandate), totals.spent, ledgerCurrencyOf(record));
   const agreement: IntentAgreement = {
     ...record,
     ledger_sequence: totals.ledgerSequence,

@@ -46,7 +46,7 @@ import { allowedActionOf, recordOutcome } from "../../store/ledger/index.js";
 import type { LogAppendOptions } from "../../store/log.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
-import { BURST_EXEMPT, revokedCause } from "../../store/verify-reads.js";
+import { revokedCause } from "../../store/verify-reads.js";
 import type { AckDomainDirectory } from "./ack-domains.js";
 import type { RecordCache } from "../caches/record-cache.js";
 import { prepareCandidates, type VerifyCandidate } from "../caches/candidates.js";
@@ -138,7 +138,7 @@ class Run {
   /** The stored answer to a retry (with its ledger entry), or ACTION_REUSED. */
   async replay(stored: StoredVerifyDecision): Promise<VerifyResponse> {
     if (stored.requestHash !== this.hash) throw this.reused();
-    const { [BURST_EXEMPT]: _exempt, ...body } = stored.decision as unknown as VerifyResponse & { [BURST_EXEMPT]?: true };
+    const body = stored.decision as unknown as VerifyResponse;
     if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
       // An ALLOW is answered again only while its entry still counts against the budget.
       const a = await allowedActionOf(this.deps.pool, body.agreement_id, this.actionId);
@@ -171,9 +171,8 @@ class Run {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
     // Only a DENY that tried what the grant forbids counts toward DENIED_ATTEMPT_BURST.
     const exempt = burstExempt || body.verdict !== "DENY" || !countsAsAttempt(body.reasons);
-    const decision = { ...body, ...(exempt ? { [BURST_EXEMPT]: true } : {}) };
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
-    const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
+    const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision: { ...body }, burstExempt: exempt });
     if (!saved.stored) return this.replay(saved.decision);
     if (!exempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
     return this.counted(body);

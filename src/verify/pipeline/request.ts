@@ -12,6 +12,7 @@ import { sha256Hash, type HashString } from "../../core/canonical/index.js";
 import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../../core/evaluate/index.js";
 import { REASON_CODES } from "../../core/evaluate/index.js";
 import { AGENT_ID_PATTERN } from "../../core/registry/index.js";
+import { NO_NUL_PATTERN, textSchema } from "../../core/schemas/index.js";
 
 /** Longest id accepted in a verify request (an action, agreement or intent id). */
 export const MAX_VERIFY_ID_LENGTH = 256;
@@ -58,9 +59,8 @@ export interface VerifyResponse {
   ledger_entry?: { sequence: number; entry_hash: HashString };
 }
 
-const NO_NUL = "^[^\\u0000]*$";
-const id = { type: "string", minLength: 1, maxLength: MAX_VERIFY_ID_LENGTH, pattern: NO_NUL } as const;
-const text = { type: "string", maxLength: MAX_VERIFY_TEXT_LENGTH, pattern: NO_NUL } as const;
+const id = textSchema({ minLength: 1, maxLength: MAX_VERIFY_ID_LENGTH });
+const text = textSchema({ maxLength: MAX_VERIFY_TEXT_LENGTH });
 
 /** JSON schema of the request body. */
 export const VERIFY_BODY_SCHEMA = {
@@ -73,7 +73,7 @@ export const VERIFY_BODY_SCHEMA = {
       required: ["action_id", "action_type", "amount", "currency", "proposed_at"],
       properties: {
         action_id: { ...id, description: "The action's id: the same id is the same action (idempotency key)" },
-        action_type: { type: "string", minLength: 1, maxLength: 64, pattern: NO_NUL, description: "purchase, refund, ..." },
+        action_type: { type: "string", minLength: 1, maxLength: 64, pattern: NO_NUL_PATTERN, description: "purchase, refund, ..." },
         amount: { type: "number", minimum: 0, maximum: MAX_VERIFY_AMOUNT, description: "Major units of currency" },
         currency: { type: "string", pattern: "^[A-Z]{3}$" },
         proposed_at: { type: "string", format: "date-time" },

@@ -11,6 +11,7 @@
  * nothing. Pure apart from signature checks; never throws from `verifyDelegationRevocation`.
  */
 import { generateSigner, inspectSignedRecord, signRecord, verifySignedRecord, type JwsObject, type Signer } from "../../core/jose/index.js";
+import { hasNul } from "../../core/schemas/index.js";
 import { parseInstant } from "../../core/time/index.js";
 
 /** The protected-header typ of a signed delegation revocation. */
@@ -43,7 +44,7 @@ function payloadProblem(p: Record<string, unknown>, delegationId: string): strin
   if (p.svc_delegation_revocation !== 1) return "the payload is not a delegation revocation";
   if (p.delegation_id !== delegationId) return "the revocation names another delegation";
   if (parseInstant(p.at) === undefined) return "the revocation's at is not an RFC 3339 date-time";
-  if (typeof p.reason !== "string" || p.reason.length > MAX_REASON_LENGTH || p.reason.includes("\u0000")) {
+  if (typeof p.reason !== "string" || p.reason.length > MAX_REASON_LENGTH || hasNul(p.reason)) {
     return `the revocation's reason must be a string of at most ${MAX_REASON_LENGTH} characters`;
   }
   return undefined;

@@ -34,6 +34,7 @@ import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "./revoke.js";
+import { textSchema } from "../../../core/schemas/index.js";
 
 interface Params {
   id: string;
@@ -64,7 +65,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
           type: ["object", "null"],
           properties: {
             revocation: { type: "object", description: "Flattened JWS (typ svc-delegation-revocation+jws) by the principal's key; only without a bearer" },
-            reason: { type: "string", maxLength: MAX_REASON_LENGTH, pattern: "^[^\\u0000]*$" },
+            reason: textSchema({ maxLength: MAX_REASON_LENGTH }),
           },
         },
         response: {

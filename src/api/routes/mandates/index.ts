@@ -27,7 +27,8 @@ import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../..
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
-import { NO_NUL_PATTERN, registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { textSchema } from "../../../core/schemas/index.js";
 
 interface Body {
   agent_id: string;
@@ -64,10 +65,10 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
           type: "object",
           required: ["agent_id", "sd_jwt"],
           properties: {
-            agent_id: { type: "string", minLength: 1, maxLength: 256, pattern: NO_NUL_PATTERN },
+            agent_id: textSchema({ minLength: 1, maxLength: 256 }),
             sd_jwt: { type: "string", minLength: 1, maxLength: MAX_SD_JWT_LENGTH, pattern: "^[A-Za-z0-9_.~-]+$" },
-            nonce: { type: "string", minLength: 1, maxLength: 256, pattern: NO_NUL_PATTERN },
-            audience: { type: "string", minLength: 1, maxLength: 512, pattern: NO_NUL_PATTERN },
+            nonce: textSchema({ minLength: 1, maxLength: 256 }),
+            audience: textSchema({ minLength: 1, maxLength: 512 }),
           },
         },
         response: { 200: answerSchema, 201: answerSchema, ...errorResponses(400, 401, 403, 404, 500, 503) },

@@ -16,7 +16,8 @@ import { errorResponses } from "../../errors.js";
 import { registerAckKeyRoutes } from "./ack-keys.js";
 import { registerIssuerKeyRoutes } from "./issuer-keys.js";
 import { registerKeyRoutes } from "./keys.js";
-import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "./schema-errors.js";
+import { textSchema } from "../../../core/schemas/index.js";
 
 /** An organization as answered. */
 export const orgSchema = {
@@ -42,7 +43,7 @@ const orgRoutes: FastifyPluginAsync = async (app) => {
           type: "object",
           required: ["name", "org_type"],
           properties: {
-            name: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: NO_NUL_PATTERN },
+            name: textSchema({ minLength: 1, maxLength: MAX_NAME_LENGTH }),
             org_type: { type: "string", enum: [...ORG_TYPES] },
           },
         },

@@ -24,6 +24,7 @@ import { insertIssuerKey, listIssuerKeys, revokeIssuerKey } from "../../../store
 import { ApiError, errorResponses } from "../../errors.js";
 import { orgOf, orgParams, requireKeyManager } from "./keys.js";
 import { registrySchemaErrors } from "./schema-errors.js";
+import { hasNul } from "../../../core/schemas/index.js";
 
 const issuerKeySchema = {
   type: "object",
@@ -94,7 +95,7 @@ export function registerIssuerKeyRoutes(app: FastifyInstance): void {
         throw e;
       }
       const own = (request.body.public_key as { kid?: unknown }).kid;
-      if (own !== undefined && (typeof own !== "string" || own.length === 0 || own.length > 256 || own.includes("\u0000"))) {
+      if (own !== undefined && (typeof own !== "string" || own.length === 0 || own.length > 256 || hasNul(own))) {
         throw new ApiError("PUBLIC_KEY_INVALID", "public_key.kid must be a string of 1 to 256 characters");
       }
       const thumbprint = keyId(publicKey);

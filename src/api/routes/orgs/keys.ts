@@ -18,7 +18,8 @@ import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, t
 import { getKey, issueKey, listKeys, revokeKey } from "../../../store/keys.js";
 import { getOrg, type Org } from "../../../store/orgs.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { NO_NUL_PATTERN, registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "./schema-errors.js";
+import { textSchema } from "../../../core/schemas/index.js";
 
 interface OrgParams {
   org_id: string;
@@ -82,7 +83,7 @@ export function registerKeyRoutes(app: FastifyInstance): void {
         body: {
           type: "object",
           required: ["name"],
-          properties: { name: { type: "string", minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: NO_NUL_PATTERN }, scopes: { type: "array", items: { type: "string" } } },
+          properties: { name: textSchema({ minLength: 1, maxLength: MAX_NAME_LENGTH }), scopes: { type: "array", items: { type: "string" } } },
         },
         response: {
           201: {

@@ -6,6 +6,7 @@
  * error handler answers every validation error so).
  */
 import type { FastifySchemaValidationError } from "fastify";
+import { NO_NUL_PATTERN } from "../../../core/schemas/index.js";
 
 /** Which part of the request a violation is in (Fastify's `SchemaErrorDataVar`). */
 export type SchemaErrorDataVar = "body" | "headers" | "params" | "querystring";
@@ -19,8 +20,8 @@ function fieldName(instancePath: string, dataVar: SchemaErrorDataVar, extra?: st
   return name === "" ? dataVar : `${where} ${name}`;
 }
 
-/** Pattern of free text fields: anything but U+0000 (which Postgres text cannot hold). */
-export const NO_NUL_PATTERN = "^[^\\u0000]*$";
+/** Pattern of free text fields: anything but U+0000 (the core's text rule, src/core/schemas/text.ts). */
+export { NO_NUL_PATTERN };
 
 /** The sentence for one schema violation. */
 export function describeSchemaError(e: FastifySchemaValidationError, dataVar: SchemaErrorDataVar): string {

@@ -15,8 +15,9 @@ import { AGENT_ID_PATTERN, MAX_SUMMARY_LENGTH, REPORT_KINDS, type ReportKind } f
 import { keyCredential } from "../../plugins/auth.js";
 import { errorResponses } from "../../errors.js";
 import { logSignerOf } from "../agents/registry-log.js";
-import { NO_NUL_PATTERN, registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { fileReportWithEffects } from "./file.js";
+import { textSchema } from "../../../core/schemas/index.js";
 
 interface ReportBody {
   agent_id: string;
@@ -43,7 +44,7 @@ const reportRoutes: FastifyPluginAsync = async (app) => {
             agent_id: { type: "string", pattern: AGENT_ID_PATTERN },
             kind: { type: "string", enum: [...REPORT_KINDS] },
             evidence_hash: { type: "string", pattern: HASH_PATTERN },
-            summary: { type: "string", maxLength: MAX_SUMMARY_LENGTH, pattern: NO_NUL_PATTERN },
+            summary: textSchema({ maxLength: MAX_SUMMARY_LENGTH }),
           },
         },
         response: {

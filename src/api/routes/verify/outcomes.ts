@@ -17,6 +17,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { LaterOutcome } from "../../../core/agreement/index.js";
+import { textSchema } from "../../../core/schemas/index.js";
 import { paymentParties } from "../../../store/ack-keys.js";
 import { loadAgreementRecords } from "../../../store/agreements-read.js";
 import { recordOutcome } from "../../../store/ledger/index.js";
@@ -30,7 +31,7 @@ interface OutcomeBody {
   outcome: LaterOutcome;
 }
 
-const id = { type: "string", minLength: 1, maxLength: 256, pattern: "^[^\\u0000]*$" } as const;
+const id = textSchema({ minLength: 1, maxLength: 256 });
 
 const entrySchema = {
   type: "object",

@@ -2,6 +2,7 @@
  * Amount policies at delegation level: a usable amount, the scope's per-transaction ceiling
  * and its cumulative total (spent under the delegation plus this action).
  */
+import { agreementTotalAs, checkBudget } from "../../money/budget.js";
 import { formatMinor } from "../../money/index.js";
 import { amountIn, type EvalState, type Findings } from "../state.js";
 
@@ -26,20 +27,18 @@ export function delegationAmount(s: EvalState, out: Findings): void {
   }
   if (scope.cumulativeMinor !== undefined) {
     const spent = s.ctx.delegationSpentMinor ?? agreementTotalIn(s, ccy);
-    if (spent === undefined) {
+    const check = checkBudget(scope.cumulativeMinor, spent, amount);
+    if (check === "unknown") {
       out.add("LEDGER_TOTAL_UNKNOWN", "the delegation has a cumulative maximum and its spend so far is unknown");
-    } else if (spent + amount > scope.cumulativeMinor) {
-      out.add("DELEGATION_BUDGET_EXCEEDED", `${formatMinor(spent, ccy)} spent + ${formatMinor(amount, ccy)} exceeds the delegation's cumulative maximum ${formatMinor(scope.cumulativeMinor, ccy)} ${ccy}`);
+    } else if (check === "exceeded") {
+      out.add("DELEGATION_BUDGET_EXCEEDED", `${formatMinor(spent ?? 0n, ccy)} spent + ${formatMinor(amount, ccy)} exceeds the delegation's cumulative maximum ${formatMinor(scope.cumulativeMinor, ccy)} ${ccy}`);
     }
   }
 }
 
-/** The agreement's ledger total when it is known and kept in `currency`. */
+/** The agreement's ledger total when it is known and kept in `currency` (the budget rule's `agreementTotalAs`). */
 function agreementTotalIn(s: EvalState, currency: string): bigint | undefined {
   const a = s.agreement;
   if (!a || a.ledger.state !== "ok") return undefined;
-  const ledgerCurrency = a.agreement.parent_limits?.currency ?? a.agreement.mandates[0]?.currency;
-  // Without parent_limits, intents in other currencies are left out of the total: unknown.
-  const mixed = !a.agreement.parent_limits && a.agreement.mandates.some((m) => m.currency !== ledgerCurrency);
-  return ledgerCurrency === currency && !mixed ? a.totalSpentMinor : undefined;
+  return agreementTotalAs(a.agreement, a.totalSpentMinor, currency);
 }

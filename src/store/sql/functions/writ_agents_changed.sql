@@ -1,0 +1,8 @@
+-- Trigger of agents and agreements (migrations/0100_change_notify.sql): notifies the old and the
+-- new row's agent. The agreements trigger leaves out updates that only move the ledger head.
+CREATE OR REPLACE FUNCTION writ_agents_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'INSERT' THEN PERFORM writ_notify_agent(OLD.agent_id); END IF;
+  IF TG_OP <> 'DELETE' THEN PERFORM writ_notify_agent(NEW.agent_id); END IF;
+  RETURN NULL;
+END $$;

@@ -1,0 +1,9 @@
+-- Trigger of agreement_spend when a total goes down or disappears (a released spend): notifies
+-- the agreement's agent, since a cached total that is too high would refuse a payment the
+-- budget allows. A spend (a higher total) is not notified: the spend transaction re-checks
+-- under its lock (docs/verify.md, "Caches").
+CREATE OR REPLACE FUNCTION writ_spend_released() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM writ_notify_agent(a.agent_id) FROM agreements a WHERE a.agreement_id = OLD.agreement_id;
+  RETURN NULL;
+END $$;
