@@ -22,7 +22,7 @@
  *     snapshot reads during (a) are printed: all of them should be from memory (the warm-up
  *     read every agent; a read from Postgres means a snapshot expired and the run measured
  *     cold reads too).
- * (d) the ALLOW path's ledger writes alone (the group commit verify uses, `SpendWriter`,
+ * (d) the ALLOW path's ledger writes alone (the group commit verify uses, `spendQueue`,
  *     ./verify/spend-loop.ts) against the same Postgres, writ serve's pool size, the same
  *     concurrency.
  * (e) a plain ledger transaction (./verify/ledger-loop.ts: SELECT … FOR UPDATE of an account,

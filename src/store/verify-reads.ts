@@ -1,7 +1,7 @@
 /**
  * The small reads of the verify routes: what a verify reads of an agent (the agent, its recent
  * denials for the DENIED_ATTEMPT_BURST policy, and its candidate agreements; kept in memory by
- * src/verify/caches/snapshots.ts), why an agent has no live agreement when a revocation is the
+ * src/verify/gather/candidate-cache.ts), why an agent has no live agreement when a revocation is the
  * cause, and whether an organization acts for a record. One statement each.
  */
 import type { Pool, PoolClient } from "pg";
@@ -20,7 +20,7 @@ export const DENIAL_WINDOW_SECONDS = 60;
  */
 export const BURST_EXEMPT = "burst_exempt";
 
-/** What a verify reads of an agent (`readAgentSnapshot`), kept by ./snapshots.ts. */
+/** What a verify reads of an agent (`readAgentSnapshot`), kept by src/verify/gather/candidate-cache.ts. */
 export interface AgentRead {
   /** The registered agent, or undefined. */
   agent?: AgentForVerify;

@@ -1,8 +1,14 @@
 /**
- * The data-plane side of verify that is not HTTP: the record cache, the candidates a verify
- * evaluates, and the revocation index. The ledger transactions (spend, later outcomes) are the
- * ledger repository's (src/store/ledger).
+ * The data-plane side of verify that is not HTTP: `verifyAction` (gather, decide, commit), the
+ * candidate cache and the record cache under it, the candidates a verify evaluates, and the
+ * revocation index. The ledger transactions (spend, later outcomes) are the ledger
+ * repository's (src/store/ledger).
  */
+export { verifyAction, type VerifyDeps } from "./verify-action.js";
+export { VerifyError, type Decided, type Effect, type Question } from "./pipeline/decide.js";
+export { StoreGather, type Evidence, type Gather, type GatherUpkeep } from "./gather/index.js";
+export { CandidateCache, type CandidateCacheOptions } from "./gather/candidate-cache.js";
+export { DecisionLog, storeDecisions, type DecisionStore } from "./commit/decision-log.js";
 export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./caches/record-cache.js";
 export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./caches/candidates.js";
 export { agreementForPreparation, withLedgerTotals, type LedgerTotals } from "./caches/overlay.js";

@@ -29,7 +29,7 @@
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { DEFAULT_POLICY } from "../core/evaluate/index.js";
-import { DEFAULT_SPEND_BATCHES_IN_FLIGHT, DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./pipeline/spend-writer.js";
+import { DEFAULT_SPEND_BATCHES_IN_FLIGHT, DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./commit/queues.js";
 
 /** The loaded verify settings. */
 export interface VerifySettings {

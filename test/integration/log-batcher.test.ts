@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner } from "../../src/core/jose/index.js";
 import { LogEntryError, verifyLogLink, type LogEntry, type TreeHead } from "../../src/core/tlog/index.js";
-import { AppendBatcher, type BatchedAppend } from "../../src/api/routes/log/batcher.js";
+import { appendQueue, type AppendQueue, type BatchedAppend } from "../../src/api/routes/log/batcher.js";
 import { appendToLog, type LogAppendInput, type LogAppendResult } from "../../src/store/log.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -41,15 +41,15 @@ function gatedWriter(fail: (nth: number, ns: number[]) => Error | undefined = ()
 
 const input = (n: number): LogAppendInput => ({ kind: "incident", body: { n } });
 
-describe("AppendBatcher", () => {
+describe("appendQueue", () => {
   it("writes a lone append at once and queues the ones arriving meanwhile into the next batch", async () => {
     const w = gatedWriter();
     const seen: number[] = [];
-    const b = new AppendBatcher(w.write, 500, (n) => seen.push(n));
-    const first = b.append(input(0));
+    const b = appendQueue(w.write, 500, (n) => seen.push(n));
+    const first = b.add(input(0));
     await new Promise((r) => setImmediate(r));
     expect(w.batches).toEqual([[0]]);
-    const rest = [1, 2, 3, 4].map((n) => b.append(input(n)));
+    const rest = [1, 2, 3, 4].map((n) => b.add(input(n)));
     await new Promise((r) => setImmediate(r));
     expect(w.batches).toEqual([[0]]); // still writing the first
     await w.releaseAll();
@@ -63,8 +63,8 @@ describe("AppendBatcher", () => {
 
   it("caps a batch at maxBatch", async () => {
     const w = gatedWriter();
-    const b = new AppendBatcher(w.write, 3);
-    const all = Array.from({ length: 8 }, (_, n) => b.append(input(n)));
+    const b = appendQueue(w.write, 3);
+    const all = Array.from({ length: 8 }, (_, n) => b.add(input(n)));
     await w.releaseAll();
     await Promise.all(all);
     expect(w.batches).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
@@ -73,13 +73,13 @@ describe("AppendBatcher", () => {
   it("rejects every caller of a batch that cannot reach the database, without a retry, and goes on with the next", async () => {
     const down = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
     const w = gatedWriter((nth) => (nth === 1 ? down : undefined));
-    const b = new AppendBatcher(w.write);
-    const first = b.append(input(0));
+    const b = appendQueue(w.write);
+    const first = b.add(input(0));
     await new Promise((r) => setImmediate(r));
-    const second = [b.append(input(1)), b.append(input(2))];
+    const second = [b.add(input(1)), b.add(input(2))];
     const results = Promise.allSettled([first, ...second]);
     await w.releaseAll();
-    const third = b.append(input(3));
+    const third = b.add(input(3));
     await w.releaseAll();
     expect((await results).map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected"]);
     expect((await third).entry.body.n).toBe(3);
@@ -90,10 +90,10 @@ describe("AppendBatcher", () => {
   it("writes the halves of a batch that failed otherwise apart, in order, rejecting only the entry that fails alone", async () => {
     const w = gatedWriter((_nth, ns) => (ns.includes(2) ? new Error("entry 2 refused") : undefined));
     const seen: number[] = [];
-    const b = new AppendBatcher(w.write, 500, (n) => seen.push(n));
-    const first = b.append(input(0));
+    const b = appendQueue(w.write, 500, (n) => seen.push(n));
+    const first = b.add(input(0));
     await new Promise((r) => setImmediate(r));
-    const rest = [1, 2, 3, 4].map((n) => b.append(input(n)));
+    const rest = [1, 2, 3, 4].map((n) => b.add(input(n)));
     const settled = Promise.allSettled([first, ...rest]);
     await w.releaseAll();
     const results = await settled;
@@ -106,8 +106,8 @@ describe("AppendBatcher", () => {
 
   it("drain resolves once nothing is queued or being written", async () => {
     const w = gatedWriter();
-    const b = new AppendBatcher(w.write);
-    const appended = [b.append(input(0)), b.append(input(1))];
+    const b = appendQueue(w.write);
+    const appended = [b.add(input(0)), b.add(input(1))];
     let drained = false;
     const d = b.drain().then(() => (drained = true));
     await new Promise((r) => setImmediate(r));
@@ -120,18 +120,18 @@ describe("AppendBatcher", () => {
   });
 });
 
-describe("AppendBatcher on the log store (Postgres)", () => {
+describe("appendQueue on the log store (Postgres)", () => {
   let db: TestDatabase;
   const signer = generateSigner();
   /** Sizes of the appends sent to the store, in order. */
   const writes: number[] = [];
-  let batcher: AppendBatcher;
+  let batcher: AppendQueue;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     // A row Postgres itself refuses (23514), as any row-specific failure inside the statement.
     await db.pool.query("ALTER TABLE log_entries ADD CONSTRAINT test_refused_body CHECK (strpos(body, 'refused-by-postgres') = 0)");
-    batcher = new AppendBatcher(async (inputs) => {
+    batcher = appendQueue(async (inputs) => {
       writes.push(inputs.length);
       return appendToLog(db.pool, inputs, signer);
     });
@@ -144,7 +144,7 @@ describe("AppendBatcher on the log store (Postgres)", () => {
   /** Appends `inputs` together (one first batch) and answers each caller's outcome. */
   async function appendTogether(inputs: LogAppendInput[]): Promise<PromiseSettledResult<BatchedAppend>[]> {
     writes.length = 0;
-    const results = await Promise.allSettled(inputs.map((i) => batcher.append(i)));
+    const results = await Promise.allSettled(inputs.map((i) => batcher.add(i)));
     expect(writes[0]).toBe(inputs.length); // they shared the first transaction
     return results;
   }
@@ -177,7 +177,7 @@ describe("AppendBatcher on the log store (Postgres)", () => {
   });
 
   it("writes every other append of a batch in which one entry cannot be built (a lone surrogate), rejecting only that one", async () => {
-    const tip = (await batcher.append(input(7))).entry;
+    const tip = (await batcher.add(input(7))).entry;
     const inputs = [8, 9, 10].map((n) => (n === 9 ? { kind: "incident" as const, body: { n, lone: "\ud800x" } } : input(n)));
     const results = await appendTogether(inputs);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);

@@ -1,12 +1,12 @@
 /**
- * The batching writer of refusals (src/verify/refusal-writer.ts) against a real Postgres.
+ * The batching writer of refusals (src/verify/commit/queues.ts, `refusalQueue`) against a real Postgres.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pool } from "pg";
 import { toResponse } from "../../src/api/errors.js";
 import { createPool } from "../../src/store/pool.js";
 import { saveVerifyDecision, type NewVerifyDecision } from "../../src/store/verify-decisions.js";
-import { RefusalWriter } from "../../src/verify/pipeline/refusal-writer.js";
+import { refusalQueue } from "../../src/verify/commit/queues.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -42,11 +42,11 @@ function counting(pool: Pool): { pool: Pool; statements: () => number; batchSize
   return { pool: proxy, statements: () => n, batchSizes: () => sizes };
 }
 
-describe("RefusalWriter", () => {
+describe("refusalQueue", () => {
   it("stores 200 concurrent refusals in far fewer statements, each once", async () => {
     const c = counting(db.pool);
-    const writer = new RefusalWriter(c.pool);
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => writer.save(refusal("agent-batch", `act-${i}`))));
+    const writer = refusalQueue(c.pool);
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => writer.add(refusal("agent-batch", `act-${i}`))));
     expect(results.every((r) => r.stored)).toBe(true);
     expect(c.statements()).toBeLessThan(20);
     const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM verify_decisions WHERE agent_id = 'agent-batch'");
@@ -54,12 +54,12 @@ describe("RefusalWriter", () => {
   });
 
   it("answers the decision stored first: for a pre-existing one, and for two of one action sent together", async () => {
-    const writer = new RefusalWriter(db.pool);
+    const writer = refusalQueue(db.pool);
     await saveVerifyDecision(db.pool, refusal("agent-dup", "act-1", OTHER));
-    const before = await writer.save(refusal("agent-dup", "act-1"));
+    const before = await writer.add(refusal("agent-dup", "act-1"));
     expect(before).toMatchObject({ stored: false, decision: { requestHash: OTHER, actionId: "act-1" } });
 
-    const [a, b] = await Promise.all([writer.save(refusal("agent-dup", "act-2")), writer.save(refusal("agent-dup", "act-2", OTHER))]);
+    const [a, b] = await Promise.all([writer.add(refusal("agent-dup", "act-2")), writer.add(refusal("agent-dup", "act-2", OTHER))]);
     expect(a).toEqual({ stored: true });
     expect(b).toMatchObject({ stored: false, decision: { requestHash: HASH } });
   });
@@ -68,8 +68,8 @@ describe("RefusalWriter", () => {
     await saveVerifyDecision(db.pool, refusal("agent-mixed", "act-1", OTHER));
     await saveVerifyDecision(db.pool, refusal("agent-mixed", "act-3", OTHER));
     const c = counting(db.pool);
-    const writer = new RefusalWriter(c.pool);
-    const results = await Promise.all(["act-0", "act-1", "act-2", "act-3", "act-4"].map((a) => writer.save(refusal("agent-mixed", a))));
+    const writer = refusalQueue(c.pool);
+    const results = await Promise.all(["act-0", "act-1", "act-2", "act-3", "act-4"].map((a) => writer.add(refusal("agent-mixed", a))));
     expect(c.batchSizes()).toEqual([5]);
     expect(results.map((r) => r.stored)).toEqual([true, false, true, false, true]);
     for (const i of [1, 3]) expect(results[i]).toMatchObject({ stored: false, decision: { requestHash: OTHER, actionId: `act-${i}` } });
@@ -80,22 +80,22 @@ describe("RefusalWriter", () => {
   it("rejects every refusal of a batch that cannot reach Postgres, in one attempt, and works again afterwards", async () => {
     const dead = createPool("postgres://nobody:x@127.0.0.1:1/none", { connectionTimeoutMillis: 500 });
     const c = counting(dead);
-    const writer = new RefusalWriter(c.pool);
-    const all = await Promise.allSettled([writer.save(refusal("agent-x", "a")), writer.save(refusal("agent-x", "b"))]);
+    const writer = refusalQueue(c.pool);
+    const all = await Promise.allSettled([writer.add(refusal("agent-x", "a")), writer.add(refusal("agent-x", "b"))]);
     expect(all.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(c.statements()).toBe(1); // no retry by halves for an unreachable database
     await dead.end();
-    const live = new RefusalWriter(db.pool);
-    expect(await live.save(refusal("agent-x", "c"))).toEqual({ stored: true });
+    const live = refusalQueue(db.pool);
+    expect(await live.add(refusal("agent-x", "c"))).toEqual({ stored: true });
   });
 
   it("stores every other decision of a batch in which Postgres refuses one row (a lone surrogate in jsonb), and rejects only that one", async () => {
     const c = counting(db.pool);
-    const writer = new RefusalWriter(c.pool);
+    const writer = refusalQueue(c.pool);
     // JSON.stringify keeps a lone surrogate as the escape \ud800, which jsonb refuses.
     const bad: NewVerifyDecision = { ...refusal("agent-lone", "act-bad"), decision: { verdict: "DENY", reasons: ["AMOUNT_EXCEEDS_CEILING"], note: "\ud800" } };
     const good = Array.from({ length: 6 }, (_, i) => refusal(`agent-good-${i}`, `act-${i}`));
-    const saves = [...good.slice(0, 3), bad, ...good.slice(3)].map((d) => writer.save(d));
+    const saves = [...good.slice(0, 3), bad, ...good.slice(3)].map((d) => writer.add(d));
     const results = await Promise.allSettled(saves);
 
     // All seven were sent in ONE insert first (the batch they shared), then apart.

@@ -1,5 +1,5 @@
 /**
- * The group commit of ALLOWs (src/verify/pipeline/spend-writer.ts) against a real Postgres:
+ * The group commit of ALLOWs (src/verify/commit/queues.ts, `spendQueue`) against a real Postgres:
  * concurrent spends share transactions and are chained in order; a spend that Postgres itself
  * refuses (its stored answer holds a lone surrogate, which jsonb rejects inside the batch's
  * write) fails alone while every other spend of its batch is recorded; an unreachable database
@@ -15,7 +15,7 @@ import { upsertAgreement } from "../../src/store/agreements.js";
 import { spendTotals, type AllowedSpend } from "../../src/store/ledger/index.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { findVerifyDecision } from "../../src/store/verify-decisions.js";
-import { SpendWriter } from "../../src/verify/pipeline/spend-writer.js";
+import { recordSpend, spendQueue } from "../../src/verify/commit/queues.js";
 import { iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -53,13 +53,13 @@ function spend(agreementId: string, actionId: string, amountMinor: bigint, body:
   };
 }
 
-describe("SpendWriter", () => {
+describe("spendQueue", () => {
   it("records 300 concurrent spends over 3 agreements in few transactions, exactly the budget, each chain in one order", async () => {
     for (const id of ["gc-1", "gc-2", "gc-3"]) await storeAgreement(id);
     const sizes: number[] = [];
-    const writer = new SpendWriter(pool, { observe: (_s, n) => sizes.push(n) });
+    const writer = spendQueue(pool, { observe: (_s, n) => sizes.push(n) });
     // 101 spends of 10.00 USD per agreement against a 1,000.00 USD slice: 100 fit, one is refused.
-    const all = await Promise.all(Array.from({ length: 303 }, (_, i) => writer.record(spend(`gc-${(i % 3) + 1}`, `gc-a-${i}`, 1000n))));
+    const all = await Promise.all(Array.from({ length: 303 }, (_, i) => recordSpend(writer, spend(`gc-${(i % 3) + 1}`, `gc-a-${i}`, 1000n))));
     expect(all.filter((r) => r.recorded)).toHaveLength(300);
     const refused = all.filter((r) => !r.recorded);
     expect(refused).toHaveLength(3);
@@ -83,11 +83,11 @@ describe("SpendWriter", () => {
   it("fails only the spend whose stored answer Postgres refuses (a lone surrogate in jsonb); the rest of its batch is recorded", async () => {
     for (const id of ["gc-iso-1", "gc-iso-2"]) await storeAgreement(id);
     const sizes: number[] = [];
-    const writer = new SpendWriter(pool, { observe: (_s, n) => sizes.push(n) });
+    const writer = spendQueue(pool, { observe: (_s, n) => sizes.push(n) });
     // JSON.stringify keeps a lone surrogate as the escape \ud800, which jsonb refuses: inside Postgres, in the batch's write.
     const bad = spend("gc-iso-1", "iso-bad", 100n, { verdict: "ALLOW", note: "\ud800" });
     const good = Array.from({ length: 6 }, (_, i) => spend(`gc-iso-${(i % 2) + 1}`, `iso-${i}`, 100n));
-    const results = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((s) => writer.record(s)));
+    const results = await Promise.allSettled([...good.slice(0, 3), bad, ...good.slice(3)].map((s) => recordSpend(writer, s)));
 
     expect(sizes[0]).toBe(7); // all seven shared one transaction first, which failed...
     expect(sizes.length).toBeGreaterThan(1); // ...and were written again apart
@@ -109,8 +109,8 @@ describe("SpendWriter", () => {
   it("rejects every spend of a batch that cannot reach Postgres, in one attempt", async () => {
     const dead = createPool("postgres://nobody:x@127.0.0.1:1/none", { connectionTimeoutMillis: 500 });
     const sizes: number[] = [];
-    const writer = new SpendWriter(dead, { observe: (_s, n) => sizes.push(n) });
-    const all = await Promise.allSettled([writer.record(spend("gc-1", "dead-1", 1n)), writer.record(spend("gc-2", "dead-2", 1n))]);
+    const writer = spendQueue(dead, { observe: (_s, n) => sizes.push(n) });
+    const all = await Promise.allSettled([recordSpend(writer, spend("gc-1", "dead-1", 1n)), recordSpend(writer, spend("gc-2", "dead-2", 1n))]);
     expect(all.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(sizes).toEqual([2]); // no retry by halves for an unreachable database
     await dead.end();
@@ -118,8 +118,8 @@ describe("SpendWriter", () => {
 
   it("rejects a malformed spend alone, before any transaction", async () => {
     await storeAgreement("gc-bad");
-    const writer = new SpendWriter(pool);
-    const [bad, ok] = await Promise.allSettled([writer.record(spend("gc-bad", "x", -1n)), writer.record(spend("gc-bad", "y", 1n))]);
+    const writer = spendQueue(pool);
+    const [bad, ok] = await Promise.allSettled([recordSpend(writer, spend("gc-bad", "x", -1n)), recordSpend(writer, spend("gc-bad", "y", 1n))]);
     expect(bad).toMatchObject({ status: "rejected", reason: { code: "SPEND_INVALID" } });
     expect(ok).toMatchObject({ status: "fulfilled", value: { recorded: true } });
   });

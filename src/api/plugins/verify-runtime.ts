@@ -1,9 +1,10 @@
 /**
  * The verify path's per-process state, started and stopped with the app: the revocation index
  * (the LISTEN connection, app.changeFeed, plus the revoked ids loaded from the tables), the
- * cache of prepared records, the agents' snapshots (following the change notices of the same
- * connection), the batching writers of refusals and of spends (group commit), the acknowledgement-domain key directory, and
- * the verify metrics.
+ * candidate cache (agents' snapshots following the change notices of the same connection, and
+ * the prepared records under them), the group commits of refusals and of spends, the
+ * acknowledgement-domain key directory, the verify metrics, and what `verifyAction` runs with
+ * (`verify`: its gather side, its decision log, the clock and the policy), built once here.
  *
  * Promises:
  * - Decorates `app.verifyRuntime` (null when the app has no database). Building does no I/O.
@@ -27,12 +28,15 @@
  */
 import fp from "fastify-plugin";
 import { DEFAULT_POLICY, type EvalPolicy } from "../../core/evaluate/index.js";
+import { fxSourceFor, rateFor } from "../../fx/index.js";
+import { DecisionLog, storeDecisions } from "../../verify/commit/decision-log.js";
+import { refusalQueue, spendQueue } from "../../verify/commit/queues.js";
+import { CandidateCache } from "../../verify/gather/candidate-cache.js";
+import { StoreGather } from "../../verify/gather/index.js";
 import { AckDomainDirectory } from "../../verify/pipeline/ack-domains.js";
-import { RecordCache } from "../../verify/caches/record-cache.js";
 import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
-import { RefusalWriter } from "../../verify/pipeline/refusal-writer.js";
-import { SpendWriter } from "../../verify/pipeline/spend-writer.js";
-import { AgentSnapshots } from "../../verify/caches/snapshots.js";
+import type { VerifyDeps } from "../../verify/verify-action.js";
+import { logAppendOptions } from "../routes/shared/registry-log.js";
 import type { RevocationIndex } from "../../verify/revocation/index.js";
 import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
 import { ControllerPath } from "../../verify/revocation/controller-path.js";
@@ -43,12 +47,11 @@ import { kubeWatchEnabled } from "../../verify/revocation/kube-watch-settings.js
 /** The verify path's state. */
 export interface VerifyRuntime {
   readonly index: RevocationIndex;
-  readonly cache: RecordCache;
-  readonly snapshots: AgentSnapshots;
-  readonly refusals: RefusalWriter;
-  readonly spends: SpendWriter;
-  readonly ackDomains: AckDomainDirectory;
+  /** The candidate cache (agents' snapshots and the prepared records under them): routes that change an agent `forget` it. */
+  readonly snapshots: CandidateCache;
   readonly metrics: VerifyMetrics;
+  /** What `verifyAction` runs with (built once, at start-up). */
+  readonly verify: VerifyDeps;
   /** The evaluation policy (the default one, with WRIT_DENIED_ATTEMPT_BURST). */
   readonly policy: EvalPolicy;
   /** The Kubernetes revocation watch, or null when it does not run. */
@@ -114,9 +117,13 @@ export default fp(
         }
       }
       let fresh = false;
-      const snapshots = new AgentSnapshots({ ttlMs: app.settings.verify.cacheTtlMs, maxEntries: app.settings.verify.cacheMaxAgents, denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds }).follow(feed);
+      const snapshots = new CandidateCache({
+        ttlMs: app.settings.verify.cacheTtlMs,
+        maxEntries: app.settings.verify.cacheMaxAgents,
+        denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds,
+      }).follow(feed);
       const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots);
-      const spends = new SpendWriter(pool, {
+      const spends = spendQueue(pool, {
         maxBatch: app.settings.verify.spendBatchMax,
         waitMs: app.settings.verify.spendBatchWaitMs,
         inFlight: app.settings.verify.spendBatchesInFlight,
@@ -125,16 +132,28 @@ export default fp(
           metrics.spendBatchSize.observe(size);
         },
       });
+      const fx = fxSourceFor(app.settings.fx, app.settings.outbound);
+      const gather = new StoreGather({
+        pool,
+        index: idx,
+        candidates: snapshots,
+        ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
+        rate: (from, to, day, now) => rateFor(pool, from, to, day, { source: fx, now }),
+      });
+      const log = new DecisionLog({
+        store: storeDecisions(pool, { refusals: refusalQueue(pool), spends }),
+        upkeep: gather,
+        metrics,
+        logSigner: () => app.logSigner,
+        logOptions: (now) => logAppendOptions(app, now),
+      });
+      const policy = { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst };
       runtime = {
         index: idx,
-        // Two prepared records (an agreement, its delegation) per agent kept.
-        cache: new RecordCache({ maxEntries: 2 * app.settings.verify.cacheMaxAgents }),
         snapshots,
-        refusals: new RefusalWriter(pool),
-        spends,
-        ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
         metrics,
-        policy: { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst },
+        verify: { gather, log, clock: () => app.clock(), proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000, policy },
+        policy,
         kubeWatch: watch,
         freshness: () => idx.freshness(),
         everFresh: () => (fresh ||= !idx.stale()),

@@ -9,10 +9,7 @@
  * changed between the two reads is prepared at the newer version (its totals are still those
  * of the first read, which the spend transaction re-checks under its lock anyway).
  *
- * The candidate prepared for a row is kept with that row object (a WeakMap): the rows of an
- * agent's snapshot (./snapshots.ts) are replaced, never changed, when their totals or records
- * change, so a warm verify only stamps the kept candidate with its own time (`ledgerAsOfMs`:
- * the database is the system of record, and the snapshot follows it).
+ * The candidates are kept between verifies by the candidate cache (../gather/candidate-cache.ts).
  */
 import type { PreparedDelegationWithProblems } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
@@ -49,40 +46,9 @@ export interface LoadCandidatesOptions {
   limit?: number;
 }
 
-/** The candidate prepared for a row object (see the module comment). */
-const preparedFor = new WeakMap<ActiveAgreementRow, VerifyCandidate>();
-
-function stamped(c: VerifyCandidate, nowMs: number): VerifyCandidate {
-  return { ...c, agreement: { ...c.agreement, ledgerAsOfMs: nowMs } };
-}
-
 /** The ledger totals a row holds, as of `asOfMs`. */
-function totalsOf(row: ActiveAgreementRow, asOfMs: number): LedgerTotals {
+export function totalsOf(row: ActiveAgreementRow, asOfMs: number): LedgerTotals {
   return { ledgerSequence: row.ledgerSequence, ledgerHead: row.ledgerHead, spent: row.spent, asOfMs };
-}
-
-/**
- * Carries the candidate prepared for row `from` over to row `to`, which the same process made
- * from it after a spend (./snapshots.ts, `noteSpend`): when both name the same agreement
- * revision and the same delegation generation, `to`'s candidate is `from`'s with `to`'s totals
- * overlaid (exactly what preparing `to` from the cache would give), so the next verify of the
- * agent neither looks the records up in the cache nor awaits them. Otherwise nothing is kept
- * and `to` is prepared as usual.
- */
-export function carryPrepared(from: ActiveAgreementRow, to: ActiveAgreementRow): void {
-  const c = preparedFor.get(from);
-  if (!c || to.agreementId !== from.agreementId || to.revision !== from.revision) return;
-  const d = from.delegation;
-  const e = to.delegation;
-  if (d?.delegationId !== e?.delegationId || d?.generation !== e?.generation) return;
-  const next: VerifyCandidate = {
-    ...c,
-    agreement: withLedgerTotals(c.agreement, totalsOf(to, c.agreement.ledgerAsOfMs)),
-    row: to,
-  };
-  if (e?.spentMinor !== undefined) next.delegationSpentMinor = e.spentMinor;
-  else delete next.delegationSpentMinor;
-  preparedFor.set(to, next);
 }
 
 /** The live candidates of `agentId` (see the module comment), ordered by agreement id. */
@@ -98,8 +64,6 @@ export async function loadCandidates(db: Queryable, cache: RecordCache, agentId:
  */
 export async function prepareCandidates(db: Queryable, cache: RecordCache, rows: readonly ActiveAgreementRow[], opts: { now: number }): Promise<VerifyCandidate[]> {
   if (rows.length === 0) return [];
-  const kept = rows.map((r) => preparedFor.get(r));
-  if (kept.every((c) => c !== undefined)) return kept.map((c) => stamped(c, opts.now));
   const missA = rows.filter((r) => !cache.hasAgreement(r.agreementId, r.revision)).map((r) => r.agreementId);
   const missD = [
     ...new Set(rows.flatMap((r) => (r.delegation && !cache.hasDelegation(r.delegation.delegationId, r.delegation.generation) ? [r.delegation.delegationId] : []))),
@@ -135,7 +99,6 @@ export async function prepareCandidates(db: Queryable, cache: RecordCache, rows:
         });
         if (d.spentMinor !== undefined) out.delegationSpentMinor = d.spentMinor;
       }
-      preparedFor.set(row, out);
       return out;
     }),
   );

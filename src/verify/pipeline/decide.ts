@@ -1,68 +1,38 @@
 /**
- * `POST /v1/verify` without HTTP: checks one payment action of an agent against its active
- * stored agreement, records an ALLOW in the ledger, and answers (docs/verify.md).
+ * Decide: the verify decision, pure (no I/O, no clock, no cache). Each step takes what Gather
+ * read (../gather/index.ts) and gives either nothing (the next step decides) or a `Decided`:
+ * the answer and ONE effect for the decision log (../commit/decision-log.ts) to commit:
+ * `none` (answered, nothing stored: a stale revocation index), `refusal` (store the refusal),
+ * `spend` (record the ALLOW's spend), `revoke` (the service's REVOKE decision); or an error
+ * (an HTTP error instead of a decision), which a stored answer of the same request may win.
  *
- * Order: the revocation index (stale: STEP_UP REVOCATION_STATE_STALE, not stored); the agent
- * (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED); `proposed_at` within the
- * skew of the service clock (outside: the stored answer of the same request, else
- * PROPOSED_AT_SKEW, nothing stored); the agent's status
- * (AGENT_NOT_ACTIVE); the candidate agreements (none: NO_ACTIVE_AGREEMENT, or
- * DELEGATION_REVOKED / AGREEMENT_REVOKED when a revocation is why; several:
- * AGREEMENT_NOT_SELECTED); acknowledgement domains; a sub-delegation's stored chain
- * (./stored-chain.ts: one statement, only for a delegation with a chain); rates (only when a currency differs);
- * `evaluate` (a recorded payment mandate's candidate against its delegation alone, its
- * agreement row holding only the ledger: docs/mandates.md); then, on REVOKE, the revocation (./revoke.ts); on ALLOW, the spend transaction.
- * A decision stored earlier for (agent, action_id) wins wherever the new one would be stored:
- * the same request gets it again, another request ACTION_REUSED.
- *
- * Statements per verify (warm caches, besides authentication): the agent, its candidates and
- * its recent denials come from its snapshot (../caches/snapshots.ts: no statement); then a refusal
- * stores its decision in a batch shared with concurrent refusals (./refusal-writer.ts),
- * committed asynchronously, and an ALLOW records its spend in a batch shared with concurrent
- * ALLOWs (./spend-writer.ts: one spend transaction, two round trips, committed durably).
- *
- * Promises:
- * - Never an ALLOW unless its ledger entry committed: a spend refusal becomes a DENY with its
- *   reason, and an ALLOW carries `ledger_entry` {sequence, entry_hash}.
- * - One answer per (agent, action_id): every decision except a stale-index STEP_UP is stored
- *   (an ALLOW in the spend's own transaction); a retry with the same request hash gets the
- *   stored answer and spends nothing; a different request with that action_id is refused. An
- *   ALLOW's request hash is also kept with its ledger entry, so after its stored answer was
- *   pruned (retention) a different request that would be ALLOWed is still refused
- *   (ACTION_REUSED, from the spend transaction) and the same one answered with its entry. If
- *   a concurrent request with that action_id stored its answer first, a spend just recorded
- *   for this one is released (outcome `failed`) and the stored answer is returned.
+ * Order (docs/verify.md): the revocation index (stale: STEP_UP REVOCATION_STATE_STALE, not
+ * stored); the agent (unknown: AGENT_NOT_FOUND; another operator's: AGENT_NOT_OWNED);
+ * `proposed_at` within the skew of the service clock (outside: the stored answer of the same
+ * request, else PROPOSED_AT_SKEW, nothing stored); the agent's status (AGENT_NOT_ACTIVE); the
+ * candidate agreements (none: NO_ACTIVE_AGREEMENT, or DELEGATION_REVOKED / AGREEMENT_REVOKED
+ * when a revocation is why; several: AGREEMENT_NOT_SELECTED; an intent none holds:
+ * INTENT_NOT_FOUND); then `evaluate` on the selected candidate's evidence (a recorded payment
+ * mandate's candidate against its delegation alone, its agreement row holding only the
+ * ledger: docs/mandates.md): REVOKE revokes, ALLOW spends, anything else is a refusal. Only a
+ * DENY that tried what the grant forbids counts toward DENIED_ATTEMPT_BURST (`burstExempt`
+ * false).
  */
-import type { Pool } from "pg";
 import type { HashString } from "../../core/canonical/index.js";
-import { prepareDelegation } from "../../core/delegation/index.js";
 import {
   DEFAULT_POLICY, REASONS, countsAsAttempt, decisionFor, evaluate,
   type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
 } from "../../core/evaluate/index.js";
-import type { Signer } from "../../core/jose/index.js";
 import { MANDATE_INTENT_ID } from "../../core/mandates/index.js";
-import { allowedActionOf, recordOutcome } from "../../store/ledger/index.js";
-import type { LogAppendOptions } from "../../store/log.js";
-import { RecordStoreError } from "../../store/record-errors.js";
-import { findVerifyDecision, saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
-import { revokedCause } from "../../store/verify-reads.js";
-import type { AckDomainDirectory } from "./ack-domains.js";
-import type { RecordCache } from "../caches/record-cache.js";
-import { prepareCandidates, type VerifyCandidate } from "../caches/candidates.js";
-import { implicitDelegation } from "./implicit-delegation.js";
-import type { VerifyMetrics } from "../metrics.js";
-import { ratesFor, type RateLookup } from "./rates.js";
-import type { RefusalWriter } from "./refusal-writer.js";
-import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
-import type { RevocationIndex } from "../revocation/index.js";
-import { revokeByPolicy } from "./revoke.js";
-import { selectCandidate } from "./select.js";
-import { allowedSpendFor } from "./spend-request.js";
-import { withStoredAncestors } from "./stored-chain.js";
-import type { SpendWriter } from "./spend-writer.js";
-import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 import { parseInstant } from "../../core/time/index.js";
+import type { AgentForVerify } from "../../store/agents.js";
+import type { AllowedSpend } from "../../store/ledger/index.js";
+import type { RevokedCause } from "../../store/verify-reads.js";
+import type { VerifyCandidate } from "../caches/candidates.js";
+import type { Evidence } from "../gather/index.js";
+import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
+import { selectCandidate, type Selection } from "./select.js";
+import { allowedSpendFor } from "./spend-request.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
 export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED" | "PROPOSED_AT_SKEW";
@@ -75,37 +45,45 @@ export class VerifyError extends Error {
   }
 }
 
-/** What a verify runs with. */
-export interface VerifyDeps {
-  pool: Pool;
-  index: Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked"> & {
-    /** Why the index is stale (the LISTEN path or the Kubernetes watch), when it can say. */
-    staleReason?(): string | undefined;
-  };
-  cache: RecordCache;
-  /** What is known of agents (no statement when warm). */
-  snapshots: Pick<AgentSnapshots, "read" | "noteDenial" | "noteSpend" | "forget" | "denialWindowSeconds">;
-  /** Where refusals are stored (in batches). */
-  refusals: Pick<RefusalWriter, "save">;
-  /** Where ALLOWs' spends are recorded (in batches sharing a transaction). */
-  spends: Pick<SpendWriter, "record">;
-  ackDomains: AckDomainDirectory;
-  metrics: VerifyMetrics;
-  /** Units of `to` per one `from` on a day (asked only for the UTC day of `now`). */
-  rate: RateLookup;
+/** One verify request as the decision sees it. */
+export interface Question {
+  orgId: string;
+  req: VerifyRequest;
+  agentId: string;
+  actionId: string;
+  /** The action the engine evaluates. */
+  action: Action;
+  /** The request hash (idempotency: the same action_id with another hash is refused). */
+  hash: HashString;
+  /** The service clock at the start of the verify. */
   now: Date;
-  /** How far `action.proposed_at` may be from `now`, either way (WRIT_PROPOSED_AT_SKEW_SECONDS). */
-  proposedAtSkewMs: number;
-  /** Signs the log entry of a REVOKE; null: revoked and alerted, not logged. */
-  logSigner: Signer | null;
-  logOptions: LogAppendOptions;
-  policy?: EvalPolicy;
+  nowMs: number;
 }
+
+/** The one effect of a decision (see the module comment). */
+export type Effect =
+  | { kind: "none" }
+  | { kind: "refusal"; burstExempt: boolean }
+  | { kind: "spend"; candidate: VerifyCandidate; spend: AllowedSpend }
+  | { kind: "revoke"; candidate: VerifyCandidate; reason: string };
+
+/** What a decision step gives: the answer and its effect, or an error (which a stored answer of the same request wins when `replay`). */
+export type Decided = { answer: VerifyResponse; effect: Effect } | { error: VerifyError; replay: boolean };
 
 type Base = Pick<VerifyResponse, "agent_id" | "action_id" | "agreement_id">;
 
+/** The question of verify `req` of organization `orgId` at `now`. */
+export function question(orgId: string, req: VerifyRequest, now: Date): Question {
+  const { action, hash } = readRequest(req);
+  return { orgId, req, agentId: req.agent_id, actionId: action.action_id, action, hash, now, nowMs: now.getTime() };
+}
+
+function baseOf(q: Question, agreementId: string | null = null): Base {
+  return { agent_id: q.agentId, action_id: q.actionId, agreement_id: agreementId };
+}
+
 /** The answer for a single reason found outside the engine. */
-function refusal(code: ReasonCode, message: string, base: Base): VerifyResponse {
+export function refusalAnswer(code: ReasonCode, message: string, base: Base): VerifyResponse {
   const info = REASONS[code];
   return {
     verdict: info.verdict,
@@ -117,205 +95,78 @@ function refusal(code: ReasonCode, message: string, base: Base): VerifyResponse 
   };
 }
 
-function baseOf(b: VerifyResponse): Base {
-  return { agent_id: b.agent_id, action_id: b.action_id, agreement_id: b.agreement_id };
+/** A refusal to store; one of a stale index is answered without being stored. */
+function refused(answer: VerifyResponse): Decided {
+  if (answer.reasons.includes("REVOCATION_STATE_STALE")) return { answer, effect: { kind: "none" } };
+  return { answer, effect: { kind: "refusal", burstExempt: answer.verdict !== "DENY" || !countsAsAttempt(answer.reasons) } };
 }
 
-function answer(d: Decision, base: Base): VerifyResponse {
+/** The answer while revocation state is stale (`why`). */
+export function staleAnswer(q: Question, why: string): Decided {
+  return refused(refusalAnswer("REVOCATION_STATE_STALE", `${why}; retry later`, baseOf(q)));
+}
+
+/** The agent's checks: unknown, another operator's, `proposed_at` out of skew, not active; undefined when it may go on. */
+export function admit(q: Question, agent: AgentForVerify | undefined, skewMs: number): Decided | undefined {
+  if (!agent) return { error: new VerifyError("AGENT_NOT_FOUND", "agent was not found"), replay: false };
+  if (agent.org_id !== q.orgId) return { error: new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization"), replay: false };
+  const proposedAt = q.action.proposed_at;
+  const proposed = parseInstant(proposedAt);
+  if (proposed === undefined || Math.abs(proposed - q.nowMs) > skewMs) {
+    // A retry of a request answered earlier (while its proposed_at was fresh) gets that answer.
+    const error = new VerifyError(
+      "PROPOSED_AT_SKEW",
+      `action.proposed_at ${proposedAt} is more than ${skewMs / 1000} seconds from the service clock (${q.now.toISOString()}); ` +
+        "send the time the action is proposed: rates and windows are those of the decision's own time",
+    );
+    return { error, replay: true };
+  }
+  if (agent.status !== "active") return refused(refusalAnswer("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, baseOf(q)));
+  return undefined;
+}
+
+/** The candidate the request selects among the agent's (./select.ts). */
+export function select(q: Question, candidates: readonly VerifyCandidate[]): Selection {
+  const { agreement_id: agreementId } = q.req;
+  const intentId = q.action.intent_id;
+  return selectCandidate(candidates, q.orgId, { ...(agreementId !== undefined ? { agreementId } : {}), ...(intentId !== undefined ? { intentId } : {}) });
+}
+
+/** The refusal when no single candidate is selected; `cause`: the revocation that explains none. */
+export function unselected(q: Question, sel: Exclude<Selection, { kind: "one" }>, cause?: RevokedCause): Decided {
+  const requested = q.req.agreement_id;
+  switch (sel.kind) {
+    case "none": {
+      if (cause) {
+        const message = cause.reason === "DELEGATION_REVOKED" ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked` : `agreement ${cause.agreementId} is revoked`;
+        return refused(refusalAnswer(cause.reason, message, baseOf(q, cause.agreementId)));
+      }
+      const message = requested !== undefined ? `agreement ${requested} is not an active stored agreement of agent ${q.agentId}` : `agent ${q.agentId} has no active stored agreement`;
+      return refused(refusalAnswer("NO_ACTIVE_AGREEMENT", message, baseOf(q, requested ?? null)));
+    }
+    case "ambiguous":
+      return refused(refusalAnswer("AGREEMENT_NOT_SELECTED", `agent ${q.agentId} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, baseOf(q)));
+    case "intent-not-found":
+      return refused(refusalAnswer("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${q.agentId} (${sel.agreementIds.join(", ")})`, baseOf(q)));
+  }
+}
+
+function answerOf(d: Decision, base: Base): VerifyResponse {
   const out: VerifyResponse = { verdict: d.verdict, svc_decision: d.svc_decision, reasons: d.reasons, messages: d.messages, required_action: d.required_action, ...base };
   if (d.intent_id !== undefined) out.intent_id = d.intent_id;
   return out;
 }
 
-class Run {
-  constructor(
-    private readonly deps: VerifyDeps,
-    private readonly agentId: string,
-    private readonly actionId: string,
-    private readonly hash: HashString,
-  ) {}
-
-  /** The stored answer to a retry (with its ledger entry), or ACTION_REUSED. */
-  async replay(stored: StoredVerifyDecision): Promise<VerifyResponse> {
-    if (stored.requestHash !== this.hash) throw this.reused();
-    const body = stored.decision as unknown as VerifyResponse;
-    if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
-      // An ALLOW is answered again only while its entry still counts against the budget.
-      const a = await allowedActionOf(this.deps.pool, body.agreement_id, this.actionId);
-      if (!a || a.released) throw this.released(body.agreement_id);
-      return { ...body, ledger_entry: { sequence: a.sequence, entry_hash: a.entry_hash } };
-    }
-    return body;
-  }
-
-  /** The refusal of a request whose action_id answered another request (or is in an imported ledger). */
-  reused(): VerifyError {
-    return new VerifyError("ACTION_REUSED", `action_id ${this.actionId} was already used by a different request of agent ${this.agentId}`);
-  }
-
-  /** The refusal of a retry whose ALLOW was released since (outcome `failed`). */
-  released(agreementId: string): VerifyError {
-    return new VerifyError(
-      "ACTION_RELEASED",
-      `action_id ${this.actionId} was allowed and then recorded as failed in the ledger of agreement ${agreementId}, which released its amount; ` +
-        "it is never allowed again: send the payment as a new action with a new action_id",
-    );
-  }
-
-  /**
-   * Stores a decision that is not an ALLOW (unless another answer won) and answers it.
-   * `burstExempt` marks a refusal of the spend transaction, which DENIED_ATTEMPT_BURST does
-   * not count (see src/store/verify-reads.ts).
-   */
-  async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
-    if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
-    // Only a DENY that tried what the grant forbids counts toward DENIED_ATTEMPT_BURST.
-    const exempt = burstExempt || body.verdict !== "DENY" || !countsAsAttempt(body.reasons);
-    // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
-    const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision: { ...body }, burstExempt: exempt });
-    if (!saved.stored) return this.replay(saved.decision);
-    if (!exempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
-    return this.counted(body);
-  }
-
-  counted(body: VerifyResponse): VerifyResponse {
-    this.deps.metrics.countDecision(body.verdict, body.reasons);
-    return body;
-  }
-
-  /** Carries out a REVOKE decision, then answers it. */
-  async revoke(c: VerifyCandidate, d: Decision, body: VerifyResponse): Promise<VerifyResponse> {
-    // A retry of an action already answered must not revoke anything.
-    const earlier = await findVerifyDecision(this.deps.pool, this.agentId, this.actionId);
-    if (earlier) return this.replay(earlier);
-    const reason = d.messages.filter((m) => "revoke" in REASONS[m.code]).map((m) => `${m.code}: ${m.message}`).join("; ");
-    const out = await revokeByPolicy(this.deps.pool, {
-      agentId: this.agentId, candidate: c, reason, at: this.deps.now, signer: this.deps.logSigner, logOptions: this.deps.logOptions,
-      decision: { actionId: this.actionId, requestHash: this.hash, body: { ...body } },
-    });
-    for (const id of out.revocation?.ids ?? []) {
-      if (c.delegation) this.deps.index.markDelegationRevoked(id);
-      else this.deps.index.markAgreementRevoked(id);
-    }
-    // Its candidates changed: the next verify reads them, rather than wait for Postgres's change notice.
-    if ((out.revocation?.ids.length ?? 0) > 0) this.deps.snapshots.forget(this.agentId);
-    return out.saved.stored ? this.counted(body) : this.replay(out.saved.decision);
-  }
-
-  /** Records an ALLOW's spend: the ALLOW with its ledger entry, or the DENY the spend refused with. */
-  async spend(c: VerifyCandidate, action: Action, d: Decision, body: VerifyResponse, rate: EvalContext["rate"]): Promise<VerifyResponse> {
-    const { pool } = this.deps;
-    const at = this.deps.now.toISOString();
-    const decision = { agentId: this.agentId, requestHash: this.hash, body: { ...body } };
-    const spend = allowedSpendFor(c, action, d, { at, ...(rate ? { rate } : {}), decision });
-    let r;
-    try {
-      r = await this.deps.spends.record(spend);
-    } catch (e) {
-      if (e instanceof RecordStoreError && e.code === "SPEND_INVALID") return this.settle(refusal("AMOUNT_INVALID", e.message, baseOf(body)), true);
-      throw e;
-    }
-    if (!r.recorded && r.reason === "ACTION_RELEASED") throw this.released(c.agreementId);
-    // The ledger holds the action for another request (also after its answer was pruned), or imported it: never this one's.
-    if (!r.recorded && r.reason === "ACTION_REUSED") throw this.reused();
-    if (!r.recorded && r.reason === "ACTION_DECIDED") {
-      // Answered before (a retry of a refusal, or a concurrent request that won): that answer again.
-      const earlier = await findVerifyDecision(pool, this.agentId, this.actionId);
-      if (!earlier) throw new Error("verify decision was reported stored but not found");
-      return this.replay(earlier);
-    }
-    if (!r.recorded) return this.settle({ ...refusal(r.reason, r.message, baseOf(body)), ...(body.intent_id ? { intent_id: body.intent_id } : {}) }, true);
-    if (!r.replayed && r.intentSpentMinor !== undefined) {
-      const del = spend.limits?.delegation;
-      this.deps.snapshots.noteSpend(this.agentId, {
-        agreementId: c.agreementId, intentId: spend.intentId, sequence: r.entry.sequence, entryHash: r.entry.entry_hash, intentSpentMinor: r.intentSpentMinor,
-        ...(del && r.delegationSpentMinor !== undefined ? { delegation: { delegationId: del.delegationId, spentMinor: r.delegationSpentMinor } } : {}),
-      });
-    }
-    const ledgerEntry = { sequence: r.entry.sequence, entry_hash: r.entry.entry_hash };
-    // This answer committed with its entry: no other answer exists, nothing to read back.
-    if (!r.replayed && r.decisionStored) return this.counted({ ...body, ledger_entry: ledgerEntry });
-    const stored = await findVerifyDecision(pool, this.agentId, this.actionId);
-    if (r.replayed) {
-      // Recorded before: the stored answer, or (a ledger imported with the record) this one.
-      if (stored) return this.replay(stored);
-      const saved = await saveVerifyDecision(pool, { agentId: this.agentId, actionId: this.actionId, agreementId: c.agreementId, requestHash: this.hash, decision: { ...body } });
-      return saved.stored ? this.counted({ ...body, ledger_entry: ledgerEntry }) : this.replay(saved.decision);
-    }
-    if (!stored || (stored.requestHash === this.hash && stored.decision.verdict === "ALLOW" && stored.agreementId === c.agreementId)) {
-      if (!stored) await saveVerifyDecision(pool, { agentId: this.agentId, actionId: this.actionId, agreementId: c.agreementId, requestHash: this.hash, decision: { ...body } });
-      return this.counted({ ...body, ledger_entry: ledgerEntry });
-    }
-    // A concurrent request with this action_id stored another answer first: release this spend.
-    await recordOutcome(pool, { agreementId: c.agreementId, actionId: this.actionId, outcome: "failed", at });
-    this.deps.snapshots.forget(this.agentId);
-    return this.replay(stored);
-  }
-}
-
-/** Answers one verify of organization `orgId` (see the module comment). Throws VerifyError. */
-export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyRequest): Promise<VerifyResponse> {
-  const { action, hash } = readRequest(req);
-  const base: Base = { agent_id: req.agent_id, action_id: action.action_id, agreement_id: null };
-  const run = new Run(deps, req.agent_id, action.action_id, hash);
-  if (deps.index.stale()) {
-    return run.counted(refusal("REVOCATION_STATE_STALE", `${deps.index.staleReason?.() ?? "revocation updates have not been received within their bound"}; retry later`, base));
-  }
-  const nowMs = deps.now.getTime();
-  let snap = await deps.snapshots.read(deps.pool, req.agent_id, nowMs);
-  const agent = snap.agent;
-  if (!agent) throw new VerifyError("AGENT_NOT_FOUND", "agent was not found");
-  if (agent.org_id !== orgId) throw new VerifyError("AGENT_NOT_OWNED", "agent belongs to another organization");
-  const proposed = parseInstant(action.proposed_at);
-  if (proposed === undefined || Math.abs(proposed - nowMs) > deps.proposedAtSkewMs) {
-    // A retry of a request answered earlier (while its proposed_at was fresh) gets that answer.
-    const earlier = await findVerifyDecision(deps.pool, req.agent_id, action.action_id);
-    if (earlier) return run.replay(earlier);
-    throw new VerifyError(
-      "PROPOSED_AT_SKEW",
-      `action.proposed_at ${action.proposed_at} is more than ${deps.proposedAtSkewMs / 1000} seconds from the service clock (${deps.now.toISOString()}); ` +
-        "send the time the action is proposed: rates and windows are those of the decision's own time",
-    );
-  }
-  if (agent.status !== "active") return run.settle(refusal("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, base));
-  // The request has seen a longer ledger than the snapshot holds (another process's spends): read it now.
-  const seen = req.ledger_sequence;
-  if (seen !== undefined && snap.candidates.some((c) => c.ledgerSequence < seen)) snap = await deps.snapshots.read(deps.pool, req.agent_id, nowMs, { fresh: true });
-  const rows = snap.candidates;
-  const recentDenials = recentDenialCount(snap, nowMs, deps.snapshots.denialWindowSeconds);
-
-  const candidates = await prepareCandidates(deps.pool, deps.cache, rows, { now: nowMs });
-  const sel = selectCandidate(candidates, orgId, { ...(req.agreement_id !== undefined ? { agreementId: req.agreement_id } : {}), ...(action.intent_id !== undefined ? { intentId: action.intent_id } : {}) });
-  if (sel.kind === "none") {
-    const cause = await revokedCause(deps.pool, agent.agent_id, orgId, req.agreement_id);
-    if (cause) {
-      const message = cause.reason === "DELEGATION_REVOKED" ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked` : `agreement ${cause.agreementId} is revoked`;
-      return run.settle(refusal(cause.reason, message, { ...base, agreement_id: cause.agreementId }));
-    }
-    const message = req.agreement_id !== undefined ? `agreement ${req.agreement_id} is not an active stored agreement of agent ${agent.agent_id}` : `agent ${agent.agent_id} has no active stored agreement`;
-    return run.settle(refusal("NO_ACTIVE_AGREEMENT", message, { ...base, agreement_id: req.agreement_id ?? null }));
-  }
-  if (sel.kind === "ambiguous") {
-    return run.settle(refusal("AGREEMENT_NOT_SELECTED", `agent ${agent.agent_id} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, base));
-  }
-  if (sel.kind === "intent-not-found") {
-    return run.settle(refusal("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${agent.agent_id} (${sel.agreementIds.join(", ")})`, base));
-  }
-
-  const c = sel.candidate;
-  const agreement = await deps.ackDomains.apply(c.agreement, c.revision);
-  // A sub-delegation is judged by the delegations its chain cites as stored (./stored-chain.ts).
-  const delegation = c.delegation
-    ? c.delegation.delegation.delegation_chain.length > 0 ? await withStoredAncestors(deps.pool, deps.cache, c.delegation) : c.delegation
-    : prepareDelegation(implicitDelegation(c.agreement.agreement, agent.agent_id));
-  const rate = await ratesFor(agreement, delegation, action, deps.rate, nowMs);
+/** Evaluates the selected candidate `c` on `ev` and gives the answer with its effect. */
+export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenials: number, policy: EvalPolicy = DEFAULT_POLICY): Decided {
+  const { req, action } = q;
   const ctx: EvalContext = {
-    now: nowMs,
-    policy: deps.policy ?? DEFAULT_POLICY,
-    revocations: deps.index,
-    revocationStateStale: deps.index.stale(),
+    now: q.nowMs,
+    policy,
+    revocations: ev.revocations,
+    revocationStateStale: ev.revocationStateStale,
     recentDenials,
-    ...(rate ? { rate } : {}),
+    ...(ev.rate ? { rate: ev.rate } : {}),
     ...(req.risk_score !== undefined ? { riskScore: req.risk_score } : {}),
     ...(req.principal_present !== undefined ? { principalPresent: req.principal_present } : {}),
     ...(req.ledger_sequence !== undefined ? { ledgerSequence: req.ledger_sequence } : {}),
@@ -323,10 +174,17 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   };
   // A recorded payment mandate: its delegation is the evidence, its agreement row only the ledger.
   const evidence = c.row.evidence !== undefined;
-  const decided = evaluate(delegation, evidence ? undefined : agreement, action, ctx);
+  const decided = evaluate(ev.delegation, evidence ? undefined : ev.agreement, action, ctx);
   const d = evidence && decided.amount_minor !== undefined ? { ...decided, intent_id: MANDATE_INTENT_ID } : decided;
-  const body = answer(d, { ...base, agreement_id: c.agreementId });
-  if (d.svc_decision === "REVOKE") return run.revoke(c, d, body);
-  if (d.verdict === "ALLOW") return run.spend(c, action, d, body, rate);
-  return run.settle(body);
+  const answer = answerOf(d, baseOf(q, c.agreementId));
+  if (d.svc_decision === "REVOKE") {
+    const reason = d.messages.filter((m) => "revoke" in REASONS[m.code]).map((m) => `${m.code}: ${m.message}`).join("; ");
+    return { answer, effect: { kind: "revoke", candidate: c, reason } };
+  }
+  if (d.verdict === "ALLOW") {
+    const decision = { agentId: q.agentId, requestHash: q.hash, body: { ...answer } };
+    const spend = allowedSpendFor(c, action, d, { at: q.now.toISOString(), ...(ev.rate ? { rate: ev.rate } : {}), decision });
+    return { answer, effect: { kind: "spend", candidate: c, spend } };
+  }
+  return refused(answer);
 }

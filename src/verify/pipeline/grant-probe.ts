@@ -12,17 +12,8 @@
  * refusal is least severe (STEP_UP before DENY), with its reasons. Revocation state that is
  * stale answers REVOCATION_STATE_STALE (never live).
  */
-import type { Pool } from "pg";
-import { prepareDelegation } from "../../core/delegation/index.js";
-import { DEFAULT_POLICY, evaluate, type Action, type EvalContext, type EvalPolicy, type ReasonCode, type Verdict } from "../../core/evaluate/index.js";
-import type { AckDomainDirectory } from "./ack-domains.js";
-import type { RecordCache } from "../caches/record-cache.js";
-import { prepareCandidates } from "../caches/candidates.js";
-import type { AgentSnapshots } from "../caches/snapshots.js";
-import { implicitDelegation } from "./implicit-delegation.js";
-import { ratesFor, type RateLookup } from "./rates.js";
-import type { RevocationIndex } from "../revocation/index.js";
-import { withStoredAncestors } from "./stored-chain.js";
+import { evaluate, type Action, type EvalContext, type EvalPolicy, type ReasonCode, type Verdict } from "../../core/evaluate/index.js";
+import type { Gather } from "../gather/index.js";
 
 /** The payment a probe asks about (amount in major units). */
 export interface ProbePayment {
@@ -44,29 +35,25 @@ export interface GrantProbe {
   reasons: ReasonCode[];
 }
 
-/** What a probe reads with (a subset of verify's dependencies; nothing that writes). */
+/** What a probe reads with: verify's own gather side (nothing that writes) and its policy. */
 export interface ProbeDeps {
-  pool: Pool;
-  index: Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked">;
-  cache: RecordCache;
-  snapshots: Pick<AgentSnapshots, "read">;
-  ackDomains: AckDomainDirectory;
-  rate: RateLookup;
+  gather: Gather;
+  policy: EvalPolicy;
   now: Date;
-  policy?: EvalPolicy;
 }
 
 const SEVERITY: Record<Verdict, number> = { ALLOW: 0, STEP_UP: 1, DENY: 2 };
 
 /** Probes whether agent `agentId` (of operator `orgId`) could pay `payment` now (see the module comment). */
 export async function probeGrant(deps: ProbeDeps, agentId: string, orgId: string, payment: ProbePayment): Promise<GrantProbe> {
-  if (deps.index.stale()) return { live: false, agreement_id: null, verdict: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"] };
+  const { gather } = deps;
+  if (gather.staleness() !== undefined) return { live: false, agreement_id: null, verdict: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"] };
   const nowMs = deps.now.getTime();
-  const snap = await deps.snapshots.read(deps.pool, agentId, nowMs);
+  const snap = await gather.agent(agentId, nowMs);
   const agent = snap.agent;
   if (!agent || agent.status !== "active") return { live: false, agreement_id: null, verdict: "DENY", reasons: ["AGENT_NOT_ACTIVE"] };
   // The operator's own agreements, as verify would see them (./select.ts rule 1).
-  const candidates = (await prepareCandidates(deps.pool, deps.cache, snap.candidates, { now: nowMs })).filter((c) => c.orgId === null || c.orgId === orgId);
+  const candidates = (await gather.candidates(agentId, snap, nowMs)).candidates.filter((c) => c.orgId === null || c.orgId === orgId);
   if (candidates.length === 0) return { live: false, agreement_id: null, verdict: "DENY", reasons: ["NO_ACTIVE_AGREEMENT"] };
   const action: Action = {
     action_id: "probe",
@@ -81,21 +68,17 @@ export async function probeGrant(deps: ProbeDeps, agentId: string, orgId: string
   };
   let best: GrantProbe | undefined;
   for (const c of candidates) {
-    const agreement = await deps.ackDomains.apply(c.agreement, c.revision);
-    const delegation = c.delegation
-      ? c.delegation.delegation.delegation_chain.length > 0 ? await withStoredAncestors(deps.pool, deps.cache, c.delegation) : c.delegation
-      : prepareDelegation(implicitDelegation(c.agreement.agreement, agentId));
-    const rate = await ratesFor(agreement, delegation, action, deps.rate, nowMs);
+    const ev = await gather.evidence(c, agentId, action, deps.now);
     const ctx: EvalContext = {
       now: nowMs,
-      policy: deps.policy ?? DEFAULT_POLICY,
-      revocations: deps.index,
+      policy: deps.policy,
+      revocations: ev.revocations,
       revocationStateStale: false,
       recentDenials: 0,
-      ...(rate ? { rate } : {}),
+      ...(ev.rate ? { rate: ev.rate } : {}),
       ...(c.delegationSpentMinor !== undefined ? { delegationSpentMinor: c.delegationSpentMinor } : {}),
     };
-    const d = evaluate(delegation, c.row.evidence !== undefined ? undefined : agreement, action, ctx);
+    const d = evaluate(ev.delegation, c.row.evidence !== undefined ? undefined : ev.agreement, action, ctx);
     const probe: GrantProbe = { live: d.verdict === "ALLOW", agreement_id: c.agreementId, verdict: d.verdict, reasons: d.reasons };
     if (probe.live) return probe;
     if (!best || SEVERITY[probe.verdict] < SEVERITY[best.verdict]) best = probe;

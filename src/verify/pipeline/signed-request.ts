@@ -11,6 +11,7 @@
  * status read from Postgres at that moment (AGENT_NOT_ACTIVE: a suspension after signing
  * refuses the request at once). A verified request also answers the agent's trust score.
  */
+import type { Pool } from "pg";
 import type { ReasonCode } from "../../core/evaluate/index.js";
 import { CLOCK_SKEW_SECONDS, checkSignature, fingerprintOfKeyId, type HttpRequestLike, type SignatureFacts } from "../../core/httpsig/index.js";
 import type { AgentRecord } from "../../store/agents.js";
@@ -26,6 +27,11 @@ export interface SignedRequestAgent {
   verification_level: string;
   fingerprint: string;
   trust_score: number;
+}
+
+/** What a check reads with: the pool (agents, nonces, standing) and what a grant probe reads with. */
+export interface SignedRequestDeps extends ProbeDeps {
+  pool: Pool;
 }
 
 /** The answer of a check. */
@@ -45,13 +51,13 @@ function factsView(f: SignatureFacts): NonNullable<SignedRequestAnswer["signatur
   return { ...f, created: new Date(f.created * 1000).toISOString(), expires: new Date(f.expires * 1000).toISOString() };
 }
 
-async function agentView(deps: ProbeDeps, a: AgentRecord): Promise<SignedRequestAgent> {
+async function agentView(deps: SignedRequestDeps, a: AgentRecord): Promise<SignedRequestAgent> {
   const trust_score = (await agentStanding(deps.pool, a, deps.now)).trust_score.score;
   return { agent_id: a.agent_id, operator_org_id: a.org_id, status: a.status, verification_level: a.verification_level, fingerprint: a.fingerprint, trust_score };
 }
 
 /** Checks `request` (see the module comment); `payment` asks the grant question too. */
-export async function checkSignedRequest(deps: ProbeDeps, request: HttpRequestLike, payment?: ProbePayment): Promise<SignedRequestAnswer> {
+export async function checkSignedRequest(deps: SignedRequestDeps, request: HttpRequestLike, payment?: ProbePayment): Promise<SignedRequestAnswer> {
   const check = await checkSignature(
     { request },
     {

@@ -16,7 +16,6 @@ import type { FastifyInstance } from "fastify";
 import { REASON_CODES } from "../../../core/evaluate/index.js";
 import { DIRECTORY_MAX_AGE_SECONDS, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, directoryKey, signDirectory, type HttpRequestLike } from "../../../core/httpsig/index.js";
 import { currencyRefusal } from "../../../core/money/index.js";
-import { fxSourceFor, rateFor } from "../../../fx/index.js";
 import { directoryRows } from "../../../store/request-signatures.js";
 import type { ProbePayment } from "../../../verify/pipeline/grant-probe.js";
 import { checkSignedRequest } from "../../../verify/pipeline/signed-request.js";
@@ -174,10 +173,8 @@ export function registerSignedRequests(app: FastifyInstance): void {
         if (refused !== undefined) throw new ApiError("VALIDATION_FAILED", `payment.currency ${payment.currency} ${refused}`);
       }
       const pool = app.requireDb();
-      const now = app.clock();
-      const source = fxSourceFor(app.settings.fx, app.settings.outbound);
       return checkSignedRequest(
-        { pool, index: rt.index, cache: rt.cache, snapshots: rt.snapshots, ackDomains: rt.ackDomains, rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }), now, policy: rt.policy },
+        { pool, gather: rt.verify.gather, now: app.clock(), policy: rt.policy },
         signed,
         payment,
       );

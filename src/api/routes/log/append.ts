@@ -16,7 +16,7 @@ import { isLogKind, LOG_KINDS, LogEntryError } from "../../../core/tlog/index.js
 import type { LogAppendInput } from "../../../store/log.js";
 import { ApiError, settingNotSet } from "../../errors.js";
 import { appendTokenMatches } from "./auth.js";
-import type { AppendBatcher } from "./batcher.js";
+import type { AppendQueue } from "./batcher.js";
 import { appendBodySchema, errorSchema, logEntrySchema, treeHeadSchema } from "./schemas.js";
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -41,7 +41,7 @@ export function parseAppendBody(body: unknown): LogAppendInput {
 }
 
 /** Registers the append route on `app`, writing through `batcher`. */
-export function registerAppendRoute(app: FastifyInstance, batcher: AppendBatcher): void {
+export function registerAppendRoute(app: FastifyInstance, batcher: AppendQueue): void {
   const { settings } = app;
   app.post(
     "/v1/log/entries",
@@ -75,7 +75,7 @@ export function registerAppendRoute(app: FastifyInstance, batcher: AppendBatcher
     async (request) => {
       const input = parseAppendBody(request.body);
       try {
-        const { entry, head } = await batcher.append(input);
+        const { entry, head } = await batcher.add(input);
         return { entry, tree_head: head };
       } catch (e) {
         if (e instanceof LogEntryError) throw new ApiError("LOG_APPEND_INVALID", e.message);

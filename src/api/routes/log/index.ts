@@ -10,7 +10,7 @@ import { Histogram } from "prom-client";
 import { appendToLog } from "../../../store/log.js";
 import { ApiError } from "../../errors.js";
 import { registerAppendRoute } from "./append.js";
-import { AppendBatcher } from "./batcher.js";
+import { appendQueue } from "./batcher.js";
 import { registerEntryRoutes } from "./entries.js";
 import { registerTreeRoutes } from "./tree.js";
 
@@ -23,7 +23,7 @@ const logRoutes: FastifyPluginAsync = async (app) => {
   });
   const origin = app.settings.checkpointOrigin ?? undefined;
   if (origin === undefined) app.log.warn({ origin: app.settings.logOrigin }, "WRIT_LOG_ORIGIN is not a valid checkpoint origin");
-  const batcher = new AppendBatcher(
+  const batcher = appendQueue(
     async (inputs) => {
       const signer = app.logSigner;
       if (signer === null) throw new ApiError("INTERNAL");

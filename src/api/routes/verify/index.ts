@@ -1,7 +1,8 @@
 /**
  * `POST /v1/verify` (an organization key with scope `verify`, of the agent's operator): checks
  * one payment action against the agent's active stored agreement and records an ALLOW in the
- * ledger (src/verify/pipeline/decide.ts, docs/verify.md). Every decision is a 200 `{verdict,
+ * ledger (src/verify/verify-action.ts, docs/verify.md). What verify runs with is built once, at
+ * start-up (src/api/plugins/verify-runtime.ts). Every decision is a 200 `{verdict,
  * svc_decision, reasons, messages, required_action, agent_id, agreement_id, action_id,
  * intent_id?, ledger_entry?}`; errors are `{error}`: 400 bad body (or an unknown currency, or
  * a proposed_at farther from the service clock than WRIT_PROPOSED_AT_SKEW_SECONDS),
@@ -12,14 +13,13 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { currencyRefusal } from "../../../core/money/index.js";
-import { fxSourceFor, rateFor } from "../../../fx/index.js";
-import { verifyAction, VerifyError, type VerifyDeps } from "../../../verify/pipeline/decide.js";
+import { VerifyError } from "../../../verify/pipeline/decide.js";
 import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/pipeline/request.js";
+import { verifyAction } from "../../../verify/verify-action.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import type { VerifyRuntime } from "../../plugins/verify-runtime.js";
-import { logAppendOptions } from "../agents/registry-log.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
 
 const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"> = {
@@ -64,26 +64,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
         const body = request.body;
         const refused = currencyRefusal(body.action.currency);
         if (refused !== undefined) throw new ApiError("VALIDATION_FAILED", `action.currency ${body.action.currency} ${refused}`);
-        const pool = app.requireDb();
-        const now = app.clock();
-        const source = fxSourceFor(app.settings.fx, app.settings.outbound);
-        const deps: VerifyDeps = {
-          pool,
-          index: rt.index,
-          cache: rt.cache,
-          snapshots: rt.snapshots,
-          refusals: rt.refusals,
-          spends: rt.spends,
-          ackDomains: rt.ackDomains,
-          metrics: rt.metrics,
-          rate: (from, to, day) => rateFor(pool, from, to, day, { source, now }),
-          now,
-          proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000,
-          logSigner: app.logSigner,
-          logOptions: logAppendOptions(app, now),
-          policy: rt.policy,
-        };
-        const answer = await verifyAction(deps, credential.org_id, body);
+        const answer = await verifyAction(rt.verify, credential.org_id, body);
         request.log.debug({ agent_id: answer.agent_id, action_id: answer.action_id, verdict: answer.verdict, reasons: answer.reasons }, "verify decided");
         return answer;
       } catch (e) {

@@ -23,7 +23,7 @@ import { loadAgreementRecords } from "../../../store/agreements-read.js";
 import { recordOutcome } from "../../../store/ledger/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 interface OutcomeBody {
   agreement_id: string;

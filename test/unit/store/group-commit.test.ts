@@ -1,0 +1,148 @@
+/**
+ * The store's one group-commit queue (src/store/group-commit.ts) with a stand-in writer: rows
+ * arriving within the gather window share a batch; a row that fails on its own rejects alone
+ * while the rest of its batch is written; two rows of one key never share a batch; at most
+ * `inFlight` batches are written at once; `maxBatch` bounds a batch; "idle" windows let rows
+ * that waited for a busy slot go at once; `drain` waits for everything.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { GroupCommitQueue, type GroupCommitOptions } from "../../../src/store/group-commit.js";
+
+/** A writer whose batches wait for `release()`; `bad` rows make any batch holding them throw. */
+function gated(bad: (n: number) => boolean = () => false) {
+  const batches: number[][] = [];
+  const gates: (() => void)[] = [];
+  let open = 0;
+  let most = 0;
+  const write = async (items: number[]): Promise<number[]> => {
+    batches.push(items);
+    open++;
+    most = Math.max(most, open);
+    try {
+      await new Promise<void>((r) => gates.push(r));
+      if (items.some(bad)) throw new Error(`bad row in ${items.join(",")}`);
+      return items.map((n) => n * 10);
+    } finally {
+      open--;
+    }
+  };
+  /** Opens every gate as it comes until `p` settles (bounded), and gives its outcome. */
+  const releaseUntil = async <T>(p: Promise<T>): Promise<T> => {
+    let done = false;
+    const watched = p.finally(() => (done = true));
+    watched.catch(() => {});
+    for (let i = 0; i < 5000 && !done; i++) {
+      gates.splice(0).forEach((g) => g());
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(done).toBe(true);
+    return watched;
+  };
+  return { write, batches, releaseUntil, pending: () => gates.length, most: () => most };
+}
+
+const base: GroupCommitOptions<number> = { maxBatch: 100, wait: 0, window: "every", inFlight: 1 };
+
+/** Waits until `f()` holds, checking every turn of the event loop (bounded). */
+async function until(f: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !f(); i++) await new Promise((r) => setImmediate(r));
+  expect(f()).toBe(true);
+}
+
+describe("GroupCommitQueue", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("writes the rows that arrive within the gather window as one batch, and answers each with its own value", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, base);
+    const all = Promise.all([1, 2, 3].map((n) => q.add(n)));
+    expect(w.batches).toEqual([]); // still gathering
+    await until(() => w.pending() === 1);
+    expect(w.batches).toEqual([[1, 2, 3]]);
+    expect(await w.releaseUntil(all)).toEqual([10, 20, 30]);
+  });
+
+  it("isolates a failing row: the others of its batch are written, only it rejects", async () => {
+    const w = gated((n) => n === 4);
+    const q = new GroupCommitQueue(w.write, base);
+    const r = await w.releaseUntil(Promise.allSettled([1, 2, 3, 4, 5, 6, 7].map((n) => q.add(n))));
+    expect(r.map((x) => x.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    expect((r[3] as PromiseRejectedResult).reason).toEqual(new Error("bad row in 4"));
+    expect((r[6] as PromiseFulfilledResult<number>).value).toBe(70);
+    expect(w.batches[0]).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(w.batches).toContainEqual([4]);
+  });
+
+  it("never puts two rows of one key in one batch: the later waits, in order, for the next", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, { ...base, key: (n) => String(n % 3) });
+    expect(await w.releaseUntil(Promise.all([1, 2, 4, 3, 7].map((n) => q.add(n))))).toEqual([10, 20, 40, 30, 70]);
+    expect(w.batches).toEqual([[1, 2, 3], [4], [7]]);
+  });
+
+  it("writes at most maxBatch rows per batch", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, { ...base, maxBatch: 2 });
+    await w.releaseUntil(Promise.all([1, 2, 3, 4, 5].map((n) => q.add(n))));
+    expect(w.batches).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it("has at most inFlight batches being written at once; the rows arriving meanwhile wait for a free slot", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, { ...base, inFlight: 2 });
+    const first = q.add(1);
+    await until(() => w.pending() === 1);
+    const second = q.add(2);
+    await until(() => w.pending() === 2);
+    const rest = Promise.all([3, 4, 5].map((n) => q.add(n)));
+    // Both slots busy: the rest waits.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(q.inFlight).toBe(2);
+    expect(q.waiting).toBe(3);
+    expect(w.batches).toEqual([[1], [2]]);
+    expect(await w.releaseUntil(Promise.all([first, second, rest]))).toEqual([10, 20, [30, 40, 50]]);
+    expect(w.batches).toEqual([[1], [2], [3, 4, 5]]);
+    expect(w.most()).toBe(2);
+  });
+
+  it("with an idle window, takes the rows that waited for a busy slot at once; with every, they wait the window again", async () => {
+    // Only timers are faked: a window passes when the test says so.
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    for (const window of ["idle", "every"] as const) {
+      const w = gated();
+      const q = new GroupCommitQueue(w.write, { ...base, wait: 5, window });
+      const first = q.add(1);
+      await vi.advanceTimersByTimeAsync(4);
+      expect(w.batches).toEqual([]); // still within its window
+      await vi.advanceTimersByTimeAsync(1);
+      await until(() => w.pending() === 1);
+      const second = q.add(2);
+      await w.releaseUntil(first);
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      // idle: the second batch started as the first ended; every: only after its own window.
+      expect(w.batches).toEqual(window === "idle" ? [[1], [2]] : [[1]]);
+      await vi.advanceTimersByTimeAsync(5);
+      expect(await w.releaseUntil(second)).toBe(20);
+      expect(w.batches).toEqual([[1], [2]]);
+    }
+  });
+
+  it("with a microtask window, writes a lone row within its tick; drain waits for everything queued and written", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, { ...base, wait: "microtask", window: "idle" });
+    const a = q.add(1);
+    const b = q.add(2);
+    await Promise.resolve();
+    expect(w.batches).toEqual([[1, 2]]);
+    let drained = false;
+    const d = q.drain().then(() => (drained = true));
+    const c = q.add(3);
+    await new Promise((r) => setImmediate(r));
+    expect(drained).toBe(false);
+    await w.releaseUntil(d);
+    expect(await Promise.all([a, b, c])).toEqual([10, 20, 30]);
+    expect(w.batches).toEqual([[1, 2], [3]]);
+  });
+});
