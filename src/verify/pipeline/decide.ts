@@ -63,6 +63,8 @@ import { withStoredAncestors } from "./stored-chain.js";
 import type { SpendWriter } from "./spend-writer.js";
 import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 import { parseInstant } from "../../core/time/index.js";
+import { approvalStep, approvalUsed, principalKeysOf, type ApprovalOptions } from "../approvals.js";
+import { findApprovalOfAction } from "../../store/approvals.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
 export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_REUSED" | "ACTION_RELEASED" | "PROPOSED_AT_SKEW";
@@ -100,6 +102,8 @@ export interface VerifyDeps {
   logSigner: Signer | null;
   logOptions: LogAppendOptions;
   policy?: EvalPolicy;
+  /** [approvals] Opens approvals for STEP_UPs the principal can clear (../approvals.ts); unset: a STEP_UP is final. */
+  approvals?: ApprovalOptions;
 }
 
 type Base = Pick<VerifyResponse, "agent_id" | "action_id" | "agreement_id">;
@@ -272,7 +276,8 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
     // A retry of a request answered earlier (while its proposed_at was fresh) gets that answer.
     const earlier = await findVerifyDecision(deps.pool, req.agent_id, action.action_id);
     if (earlier) return run.replay(earlier);
-    throw new VerifyError(
+    // [approvals] the retry of an approval's own request keeps the proposed_at checked when it was opened.
+    if (!(deps.approvals && (await findApprovalOfAction(deps.pool, req.agent_id, action.action_id))?.requestHash === hash)) throw new VerifyError(
       "PROPOSED_AT_SKEW",
       `action.proposed_at ${action.proposed_at} is more than ${deps.proposedAtSkewMs / 1000} seconds from the service clock (${deps.now.toISOString()}); ` +
         "send the time the action is proposed: rates and windows are those of the decision's own time",
@@ -324,10 +329,20 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   };
   // A recorded payment mandate: its delegation is the evidence, its agreement row only the ledger.
   const evidence = c.row.evidence !== undefined;
-  const decided = evaluate(delegation, evidence ? undefined : agreement, action, ctx);
-  const d = evidence && decided.amount_minor !== undefined ? { ...decided, intent_id: MANDATE_INTENT_ID } : decided;
-  const body = answer(d, { ...base, agreement_id: c.agreementId });
+  const evaluated = (x: EvalContext): Decision => {
+    const decided = evaluate(delegation, evidence ? undefined : agreement, action, x);
+    return evidence && decided.amount_minor !== undefined ? { ...decided, intent_id: MANDATE_INTENT_ID } : decided;
+  };
+  let d = evaluated(ctx);
+  let body = answer(d, { ...base, agreement_id: c.agreementId });
+  // [approvals] issue 32: a STEP_UP the principal can clear opens, answers or completes its approval (../approvals.ts).
+  const ap = d.verdict === "STEP_UP" && deps.approvals ? await approvalStep({ pool: deps.pool, now: deps.now, options: deps.approvals, orgId, req, hash, agreementId: c.agreementId, decision: d, base: baseOf(body), principalKeys: principalKeysOf(delegation), reevaluate: (cleared) => evaluated({ ...ctx, approvedReasons: cleared }) }) : undefined;
+  if (ap?.kind === "answer") return run.counted(ap.body);
+  if (ap?.kind === "settle") return run.settle(ap.body);
+  if (ap?.kind === "reused") throw run.reused();
+  if (ap?.kind === "approved") [d, body] = [ap.decision, { ...answer(ap.decision, baseOf(body)), approval_id: ap.approvalId }];
+  // [/approvals]
   if (d.svc_decision === "REVOKE") return run.revoke(c, d, body);
-  if (d.verdict === "ALLOW") return run.spend(c, action, d, body, rate);
+  if (d.verdict === "ALLOW") return ap?.kind === "approved" ? approvalUsed(deps.pool, ap.approvalId, await run.spend(c, action, d, body, rate), deps.now) : run.spend(c, action, d, body, rate);
   return run.settle(body);
 }

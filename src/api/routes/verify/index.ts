@@ -21,6 +21,7 @@ import type { VerifyRuntime } from "../../plugins/verify-runtime.js";
 import { logAppendOptions } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
+import { approvalOptionsOf } from "../approvals/index.js";
 
 const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"> = {
   AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
@@ -82,6 +83,7 @@ const verifyRoutes: FastifyPluginAsync = async (app) => {
           logSigner: app.logSigner,
           logOptions: logAppendOptions(app, now),
           policy: rt.policy,
+          approvals: approvalOptionsOf(app), // [approvals] issue 32
         };
         const answer = await verifyAction(deps, credential.org_id, body);
         request.log.debug({ agent_id: answer.agent_id, action_id: answer.action_id, verdict: answer.verdict, reasons: answer.reasons }, "verify decided");
