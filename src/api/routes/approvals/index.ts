@@ -26,6 +26,7 @@ import { keyCredential } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
 import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { listeningBaseUrl } from "../portal/magic-link.js";
+import { registerApprovalPages } from "./pages.js";
 import { registerPortalApprovals } from "./portal.js";
 
 /** The page where the principal decides (`#<approval_id>` names the approval). */
@@ -193,6 +194,7 @@ const approvalRoutes: FastifyPluginAsync = async (app) => {
   );
 
   registerPortalApprovals(app);
+  registerApprovalPages(app, APPROVALS_PAGE);
 };
 
 export default approvalRoutes;
