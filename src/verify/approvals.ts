@@ -97,7 +97,7 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       type: "approval_waiting" as const,
       agent_id: req.agent_id,
       at: x.now.toISOString(),
-      details: { approval_id: approvalId, approval_url: x.options.urlOf(approvalId), agreement_id: x.agreementId, action_id: a.action_id, amount: a.amount, currency: a.currency, confirmation_text: content.confirmation_text, expires_at: content.expires_at },
+      details: { approval_id: approvalId, approval_url: x.options.urlOf(approvalId), confirmation_text: content.confirmation_text, expires_at: content.expires_at, content },
     };
     const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert });
     stored = opened.approval;

@@ -102,7 +102,8 @@ describe("approving a payment with a passkey", () => {
     expect(allowed.body).toMatchObject({ verdict: "ALLOW", approval_id: stepUp.body.approval_id, ledger_entry: { sequence: expect.any(Number) } });
     expect(await ledgerCount(agreementId)).toBe(before + 1);
     const ledger = await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey);
-    if (ledger.status === 200) expect(JSON.stringify(ledger.body)).toContain(String(act.action_id));
+    expect(ledger.status).toBe(200);
+    expect(ledger.body.entries).toContainEqual(expect.objectContaining({ action_id: act.action_id, amount: 30, outcome: "allowed", sequence: (allowed.body.ledger_entry as { sequence: number }).sequence }));
 
     // Declined: DENY, nothing spent.
     const act2 = action({ amount: 25, merchant: "Corner Market" });
@@ -133,7 +134,7 @@ describe("approving a payment with a passkey", () => {
     const attempt = (change: string) =>
       page.evaluate(
         async ({ id, change, bobKey }) => {
-          const session = sessionStorage.getItem("writ.session");
+          const session = (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem("writ.session");
           const call = async (path: string, body: unknown) => {
             const r = await fetch(path, { method: "POST", headers: { authorization: `Bearer ${String(session)}`, "content-type": "application/json" }, body: JSON.stringify(body) });
             return { status: r.status, body: (await r.json()) as Record<string, unknown> };
@@ -141,7 +142,7 @@ describe("approving a payment with a passkey", () => {
           const options = (await call(`/v1/portal/approvals/${id}/options`, { decision: "approve" })).body;
           if (change === "bob") options.allowCredentials = [{ id: bobKey, type: "public-key" }];
           if (change === "no-uv") options.userVerification = "discouraged";
-          const lib = (window as unknown as { SimpleWebAuthnBrowser: { startAuthentication(o: unknown): Promise<unknown> } }).SimpleWebAuthnBrowser;
+          const lib = (globalThis as unknown as { SimpleWebAuthnBrowser: { startAuthentication(o: unknown): Promise<unknown> } }).SimpleWebAuthnBrowser;
           const response = await lib.startAuthentication({ optionsJSON: options });
           return call(`/v1/portal/approvals/${id}/passkey-decision`, { decision: "approve", response });
         },

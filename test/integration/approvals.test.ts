@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APPROVAL_TYP, decisionPayload, type ApprovalContent, type ApprovalDecision } from "../../src/core/approvals/index.js";
 import { canonicalJson } from "../../src/core/canonical/index.js";
 import { signJws, signRecord, type Signer } from "../../src/core/jose/index.js";
+import { approvalGroup } from "../../src/cli/approval/index.js";
 import { otherKey, principalKey } from "../fixtures/records.js";
+import { runVerb } from "../unit/cli/capture.js";
+import { keyFiles, tempDir, writeDoc } from "../unit/cli/fixtures.js";
 import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
@@ -163,5 +166,44 @@ describe("an approval never authorizes more than its request", () => {
     const other = await w.createOrg("agent_operator");
     const { token } = await w.issueKey(other);
     expect((await approval(id, token)).status).toBe(404);
+  });
+});
+
+describe("writ approval sign", () => {
+  it("signs the approval's content with the principal's ES256 key, shows the text, and submits: the retry is ALLOWed", async () => {
+    const dir = tempDir();
+    const principal = keyFiles(dir, "principal", "ES256");
+    const { agent_id } = await w.registerAgent(w.operatorKey, { principal_id: "prn_system" });
+    await storeAgreement(w, {
+      mandates: [mandate(agent_id, "i1")],
+      signer: principal.signer,
+      delegation: { scope: { maximum_amount: 100 }, over: { conditions: PRESENT_ABOVE_20 as never } },
+    });
+    const act = pay();
+    const first = await w.verify({ agent_id, action: act });
+    const id = first.body.approval_id as string;
+    const file = writeDoc(dir, "approval.json", (await approval(id)).body);
+
+    // Offline: the body to post, over exactly the canonical content plus the decision.
+    const offline = await runVerb(approvalGroup, ["sign", "--in", file, "--key-file", principal.privateFile]);
+    expect(offline.code).toBe(0);
+    expect(offline.err).toContain(`approving ${id}: ${String(first.body.confirmation_text)}`);
+    const body = JSON.parse(offline.out) as { decision: string; signature: { protected: string } };
+    expect(body.decision).toBe("approve");
+    expect(JSON.parse(Buffer.from(body.signature.protected, "base64url").toString())).toMatchObject({ alg: "ES256", typ: APPROVAL_TYP });
+
+    // Not an approval: refused.
+    const wrong = await runVerb(approvalGroup, ["sign", "--in", writeDoc(dir, "x.json", { hello: 1 }), "--key-file", principal.privateFile]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.err).toContain("not an approval's content");
+
+    const submitted = await runVerb(approvalGroup, ["sign", "--in", file, "--key-file", principal.privateFile, "--server", w.server.url]);
+    expect(submitted.code, submitted.err).toBe(0);
+    expect(JSON.parse(submitted.out)).toMatchObject({ approval_id: id, status: "approved", decided_with: { method: "principal_key" } });
+    expect((await w.verify({ agent_id, action: act })).body).toMatchObject({ verdict: "ALLOW", approval_id: id });
+    // A second submission: the server refuses, the verb says why.
+    const again = await runVerb(approvalGroup, ["sign", "--in", file, "--key-file", principal.privateFile, "--server", w.server.url, "--decline"]);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain(`409 approval ${id} is approved: it can no longer be decided`);
   });
 });
