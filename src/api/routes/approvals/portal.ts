@@ -13,7 +13,8 @@
  *   exactly what the page shows; the assertion must come from one of the principal's own
  *   passkeys, with user verification, for the service's origin and RP ID.
  *
- * Another principal's approval answers 404, as an unknown one.
+ * Another principal's approval answers 404, as an unknown one. The four WebAuthn ceremony
+ * routes are the page's, hidden from /openapi.json (their bodies are the browser library's).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import {
@@ -78,7 +79,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
 
   app.post(
     "/v1/portal/passkeys/options",
-    { schema: { tags: ["portal"], summary: "WebAuthn registration options for a new passkey of the signed-in principal", response: { 200: anyObject, ...errorResponses(401, 503) } } },
+    { schema: { tags: ["portal"], hide: true, summary: "WebAuthn registration options for a new passkey of the signed-in principal", response: { 200: anyObject, ...errorResponses(401, 503) } } },
     async (request) => {
       const { principalId, email } = await requireSession(app, request);
       const { rpID } = relyingParty(app);
@@ -101,7 +102,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        summary: "Register a passkey of the signed-in principal (the browser's registration response)",
+        hide: true, summary: "Register a passkey of the signed-in principal (the browser's registration response)",
         body: { type: "object", required: ["response"], properties: { response: anyObject } },
         response: { 200: { type: "object", required: ["credential_id"], properties: { credential_id: { type: "string" } } }, ...errorResponses(400, 401, 409, 503) },
       },
@@ -137,7 +138,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        summary: "WebAuthn options to approve or decline an approval: the challenge commits to its content and the decision",
+        hide: true, summary: "WebAuthn options to approve or decline an approval: the challenge commits to its content and the decision",
         params: ID_PARAMS,
         body: { type: "object", required: ["decision"], properties: { decision: DECISION } },
         response: { 200: anyObject, ...errorResponses(400, 401, 404, 409, 503) },
@@ -163,7 +164,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        summary: "Approve or decline with a passkey (the browser's assertion over the approval's challenge)",
+        hide: true, summary: "Approve or decline with a passkey (the browser's assertion over the approval's challenge)",
         params: ID_PARAMS,
         body: { type: "object", required: ["decision", "response"], properties: { decision: DECISION, response: anyObject } },
         response: { 200: { ...APPROVAL_SCHEMA, properties: { ...APPROVAL_SCHEMA.properties, log_sequence: { type: "integer" } } }, ...errorResponses(400, 401, 404, 409, 500, 503) },
