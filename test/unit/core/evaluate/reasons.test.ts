@@ -185,6 +185,8 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 
 /** Codes decided outside the engine, by the verify path (tested in test/integration/verify*). */
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
+/** Decided by the approvals step of verify (tested in test/integration/approvals.test.ts). */
+const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_PENDING", "APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
 /** Decided by the controller when a manifest fails its schema (tested in test/e2e/controller*) or names a party without its registered key (test/integration/ack-parties-declared). */
 const CONTROLLER_CODES: ReasonCode[] = ["SPEC_INVALID", "NAMESPACE_NOT_BOUND", "ACKNOWLEDGEMENT_KEY_UNREGISTERED", "RECORD_NOT_OWNED"];
 
@@ -197,7 +199,7 @@ describe("the baseline", () => {
 
 describe("every reason code fires and clears", () => {
   it("covers the whole union", () => {
-    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES]);
+    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES, ...APPROVAL_CODES]);
     expect(REASON_CODES.filter((c) => !covered.has(c))).toEqual([]);
   });
   for (const [code, c] of Object.entries(CASES) as [ReasonCode, Case][]) {
