@@ -4,8 +4,12 @@
  *
  * Promises:
  * - One approval per (agent, action_id): `openApproval` inserts it, or returns the one already
- *   there (whatever its request hash: the caller compares). Opening one also writes the
- *   "approval waiting" alert fan-out in the same transaction.
+ *   there (whatever its request hash: the caller compares). Opening one also stores its STEP_UP
+ *   as the action's verify decision (so the action id stays bound to this request, as every
+ *   answered action is) and writes the "approval waiting" alert fan-out, in the same
+ *   transaction; an action id already answered for another request opens nothing (`reused`).
+ * - `releaseStepUp` removes that stored STEP_UP (only a STEP_UP of the same request hash), so
+ *   the decided approval's final answer can be stored in its place.
  * - A decision is taken once: `decideApproval` changes a pending approval that has not expired
  *   at `at` and nothing else (a second decision, a late one, an unknown id: `undefined`).
  * - `markApprovalUsed` sets `used_at` once; an approval is used by one ALLOW only.
@@ -17,6 +21,7 @@ import type { Alert } from "../core/alerts/alert.js";
 import type { HashString } from "../core/canonical/index.js";
 import { enqueueFanout } from "./alert-fanout.js";
 import { withTransaction, type Queryable } from "./pool.js";
+import { saveVerifyDecision } from "./verify-decisions.js";
 
 /** A stored approval. */
 export interface StoredApproval {
@@ -97,13 +102,27 @@ export interface NewApproval {
   createdAt: Date;
   /** The "approval waiting" alert to the agent's subscribers. */
   alert: Alert;
+  /** The STEP_UP answer, stored as the action's verify decision. */
+  decision: Record<string, unknown>;
 }
+
+/** Thrown inside the opening transaction to roll it back when the action id answered another request. */
+class ActionReused extends Error {}
 
 /**
  * Stores a pending approval (and its alert fan-out) unless (agent, action_id) has one: the
  * stored approval and whether it was this call that created it (with its fan-out id).
  */
-export async function openApproval(pool: Pool, a: NewApproval): Promise<{ created: boolean; approval: StoredApproval; fanoutId?: string }> {
+export async function openApproval(pool: Pool, a: NewApproval): Promise<{ created: boolean; approval: StoredApproval; fanoutId?: string } | { reused: true }> {
+  try {
+    return await openIn(pool, a);
+  } catch (e) {
+    if (e instanceof ActionReused) return { reused: true };
+    throw e;
+  }
+}
+
+async function openIn(pool: Pool, a: NewApproval): Promise<{ created: boolean; approval: StoredApproval; fanoutId?: string }> {
   const c = a.content;
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query<Row>(
@@ -113,6 +132,8 @@ export async function openApproval(pool: Pool, a: NewApproval): Promise<{ create
       [c.approval_id, c.agent_id, c.action_id, a.orgId, c.principal_id, c.agreement_id, c.request_hash, JSON.stringify(c), JSON.stringify(a.principalKeys), a.createdAt, c.expires_at],
     );
     if (rows[0]) {
+      const saved = await saveVerifyDecision(client, { agentId: c.agent_id, actionId: c.action_id, agreementId: c.agreement_id, requestHash: c.request_hash, decision: a.decision });
+      if (!saved.stored && saved.decision.requestHash !== c.request_hash) throw new ActionReused();
       const fanoutId = await enqueueFanout(client, c.agent_id, a.alert);
       return { created: true, approval: toStored(rows[0]), fanoutId };
     }
@@ -139,6 +160,11 @@ export async function decideApproval(q: Queryable, approvalId: string, decision:
     [approvalId, decision === "approve" ? "approved" : "declined", at, JSON.stringify(evidence)],
   );
   return rows[0] ? toStored(rows[0]) : undefined;
+}
+
+/** Removes the stored STEP_UP of (agent, action) for `requestHash` (see the module comment). */
+export async function releaseStepUp(q: Queryable, agentId: string, actionId: string, requestHash: HashString): Promise<void> {
+  await q.query("DELETE FROM verify_decisions WHERE agent_id = $1 AND action_id = $2 AND request_hash = $3 AND decision->>'verdict' = 'STEP_UP'", [agentId, actionId, requestHash]);
 }
 
 /** Marks an approved approval used (once); true when this call did. */

@@ -7,8 +7,9 @@
  * For a STEP_UP whose every reason is approvable (src/core/approvals):
  * - no approval for (agent, action_id) yet: one is opened, bound to the request hash, with the
  *   "approval waiting" alert; the answer is STEP_UP with APPROVAL_PENDING and `approval_id`,
- *   `approval_url`, `approval_status`, `approval_expires_at`, `confirmation_text`. It is NOT
- *   stored as the action's decision: the same request may come back for its final answer.
+ *   `approval_url`, `approval_status`, `approval_expires_at`, `confirmation_text`, stored as
+ *   the action's decision (so any other request with that action_id is ACTION_REUSED, as
+ *   always). Once the approval is decided, that stored STEP_UP is replaced by the final answer.
  * - an approval of ANOTHER request hash (the same action_id reused): ACTION_REUSED (409).
  * - pending: the same STEP_UP again (not stored).
  * - declined / expired: DENY APPROVAL_DECLINED / APPROVAL_EXPIRED, stored (final).
@@ -21,7 +22,7 @@ import type { Pool } from "pg";
 import { approvable, approvalStatus, confirmationText, type ApprovalContent } from "../core/approvals/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import { decisionFor, REASONS, type Decision, type ReasonCode } from "../core/evaluate/index.js";
-import { findApprovalOfAction, markApprovalUsed, newApprovalId, openApproval, principalOfAgent, type StoredApproval } from "../store/approvals.js";
+import { findApprovalOfAction, markApprovalUsed, newApprovalId, openApproval, principalOfAgent, releaseStepUp, type StoredApproval } from "../store/approvals.js";
 import { expandFanouts } from "../store/alert-fanout.js";
 import type { VerifyRequest, VerifyResponse } from "./pipeline/request.js";
 
@@ -57,7 +58,16 @@ export interface ApprovalInput {
   reevaluate(cleared: ReadonlySet<ReasonCode>): Decision;
 }
 
-function approvalFields(a: StoredApproval, status: string, url: string): Partial<VerifyResponse> {
+function pendingAnswer(x: ApprovalInput, approvalId: string, expiresAt: string, fields: Partial<VerifyResponse>): VerifyResponse {
+  const message = `approval ${approvalId} waits for the principal until ${expiresAt}; send the same request again once it is decided`;
+  return {
+    ...single("APPROVAL_PENDING", message, x.base, fields),
+    reasons: [...x.decision.reasons, "APPROVAL_PENDING"],
+    messages: [...x.decision.messages, { code: "APPROVAL_PENDING", message }],
+  };
+}
+
+function approvalFields(a: Pick<StoredApproval, "approvalId" | "content">, status: string, url: string): Partial<VerifyResponse> {
   return { approval_id: a.approvalId, approval_url: url, approval_status: status, approval_expires_at: a.content.expires_at, confirmation_text: a.content.confirmation_text };
 }
 
@@ -99,31 +109,30 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       at: x.now.toISOString(),
       details: { approval_id: approvalId, approval_url: x.options.urlOf(approvalId), confirmation_text: content.confirmation_text, expires_at: content.expires_at, content },
     };
-    const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert });
+    const pendingBody = pendingAnswer(x, approvalId, content.expires_at, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId)));
+    const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert, decision: { ...pendingBody } });
+    if ("reused" in opened) return { kind: "reused" };
     stored = opened.approval;
     // The writer expands its own fan-out at once; a delivery worker picks up any it leaves.
     if (opened.fanoutId !== undefined) await expandFanouts(pool, { ids: [opened.fanoutId] }).catch(() => undefined);
+    if (opened.created) return { kind: "answer", body: pendingBody };
   }
   if (stored.requestHash !== x.hash) return { kind: "reused" };
   const status = approvalStatus(stored.status, stored.expiresAt.getTime(), x.now.getTime());
   const fields = approvalFields(stored, status, x.options.urlOf(stored.approvalId));
   switch (status) {
     case "pending":
-      return {
-        kind: "answer",
-        body: {
-          ...single("APPROVAL_PENDING", `approval ${stored.approvalId} waits for the principal until ${stored.content.expires_at}; send the same request again once it is decided`, x.base, fields),
-          reasons: [...x.decision.reasons, "APPROVAL_PENDING"],
-          messages: [...x.decision.messages, { code: "APPROVAL_PENDING", message: `approval ${stored.approvalId} waits for the principal until ${stored.content.expires_at}; send the same request again once it is decided` }],
-        },
-      };
+      return { kind: "answer", body: pendingAnswer(x, stored.approvalId, stored.content.expires_at, fields) };
     case "declined":
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return { kind: "settle", body: single("APPROVAL_DECLINED", `the principal declined approval ${stored.approvalId} at ${stored.decidedAt?.toISOString() ?? ""}`, x.base, fields) };
     case "expired":
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return { kind: "settle", body: single("APPROVAL_EXPIRED", `approval ${stored.approvalId} expired at ${stored.content.expires_at} before the principal approved it`, x.base, fields) };
     case "approved": {
       // Only the reasons the principal saw and approved are cleared; anything new stays.
       const d = x.reevaluate(new Set(stored.content.reasons));
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return { kind: "approved", decision: d, approvalId: stored.approvalId };
     }
   }
@@ -139,4 +148,15 @@ export async function approvalUsed(pool: Pool, approvalId: string, body: VerifyR
 export function principalKeysOf(delegation: { delegation: { principal: { public_key?: unknown } } }): Record<string, unknown>[] {
   const k = delegation.delegation.principal.public_key;
   return typeof k === "object" && k !== null && !Array.isArray(k) ? [k as Record<string, unknown>] : [];
+}
+
+/**
+ * True when `stored` is the STEP_UP an approval of this very request stored, now released so
+ * that the request's new final answer (a DENY found before the approval is even consulted: a
+ * budget spent meanwhile, a revocation) is stored in its place.
+ */
+export async function replacesApprovalStepUp(pool: Pool, stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> }, hash: HashString): Promise<boolean> {
+  if (stored.requestHash !== hash || stored.decision.verdict !== "STEP_UP" || typeof stored.decision.approval_id !== "string") return false;
+  await releaseStepUp(pool, stored.agentId, stored.actionId, hash);
+  return true;
 }

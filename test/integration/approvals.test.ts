@@ -5,6 +5,7 @@
  * sign`'s JWS); the agent's retry of the same request completes. Refusals each say why and
  * spend nothing. (Passkey decisions: test/e2e/approvals-browser.test.ts.)
  */
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APPROVAL_TYP, decisionPayload, type ApprovalContent, type ApprovalDecision } from "../../src/core/approvals/index.js";
 import { canonicalJson } from "../../src/core/canonical/index.js";
@@ -25,7 +26,7 @@ beforeAll(async () => {
   w = await startVerifyWorld();
   agentId = (await w.registerAgent(w.operatorKey, { principal_id: "prn_approvals" })).agent_id;
   ({ agreementId } = await storeAgreement(w, {
-    mandates: [mandate(agentId, "i1", { cumulative_maximum: 100 })],
+    mandates: [mandate(agentId, "i1", { cumulative_maximum: 1000 })],
     delegation: { scope: { maximum_amount: 100 }, over: { conditions: PRESENT_ABOVE_20 as never } },
   }));
   // A subscriber of the agent (the principal's wallet app, say).
@@ -159,6 +160,53 @@ describe("an approval never authorizes more than its request", () => {
       expect(r.body.error).toContain(why);
     }
     expect((await approval(id)).body.status).toBe("pending");
+  });
+
+  it("checks the budget again at the retry: spent meanwhile, the approved payment is DENY and nothing is spent", async () => {
+    const { agent_id } = await w.registerAgent(w.operatorKey, { principal_id: "prn_budget" });
+    const { agreementId: agr } = await storeAgreement(w, {
+      mandates: [mandate(agent_id, "i1", { cumulative_maximum: 40 })],
+      delegation: { scope: { maximum_amount: 100 }, over: { conditions: PRESENT_ABOVE_20 as never } },
+    });
+    const act = pay();
+    const id = (await w.verify({ agent_id, action: act })).body.approval_id as string;
+    const content = (await approval(id)).body.content as ApprovalContent;
+    expect((await decide(id, "approve", await sign(content, "approve"))).status).toBe(200);
+    // Meanwhile the agent spends 15 alone (below the threshold): 30 more would pass 40.
+    expect((await w.verify({ agent_id, action: action({ amount: 15 }) })).body.verdict).toBe("ALLOW");
+    const r = await w.verify({ agent_id, action: act });
+    expect(r.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK" });
+    expect(r.body.reasons).toContain("CUMULATIVE_BUDGET_EXCEEDED");
+    const n = (await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agr])).rows[0] as { n: number };
+    expect(n.n).toBe(1);
+  });
+
+  it("never ALLOWs a request that differs from the approved one in any member (property)", async () => {
+    const { act, id, content } = await opened();
+    expect((await decide(id, "approve", await sign(content, "approve"))).status).toBe(200);
+    const before = await spentRows();
+    const change = fc.oneof(
+      fc.record({ amount: fc.oneof(fc.constant(30.01), fc.constant(29.99), fc.integer({ min: 0, max: 99 })) }),
+      fc.record({ merchant: fc.string({ minLength: 1, maxLength: 12 }) }),
+      fc.record({ currency: fc.constantFrom("EUR", "GBP") }),
+      fc.record({ category: fc.string({ minLength: 1, maxLength: 8 }) }),
+      fc.record({ item: fc.string({ minLength: 1, maxLength: 8 }) }),
+      fc.record({ action_type: fc.constantFrom("refund", "subscribe") }),
+      fc.record({ proposed_at: fc.integer({ min: 1, max: 120 }).map((s) => new Date(Date.parse(String(act.proposed_at)) + s * 1000).toISOString()) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(change, async (c) => {
+        fc.pre(Object.entries(c).some(([k, v]) => act[k] !== v));
+        const r = await verify({ ...act, ...c });
+        expect(r.body.verdict).not.toBe("ALLOW");
+        expect(r.status).toBe(409);
+      }),
+      { numRuns: 25 },
+    );
+    expect(await spentRows()).toBe(before);
+    // The approved request itself still completes, once.
+    expect((await verify(act)).body.verdict).toBe("ALLOW");
+    expect(await spentRows()).toBe(before + 1);
   });
 
   it("answers 404 to another organization polling the approval", async () => {

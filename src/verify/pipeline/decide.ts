@@ -63,7 +63,7 @@ import { withStoredAncestors } from "./stored-chain.js";
 import type { SpendWriter } from "./spend-writer.js";
 import { recentDenialCount, type AgentSnapshots } from "../caches/snapshots.js";
 import { parseInstant } from "../../core/time/index.js";
-import { approvalStep, approvalUsed, principalKeysOf, type ApprovalOptions } from "../approvals.js";
+import { approvalStep, approvalUsed, principalKeysOf, replacesApprovalStepUp, type ApprovalOptions } from "../approvals.js";
 import { findApprovalOfAction } from "../../store/approvals.js";
 
 /** Why a verify is answered with an HTTP error instead of a decision. */
@@ -171,14 +171,18 @@ class Run {
    * `burstExempt` marks a refusal of the spend transaction, which DENIED_ATTEMPT_BURST does
    * not count (see src/store/verify-reads.ts).
    */
-  async settle(body: VerifyResponse, burstExempt = false): Promise<VerifyResponse> {
+  async settle(body: VerifyResponse, burstExempt = false, again = false): Promise<VerifyResponse> {
     if (body.reasons.includes("REVOCATION_STATE_STALE")) return this.counted(body);
     // Only a DENY that tried what the grant forbids counts toward DENIED_ATTEMPT_BURST.
     const exempt = burstExempt || body.verdict !== "DENY" || !countsAsAttempt(body.reasons);
     const decision = { ...body, ...(exempt ? { [BURST_EXEMPT]: true } : {}) };
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
     const saved = await this.deps.refusals.save({ agentId: this.agentId, actionId: this.actionId, agreementId: body.agreement_id, requestHash: this.hash, decision });
-    if (!saved.stored) return this.replay(saved.decision);
+    if (!saved.stored) {
+      // [approvals] the final answer of an approval's request replaces its stored STEP_UP (../approvals.ts), once.
+      if (!again && this.deps.approvals && (await replacesApprovalStepUp(this.deps.pool, saved.decision, this.hash))) return this.settle(body, burstExempt, true);
+      return this.replay(saved.decision);
+    }
     if (!exempt) this.deps.snapshots.noteDenial(this.agentId, this.deps.now.getTime());
     return this.counted(body);
   }
@@ -274,10 +278,11 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const proposed = parseInstant(action.proposed_at);
   if (proposed === undefined || Math.abs(proposed - nowMs) > deps.proposedAtSkewMs) {
     // A retry of a request answered earlier (while its proposed_at was fresh) gets that answer.
-    const earlier = await findVerifyDecision(deps.pool, req.agent_id, action.action_id);
-    if (earlier) return run.replay(earlier);
     // [approvals] the retry of an approval's own request keeps the proposed_at checked when it was opened.
-    if (!(deps.approvals && (await findApprovalOfAction(deps.pool, req.agent_id, action.action_id))?.requestHash === hash)) throw new VerifyError(
+    const approvalRetry = deps.approvals !== undefined && (await findApprovalOfAction(deps.pool, req.agent_id, action.action_id))?.requestHash === hash;
+    const earlier = approvalRetry ? undefined : await findVerifyDecision(deps.pool, req.agent_id, action.action_id);
+    if (earlier) return run.replay(earlier);
+    if (!approvalRetry) throw new VerifyError(
       "PROPOSED_AT_SKEW",
       `action.proposed_at ${action.proposed_at} is more than ${deps.proposedAtSkewMs / 1000} seconds from the service clock (${deps.now.toISOString()}); ` +
         "send the time the action is proposed: rates and windows are those of the decision's own time",
