@@ -75,7 +75,7 @@ describe("approving a payment with a passkey", () => {
     const { page } = browser;
     const alice = await signIn("alice@example.test");
     await registerPasskey();
-    expect(await page.locator("#passkeys").textContent()).toBe("You have 1 passkey.");
+    await expect.poll(() => page.locator("#passkeys").textContent()).toBe("You have 1 passkey.");
     const { agentId, agreementId, verify } = await agentOf(alice.principalId);
 
     const act = action({ amount: 30, merchant: "Corner Market" });
