@@ -17,10 +17,7 @@
  * routes are the page's, hidden from /openapi.json (their bodies are the browser library's).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type RegistrationResponseJSON,
-} from "@simplewebauthn/server";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { webauthnChallenge, type ApprovalDecision } from "../../../core/approvals/index.js";
 import { sha256 } from "../../../core/canonical/index.js";
 import { addPasskey, approvalsOfPrincipal, findApproval, passkeysOf, raisePasskeyCounter, type StoredApproval } from "../../../store/approvals.js";
@@ -29,6 +26,9 @@ import { registrySchemaErrors } from "../orgs/schema-errors.js";
 import { bearerSessionToken, tokenHash } from "../portal/credentials.js";
 import { requireSession } from "../portal/sessions.js";
 import { APPROVAL_SCHEMA, approvalBody, principalBaseUrl, recordDecision } from "./index.js";
+
+/** The WebAuthn library, loaded on the first ceremony (it is not needed to start the server). */
+const webauthn = () => import("@simplewebauthn/server");
 
 /** The relying party: the service's public origin and its host name. */
 function relyingParty(app: FastifyInstance): { origin: string; rpID: string } {
@@ -84,7 +84,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const { principalId, email } = await requireSession(app, request);
       const { rpID } = relyingParty(app);
       const existing = await passkeysOf(app.requireDb(), principalId);
-      return generateRegistrationOptions({
+      return (await webauthn()).generateRegistrationOptions({
         rpName: "Writ",
         rpID,
         userName: email,
@@ -113,7 +113,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const { origin, rpID } = relyingParty(app);
       let info;
       try {
-        const v = await verifyRegistrationResponse({
+        const v = await (await webauthn()).verifyRegistrationResponse({
           response: request.body.response,
           expectedChallenge: Buffer.from(registrationChallenge(request)).toString("base64url"),
           expectedOrigin: origin,
@@ -150,7 +150,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const a = await principalApproval(app, principalId, request.params.approval_id);
       const keys = await passkeysOf(app.requireDb(), principalId);
       if (keys.length === 0) throw new ApiError("VALIDATION_FAILED", "register a passkey first: a decision is signed with one of your passkeys");
-      return generateAuthenticationOptions({
+      return (await webauthn()).generateAuthenticationOptions({
         rpID: relyingParty(app).rpID,
         challenge: own(Buffer.from(webauthnChallenge(a.content, request.body.decision), "base64url")),
         allowCredentials: keys.map((k) => ({ id: k.credentialId })),
@@ -181,7 +181,7 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const { origin, rpID } = relyingParty(app);
       let newCounter: number;
       try {
-        const v = await verifyAuthenticationResponse({
+        const v = await (await webauthn()).verifyAuthenticationResponse({
           response,
           expectedChallenge: webauthnChallenge(a.content, decision),
           expectedOrigin: origin,
