@@ -6,7 +6,7 @@
  *
  * For a STEP_UP whose every reason is approvable (src/core/approvals):
  * - no approval for (agent, action_id) yet: one is opened, bound to the request hash, with the
- *   "approval waiting" alert; the answer is STEP_UP with APPROVAL_PENDING and `approval_id`,
+ *   "approval waiting" alert; the answer is the STEP_UP as evaluated plus `approval_id`,
  *   `approval_url`, `approval_status`, `approval_expires_at`, `confirmation_text`, stored as
  *   the action's decision (so any other request with that action_id is ACTION_REUSED, as
  *   always). Once the approval is decided, that stored STEP_UP is replaced by the final answer.
@@ -58,13 +58,12 @@ export interface ApprovalInput {
   reevaluate(cleared: ReadonlySet<ReasonCode>): Decision;
 }
 
-function pendingAnswer(x: ApprovalInput, approvalId: string, expiresAt: string, fields: Partial<VerifyResponse>): VerifyResponse {
-  const message = `approval ${approvalId} waits for the principal until ${expiresAt}; send the same request again once it is decided`;
-  return {
-    ...single("APPROVAL_PENDING", message, x.base, fields),
-    reasons: [...x.decision.reasons, "APPROVAL_PENDING"],
-    messages: [...x.decision.messages, { code: "APPROVAL_PENDING", message }],
-  };
+/** The STEP_UP as evaluated (its reasons unchanged) with the approval's members. */
+function pendingAnswer(x: ApprovalInput, fields: Partial<VerifyResponse>): VerifyResponse {
+  const d = x.decision;
+  const out: VerifyResponse = { verdict: d.verdict, svc_decision: d.svc_decision, reasons: d.reasons, messages: d.messages, required_action: d.required_action, ...x.base, ...fields };
+  if (d.intent_id !== undefined) out.intent_id = d.intent_id;
+  return out;
 }
 
 function approvalFields(a: Pick<StoredApproval, "approvalId" | "content">, status: string, url: string): Partial<VerifyResponse> {
@@ -109,7 +108,7 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       at: x.now.toISOString(),
       details: { approval_id: approvalId, approval_url: x.options.urlOf(approvalId), confirmation_text: content.confirmation_text, expires_at: content.expires_at, content },
     };
-    const pendingBody = pendingAnswer(x, approvalId, content.expires_at, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId)));
+    const pendingBody = pendingAnswer(x, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId)));
     const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert, decision: { ...pendingBody } });
     if ("reused" in opened) return { kind: "reused" };
     stored = opened.approval;
@@ -122,7 +121,7 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
   const fields = approvalFields(stored, status, x.options.urlOf(stored.approvalId));
   switch (status) {
     case "pending":
-      return { kind: "answer", body: pendingAnswer(x, stored.approvalId, stored.content.expires_at, fields) };
+      return { kind: "answer", body: pendingAnswer(x, fields) };
     case "declined":
       await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return { kind: "settle", body: single("APPROVAL_DECLINED", `the principal declined approval ${stored.approvalId} at ${stored.decidedAt?.toISOString() ?? ""}`, x.base, fields) };

@@ -61,7 +61,8 @@ describe("a STEP_UP the principal approves with its key", () => {
     const before = await spentRows();
     const act = pay();
     const first = await verify(act);
-    expect(first.body.reasons).toEqual(["PRINCIPAL_NOT_PRESENT", "APPROVAL_PENDING"]);
+    // The STEP_UP as before (reasons and required_action unchanged), plus the approval's members.
+    expect(first.body.reasons).toEqual(["PRINCIPAL_NOT_PRESENT"]);
     expect(first.body.approval_id).toMatch(/^apr_[0-9a-f]{24}$/);
     expect(first.body.approval_url).toBe(`${w.server.url.replace("127.0.0.1", "localhost")}/portal/approvals#${String(first.body.approval_id)}`);
     expect(first.body.confirmation_text).toBe(`Approve purchase of 30 USD to Corner Market by agent ${agentId} (action ${String(act.action_id)})?`);

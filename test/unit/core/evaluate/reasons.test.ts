@@ -186,7 +186,7 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 /** Codes decided outside the engine, by the verify path (tested in test/integration/verify*). */
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
 /** Decided by the approvals step of verify (tested in test/integration/approvals.test.ts). */
-const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_PENDING", "APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
+const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
 /** Decided by the controller when a manifest fails its schema (tested in test/e2e/controller*) or names a party without its registered key (test/integration/ack-parties-declared). */
 const CONTROLLER_CODES: ReasonCode[] = ["SPEC_INVALID", "NAMESPACE_NOT_BOUND", "ACKNOWLEDGEMENT_KEY_UNREGISTERED", "RECORD_NOT_OWNED"];
 
