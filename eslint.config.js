@@ -23,7 +23,7 @@ export default tseslint.config(
   },
   {
     // The portal's browser scripts (served as they are, no build step).
-    files: ["src/api/routes/portal/static/*.js"],
+    files: ["src/api/routes/portal/static/*.js", "src/api/routes/approvals/static/*.js"],
     languageOptions: {
       sourceType: "script",
       globals: Object.fromEntries(

@@ -31,6 +31,14 @@ import { freePort } from "../../src/dev/free-port.js";
 import { startPostgres } from "../../src/dev/postgres.js";
 import { findKeyByToken } from "../../src/store/keys.js";
 import { startFrankfurter } from "../../test/helpers/frankfurter.js";
+import { APPROVAL_TYP, decisionPayload, type ApprovalContent } from "../../src/core/approvals/index.js";
+import { buildSignedAgreement } from "../../src/core/agreement/index.js";
+import { demoDelegation, demoMandate } from "../../src/core/demo/build.js";
+import { seededDemoIntent } from "../../src/core/demo/seed.js";
+import type { Delegation } from "../../src/core/delegation/index.js";
+import { signRecord } from "../../src/core/jose/index.js";
+import { upsertDelegation } from "../../src/store/delegations.js";
+import { withTransaction } from "../../src/store/pool.js";
 import { openPaymentMandateClaims, presentMandate } from "../../test/helpers/ap2-mandates.js";
 
 /** Where the examples go. */
@@ -231,6 +239,25 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   await call("GET /v1/portal/delegations", "/v1/portal/delegations", { bearer: session, query: { limit: 100 } });
   await call("GET /v1/portal/agreements", "/v1/portal/agreements", { bearer: session, query: { limit: 100 } });
 
+  // Approvals: a second grant of the demo agent needs the principal above 20 USD ("human present").
+  const approvalGrant = await approvalDemoGrant(now.getTime());
+  if (!server.app.pool) throw new Error("the capture server has no database");
+  const pool = server.app.pool;
+  await withTransaction(pool, async (c) => {
+    await upsertDelegation(c, approvalGrant, { orgId: await orgOfKey(server, operator) });
+  });
+  const stepUpAction = { ...action, action_id: "act_9b21d4c0", amount: 30, proposed_at: new Date().toISOString() };
+  const stepUp = expect2xx("step-up", await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", agreement_id: "agr_demo_approvals", action: stepUpAction }, record: false }));
+  const approvalId = stepUp.approval_id as string;
+  const pending = expect2xx("approval", await call("GET /v1/approvals/{approval_id}", `/v1/approvals/${approvalId}`, { bearer: operator, params: { approval_id: approvalId } }));
+  await call("GET /v1/approvals/{approval_id}", "/v1/approvals/apr_000000000000000000000000", { bearer: operator, params: { approval_id: approvalId } });
+  await call("GET /v1/portal/approvals", "/v1/portal/approvals", { bearer: session });
+  const content = pending.content as ApprovalContent;
+  const signature = await signRecord(decisionPayload(content, "approve"), demoPrincipalSigner(), APPROVAL_TYP);
+  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature: await signRecord(decisionPayload(content, "decline"), demoPrincipalSigner(), APPROVAL_TYP) }, params: { approval_id: approvalId }, record: true });
+  expect2xx("decision", await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature }, params: { approval_id: approvalId } }));
+  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature }, params: { approval_id: approvalId } });
+
   // Revocations last: they end the demo grant.
   const agreement = expect2xx("agreement", await call("GET /v1/agreements/{agreement_id}", "/v1/agreements/agr_demo", { bearer: operator, record: false })).agreement as IntentAgreement;
   const revocation = await signRevocation(agreement, { reason: "trip cancelled", at: new Date(now.getTime() + 1000).toISOString().replace(/\.\d+Z$/, "Z") }, demoPrincipalSigner());
@@ -247,6 +274,21 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   examples["DELETE /svc/delegations/{id}"] = { ...examples["DELETE /svc/delegations/{id}"], params: { id: "del_demo" }, request: { reason: "card reported stolen" }, responses: { ...examples["DELETE /svc/delegations/{id}"]?.responses, 200: revoked } };
   await call("DELETE /v1/sessions/current", "/v1/sessions/current", { bearer: session });
   await call("DELETE /v1/sessions/current", "/v1/sessions/current", { bearer: session });
+}
+
+/** A second demo grant (agreement agr_demo_approvals) that needs the demo principal's approval above 20 USD. */
+async function approvalDemoGrant(nowMs: number): Promise<Delegation> {
+  const intent = seededDemoIntent(nowMs);
+  const agreement = await buildSignedAgreement({ agreement_id: "agr_demo_approvals", mandates: [demoMandate(intent, nowMs)], at: new Date(nowMs).toISOString(), status: "active" }, demoPrincipalSigner());
+  const base = demoDelegation(intent, nowMs);
+  return {
+    ...base,
+    delegation_id: "del_demo_approvals",
+    purpose: "public demo purchases, the principal approves above 20 USD",
+    scope: { ...base.scope, maximum_amount: 50, cumulative_maximum: 500 },
+    conditions: [{ type: "principal_present", above_amount: 20, currency: "USD" }],
+    intent_agreement: agreement,
+  };
 }
 
 /** The organization of an API key. */

@@ -45,6 +45,7 @@ import verifyRoutes from "./routes/verify/index.js";
 import delegationRoutes from "./routes/delegations/index.js";
 import recordRoutes from "./routes/records/index.js";
 import adminRoutes from "./routes/admin/index.js";
+import approvalRoutes from "./routes/approvals/index.js";
 import landingRoutes from "./routes/landing/index.js";
 import verifyRuntimePlugin from "./plugins/verify-runtime.js";
 import type { Settings } from "./settings.js";
@@ -56,7 +57,7 @@ import retentionPlugin from "../retention/plugin.js";
 import { hasNul } from "../core/schemas/index.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes, landingRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes, approvalRoutes, landingRoutes];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {

@@ -27,6 +27,7 @@ export const API_ERRORS = {
   UNAUTHORIZED: { status: 401, message: "authorization required" },
   PUSH_NOT_VERIFIED: { status: 401, message: "revocation push did not verify" },
   APPEND_TOKEN_MISMATCH: { status: 401, message: "append token does not match" },
+  APPROVAL_NOT_VERIFIED: { status: 401, message: "approval signature did not verify" },
   // 403
   FORBIDDEN: { status: 403, message: "forbidden" },
   DEMO_SEED_DISABLED: { status: 403, message: "demo seed is disabled" },
@@ -73,12 +74,15 @@ export const API_ERRORS = {
   REPORT_CAP_REACHED: { status: 429, message: "organization reached its daily report cap" },
   // Verify, outcomes and delegation revocation (docs/verify.md)
   VERIFY_ACTION_REUSED: { status: 409, message: "action_id was already used by a different request" },
+  APPROVAL_NOT_PENDING: { status: 409, message: "approval is no longer pending" },
+  PASSKEY_EXISTS: { status: 409, message: "passkey is already registered" },
   VERIFY_ACTION_RELEASED: { status: 409, message: "action_id was allowed and then recorded as failed; send a new action_id" },
   VERIFY_PROPOSED_AT_SKEW: { status: 400, message: "action.proposed_at is too far from the service clock" },
   AGREEMENT_NOT_FOUND: { status: 404, message: "agreement was not found" },
   ACTION_NOT_RECORDED: { status: 404, message: "action is not recorded as allowed in the agreement's ledger" },
   OUTCOME_NOT_ALLOWED: { status: 409, message: "outcome cannot follow the action's current outcome" },
   DELEGATION_NOT_FOUND: { status: 404, message: "delegation was not found" },
+  APPROVAL_NOT_FOUND: { status: 404, message: "approval was not found" },
   DELEGATION_NOT_REVOCABLE: { status: 409, message: "delegation is not revocable" },
   DELEGATION_REVOCATION_INVALID: { status: 401, message: "delegation revocation did not verify" },
   // Payment mandates and issuer keys (docs/mandates.md)

@@ -65,6 +65,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "inspect (offline) and submit AP2 payment mandates (POST /v1/mandates)",
     load: withProcessIo(async () => (await import("./mandate/index.js")).mandateGroup),
   },
+  approval: {
+    summary: "sign the principal's decision on an approval of a STEP_UP (writ approval sign)",
+    load: withProcessIo(async () => (await import("./approval/index.js")).approvalGroup),
+  },
   log: {
     summary: "verify log entries (live or offline bundles), save bundles, monitor tree heads",
     load: withProcessIo(async () => (await import("./log/index.js")).logGroup),

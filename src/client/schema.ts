@@ -68,7 +68,7 @@ export interface paths {
                             verdict: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
+                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             messages: {
                                 code: string;
                                 message: string;
@@ -82,6 +82,16 @@ export interface paths {
                                 sequence: number;
                                 entry_hash: string;
                             };
+                            /** @description The approval a STEP_UP opened (poll GET /v1/approvals/{id}; send the same request again once decided) */
+                            approval_id?: string;
+                            /** @description Where the principal approves or declines (the portal) */
+                            approval_url?: string;
+                            /** @enum {string} */
+                            approval_status?: "pending" | "approved" | "declined" | "expired";
+                            /** Format: date-time */
+                            approval_expires_at?: string;
+                            /** @description What the principal is asked to confirm: the text the approval signs */
+                            confirmation_text?: string;
                         };
                     };
                 };
@@ -533,6 +543,277 @@ export interface paths {
                 };
                 /** @description Not found, or not visible to this caller (the same answer) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description A configured key failed to load, or an internal error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{approval_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An approval a STEP_UP opened, for the agent to poll (scope verify, the agent's operator) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    approval_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The approval a STEP_UP opened: its content, the text the principal signs, and its state (pending, approved, declined, expired) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            approval_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "approved" | "declined" | "expired";
+                            agent_id: string;
+                            agreement_id: string;
+                            action_id: string;
+                            request_hash: string;
+                            amount: number;
+                            currency: string;
+                            merchant?: string;
+                            confirmation_text: string;
+                            reasons: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            /** @description How the decision was signed: passkey (credential id) or principal_key (kid) */
+                            decided_with?: {
+                                method?: string;
+                                key_id?: string;
+                            } | null;
+                            /** @description The approved request's retry was ALLOWed (an approval is used once) */
+                            used?: boolean;
+                            approval_url: string;
+                            /** @description What a decision signs (with `decision`): see docs/reference/approvals.md */
+                            content: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The credential may not do this: another kind of credential, or a key without the scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Not found, or not visible to this caller (the same answer) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{approval_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The principal approves or declines, signed with the grant principal's key (writ approval sign)
+         * @description A flattened JWS (typ writ-approval+jws, EdDSA or ES256) whose payload is exactly the canonical bytes of the approval's content plus decision. Verified with the public key the grant names for its principal.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    approval_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        decision: "approve" | "decline";
+                        signature: Record<string, never>;
+                    };
+                };
+            };
+            responses: {
+                /** @description The decision, signed with the grant principal's key, is recorded and logged (log_sequence) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            approval_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "approved" | "declined" | "expired";
+                            agent_id: string;
+                            agreement_id: string;
+                            action_id: string;
+                            request_hash: string;
+                            amount: number;
+                            currency: string;
+                            merchant?: string;
+                            confirmation_text: string;
+                            reasons: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            /** @description How the decision was signed: passkey (credential id) or principal_key (kid) */
+                            decided_with?: {
+                                method?: string;
+                                key_id?: string;
+                            } | null;
+                            /** @description The approved request's retry was ALLOWed (an approval is used once) */
+                            used?: boolean;
+                            approval_url: string;
+                            /** @description What a decision signs (with `decision`): see docs/reference/approvals.md */
+                            content: {
+                                [key: string]: unknown;
+                            };
+                            log_sequence?: number;
+                        };
+                    };
+                };
+                /** @description The request is not valid; `error` names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Not found, or not visible to this caller (the same answer) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Conflicts with what is stored */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1864,6 +2145,99 @@ export interface paths {
                 };
                 /** @description Not found, or not visible to this caller (the same answer) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in principal's approvals, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The principal's approvals, newest first, and how many passkeys it registered */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            principal_id: string;
+                            passkeys: number;
+                            approvals: {
+                                approval_id: string;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "declined" | "expired";
+                                agent_id: string;
+                                agreement_id: string;
+                                action_id: string;
+                                request_hash: string;
+                                amount: number;
+                                currency: string;
+                                merchant?: string;
+                                confirmation_text: string;
+                                reasons: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                /** @description How the decision was signed: passkey (credential id) or principal_key (kid) */
+                                decided_with?: {
+                                    method?: string;
+                                    key_id?: string;
+                                } | null;
+                                /** @description The approved request's retry was ALLOWed (an approval is used once) */
+                                used?: boolean;
+                                approval_url: string;
+                                /** @description What a decision signs (with `decision`): see docs/reference/approvals.md */
+                                content: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description No credential, or one that is not recognized, revoked or expired (or a signature that does not verify) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Storage or a required setting is not configured, or the database is unavailable */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3241,7 +3615,7 @@ export interface paths {
                              * @description Why the request is refused (absent when verified)
                              * @enum {string}
                              */
-                            reason?: "AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE";
+                            reason?: "AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE";
                             message?: string;
                             /** @description The signature's keyid: the RFC 7638 SHA-256 thumbprint of the agent's key, base64url */
                             keyid?: string;
@@ -3272,7 +3646,7 @@ export interface paths {
                                 agreement_id: string | null;
                                 /** @enum {string} */
                                 verdict: "ALLOW" | "DENY" | "STEP_UP";
-                                reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
+                                reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             };
                         };
                     };
@@ -5058,7 +5432,7 @@ export interface paths {
                             verdict?: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision?: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "REVOCATION_STATE_STALE")[];
+                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             messages?: {
                                 code?: string;
                                 message?: string;

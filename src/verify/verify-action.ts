@@ -13,7 +13,8 @@
  * shares one insert with concurrent refusals, committed asynchronously, and an ALLOW shares
  * one spend transaction (two round trips, committed durably) with concurrent ALLOWs.
  */
-import type { EvalPolicy } from "../core/evaluate/index.js";
+import type { EvalPolicy, ReasonCode } from "../core/evaluate/index.js";
+import type { VerifyApprovals } from "./approvals.js";
 import type { DecisionLog } from "./commit/decision-log.js";
 import { admit, judge, question, select, staleAnswer, unselected } from "./pipeline/decide.js";
 import type { VerifyRequest, VerifyResponse } from "./pipeline/request.js";
@@ -28,6 +29,8 @@ export interface VerifyDeps {
   /** How far `action.proposed_at` may be from the clock, either way, ms (WRIT_PROPOSED_AT_SKEW_SECONDS). */
   proposedAtSkewMs: number;
   policy: EvalPolicy;
+  /** Approvals of STEP_UPs the principal can clear (./approvals.ts); unset: a STEP_UP is final. */
+  approvals?: Pick<VerifyApprovals, "isRetry" | "settle">;
 }
 
 /** Answers one verify of organization `orgId`. Throws VerifyError (an HTTP error instead of a decision). */
@@ -38,7 +41,9 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   if (stale !== undefined) return log.commit(q, staleAnswer(q, stale));
 
   const snapshot = await gather.agent(q.agentId, q.nowMs);
-  const refused = admit(q, snapshot.agent, deps.proposedAtSkewMs);
+  let refused = admit(q, snapshot.agent, deps.proposedAtSkewMs);
+  // The retry of an approval's own request keeps the proposed_at checked when the approval opened (./approvals.ts).
+  if (refused && "error" in refused && refused.error.code === "PROPOSED_AT_SKEW" && deps.approvals && (await deps.approvals.isRetry(q))) refused = admit(q, snapshot.agent, Infinity);
   if (refused) return log.commit(q, refused);
 
   const { candidates, recentDenials } = await gather.candidates(q.agentId, snapshot, q.nowMs, req.ledger_sequence);
@@ -48,6 +53,13 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
     return log.commit(q, unselected(q, sel, cause));
   }
 
-  const evidence = await gather.evidence(sel.candidate, q.agentId, q.action, q.now);
-  return log.commit(q, judge(q, sel.candidate, evidence, recentDenials, deps.policy));
+  const c = sel.candidate;
+  const evidence = await gather.evidence(c, q.agentId, q.action, q.now);
+  const decided = judge(q, c, evidence, recentDenials, deps.policy);
+  // A STEP_UP the principal can clear opens, answers or completes its approval (./approvals.ts).
+  if (deps.approvals && "answer" in decided && decided.answer.verdict === "STEP_UP") {
+    const rejudge = (cleared: ReadonlySet<ReasonCode>) => judge(q, c, evidence, recentDenials, deps.policy, cleared);
+    return deps.approvals.settle(q, decided, c, evidence.delegation, rejudge, (d) => log.commit(q, d));
+  }
+  return log.commit(q, decided);
 }

@@ -19,7 +19,11 @@
  *   organization as PSP, signed with a key the operator made), `annotation` (repoints a
  *   resource's `writ.dev/record-id` at another namespace's delegation, then deletes it);
  * - payment-side organizations, each with its own key: `partyOutcome` (the real PSP the
- *   principal's agreements name), `colluderOutcome` (an organization the principal never named).
+ *   principal's agreements name), `colluderOutcome` (an organization the principal never named);
+ * - the principal, honestly, so that the others have approvals to abuse: `approve` signs the
+ *   approval a STEP_UP opened (grant `dc` needs the principal above 40 USD, "human present";
+ *   docs/reference/approvals.md) with the principal's key; the agent then retries it, changes
+ *   it (`changedRetry`) or sends other payments.
  *
  * Invariants, after every command:
  * - every ALLOW names a ledger entry of its action at the request's exact amount (converted at
@@ -30,7 +34,9 @@
  * - Postgres's totals are the model's, and every agreement's ledger holds exactly the service's
  *   ALLOWs and the real parties' outcomes (only the service writes ledger entries);
  * - the rate source is asked only about the decision's day (not the agent's `proposed_at`);
- * - a delegation is revoked only through its own resource (or a REVOKE the service answered).
+ * - a delegation is revoked only through its own resource (or a REVOKE the service answered);
+ * - an approval never authorizes more than its request: an ALLOW above `dc`'s threshold names
+ *   an approval the principal approved for exactly that request, and no other ALLOW names one.
  */
 import fc from "fast-check";
 import { expect } from "vitest";
@@ -38,7 +44,8 @@ import { mandateHash, outcomeStep, signAcknowledgement, withLedgerEntry, type In
 import { buildSignedAgreement } from "../../src/core/agreement/index.js";
 import { agreementSpecOf, delegationSpecOf } from "../../src/core/crd/index.js";
 import type { ChainLink, Delegation } from "../../src/core/delegation/index.js";
-import { generateSigner, signerFromSeed } from "../../src/core/jose/index.js";
+import { generateSigner, signerFromSeed, signRecord } from "../../src/core/jose/index.js";
+import { APPROVAL_TYP, decisionPayload, type ApprovalContent } from "../../src/core/approvals/index.js";
 import { convertMinor, parseRate, toMinor } from "../../src/core/money/index.js";
 import { RECORD_ID_ANNOTATION } from "../../src/controller/kinds.js";
 import type { ControllerHandle } from "../../src/controller/manager.js";
@@ -67,6 +74,7 @@ export const ADVERSARY_KINDS = [
   "chain",
   "forgedAck",
   "annotation",
+  "approve",
 ] as const;
 export type AdversaryKind = (typeof ADVERSARY_KINDS)[number];
 
@@ -187,6 +195,8 @@ export class AdversaryModel {
   readonly roots: Root[] = [];
   readonly sent: Sent[] = [];
   readonly allows: Allow[] = [];
+  /** Approvals the principal approved: approval id -> the request key it was opened for. */
+  readonly approved = new Map<string, string>();
   /** Agents: a (root da), b (the sub-agent the principal signed for), c (root dc, another namespace). */
   agents: { a: string; b: string; c: string } = { a: "", b: "", c: "" };
   chainDeclared = false;
@@ -292,7 +302,10 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
   m.agents = { a: a as string, b: b as string, c: c as string };
   const at = Date.now() - HOUR;
   for (const [name, ns, agentId, intentId] of [["da", m.nsA, m.agents.a, "i1"], ["dc", m.nsB, m.agents.c, "k1"]] as const) {
-    const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record: delegationRecord(uid("del"), agentId, { at, scope: { maximum_amount: BUDGET, cumulative_maximum: BUDGET } }) };
+    const record = delegationRecord(uid("del"), agentId, { at, scope: { maximum_amount: BUDGET, cumulative_maximum: BUDGET } });
+    // dc needs the principal above APPROVAL_ABOVE USD (approvals; the principal's `approve` move).
+    if (name === "dc") record.conditions = [{ type: "principal_present", above_amount: APPROVAL_ABOVE, currency: "USD" }];
+    const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record };
     m.roots.push(root);
     const s = await signed(w, agentId, intentId);
     m.agreements.push({ name: `g${name.slice(1)}`, namespace: ns, delegationName: name, id: s.record.agreement_id, agentId, intent: s.intent, record: s.record, root, planted: [] });
@@ -323,6 +336,13 @@ async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise
   expect(r.status, `a 5xx: ${context}`).toBeLessThan(500);
   learn(m, r, x.agentId);
   if (r.status !== 200 || r.body.verdict !== "ALLOW") return;
+  // An approval never authorizes more than its request.
+  const approvalId = r.body.approval_id;
+  if (approvalId !== undefined) expect(m.approved.get(String(approvalId)), `ALLOW under an approval of another request: ${context}`).toBe(x.requestKey);
+  const dc = m.roots.find((root) => root.name === "dc");
+  if (dc && x.agentId === dc.agentId && m.ofAgent(x.agentId)?.root === dc && (x.expectedMinor === null || x.expectedMinor > usd(APPROVAL_ABOVE))) {
+    expect(approvalId, `ALLOW above ${APPROVAL_ABOVE} USD of dc without the principal's approval: ${context}`).toBeDefined();
+  }
   const agreement = m.byId(r.body.agreement_id);
   expect(agreement, `ALLOW on an agreement the principal did not sign for this agent: ${context}`).toBeDefined();
   if (!agreement) return;
@@ -373,6 +393,8 @@ const ODD_AMOUNTS: readonly [string, bigint | null][] = [
   ["1e1", 1000n],
 ];
 const NORMAL_AMOUNTS = [25, 50, 100];
+/** Grant dc needs the principal above this many USD. */
+const APPROVAL_ABOVE = 40;
 
 function actionBody(agentId: string, intentId: string, o: { actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string }): { actionId: string; body: RawJson; requestKey: string } {
   const actionId = o.actionId ?? uid("act");
@@ -580,11 +602,12 @@ class Chain implements Cmd {
     const copy = this.inflated ? { ...p.scope, maximum_amount: 100_000, cumulative_maximum: 100_000 } : p.scope;
     const link: ChainLink = {
       delegation_id: p.delegation_id, delegator: { type: PRINCIPAL.type, id: PRINCIPAL.id }, delegate: { agent_id: parent.agentId },
-      delegated_at: p.granted_at, expires_at: p.expires_at, scope: copy, conditions: [],
+      delegated_at: p.granted_at, expires_at: p.expires_at, scope: copy, conditions: p.conditions ?? [],
     } as ChainLink;
     const child: Delegation = {
       ...delegationRecord(uid("del"), m.agents.b, { at: Date.now() - HOUR / 2, scope: { maximum_amount: BUDGET, cumulative_maximum: this.inflated ? 5000 : BUDGET }, chain: [link] }),
       expires_at: p.expires_at,
+      conditions: p.conditions ?? [],
     };
     await declareDelegation(s, m.nsA, "db", child);
     const b = m.agreements.find((x) => x.name === "gb") as Agreement;
@@ -592,6 +615,28 @@ class Chain implements Cmd {
     await declareAgreement(s, b, b.record);
   }
   toString = () => `chain(${this.parent},${this.inflated ? "inflated" : "honest"})`;
+}
+
+/** The principal approves the approval an earlier answer opened (signed with the principal's key); the agent retries it. */
+class Approve implements Cmd {
+  constructor(readonly xi: number) {}
+  check = (m: Readonly<AdversaryModel>) => m.sent.some((x) => typeof x.first.body.approval_id === "string");
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const opened = m.sent.filter((x) => typeof x.first.body.approval_id === "string");
+    const x = opened[this.xi % opened.length] as Sent;
+    const id = String(x.first.body.approval_id);
+    const got = await call(s.w.server.url, "GET", `/v1/approvals/${id}`, s.w.operatorKey);
+    expect(got.status).toBe(200);
+    if (got.body.status !== "pending") return;
+    const content = got.body.content as ApprovalContent;
+    const signature = await signRecord(decisionPayload(content, "approve"), principalKey, APPROVAL_TYP);
+    const r = await call(s.w.server.url, "POST", `/v1/approvals/${id}/decision`, null, { decision: "approve", signature });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    m.approved.set(id, x.requestKey);
+    // The agent, told by its poll, sends the approved request again.
+    await sendVerify(m, s, { agentId: x.agentId, actionId: x.actionId, body: x.body, requestKey: x.requestKey, expectedMinor: x.expectedMinor });
+  }
+  toString = () => `approve(${this.xi})`;
 }
 
 /** Re-applies an agreement with an acknowledgement naming the colluder as PSP, signed by a key the operator made. */
@@ -678,6 +723,7 @@ export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<Advers
     chain: fc.tuple(fc.nat(1), fc.boolean()).map(([p, inflated]) => new Chain(p, inflated)),
     forgedAck: fc.nat(1).map((a) => new ForgedAck(a)),
     annotation: fc.constant(null).map(() => new Annotation()),
+    approve: xi.map((x) => new Approve(x)),
   };
   // Honest verifies weigh more, so budgets get spent and the adversaries have something to beat.
   const list = ADVERSARY_KINDS.filter((k) => kinds.has(k)).flatMap((k) => (k === "verify" ? [all[k], all[k], all[k], all[k]] : [all[k]]));

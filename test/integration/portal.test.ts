@@ -469,6 +469,7 @@ describe("portal settings", () => {
       sessionTtlSeconds: 43_200,
       smtpUrl: null,
       mailFrom: "writ@localhost",
+      approvalTtlSeconds: 900,
     });
     expect(d.devMailbox).toBe(false);
     const bad = loadSettings({

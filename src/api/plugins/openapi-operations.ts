@@ -55,6 +55,8 @@ const READER = ["apiKey", "portalSession"] as const;
 export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   // verify
   "POST /v1/verify": { security: KEY, ok: "The decision: verdict ALLOW, DENY or STEP_UP with its reasons; an ALLOW is recorded in the ledger (ledger_entry); the same action_id answers the same" },
+  "GET /v1/approvals/{approval_id}": { security: KEY, ok: "The approval a STEP_UP opened: its content, the text the principal signs, and its state (pending, approved, declined, expired)" },
+  "POST /v1/approvals/{approval_id}/decision": { security: NONE, ok: "The decision, signed with the grant principal's key, is recorded and logged (log_sequence)" },
   "POST /v1/verify/outcomes": { security: KEY, ok: "The outcome is recorded in the agreement's ledger (replayed: true when the action already had it)" },
   "POST /v1/mandates": { security: KEY, ok: "The payment mandate verified and recorded as a delegation (201; 200 when it was recorded before)" },
   "DELETE /svc/delegations/{id}": { security: ADMIN_OR_KEY, anonymousToo: true, ok: "Revoked with everything below it, logged and alerted (or already revoked: revoked false)" },
@@ -72,6 +74,7 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   "GET /v1/portal/delegations": { security: SESSION, ok: "The principal's delegations, each with what is left of its budget" },
   "GET /v1/portal/agreements": { security: SESSION, ok: "The principal's agreements, each with its state and remaining budget" },
   "POST /v1/portal/delegations/{delegation_id}/revoke": { security: SESSION, ok: "Revoked by the principal, logged and alerted (or already revoked: revoked false)" },
+  "GET /v1/portal/approvals": { security: SESSION, ok: "The principal's approvals, newest first, and how many passkeys it registered" },
   "GET /v1/dev/mailbox": { security: NONE, ok: "The latest sign-in link this process sent (development only)" },
   // registry
   "POST /v1/orgs": { security: ["adminToken"], ok: "The new organization" },

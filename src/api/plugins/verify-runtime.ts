@@ -39,6 +39,8 @@ import type { VerifyDeps } from "../../verify/verify-action.js";
 import { logAppendOptions } from "../routes/shared/registry-log.js";
 import type { RevocationIndex } from "../../verify/revocation/index.js";
 import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
+import { VerifyApprovals } from "../../verify/approvals.js";
+import { approvalOptionsOf } from "../routes/approvals/index.js";
 import { ControllerPath } from "../../verify/revocation/controller-path.js";
 import { controllerPathMetrics } from "../../verify/revocation/controller-path-metrics.js";
 import { createKubeWatch, type KubeRevocationWatch } from "../../verify/revocation/kube-watch.js";
@@ -140,7 +142,10 @@ export default fp(
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
         rate: (from, to, day, now) => rateFor(pool, from, to, day, { source: fx, now }),
       });
+      // Approvals of STEP_UPs the principal can clear (src/verify/approvals.ts), at the portal's approvals page.
+      const approvals = new VerifyApprovals(pool, approvalOptionsOf(app));
       const log = new DecisionLog({
+        approvals,
         store: storeDecisions(pool, { refusals: refusalQueue(pool), spends }),
         upkeep: gather,
         metrics,
@@ -152,7 +157,7 @@ export default fp(
         index: idx,
         snapshots,
         metrics,
-        verify: { gather, log, clock: () => app.clock(), proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000, policy },
+        verify: { gather, log, clock: () => app.clock(), proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000, policy, approvals },
         policy,
         kubeWatch: watch,
         freshness: () => idx.freshness(),

@@ -21,13 +21,13 @@ import { WebhookError } from "./errors.js";
 /** The protected-header typ of an alert signature. */
 export const ALERT_TYP = "svc-bureau-alert+jws";
 
-/** The alert types of the spec (revocation, new incident, score drop of 50 points or more). */
-export const ALERT_TYPES = ["revocation", "incident", "score_drop"] as const;
+/** The alert types: the spec's (revocation, new incident, score drop of 50 points or more) and an approval waiting for the principal (docs/reference/approvals.md). */
+export const ALERT_TYPES = ["revocation", "incident", "score_drop", "approval_waiting"] as const;
 
 /** An alert as the registry raises it. `event_id` names the event; it is the dedup key. */
 export interface Alert {
   event_id: string;
-  type: "revocation" | "incident" | "score_drop";
+  type: (typeof ALERT_TYPES)[number];
   agent_id: string;
   at: string;
   details: Record<string, unknown>;

@@ -58,8 +58,21 @@ export function conditionNarrows(parent: Condition, child: Condition): boolean {
     }
     case "business_hours_only":
       return (child as typeof parent).timezone === parent.timezone;
-    case "principal_present":
+    case "principal_present": {
+      // The child needs the principal at least wherever the parent does.
+      const ch = child as typeof parent;
+      const parentAlways = parent.above_amount === undefined && parent.categories === undefined;
+      const childAlways = ch.above_amount === undefined && ch.categories === undefined;
+      if (childAlways) return true;
+      if (parentAlways) return false;
+      if (parent.above_amount !== undefined) {
+        if (ch.above_amount === undefined || ch.currency !== parent.currency || !(ch.above_amount <= parent.above_amount)) return false;
+      }
+      if (parent.categories !== undefined) {
+        if (!Array.isArray(ch.categories) || !Array.isArray(parent.categories) || !parent.categories.every((x) => ch.categories?.includes(x))) return false;
+      }
       return true;
+    }
     default:
       return false;
   }
@@ -76,8 +89,10 @@ export function describeCondition(c: Condition): string {
       return `max_risk_score ${String(c.value)}`;
     case "merchant_allowlist":
       return `merchant_allowlist of ${Array.isArray(c.merchants) ? c.merchants.length : 0} merchants`;
-    case "principal_present":
-      return "principal_present";
+    case "principal_present": {
+      const parts = [c.above_amount !== undefined ? ` above ${String(c.above_amount)} ${String(c.currency)}` : "", Array.isArray(c.categories) ? ` for ${c.categories.join(", ")}` : ""];
+      return `principal_present${parts.join("")}`;
+    }
     default:
       return `condition ${JSON.stringify((c as { type?: unknown }).type)}`;
   }

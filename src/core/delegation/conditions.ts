@@ -43,8 +43,18 @@ export function validateCondition(c: unknown): string | undefined {
       if (!Array.isArray(o.merchants) || o.merchants.length === 0) return "merchant_allowlist merchants must be a non-empty array";
       if (!o.merchants.every((m) => typeof m === "string" && m.length > 0)) return "merchant_allowlist merchants must be non-empty strings";
       return undefined;
-    case "principal_present":
+    case "principal_present": {
+      const hasAbove = o.above_amount !== undefined;
+      if (hasAbove && (typeof o.above_amount !== "number" || !Number.isFinite(o.above_amount) || o.above_amount < 0)) {
+        return `principal_present above_amount ${JSON.stringify(o.above_amount)} is not a number of at least 0`;
+      }
+      if (hasAbove !== (o.currency !== undefined)) return "principal_present above_amount and currency go together";
+      if (o.currency !== undefined && (typeof o.currency !== "string" || !/^[A-Z]{3}$/.test(o.currency))) return `principal_present currency ${JSON.stringify(o.currency)} is not three capital letters`;
+      if (o.categories !== undefined && (!Array.isArray(o.categories) || o.categories.length === 0 || !o.categories.every((c) => typeof c === "string" && c.length > 0))) {
+        return "principal_present categories must be a non-empty array of non-empty strings";
+      }
       return undefined;
+    }
     default:
       return `unknown condition type ${JSON.stringify(o.type)}`;
   }
@@ -95,6 +105,28 @@ function businessHoursFinding(zone: string, now: number): Finding | undefined {
 }
 
 /**
+ * Why a principal_present condition applies to `action` (" for ..." or ""), or undefined when
+ * the agent may act alone ("human not present"). Fails closed: another currency than the
+ * threshold's, or no category where categories are named, needs the principal.
+ */
+function presenceNeeded(c: Condition & { type: "principal_present" }, action: Action | undefined): string | undefined {
+  const above = c.above_amount;
+  const cats = c.categories;
+  if (above === undefined && cats === undefined) return "";
+  const reasons: string[] = [];
+  if (above !== undefined) {
+    if (action === undefined || action.currency !== c.currency) reasons.push(` for an action not in ${String(c.currency)} (threshold ${String(above)} ${String(c.currency)})`);
+    else if (!(action.amount <= above)) reasons.push(` for an amount above ${String(above)} ${String(c.currency)}`);
+  }
+  if (Array.isArray(cats)) {
+    const cat = action?.category;
+    if (cat === undefined) reasons.push(" for an action without a category");
+    else if (cats.includes(cat)) reasons.push(` for category ${JSON.stringify(cat)}`);
+  }
+  return reasons.length > 0 ? reasons.join(" and") : undefined;
+}
+
+/**
  * The finding of one condition at `ctx.now`, or undefined when it holds. With no action,
  * a merchant_allowlist finds no merchant and fails.
  */
@@ -123,9 +155,12 @@ export function evaluateCondition(c: Condition, action: Action | undefined, ctx:
       if (merchantAllowed(c, merchant)) return undefined;
       return { code: "MERCHANT_NOT_ALLOWED", message: `merchant ${JSON.stringify(merchant)} is not on the merchant allowlist` };
     }
-    case "principal_present":
+    case "principal_present": {
       if (ctx.principalPresent === true) return undefined;
-      return { code: "PRINCIPAL_NOT_PRESENT", message: "principal_present holds and the principal is not known to be present" };
+      const why = presenceNeeded(c, action);
+      if (why === undefined) return undefined;
+      return { code: "PRINCIPAL_NOT_PRESENT", message: `principal_present holds${why} and the principal is not known to be present` };
+    }
     default: {
       const type = (c as { type?: unknown }).type;
       return { code: "CONDITION_INVALID", message: `condition of unknown type ${JSON.stringify(type)} cannot be evaluated` };

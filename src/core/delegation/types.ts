@@ -57,8 +57,19 @@ export interface BusinessHoursCondition {
   /** IANA time zone; business hours are Monday to Friday 09:00 to 17:00 there. */
   timezone: string;
 }
+/**
+ * The principal must be present (AP2/Visa "human present"): without `above_amount` and
+ * `categories`, for every action; with them, only for an action above `above_amount` (in
+ * `currency`; another currency always needs the principal) or in one of `categories` (an action
+ * without a category always needs the principal). Elsewhere the agent acts alone ("human not
+ * present"). The principal is present when the request says so or approves the request
+ * (docs/reference/approvals.md).
+ */
 export interface PrincipalPresentCondition {
   type: "principal_present";
+  above_amount?: number;
+  currency?: string;
+  categories?: string[];
 }
 export type Condition =
   | TimeWindowCondition

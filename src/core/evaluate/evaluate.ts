@@ -104,7 +104,10 @@ export function evaluate(
   } else if (s.delegation.scope.ceilingMinor === undefined) {
     common.add("OVER_BROAD_INTENT", "the delegation evidence carries no per-transaction ceiling");
   }
-  const findings = chosen ? [...common.list, ...chosen.findings] : common.list;
+  const all = chosen ? [...common.list, ...chosen.findings] : common.list;
+  // The principal approved exactly this request: the reasons the approval was opened for are cleared.
+  const cleared = ctx.approvedReasons;
+  const findings = cleared ? all.filter((f) => !(cleared.has(f.code) && REASONS[f.code].verdict === "STEP_UP")) : all;
   return decide(findings, chosen?.m, s);
 }
 

@@ -111,6 +111,9 @@ export const REASONS = {
   REQUEST_SIGNATURE_INVALID: { verdict: "DENY", requiredAction: "NONE", means: "the request signature does not verify over its covered components with the keyid's key (a component was changed, or another key signed)", clears: "the request as the agent signed it" },
   REQUEST_NONCE_REPLAYED: { verdict: "DENY", requiredAction: "NONE", means: "the signature's nonce was already seen for its key while the signature lives: the request is a replay", clears: "a new request with a new signature" },
   KEY_DIRECTORY_INVALID: { verdict: "DENY", requiredAction: "RETRY_LATER", means: "the key directory's response signature (by Writ's log key) or its Content-Digest does not verify, its signature expired, or its body is not a JWKS of agent keys", clears: "fetch the directory again from Writ" },
+  // Approvals of a STEP_UP (src/verify/approvals.ts, docs/reference/approvals.md)
+  APPROVAL_DECLINED: { verdict: "DENY", requiredAction: "NONE", means: "the principal declined the approval of this request", clears: "nothing for this action: a new action with a new action_id" },
+  APPROVAL_EXPIRED: { verdict: "DENY", requiredAction: "NONE", means: "the approval of this request expired before the principal approved it (WRIT_APPROVAL_TTL_SECONDS)", clears: "nothing for this action: a new action with a new action_id" },
   // Infrastructure (fail closed)
   REVOCATION_STATE_STALE: { verdict: "STEP_UP", requiredAction: "RETRY_LATER", means: "the revocation watch has been down longer than its bound, so revocation state may be stale", clears: "the watch reconnects" },
 } as const satisfies Record<string, ReasonInfo>;

@@ -72,6 +72,11 @@ export interface EvalContext {
   delegationSpentMinor?: bigint;
   /** Set when revocation state may be stale (watch down longer than its bound). */
   revocationStateStale?: boolean;
+  /**
+   * Reasons the principal's approval of exactly this request clears (src/core/approvals): their
+   * findings are dropped before the verdict is taken. Only STEP_UP reasons are ever passed.
+   */
+  approvedReasons?: ReadonlySet<ReasonCode>;
 }
 
 /** Signature state of one mandate. */

@@ -199,11 +199,14 @@ export const delegationSchema = {
     },
     principalPresent: {
       type: "object",
-      description: "Actions are allowed only while the principal is present.",
+      description: "Actions are allowed only while the principal is present or approves them (AP2/Visa human present); optionally only above an amount or for categories.",
       additionalProperties: false,
       required: ["type"],
       properties: {
         type: { const: "principal_present", description: "Condition type: principal_present." },
+        above_amount: { type: "number", minimum: 0, description: "Only for an action above this amount (major units of currency; another currency always needs the principal). With neither this nor categories: every action." },
+        currency: { type: "string", pattern: "^[A-Z]{3}$", description: "Currency of above_amount (required with it)." },
+        categories: { type: "array", minItems: 1, items: { type: "string", minLength: 1, description: "A category that needs the principal." }, description: "Only for an action in one of these categories (an action without a category always needs the principal)." },
       },
     },
     chainLink: {

@@ -26,6 +26,7 @@ import { allowedActionOf, recordOutcome, type AllowedAction, type AllowedSpend, 
 import type { LogAppendOptions } from "../../store/log.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type NewVerifyDecision, type SavedRefusal, type StoredVerifyDecision } from "../../store/verify-decisions.js";
+import type { VerifyApprovals } from "../approvals.js";
 import type { GatherUpkeep } from "../gather/index.js";
 import type { VerifyMetrics } from "../metrics.js";
 import { refusalAnswer, VerifyError, type Decided, type Effect, type Question } from "../pipeline/decide.js";
@@ -74,6 +75,8 @@ export interface DecisionLogDeps {
   logSigner: () => Signer | null;
   /** Options of the log append of a REVOKE at `now`. */
   logOptions: (now: Date) => LogAppendOptions;
+  /** The approvals stage (../approvals.ts): a stored STEP_UP of an approval gives way to its request's final answer. */
+  approvals?: Pick<VerifyApprovals, "replacesStepUp">;
 }
 
 type Spend = Extract<Effect, { kind: "spend" }>;
@@ -105,7 +108,7 @@ export class DecisionLog {
 
   /** The stored answer to a retry (an ALLOW with its ledger entry), or ACTION_REUSED / ACTION_RELEASED. */
   private async replay(q: Question, stored: StoredVerifyDecision): Promise<VerifyResponse> {
-    if (stored.requestHash !== q.hash) throw reused(q);
+    if (stored.requestHash !== q.hash) throw reusedError(q);
     const body = stored.decision as unknown as VerifyResponse;
     if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
       // An ALLOW is answered again only while its entry still counts against the budget.
@@ -122,10 +125,14 @@ export class DecisionLog {
   }
 
   /** Stores a refusal (unless another answer won) and answers it; `burstExempt`: not a counted denial. */
-  private async refuse(q: Question, answer: VerifyResponse, burstExempt: boolean): Promise<VerifyResponse> {
+  private async refuse(q: Question, answer: VerifyResponse, burstExempt: boolean, again = false): Promise<VerifyResponse> {
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
     const saved = await this.d.store.saveRefusal({ agentId: q.agentId, actionId: q.actionId, agreementId: answer.agreement_id, requestHash: q.hash, decision: { ...answer }, burstExempt });
-    if (!saved.stored) return this.replay(q, saved.decision);
+    if (!saved.stored) {
+      // The final answer of an approval's request replaces its stored STEP_UP (../approvals.ts), once.
+      if (!again && this.d.approvals && (await this.d.approvals.replacesStepUp(saved.decision, q.hash))) return this.refuse(q, answer, burstExempt, true);
+      return this.replay(q, saved.decision);
+    }
     if (!burstExempt) this.d.upkeep.denied(q.agentId, q.nowMs);
     return this.counted(answer);
   }
@@ -173,7 +180,7 @@ export class DecisionLog {
         throw released(q, answer.agreement_id ?? "");
       case "ACTION_REUSED":
         // The ledger holds the action for another request (also after its answer was pruned), or imported it: never this one's.
-        throw reused(q);
+        throw reusedError(q);
       case "ACTION_DECIDED": {
         // Answered before (a retry of a refusal, or a concurrent request that won): that answer again.
         const earlier = await this.d.store.find(q.agentId, q.actionId);
@@ -212,7 +219,7 @@ function baseOf(a: VerifyResponse): Pick<VerifyResponse, "agent_id" | "action_id
 }
 
 /** The refusal of a request whose action_id answered another request (or is in an imported ledger). */
-function reused(q: Question): VerifyError {
+export function reusedError(q: Question): VerifyError {
   return new VerifyError("ACTION_REUSED", `action_id ${q.actionId} was already used by a different request of agent ${q.agentId}`);
 }
 

@@ -96,14 +96,14 @@ export function refusalAnswer(code: ReasonCode, message: string, base: Base): Ve
 }
 
 /** A refusal to store; one of a stale index is answered without being stored. */
-function refused(answer: VerifyResponse): Decided {
+export function refusalOf(answer: VerifyResponse): Decided {
   if (answer.reasons.includes("REVOCATION_STATE_STALE")) return { answer, effect: { kind: "none" } };
   return { answer, effect: { kind: "refusal", burstExempt: answer.verdict !== "DENY" || !countsAsAttempt(answer.reasons) } };
 }
 
 /** The answer while revocation state is stale (`why`). */
 export function staleAnswer(q: Question, why: string): Decided {
-  return refused(refusalAnswer("REVOCATION_STATE_STALE", `${why}; retry later`, baseOf(q)));
+  return refusalOf(refusalAnswer("REVOCATION_STATE_STALE", `${why}; retry later`, baseOf(q)));
 }
 
 /** The agent's checks: unknown, another operator's, `proposed_at` out of skew, not active; undefined when it may go on. */
@@ -121,7 +121,7 @@ export function admit(q: Question, agent: AgentForVerify | undefined, skewMs: nu
     );
     return { error, replay: true };
   }
-  if (agent.status !== "active") return refused(refusalAnswer("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, baseOf(q)));
+  if (agent.status !== "active") return refusalOf(refusalAnswer("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, baseOf(q)));
   return undefined;
 }
 
@@ -139,15 +139,15 @@ export function unselected(q: Question, sel: Exclude<Selection, { kind: "one" }>
     case "none": {
       if (cause) {
         const message = cause.reason === "DELEGATION_REVOKED" ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked` : `agreement ${cause.agreementId} is revoked`;
-        return refused(refusalAnswer(cause.reason, message, baseOf(q, cause.agreementId)));
+        return refusalOf(refusalAnswer(cause.reason, message, baseOf(q, cause.agreementId)));
       }
       const message = requested !== undefined ? `agreement ${requested} is not an active stored agreement of agent ${q.agentId}` : `agent ${q.agentId} has no active stored agreement`;
-      return refused(refusalAnswer("NO_ACTIVE_AGREEMENT", message, baseOf(q, requested ?? null)));
+      return refusalOf(refusalAnswer("NO_ACTIVE_AGREEMENT", message, baseOf(q, requested ?? null)));
     }
     case "ambiguous":
-      return refused(refusalAnswer("AGREEMENT_NOT_SELECTED", `agent ${q.agentId} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, baseOf(q)));
+      return refusalOf(refusalAnswer("AGREEMENT_NOT_SELECTED", `agent ${q.agentId} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, baseOf(q)));
     case "intent-not-found":
-      return refused(refusalAnswer("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${q.agentId} (${sel.agreementIds.join(", ")})`, baseOf(q)));
+      return refusalOf(refusalAnswer("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${q.agentId} (${sel.agreementIds.join(", ")})`, baseOf(q)));
   }
 }
 
@@ -158,7 +158,7 @@ function answerOf(d: Decision, base: Base): VerifyResponse {
 }
 
 /** Evaluates the selected candidate `c` on `ev` and gives the answer with its effect. */
-export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenials: number, policy: EvalPolicy = DEFAULT_POLICY): Decided {
+export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenials: number, policy: EvalPolicy = DEFAULT_POLICY, approvedReasons?: ReadonlySet<ReasonCode>): Decided {
   const { req, action } = q;
   const ctx: EvalContext = {
     now: q.nowMs,
@@ -171,6 +171,7 @@ export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenia
     ...(req.principal_present !== undefined ? { principalPresent: req.principal_present } : {}),
     ...(req.ledger_sequence !== undefined ? { ledgerSequence: req.ledger_sequence } : {}),
     ...(c.delegationSpentMinor !== undefined ? { delegationSpentMinor: c.delegationSpentMinor } : {}),
+    ...(approvedReasons ? { approvedReasons } : {}),
   };
   // A recorded payment mandate: its delegation is the evidence, its agreement row only the ledger.
   const evidence = c.row.evidence !== undefined;
@@ -186,5 +187,5 @@ export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenia
     const spend = allowedSpendFor(c, action, d, { at: q.now.toISOString(), ...(ev.rate ? { rate: ev.rate } : {}), decision });
     return { answer, effect: { kind: "spend", candidate: c, spend } };
   }
-  return refused(answer);
+  return refusalOf(answer);
 }

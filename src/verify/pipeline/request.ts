@@ -57,6 +57,13 @@ export interface VerifyResponse {
   intent_id?: string;
   /** On ALLOW: the spend's ledger entry. */
   ledger_entry?: { sequence: number; entry_hash: HashString };
+  /** A STEP_UP the principal can clear, and the answers that follow it: its approval (src/verify/approvals.ts). */
+  approval_id?: string;
+  approval_url?: string;
+  approval_status?: string;
+  approval_expires_at?: string;
+  /** What the principal is asked to confirm (the text the approval signs). */
+  confirmation_text?: string;
 }
 
 const id = textSchema({ minLength: 1, maxLength: MAX_VERIFY_ID_LENGTH });
@@ -107,6 +114,11 @@ export const VERIFY_RESPONSE_SCHEMA = {
     action_id: { type: "string" },
     intent_id: { type: "string" },
     ledger_entry: { type: "object", required: ["sequence", "entry_hash"], properties: { sequence: { type: "integer" }, entry_hash: { type: "string" } } },
+    approval_id: { type: "string", description: "The approval a STEP_UP opened (poll GET /v1/approvals/{id}; send the same request again once decided)" },
+    approval_url: { type: "string", description: "Where the principal approves or declines (the portal)" },
+    approval_status: { type: "string", enum: ["pending", "approved", "declined", "expired"] },
+    approval_expires_at: { type: "string", format: "date-time" },
+    confirmation_text: { type: "string", description: "What the principal is asked to confirm: the text the approval signs" },
   },
 } as const;
 

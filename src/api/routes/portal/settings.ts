@@ -15,6 +15,7 @@
  * | BUR_SESSION_TTL_SECONDS       | 43200                 | lifetime of a portal session              |
  * | BUR_SMTP_URL                  | unset                 | smtp:// or smtps:// URL; unset: no mail   |
  * | BUR_MAIL_FROM                 | writ@localhost        | sender address of sign-in mail            |
+ * | WRIT_APPROVAL_TTL_SECONDS     | 900                   | lifetime of a pending approval of a STEP_UP (docs/reference/approvals.md) |
  */
 import { envInteger, envText, type Env } from "../../../core/env/index.js";
 
@@ -37,6 +38,8 @@ export interface PortalSettings {
   /** The SMTP URL, or null when mail is not configured. */
   readonly smtpUrl: string | null;
   readonly mailFrom: string;
+  /** Lifetime of a pending approval of a STEP_UP, seconds (WRIT_APPROVAL_TTL_SECONDS). */
+  readonly approvalTtlSeconds: number;
 }
 
 const text = envText;
@@ -74,5 +77,6 @@ export function loadPortalSettings(env: Env, problems: string[]): PortalSettings
     sessionTtlSeconds: envInteger(env, "BUR_SESSION_TTL_SECONDS", { min: 1, max: 30 * 86_400, dflt: 43_200 }, problems),
     smtpUrl,
     mailFrom,
+    approvalTtlSeconds: envInteger(env, "WRIT_APPROVAL_TTL_SECONDS", { min: 60, max: 7 * 86_400, dflt: 900 }, problems),
   });
 }

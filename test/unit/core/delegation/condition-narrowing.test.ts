@@ -5,6 +5,17 @@ import type { Condition } from "../../../../src/core/delegation/types.js";
 const tw = (start: string, end: string, timezone = "Europe/Berlin"): Condition => ({ type: "time_window", start, end, timezone });
 
 describe("conditionNarrows", () => {
+  it("keeps a principal_present child at least as strict as its parent (a lower threshold, more categories, or always)", () => {
+    const above = (n: number, currency = "USD"): Condition => ({ type: "principal_present", above_amount: n, currency });
+    expect(conditionNarrows(above(50), above(20))).toBe(true);
+    expect(conditionNarrows(above(50), { type: "principal_present" })).toBe(true);
+    expect(conditionNarrows(above(20), above(50))).toBe(false);
+    expect(conditionNarrows(above(20), above(10, "EUR"))).toBe(false);
+    expect(conditionNarrows({ type: "principal_present" }, above(0))).toBe(false);
+    expect(conditionNarrows({ type: "principal_present", categories: ["travel"] }, { type: "principal_present", categories: ["travel", "gifts"] })).toBe(true);
+    expect(conditionNarrows({ type: "principal_present", categories: ["travel", "gifts"] }, { type: "principal_present", categories: ["travel"] })).toBe(false);
+  });
+
   it("accepts a time window inside its parent, including across midnight", () => {
     expect(conditionNarrows(tw("22:00", "06:00"), tw("22:00", "06:00"))).toBe(true);
     expect(conditionNarrows(tw("22:00", "06:00"), tw("23:00", "01:00"))).toBe(true);

@@ -188,6 +188,31 @@ describe("principal_present", () => {
   });
 });
 
+describe("principal_present above an amount or for categories (human present / not present)", () => {
+  const above: Condition = { type: "principal_present", above_amount: 20, currency: "EUR" };
+  const cats: Condition = { type: "principal_present", categories: ["travel"] };
+  const at = ctx("2026-07-01T00:00:00Z");
+  it("needs the principal only above the amount, in its currency (another currency always)", () => {
+    expect(evaluateCondition(above, { ...action, amount: 20 }, at)).toBeUndefined();
+    expect(evaluateCondition(above, { ...action, amount: 20.01 }, at)).toEqual({ code: "PRINCIPAL_NOT_PRESENT", message: "principal_present holds for an amount above 20 EUR and the principal is not known to be present" });
+    expect(evaluateCondition(above, { ...action, amount: 5, currency: "USD" }, at)?.code).toBe("PRINCIPAL_NOT_PRESENT");
+    expect(evaluateCondition(above, { ...action, amount: 50 }, ctx("2026-07-01T00:00:00Z", { principalPresent: true }))).toBeUndefined();
+  });
+  it("needs the principal only for the named categories (an action without one always)", () => {
+    expect(evaluateCondition(cats, { ...action, category: "groceries" }, at)).toBeUndefined();
+    expect(evaluateCondition(cats, { ...action, category: "travel" }, at)?.message).toContain('for category "travel"');
+    expect(evaluateCondition(cats, action, at)?.message).toContain("for an action without a category");
+  });
+  it("validates its members", () => {
+    expect(validateCondition(above)).toBeUndefined();
+    expect(validateCondition(cats)).toBeUndefined();
+    expect(validateCondition({ type: "principal_present", above_amount: 20 })).toBe("principal_present above_amount and currency go together");
+    expect(validateCondition({ type: "principal_present", above_amount: -1, currency: "EUR" })).toMatch(/above_amount -1 is not a number/);
+    expect(validateCondition({ type: "principal_present", categories: [] })).toMatch(/categories must be a non-empty array/);
+    expect(validateCondition({ type: "principal_present", above_amount: 1, currency: "eur" })).toMatch(/currency "eur"/);
+  });
+});
+
 describe("evaluateConditions", () => {
   it("is empty when every condition holds", () => {
     expect(evaluateConditions([night, { type: "max_risk_score", value: 10 }], action, ctx("2026-07-01T21:00:00Z", { riskScore: 3 }))).toEqual([]);

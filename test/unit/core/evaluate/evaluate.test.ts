@@ -26,6 +26,17 @@ describe("decisions", () => {
     const d = evaluate(pd, pa, F.action({ intent_id: "groceries" }), F.context({ riskScore: 80 }));
     expect(d).toMatchObject({ verdict: "STEP_UP", svc_decision: "STEP_UP", reasons: ["RISK_SCORE_ABOVE_LIMIT"], required_action: "PRINCIPAL_CONFIRMATION" });
   });
+  it("an approval clears exactly its STEP_UP reasons and never a DENY (approvedReasons)", () => {
+    const cleared = new Set(["RISK_SCORE_ABOVE_LIMIT", "AMOUNT_ABOVE_INTENT_CEILING"] as const);
+    const approved = evaluate(pd, pa, F.action({ intent_id: "groceries" }), F.context({ riskScore: 80, approvedReasons: cleared }));
+    expect(approved).toMatchObject({ verdict: "ALLOW", reasons: [] });
+    // A DENY reason stays even when it is named (only STEP_UP findings are ever cleared).
+    const above = evaluate(pd, pa, F.action({ intent_id: "groceries", amount: 250 }), F.context({ riskScore: 80, approvedReasons: cleared }));
+    expect(above).toMatchObject({ verdict: "DENY", reasons: ["AMOUNT_ABOVE_INTENT_CEILING"] });
+    // Reasons the approval did not name stay.
+    const other = evaluate(pd, pa, F.action({ intent_id: "groceries" }), F.context({ riskScore: 80, approvedReasons: new Set(["INTENT_DRIFT"] as const) }));
+    expect(other.reasons).toEqual(["RISK_SCORE_ABOVE_LIMIT"]);
+  });
   it("DENY outranks STEP_UP", () => {
     const d = evaluate(pd, pa, F.action({ intent_id: "groceries", amount: 250 }), F.context({ riskScore: 80 }));
     expect(d.verdict).toBe("DENY");

@@ -185,6 +185,8 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 
 /** Codes decided outside the engine, by the verify path (tested in test/integration/verify*). */
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
+/** Decided by the approvals step of verify (tested in test/integration/approvals.test.ts). */
+const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
 /**
  * Registry codes decided by the controller when a manifest fails its schema (tested in
  * test/e2e/controller*) or names a party without its registered key
@@ -207,7 +209,7 @@ describe("the baseline", () => {
 
 describe("every reason code fires and clears", () => {
   it("covers the whole union", () => {
-    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES, ...SIGNED_REQUEST_CODES]);
+    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES, ...SIGNED_REQUEST_CODES, ...APPROVAL_CODES]);
     expect(REASON_CODES.filter((c) => !covered.has(c))).toEqual([]);
   });
   for (const [code, c] of Object.entries(CASES) as [ReasonCode, Case][]) {
