@@ -12,7 +12,7 @@ import { defaultScopes } from "../core/registry/index.js";
 import { parseInstant } from "../core/time/index.js";
 import { loadDelegation } from "../store/delegations.js";
 import { seedDemo } from "../api/routes/admin/seed-demo.js";
-import { logAppendOptions } from "../api/routes/agents/registry-log.js";
+import { logAppendOptions } from "../api/routes/shared/registry-log.js";
 
 /** Seeds the demo data of a running dev server at `url`; the lines to print. */
 export async function seedDevDemo(app: FastifyInstance, url: string, now: Date): Promise<string[]> {

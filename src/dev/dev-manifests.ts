@@ -17,7 +17,7 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { logAppendOptions } from "../api/routes/agents/registry-log.js";
+import { logAppendOptions } from "../api/routes/shared/registry-log.js";
 import { DEMO_AGENT_ID } from "../core/demo/index.js";
 import { startLocalManifests, type LocalManifests, type ManifestObject } from "../sources/local/index.js";
 import { getAgent } from "../store/agents.js";

@@ -40,7 +40,7 @@ import { logAppendOptions } from "../routes/shared/registry-log.js";
 import type { RevocationIndex } from "../../verify/revocation/index.js";
 import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
 import { VerifyApprovals } from "../../verify/approvals.js";
-import { approvalOptionsOf } from "../routes/approvals/index.js";
+import { approvalOptionsOf } from "../routes/approvals/approval.js";
 import { ControllerPath } from "../../verify/revocation/controller-path.js";
 import { controllerPathMetrics } from "../../verify/revocation/controller-path-metrics.js";
 import { createKubeWatch, type KubeRevocationWatch } from "../../verify/revocation/kube-watch.js";

@@ -21,12 +21,12 @@
  * - Only answers decided by this request are counted in the metrics (not replays).
  */
 import type { Pool } from "pg";
+import type { HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
 import { allowedActionOf, recordOutcome, type AllowedAction, type AllowedSpend, type SpendResult } from "../../store/ledger/index.js";
 import type { LogAppendOptions } from "../../store/log.js";
 import { RecordStoreError } from "../../store/record-errors.js";
 import { findVerifyDecision, saveVerifyDecision, type NewVerifyDecision, type SavedRefusal, type StoredVerifyDecision } from "../../store/verify-decisions.js";
-import type { VerifyApprovals } from "../approvals.js";
 import type { GatherUpkeep } from "../gather/index.js";
 import type { VerifyMetrics } from "../metrics.js";
 import { refusalAnswer, VerifyError, type Decided, type Effect, type Question } from "../pipeline/decide.js";
@@ -76,7 +76,7 @@ export interface DecisionLogDeps {
   /** Options of the log append of a REVOKE at `now`. */
   logOptions: (now: Date) => LogAppendOptions;
   /** The approvals stage (../approvals.ts): a stored STEP_UP of an approval gives way to its request's final answer. */
-  approvals?: Pick<VerifyApprovals, "replacesStepUp">;
+  approvals?: { replacesStepUp(stored: StoredVerifyDecision, hash: HashString): Promise<boolean> };
 }
 
 type Spend = Extract<Effect, { kind: "spend" }>;

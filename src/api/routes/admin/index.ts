@@ -13,7 +13,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { ApiError, errorResponses } from "../../errors.js";
-import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
+import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
 import { seedDemo } from "./seed-demo.js";
 
 const adminRoutes: FastifyPluginAsync = async (app) => {

@@ -13,7 +13,7 @@ import { agentStanding } from "../../../store/agent-standing.js";
 import { withTransaction } from "../../../store/pool.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, ERROR_BODY_SCHEMA, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { registerAgentRegistration } from "./register.js";
 import { registerSignedRequests } from "./signed-requests.js";
 import { agentView, agentViewSchema } from "./view.js";

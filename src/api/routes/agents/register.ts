@@ -20,8 +20,8 @@ import { appendLogEntries } from "../../../store/log.js";
 import { withTransaction } from "../../../store/pool.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
-import { logAppendOptions, logSignerOf } from "./registry-log.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
+import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
 
 interface RegisterBody {
   agent_id: string;

@@ -20,7 +20,7 @@ import { directoryRows } from "../../../store/request-signatures.js";
 import type { ProbePayment } from "../../../verify/pipeline/grant-probe.js";
 import { checkSignedRequest } from "../../../verify/pipeline/signed-request.js";
 import { ApiError, errorResponses, settingNotSet } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { verifyRuntimeOf } from "../verify/index.js";
 
 const NO_NUL = "^[^\\u0000]*$";

@@ -22,10 +22,10 @@ import { webauthnChallenge, type ApprovalDecision } from "../../../core/approval
 import { sha256 } from "../../../core/canonical/index.js";
 import { addPasskey, approvalsOfPrincipal, findApproval, passkeysOf, raisePasskeyCounter, type StoredApproval } from "../../../store/approvals.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { bearerSessionToken, tokenHash } from "../portal/credentials.js";
 import { requireSession } from "../portal/sessions.js";
-import { APPROVAL_SCHEMA, approvalBody, principalBaseUrl, recordDecision } from "./index.js";
+import { APPROVAL_SCHEMA, approvalBody, principalBaseUrl, recordDecision } from "./approval.js";
 
 /** The WebAuthn library, loaded on the first ceremony (it is not needed to start the server). */
 const webauthn = () => import("@simplewebauthn/server");

@@ -32,7 +32,7 @@ import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/p
 import { ownsRecord } from "../../../store/verify-reads.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "./revoke.js";
 import { textSchema } from "../../../core/schemas/index.js";
 

@@ -15,7 +15,7 @@ import type { StoredDelegation } from "../../../store/delegations.js";
 import { withTransaction } from "../../../store/pool.js";
 import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
 import { ApiError } from "../../errors.js";
-import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
+import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
 
 /** The answer of a revocation (or of a repeat: `revoked: false`, nothing else). */
 export interface DelegationRevokeAnswer {

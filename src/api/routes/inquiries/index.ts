@@ -23,7 +23,7 @@ import type { Queryable } from "../../../store/pool.js";
 import { recentEvidenceHashes, reportKindsByOrg } from "../../../store/reports.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 const inquiryAnswerSchema = {
   type: "object",

@@ -26,8 +26,8 @@ import { getAgent } from "../../../store/agents.js";
 import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../../verify/pipeline/mandates.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
-import { logAppendOptions, logSignerOf } from "../agents/registry-log.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { textSchema } from "../../../core/schemas/index.js";
 
 interface Body {

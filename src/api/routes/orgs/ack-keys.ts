@@ -18,7 +18,7 @@ import { JoseError, keyId, parsePublicJwk } from "../../../core/jose/index.js";
 import { insertAckKey, listAckKeys, revokeAckKey } from "../../../store/ack-keys.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { orgOf, orgParams, requireKeyManager } from "./keys.js";
-import { registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 const ackKeySchema = {
   type: "object",

@@ -16,7 +16,7 @@ import { errorResponses } from "../../errors.js";
 import { registerAckKeyRoutes } from "./ack-keys.js";
 import { registerIssuerKeyRoutes } from "./issuer-keys.js";
 import { registerKeyRoutes } from "./keys.js";
-import { registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { textSchema } from "../../../core/schemas/index.js";
 
 /** An organization as answered. */

@@ -23,7 +23,7 @@ import { withTransaction } from "../../../store/pool.js";
 import { insertIssuerKey, listIssuerKeys, revokeIssuerKey } from "../../../store/issuer-keys.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { orgOf, orgParams, requireKeyManager } from "./keys.js";
-import { registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { hasNul } from "../../../core/schemas/index.js";
 
 const issuerKeySchema = {

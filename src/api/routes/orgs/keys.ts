@@ -18,7 +18,7 @@ import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, t
 import { getKey, issueKey, listKeys, revokeKey } from "../../../store/keys.js";
 import { getOrg, type Org } from "../../../store/orgs.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "./schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { textSchema } from "../../../core/schemas/index.js";
 
 interface OrgParams {

@@ -22,7 +22,7 @@ import { agentsOfPrincipal, agreementIdsOfPrincipal, agreementView, delegationsO
 import { MAX_REASON_LENGTH } from "../../../verify/pipeline/signed-revocation.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "../delegations/revoke.js";
-import { NO_NUL_PATTERN, registrySchemaErrors } from "../orgs/schema-errors.js";
+import { NO_NUL_PATTERN, registrySchemaErrors } from "../shared/schema-errors.js";
 import { agreementBody, delegationBody, delegationBudget } from "../records/bodies.js";
 import { AGREEMENT_SCHEMA, DELEGATION_SCHEMA, ID_PARAM } from "../records/schemas.js";
 import { requireSession } from "./sessions.js";

@@ -18,7 +18,7 @@ import { paymentParties } from "../../../store/ack-keys.js";
 import { ledgerPage } from "../../../store/ledger/index.js";
 import { agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/record-views.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { agreementBody, budgetOf, delegationBody } from "./bodies.js";
 import { AGREEMENT_SCHEMA, DELEGATION_SCHEMA, ID_PARAM, LEDGER_SCHEMA } from "./schemas.js";
 import { maySee, viewerOf } from "./viewer.js";

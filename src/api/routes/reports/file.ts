@@ -27,7 +27,7 @@ import { fileReport, reporterCounts, type ReportInput, type StoredReport } from 
 import { enqueueFanout, expandFanouts } from "../../../store/alert-fanout.js";
 import { newEventId } from "../../../store/subscriptions.js";
 import { ApiError } from "../../errors.js";
-import { logAppendOptions } from "../agents/registry-log.js";
+import { logAppendOptions } from "../shared/registry-log.js";
 
 /** What the route passes: the report, the log signer (needed for a fraud incident), the time. */
 export interface FileRequest {

@@ -14,8 +14,8 @@ import { HASH_PATTERN, type HashString } from "../../../core/canonical/index.js"
 import { AGENT_ID_PATTERN, MAX_SUMMARY_LENGTH, REPORT_KINDS, type ReportKind } from "../../../core/registry/index.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { errorResponses } from "../../errors.js";
-import { logSignerOf } from "../agents/registry-log.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { logSignerOf } from "../shared/registry-log.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { fileReportWithEffects } from "./file.js";
 import { textSchema } from "../../../core/schemas/index.js";
 

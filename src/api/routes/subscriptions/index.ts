@@ -16,7 +16,7 @@ import { getAgent } from "../../../store/agents.js";
 import { deactivateSubscription, listSubscriptions, subscribeWithinCap } from "../../../store/subscriptions.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
-import { registrySchemaErrors } from "../orgs/schema-errors.js";
+import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 const subscriptionSchema = {
   type: "object",

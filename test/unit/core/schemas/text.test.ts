@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FastifySchemaValidationError } from "fastify";
-import { describeSchemaError } from "../../../../src/api/routes/orgs/schema-errors.js";
+import { describeSchemaError } from "../../../../src/api/routes/shared/schema-errors.js";
 import { NO_NUL_PATTERN, hasNul, textSchema, validatorForSchema } from "../../../../src/core/schemas/index.js";
 
 describe("the text rule (src/core/schemas/text.ts)", () => {
