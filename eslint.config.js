@@ -2,6 +2,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import writ from "./hack/eslint/layers.js";
+import areas from "./hack/eslint/areas.js";
 
 export default tseslint.config(
   { ignores: ["node_modules/", ".writ/", ".scratch/", "coverage/", "charts/", "crds/", "dist/", "docs/.vitepress/cache/", "docs/.vitepress/dist/"] },
@@ -22,12 +23,21 @@ export default tseslint.config(
     rules: { "writ/layers": "error" },
   },
   {
+    // Imports across areas go through the area's index.ts (hack/eslint/areas.js).
+    files: ["src/**/*.ts"],
+    plugins: { areas },
+    rules: { "areas/index-only": "error" },
+  },
+  {
     // The portal's browser scripts (served as they are, no build step).
     files: ["src/api/routes/portal/static/*.js", "src/api/routes/approvals/static/*.js"],
     languageOptions: {
       sourceType: "script",
       globals: Object.fromEntries(
-        ["document", "window", "location", "history", "sessionStorage", "fetch", "URL", "URLSearchParams", "Node", "Date", "Map"].map((name) => [name, "readonly"]),
+        ["document", "window", "location", "history", "sessionStorage", "fetch", "URL", "URLSearchParams", "Node", "Date", "Map"].map((name) => [
+          name,
+          "readonly",
+        ]),
       ),
     },
   },

@@ -49,13 +49,27 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 let n = 0;
 /** One verify; its latency in ms. */
 function verifyOnce(url: string, token: string, a: SeededAgent): Promise<number> {
-  const body = JSON.stringify({ agent_id: a.agentId, action: { action_id: `hostile-${process.pid}-${++n}`, action_type: "purchase", amount: 1, currency: "USD", proposed_at: new Date().toISOString(), merchant: "m-bench" } });
+  const body = JSON.stringify({
+    agent_id: a.agentId,
+    action: {
+      action_id: `hostile-${process.pid}-${++n}`,
+      action_type: "purchase",
+      amount: 1,
+      currency: "USD",
+      proposed_at: new Date().toISOString(),
+      merchant: "m-bench",
+    },
+  });
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v1/verify`, { method: "POST", agent, headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "content-length": Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on("end", () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`verify answered ${res.statusCode}`))));
-    });
+    const req = http.request(
+      `${url}/v1/verify`,
+      { method: "POST", agent, headers: { "content-type": "application/json", authorization: `Bearer ${token}`, "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on("end", () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`verify answered ${res.statusCode}`))));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -68,7 +82,8 @@ async function measure(url: string, token: string, agents: readonly SeededAgent[
   return { p50: quantile(ms, 0.5), p90: quantile(ms, 0.9), max: ms.at(-1) ?? 0 };
 }
 
-const line = (name: string, r: { p50: number; p90: number; max: number }) => console.log(`${name.padEnd(34)} verify p50 ${r.p50.toFixed(2)} ms  p90 ${r.p90.toFixed(2)} ms  max ${r.max.toFixed(1)} ms  (${VERIFIES} sequential)`);
+const line = (name: string, r: { p50: number; p90: number; max: number }) =>
+  console.log(`${name.padEnd(34)} verify p50 ${r.p50.toFixed(2)} ms  p90 ${r.p90.toFixed(2)} ms  max ${r.max.toFixed(1)} ms  (${VERIFIES} sequential)`);
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-hostile-"));
@@ -84,12 +99,28 @@ async function main(): Promise<void> {
     const url = `http://127.0.0.1:${port}`;
     serve = spawn(process.execPath, [join(REPO, "bin/writ.mjs"), "serve"], {
       cwd: REPO,
-      env: { WRIT_RUN_FROM: "src", PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+      env: {
+        WRIT_RUN_FROM: "src",
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: dbUrl,
+        BUR_ADMIN_TOKEN: admin,
+        SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+      },
       stdio: ["ignore", "ignore", "inherit"],
     });
     for (let i = 0; ; i++) {
       if (serve.exitCode !== null || i > 600) throw new Error("writ serve did not become ready");
-      if (await fetch(`${url}/readyz`).then((r) => r.status < 500, () => false)) break;
+      if (
+        await fetch(`${url}/readyz`).then(
+          (r) => r.status < 500,
+          () => false,
+        )
+      )
+        break;
       await sleep(100);
     }
     const seeded = await seed(url, dbUrl, admin, AGENTS, { prefix: "hostile" });
@@ -98,7 +129,10 @@ async function main(): Promise<void> {
     const alone = await measure(url, seeded.operatorKey, seeded.agents);
     line("(A) alone", alone);
 
-    senders = spawn(process.execPath, ["--import", "tsx", SENDERS_SCRIPT, url, String(SENDERS), String(HOSTILE_SECONDS), "100000"], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+    senders = spawn(process.execPath, ["--import", "tsx", SENDERS_SCRIPT, url, String(SENDERS), String(HOSTILE_SECONDS), "100000"], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     senders.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
     const done = new Promise((r) => senders?.once("exit", r));

@@ -104,7 +104,10 @@ async function startServe(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error("writ serve exited during start-up");
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { child, url };
     await sleep(100);
   }
@@ -137,9 +140,7 @@ async function autocannon(url: string, token: string, seconds: number): Promise<
 async function countRows(url: string): Promise<{ entries: number; heads: number }> {
   const pool = createPool(url, { max: 1 });
   try {
-    const { rows } = await pool.query<{ e: string; h: string }>(
-      "SELECT (SELECT max(sequence) FROM log_entries) AS e, (SELECT count(*) FROM log_heads) AS h",
-    );
+    const { rows } = await pool.query<{ e: string; h: string }>("SELECT (SELECT max(sequence) FROM log_entries) AS e, (SELECT count(*) FROM log_heads) AS h");
     return { entries: Number(rows[0]?.e), heads: Number(rows[0]?.h) };
   } finally {
     await pool.end();
@@ -220,7 +221,13 @@ async function proofDriver(url: string, size: number, count: number, concurrency
       if (record) latencies.push(ms);
       if (record && verified < 50) {
         const p = JSON.parse(r.text) as { leaf: string; proof: { hash: string }[] };
-        verifyInclusion(buf(p.leaf), seq - 1, head.tree_size, p.proof.map((x) => buf(x.hash)), buf(head.root));
+        verifyInclusion(
+          buf(p.leaf),
+          seq - 1,
+          head.tree_size,
+          p.proof.map((x) => buf(x.hash)),
+          buf(head.root),
+        );
         verified++;
       }
     }
@@ -257,7 +264,14 @@ async function main(): Promise<void> {
     // What autovacuum and the checkpointer do shortly after a bulk load.
     await analyze(url);
 
-    const started = await startServe({ PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: url, SVC_APPEND_TOKEN: token, SVC_LOG_SIGNING_SEED: seed, WRIT_LOG_ORIGIN: ORIGIN });
+    const started = await startServe({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: url,
+      SVC_APPEND_TOKEN: token,
+      SVC_LOG_SIGNING_SEED: seed,
+      WRIT_LOG_ORIGIN: ORIGIN,
+    });
     serve = started.child;
     console.log(`writ serve pid ${serve.pid} at ${started.url}; load from separate processes`);
 
@@ -288,11 +302,15 @@ async function main(): Promise<void> {
 
     const ok = (pass: boolean) => (pass ? "MET" : "NOT MET");
     console.log("");
-    console.log(`load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`);
+    console.log(
+      `load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`,
+    );
     console.log(`appends over HTTP (autocannon, ${CONNECTIONS} connections, ${SECONDS} s, every answer a signed head)`);
     console.log(`  ${fmt(appendsPerSecond)} appends/s   goal >= ${fmt(GOAL_APPENDS)}: ${ok(appendsPerSecond >= GOAL_APPENDS)}`);
     console.log(`  latency p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms; ${fmt(perHead, 1)} appends per signed head; ${run.non2xx} non-2xx`);
-    console.log(`  warm-up appended ${fmt(mid.entries - before.entries)}; log now ${fmt(head.tree_size)} entries, head verified and consistent with ${fmt(LOG_SIZE)}`);
+    console.log(
+      `  warm-up appended ${fmt(mid.entries - before.entries)}; log now ${fmt(head.tree_size)} entries, head verified and consistent with ${fmt(LOG_SIZE)}`,
+    );
     console.log(`baseline: plain single-row INSERTs, same rows, same Postgres, ${CONNECTIONS} connections, ${SECONDS} s`);
     console.log(`  ${fmt(plain)} inserts/s`);
     console.log(`  ratio appends/s : inserts/s = ${fmt(appendsPerSecond / plain, 2)}`);

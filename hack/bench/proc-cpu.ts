@@ -11,7 +11,11 @@ function stat(pid: number): { ppid: number; seconds: number; children: number } 
   try {
     // The command name (2nd field) may hold spaces: the fields after its closing parenthesis.
     const rest = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").pop()?.split(" ") ?? [];
-    return { ppid: Number(rest[1]), seconds: (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND, children: (Number(rest[13]) + Number(rest[14])) / TICKS_PER_SECOND };
+    return {
+      ppid: Number(rest[1]),
+      seconds: (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND,
+      children: (Number(rest[13]) + Number(rest[14])) / TICKS_PER_SECOND,
+    };
   } catch {
     return undefined;
   }

@@ -103,7 +103,8 @@ async function main(): Promise<void> {
     const client = new KubeClient(loadKubeConfig(env.kubeconfigPath));
     const collection = `/apis/writ.dev/v1alpha1/namespaces/${NS}/delegations`;
     // As the controller would have stored them: each record owned by its resource (the watch marks only an owner's revocation).
-    for (const g of watched) await claimAsOwner(pool, "delegation", g.delegationId, await client.create<KubeObject>(collection, delegationResource(g, { stored: true })));
+    for (const g of watched)
+      await claimAsOwner(pool, "delegation", g.delegationId, await client.create<KubeObject>(collection, delegationResource(g, { stored: true })));
 
     serve = await startServeProcess({ env: { DATABASE_URL: dbUrl, KUBECONFIG: env.kubeconfigPath, WRIT_WATCH_NAMESPACES: NS, LOG_LEVEL: "warn" } });
     const s = serve;
@@ -116,7 +117,9 @@ async function main(): Promise<void> {
       const a = await verifyOnce(s.url, operator.key, g);
       if (a.verdict !== "ALLOW") throw new Error(`${g.name}: warm-up answered ${JSON.stringify(a)}`);
     }
-    console.log(`envtest kube-apiserver 1.20 at ${env.server}; Postgres on 127.0.0.1:${pg.port}; writ serve pid ${s.pid}; ${cpus().length} cores, load ${loadAtStart.toFixed(2)}`);
+    console.log(
+      `envtest kube-apiserver 1.20 at ${env.server}; Postgres on 127.0.0.1:${pg.port}; writ serve pid ${s.pid}; ${cpus().length} cores, load ${loadAtStart.toFixed(2)}`,
+    );
     console.log(`${COUNT} revocations of each kind, one at a time; verify polled every ${POLL_MS} ms (up to ${POLL_LIMIT_MS} ms)\n`);
 
     const viaWatch: Sample[] = [];
@@ -126,21 +129,53 @@ async function main(): Promise<void> {
     }
     const viaPostgres: Sample[] = [];
     for (const g of baseline) {
-      viaPostgres.push(await measure(s, operator.key, g, () => withTransaction(pool, (c) => revokeDelegation(c, g.delegationId, { reason: "propagation bench", by: "bench", at: new Date() }))));
+      viaPostgres.push(
+        await measure(s, operator.key, g, () =>
+          withTransaction(pool, (c) => revokeDelegation(c, g.delegationId, { reason: "propagation bench", by: "bench", at: new Date() })),
+        ),
+      );
     }
-    const stillActive = await pool.query<{ n: string }>("SELECT count(*)::text AS n FROM delegations WHERE revoked_at IS NULL AND delegation_id = ANY($1::text[])", [watched.map((g) => g.delegationId)]);
+    const stillActive = await pool.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM delegations WHERE revoked_at IS NULL AND delegation_id = ANY($1::text[])",
+      [watched.map((g) => g.delegationId)],
+    );
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
-    const lag = (what: string) => Number(new RegExp(`^writ_revocation_lag_seconds_${what}\\{[^}]*kind="delegation"[^}]*\\} ([0-9.e+-]+)`, "m").exec(metrics)?.[1] ?? Number.NaN);
+    const lag = (what: string) =>
+      Number(new RegExp(`^writ_revocation_lag_seconds_${what}\\{[^}]*kind="delegation"[^}]*\\} ([0-9.e+-]+)`, "m").exec(metrics)?.[1] ?? Number.NaN);
     await pool.end();
     client.close();
 
     const p99 = quantile(Float64Array.from(viaWatch.map((v) => v.toDenyMs)).sort(), 0.99);
-    console.log(summary("(a) watch: PATCH -> first DENY", viaWatch.map((v) => v.toDenyMs)));
-    console.log(summary("    the PATCH round trip alone", viaWatch.map((v) => v.callMs)));
-    console.log(summary("(b) baseline: Postgres revoke -> first DENY", viaPostgres.map((v) => v.toDenyMs)));
-    console.log(summary("    the revoking transaction alone", viaPostgres.map((v) => v.callMs)));
-    console.log(`verify polls per revocation: (a) mean ${(viaWatch.reduce((t, v) => t + v.polls, 0) / COUNT).toFixed(1)}, (b) mean ${(viaPostgres.reduce((t, v) => t + v.polls, 0) / COUNT).toFixed(1)}`);
-    console.log(`data plane writ_revocation_lag_seconds{kind="delegation"}: count ${lag("count")}, mean ${ms((lag("sum") / lag("count")) * 1000)} (annotation to mark in the index)`);
+    console.log(
+      summary(
+        "(a) watch: PATCH -> first DENY",
+        viaWatch.map((v) => v.toDenyMs),
+      ),
+    );
+    console.log(
+      summary(
+        "    the PATCH round trip alone",
+        viaWatch.map((v) => v.callMs),
+      ),
+    );
+    console.log(
+      summary(
+        "(b) baseline: Postgres revoke -> first DENY",
+        viaPostgres.map((v) => v.toDenyMs),
+      ),
+    );
+    console.log(
+      summary(
+        "    the revoking transaction alone",
+        viaPostgres.map((v) => v.callMs),
+      ),
+    );
+    console.log(
+      `verify polls per revocation: (a) mean ${(viaWatch.reduce((t, v) => t + v.polls, 0) / COUNT).toFixed(1)}, (b) mean ${(viaPostgres.reduce((t, v) => t + v.polls, 0) / COUNT).toFixed(1)}`,
+    );
+    console.log(
+      `data plane writ_revocation_lag_seconds{kind="delegation"}: count ${lag("count")}, mean ${ms((lag("sum") / lag("count")) * 1000)} (annotation to mark in the index)`,
+    );
     console.log(`rows of (a) still active in Postgres (no controller ran, so all ${COUNT}): ${stillActive.rows[0]?.n}`);
     console.log(`load average (1 min): ${loadAtStart.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`);
     console.log(`goal: p99 of (a) <= ${GOAL_P99_MS} ms: ${p99 <= GOAL_P99_MS ? "met" : "NOT met"} (${ms(p99)})`);

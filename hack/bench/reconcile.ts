@@ -118,7 +118,12 @@ function readyStatus(i: number, prefix: string, orgId: string, now: number): Rec
  * Creates `COUNT` objects in `namespace`, CONCURRENCY at a time (each followed by `after`, when
  * given); resolves with the elapsed ms.
  */
-async function createAll(client: KubeClient, namespace: string, prefix: string, after?: (i: number, name: string, now: number) => Promise<unknown>): Promise<number> {
+async function createAll(
+  client: KubeClient,
+  namespace: string,
+  prefix: string,
+  after?: (i: number, name: string, now: number) => Promise<unknown>,
+): Promise<number> {
   const path = `/apis/writ.dev/v1alpha1/namespaces/${namespace}/delegations`;
   const now = Date.now();
   let next = 0;
@@ -154,7 +159,11 @@ async function startController(env: Record<string, string>): Promise<{ child: Ch
   const port = await freePort();
   // BENCH_CONTROLLER_NODE_ARGS: node flags for the controller (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).
   const nodeArgs = (process.env.BENCH_CONTROLLER_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const child = spawn(process.execPath, [...nodeArgs, BIN, "controller"], { cwd: REPO, env: { ...env, HOST: "127.0.0.1", PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...nodeArgs, BIN, "controller"], {
+    cwd: REPO,
+    env: { ...env, HOST: "127.0.0.1", PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-100_000)));
   child.stderr?.on("data", (b: Buffer) => (out = (out + b.toString("utf8")).slice(-100_000)));
@@ -199,7 +208,11 @@ async function main(): Promise<void> {
     const pool = createPool(dbUrl, { max: 2 });
     const org = await createOrg(pool, { name: "Bench Corp", org_type: "agent_operator" }, new Date());
     const jwk = signerFromSeed(randomBytes(32).toString("hex")).publicJwk;
-    await insertAgent(pool, { agent_id: AGENT, org_id: org.org_id, principal_id: "prn_bench", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) }, new Date());
+    await insertAgent(
+      pool,
+      { agent_id: AGENT, org_id: org.org_id, principal_id: "prn_bench", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) },
+      new Date(),
+    );
 
     const kubectl = async (args: string[]) => {
       const r = await (env as Envtest).kubectl(args);
@@ -221,7 +234,9 @@ async function main(): Promise<void> {
     const baseBefore = baseCpu();
     const baselineMs = await createAll(client, "bench-baseline", "base");
     const baseAfter = baseCpu();
-    console.log(`baseline: created ${fmt(COUNT)} Delegations with no controller in ${seconds(baselineMs)} (CPU: kube-apiserver ${fmt(baseAfter.apiServer - baseBefore.apiServer, 1)} s, etcd ${fmt(baseAfter.etcd - baseBefore.etcd, 1)} s)`);
+    console.log(
+      `baseline: created ${fmt(COUNT)} Delegations with no controller in ${seconds(baselineMs)} (CPU: kube-apiserver ${fmt(baseAfter.apiServer - baseBefore.apiServer, 1)} s, etcd ${fmt(baseAfter.etcd - baseBefore.etcd, 1)} s)`,
+    );
 
     // The floor: one status write per resource, from this process.
     const floorBefore = baseCpu();
@@ -234,7 +249,10 @@ async function main(): Promise<void> {
         )
       : undefined;
     const floorAfter = baseCpu();
-    if (floorMs !== undefined) console.log(`floor: created ${fmt(COUNT)} Delegations, each with one status write, no controller, in ${seconds(floorMs)} (CPU: kube-apiserver ${fmt(floorAfter.apiServer - floorBefore.apiServer, 1)} s, etcd ${fmt(floorAfter.etcd - floorBefore.etcd, 1)} s)`);
+    if (floorMs !== undefined)
+      console.log(
+        `floor: created ${fmt(COUNT)} Delegations, each with one status write, no controller, in ${seconds(floorMs)} (CPU: kube-apiserver ${fmt(floorAfter.apiServer - floorBefore.apiServer, 1)} s, etcd ${fmt(floorAfter.etcd - floorBefore.etcd, 1)} s)`,
+      );
 
     // 2. The controller (and its webhooks, as the chart installs them).
     const webhookPort = await freePort();
@@ -258,12 +276,19 @@ async function main(): Promise<void> {
     const pid = controller.pid as number;
     if (certs) {
       const configs = webhookConfigurations(`https://127.0.0.1:${webhookPort}`, certs.caBundle);
-      for (const c of configs) await client.create(`/apis/admissionregistration.k8s.io/v1/${c.kind === "MutatingWebhookConfiguration" ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"}`, c);
+      for (const c of configs)
+        await client.create(
+          `/apis/admissionregistration.k8s.io/v1/${c.kind === "MutatingWebhookConfiguration" ? "mutatingwebhookconfigurations" : "validatingwebhookconfigurations"}`,
+          c,
+        );
       // The API server reads webhook configurations through an informer: wait until it calls ours.
       for (let i = 0; ; i++) {
         const probe = delegation(0, "probe", Date.now());
         (probe.spec as { expires_at: string }).expires_at = "2000-01-01T00:00:00Z";
-        const refused = await client.request("POST", "/apis/writ.dev/v1alpha1/namespaces/bench/delegations", { body: probe, query: { dryRun: "All" } }).then(() => false, () => true);
+        const refused = await client.request("POST", "/apis/writ.dev/v1alpha1/namespaces/bench/delegations", { body: probe, query: { dryRun: "All" } }).then(
+          () => false,
+          () => true,
+        );
         if (refused) break;
         if (i > 100) throw new Error("the admission webhook is not called");
         await sleep(100);
@@ -323,29 +348,45 @@ async function main(): Promise<void> {
 
     console.log("");
     console.log(`load average (1 min): ${fmt(loadAtStart, 2)} before, ${fmt(loadavg()[0] ?? 0, 2)} after; ${cpus().length} cores`);
-    console.log(`baseline (no controller): create ${fmt(COUNT)} Delegations              ${seconds(baselineMs)}  (${fmt(COUNT / (baselineMs / 1000))} objects/s)`);
+    console.log(
+      `baseline (no controller): create ${fmt(COUNT)} Delegations              ${seconds(baselineMs)}  (${fmt(COUNT / (baselineMs / 1000))} objects/s)`,
+    );
     if (floorMs !== undefined) {
-      console.log(`floor (no controller): create ${fmt(COUNT)}, each + one status write  ${seconds(floorMs)}  (ratio to baseline ${fmt(floorMs / baselineMs, 2)}: the least any controller writing a status can reach)`);
+      console.log(
+        `floor (no controller): create ${fmt(COUNT)}, each + one status write  ${seconds(floorMs)}  (ratio to baseline ${fmt(floorMs / baselineMs, 2)}: the least any controller writing a status can reach)`,
+      );
       // What one write costs the API server: a create, and (floor minus creates) a status write.
       const createCpu = (baseAfter.apiServer - baseBefore.apiServer) / COUNT;
       const statusCpu = (floorAfter.apiServer - floorBefore.apiServer) / COUNT - createCpu;
-      console.log(`kube-apiserver CPU per write: create ${fmt(createCpu * 1000, 2)} ms, status write ${fmt(statusCpu * 1000, 2)} ms (${fmt(statusCpu / createCpu, 2)} creates)`);
+      console.log(
+        `kube-apiserver CPU per write: create ${fmt(createCpu * 1000, 2)} ms, status write ${fmt(statusCpu * 1000, 2)} ms (${fmt(statusCpu / createCpu, 2)} creates)`,
+      );
     }
-    console.log(`with writ controller (${WORKERS} workers, leader-elected, ${certs ? "admission webhooks on" : "no admission webhooks"}): create ${fmt(COUNT)}  ${seconds(createMs)}`);
+    console.log(
+      `with writ controller (${WORKERS} workers, leader-elected, ${certs ? "admission webhooks on" : "no admission webhooks"}): create ${fmt(COUNT)}  ${seconds(createMs)}`,
+    );
     if (outcome === "ready") {
-      console.log(`  all ${fmt(COUNT)} Ready=True after                                ${seconds(readyMs)} from the first create  (${fmt(COUNT / (readyMs / 1000))} reconciled/s)`);
+      console.log(
+        `  all ${fmt(COUNT)} Ready=True after                                ${seconds(readyMs)} from the first create  (${fmt(COUNT / (readyMs / 1000))} reconciled/s)`,
+      );
     } else {
       console.log(`  !! only ${fmt(readyAt.size)} of ${fmt(COUNT)} Ready after ${seconds(readyMs)}`);
     }
     console.log(`  ratio: time to all Ready / baseline create time = ${fmt(readyMs / baselineMs, 2)}`);
-    console.log(`controller memory (pid ${pid}): idle RSS ${fmt((idle?.rssKb ?? 0) / 1024)} MiB; peak VmHWM ${fmt((mem?.hwmKb ?? 0) / 1024)} MiB; peak sampled RSS ${fmt(peakRss / 1024)} MiB; RSS at the end ${fmt((mem?.rssKb ?? 0) / 1024)} MiB`);
-    console.log(`reconciles (delegation): ${fmt(reconciles.reduce((a, b) => a + b, 0))}, errors ${fmt(errors[0] ?? 0)}; rows stored for the organization: ${rows.rows[0]?.n}`);
+    console.log(
+      `controller memory (pid ${pid}): idle RSS ${fmt((idle?.rssKb ?? 0) / 1024)} MiB; peak VmHWM ${fmt((mem?.hwmKb ?? 0) / 1024)} MiB; peak sampled RSS ${fmt(peakRss / 1024)} MiB; RSS at the end ${fmt((mem?.rssKb ?? 0) / 1024)} MiB`,
+    );
+    console.log(
+      `reconciles (delegation): ${fmt(reconciles.reduce((a, b) => a + b, 0))}, errors ${fmt(errors[0] ?? 0)}; rows stored for the organization: ${rows.rows[0]?.n}`,
+    );
     const cpu = (k: keyof typeof cpuBefore) => {
       const a = cpuBefore[k];
       const b = cpuAfter[k];
       return a === undefined || b === undefined ? "?" : `${fmt(b - a, 1)} s`;
     };
-    console.log(`CPU from the first create to all Ready: kube-apiserver ${cpu("apiServer")}, etcd ${cpu("etcd")}, Postgres ${cpu("postgres")}, controller ${cpu("controller")}, this process (creates, watch) ${cpu("bench")}`);
+    console.log(
+      `CPU from the first create to all Ready: kube-apiserver ${cpu("apiServer")}, etcd ${cpu("etcd")}, Postgres ${cpu("postgres")}, controller ${cpu("controller")}, this process (creates, watch) ${cpu("bench")}`,
+    );
     if (outcome !== "ready" || Number(rows.rows[0]?.n) !== COUNT || (errors[0] ?? 0) > 0) {
       console.log(started.output().slice(-3000));
       process.exitCode = 1;

@@ -57,7 +57,11 @@ const median = (xs: number[]) => {
 
 function helpOnce(way: Way): number {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [BIN, "--help"], { cwd: REPO, encoding: "utf8", env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...way.env } });
+  const r = spawnSync(process.execPath, [BIN, "--help"], {
+    cwd: REPO,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...way.env },
+  });
   const t = ms(t0);
   if (r.status !== 0) throw new Error(`${way.name}: writ --help exited ${r.status}: ${r.stderr}`);
   return t;
@@ -68,7 +72,12 @@ async function serveOnce(way: Way, databaseUrl: string): Promise<{ readyMs: numb
   const p = await startServeProcess({ env: { DATABASE_URL: databaseUrl, LOG_LEVEL: "warn", ...way.env }, pollIntervalMs: 5 });
   let figures: { readyMs: number; rssMiB: number };
   try {
-    while ((await fetch(`${p.url}/readyz`).then((r) => r.status, () => 0)) !== 200) {
+    while (
+      (await fetch(`${p.url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    ) {
       if (ms(t0) > 60_000) throw new Error(`${way.name}: /readyz not 200 after 60 s:\n${p.output()}`);
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -155,11 +155,21 @@ async function stopChild(child: ChildProcess | undefined): Promise<void> {
 /** Spawns a server child and waits until `ready` answers 2xx on it. */
 async function startChild(args: string[], env: NodeJS.ProcessEnv, ready: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, args, { cwd: REPO, env: { ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL }, stdio: ["ignore", "ignore", "inherit"] });
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`${args.join(" ")} exited during start-up`);
-    if (await fetch(`${url}${ready}`).then((r) => r.status < 500, () => false)) return { child, url };
+    if (
+      await fetch(`${url}${ready}`).then(
+        (r) => r.status < 500,
+        () => false,
+      )
+    )
+      return { child, url };
     await sleep(100);
   }
   await stopChild(child);
@@ -168,7 +178,12 @@ async function startChild(args: string[], env: NodeJS.ProcessEnv, ready: string)
 
 let runs = 0;
 /** One load run from a separate driver process. */
-async function drive(url: string, token: string | undefined, agents: readonly SeededAgent[], o: { amount: number; seconds?: number; maxRequests?: number; rate?: number; warmup?: number; latencies?: boolean }): Promise<DriverResult> {
+async function drive(
+  url: string,
+  token: string | undefined,
+  agents: readonly SeededAgent[],
+  o: { amount: number; seconds?: number; maxRequests?: number; rate?: number; warmup?: number; latencies?: boolean },
+): Promise<DriverResult> {
   const config: DriverConfig = {
     url,
     path: "/v1/verify",
@@ -228,7 +243,10 @@ function pooled(runs: readonly Measured[]): Measured {
   const serverCpu = sum((r) => r.serverCpu);
   const pgCpu = sum((r) => r.pgCpu);
   return {
-    ...summarize(runs.flatMap((r) => r.latencies ?? []), sum((r) => r.seconds) ?? 0),
+    ...summarize(
+      runs.flatMap((r) => r.latencies ?? []),
+      sum((r) => r.seconds) ?? 0,
+    ),
     statuses: add((r) => r.statuses),
     verdicts: add((r) => r.verdicts),
     errors: sum((r) => r.errors) ?? 0,
@@ -239,7 +257,9 @@ function pooled(runs: readonly Measured[]): Measured {
 }
 
 function line(name: string, r: Measured): string {
-  const other = Object.entries(r.verdicts).map(([k, v]) => `${k} ${fmt(v)}`).join(", ");
+  const other = Object.entries(r.verdicts)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(", ");
   const us = (s: number | undefined) => (s === undefined || r.requests === 0 ? "-" : fmt((s * 1e6) / r.requests));
   const cpu = `CPU us/req: server ${us(r.serverCpu)}, load ${us(r.cpuSeconds)}, postgres ${us(r.pgCpu)}`;
   return `${name.padEnd(44)} ${fmt(r.perSecond).padStart(7)} req/s   p50 ${fmt(r.p50, 2).padStart(6)} ms   p99 ${fmt(r.p99, 2).padStart(6)} ms   ${cpu}   (${fmt(r.requests)} in ${fmt(r.seconds, 1)} s: ${other}${r.errors ? `, ${r.errors} errors` : ""})`;
@@ -265,7 +285,8 @@ async function snapshotReads(url: string): Promise<{ hit: number; miss: number }
 
 function expectOnly(what: string, r: DriverResult, verdict: string): void {
   const wrong = r.requests - (r.verdicts[verdict] ?? 0);
-  if (wrong > 0 || r.errors > 0) console.log(`  !! ${what}: ${wrong} answers were not ${verdict}, ${r.errors} errors: ${JSON.stringify({ statuses: r.statuses, verdicts: r.verdicts })}`);
+  if (wrong > 0 || r.errors > 0)
+    console.log(`  !! ${what}: ${wrong} answers were not ${verdict}, ${r.errors} errors: ${JSON.stringify({ statuses: r.statuses, verdicts: r.verdicts })}`);
 }
 
 async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promise<string> {
@@ -324,12 +345,24 @@ async function main(): Promise<void> {
     const admin = randomBytes(24).toString("base64url");
     // WRIT_SPEND_BATCH_* settings of this shell reach writ serve (to compare group-commit bounds).
     const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH")));
-    const env = { ...spendSettings, WRIT_CACHE_TTL_MS: String(SNAPSHOT_TTL_MS), WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)) };
+    const env = {
+      ...spendSettings,
+      WRIT_CACHE_TTL_MS: String(SNAPSHOT_TTL_MS),
+      WRIT_RUN_FROM: RUN_FROM,
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: dbUrl,
+      BUR_ADMIN_TOKEN: admin,
+      SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+      WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, ALLOW_AGENTS + DENY_AGENTS)),
+    };
     const serveArgs = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), join(REPO, "bin/writ.mjs"), "serve"];
     const started = await startChild(serveArgs, env, "/readyz");
     serve = started.child;
     const url = started.url;
-    console.log(`writ serve pid ${serve.pid} at ${url} (${RUN_FROM === "dist" ? "the compiled build, dist/" : "the sources, through tsx"}; LOG_LEVEL ${LOG_LEVEL}, pool ${SERVE_POOL_SIZE}, WRIT_CACHE_TTL_MS ${SNAPSHOT_TTL_MS}); load from separate driver processes, ${CONNECTIONS} connections`);
+    console.log(
+      `writ serve pid ${serve.pid} at ${url} (${RUN_FROM === "dist" ? "the compiled build, dist/" : "the sources, through tsx"}; LOG_LEVEL ${LOG_LEVEL}, pool ${SERVE_POOL_SIZE}, WRIT_CACHE_TTL_MS ${SNAPSHOT_TTL_MS}); load from separate driver processes, ${CONNECTIONS} connections`,
+    );
 
     const t0 = performance.now();
     const seeded = await seed(url, dbUrl, admin, ALLOW_AGENTS + DENY_AGENTS);
@@ -358,16 +391,29 @@ async function main(): Promise<void> {
     const bareRuns: Measured[] = [];
     for (let round = 0; round < (ONLY_ALLOW ? 0 : ROUNDS); round++) {
       // One DENY per agent in each round (the driver takes agents round-robin from the first).
-      denyRuns.push(await measured(serve.pid, () => drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENY_AGENTS, warmup: DRIVER_WARMUP, latencies: true })));
+      denyRuns.push(
+        await measured(serve.pid, () =>
+          drive(url, token, denyPool, { amount: CEILING * 10, maxRequests: DENY_AGENTS, warmup: DRIVER_WARMUP, latencies: true }),
+        ),
+      );
       if (ONLY_DENY) continue;
-      bareRuns.push(await measured(echo.pid, () => drive(echoStarted.url, token, allowPool, { amount: 1, seconds: SECONDS / DENIES_PER_AGENT, warmup: DRIVER_WARMUP, latencies: true })));
+      bareRuns.push(
+        await measured(echo.pid, () =>
+          drive(echoStarted.url, token, allowPool, { amount: 1, seconds: SECONDS / DENIES_PER_AGENT, warmup: DRIVER_WARMUP, latencies: true }),
+        ),
+      );
     }
     await stopChild(echo);
     echo = undefined;
     const snapshots1 = await snapshotReads(url);
     if (ONLY_ALLOW) {
       await settlePostgres(dbUrl);
-      console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }))));
+      console.log(
+        line(
+          `(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`,
+          await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP })),
+        ),
+      );
       return;
     }
     const deny = pooled(denyRuns);
@@ -387,8 +433,14 @@ async function main(): Promise<void> {
     const allowRuns: Measured[] = [];
     const plainRuns: Measured[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      allowRuns.push(await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, seconds: SECONDS / ROUNDS, warmup: DRIVER_WARMUP, latencies: true })));
-      plainRuns.push(await measured(undefined, () => ledgerLoop(dbUrl, { connections: PLAIN_CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS / ROUNDS, rows: PLAIN_ROWS })));
+      allowRuns.push(
+        await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, seconds: SECONDS / ROUNDS, warmup: DRIVER_WARMUP, latencies: true })),
+      );
+      plainRuns.push(
+        await measured(undefined, () =>
+          ledgerLoop(dbUrl, { connections: PLAIN_CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS / ROUNDS, rows: PLAIN_ROWS }),
+        ),
+      );
     }
     const batches1 = await spendBatches(url);
     const allow = pooled(allowRuns);
@@ -403,7 +455,14 @@ async function main(): Promise<void> {
     const batches2 = await spendBatches(url);
     expectOnly("ALLOW path at half load", half, "ALLOW");
 
-    const direct = await measured(undefined, () => spendLoop(dbUrl, allowPool, { connections: CONNECTIONS, poolSize: SERVE_POOL_SIZE, seconds: SECONDS, idPrefix: `direct-${randomBytes(3).toString("hex")}` }));
+    const direct = await measured(undefined, () =>
+      spendLoop(dbUrl, allowPool, {
+        connections: CONNECTIONS,
+        poolSize: SERVE_POOL_SIZE,
+        seconds: SECONDS,
+        idPrefix: `direct-${randomBytes(3).toString("hex")}`,
+      }),
+    );
     expectOnly("ledger transaction", direct, "ALLOW");
 
     const ledgers = await checkLedgers(dbUrl, allowPool);
@@ -413,7 +472,9 @@ async function main(): Promise<void> {
     const b = allow.perSecond / plain.perSecond;
     const bd = allow.perSecond / direct.perSecond;
     console.log("");
-    console.log(`load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`);
+    console.log(
+      `load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`,
+    );
     console.log(line("(a) verify, DENY path (above the ceiling)", deny));
     console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, allow));
     console.log(line("(c) bare Fastify echo of the same body", bare));
@@ -422,9 +483,13 @@ async function main(): Promise<void> {
     console.log(line(`verify ALLOW at half load (${fmt(halfRate)} req/s)`, half));
     console.log("");
     console.log(`a/c = ${fmt(a, 2)}   goal >= ${GOAL_DENY_RATIO}: ${ok(a >= GOAL_DENY_RATIO)}   (${denySnapshots})`);
-    console.log(`a/c round by round: ${denyRuns.map((d, i) => fmt(d.perSecond / (bareRuns[i] as Measured).perSecond, 2)).join(", ")}   (DENY req/s ${denyRuns.map((d) => fmt(d.perSecond)).join(", ")}; echo req/s ${bareRuns.map((e) => fmt(e.perSecond)).join(", ")})`);
+    console.log(
+      `a/c round by round: ${denyRuns.map((d, i) => fmt(d.perSecond / (bareRuns[i] as Measured).perSecond, 2)).join(", ")}   (DENY req/s ${denyRuns.map((d) => fmt(d.perSecond)).join(", ")}; echo req/s ${bareRuns.map((e) => fmt(e.perSecond)).join(", ")})`,
+    );
     console.log(`b/e = ${fmt(b, 2)}   goal >= ${GOAL_ALLOW_RATIO}: ${ok(b >= GOAL_ALLOW_RATIO)}`);
-    console.log(`b/e round by round: ${allowRuns.map((r, i) => fmt(r.perSecond / (plainRuns[i] as Measured).perSecond, 2)).join(", ")}   (ALLOW req/s ${allowRuns.map((r) => fmt(r.perSecond)).join(", ")}; plain tx/s ${plainRuns.map((r) => fmt(r.perSecond)).join(", ")})`);
+    console.log(
+      `b/e round by round: ${allowRuns.map((r, i) => fmt(r.perSecond / (plainRuns[i] as Measured).perSecond, 2)).join(", ")}   (ALLOW req/s ${allowRuns.map((r) => fmt(r.perSecond)).join(", ")}; plain tx/s ${plainRuns.map((r) => fmt(r.perSecond)).join(", ")})`,
+    );
     console.log(`b/d = ${fmt(bd, 2)}   (verify against its own ledger writes alone)`);
     const perBatch = (a: { count: number; sum: number }, b: { count: number; sum: number }) => fmt((b.sum - a.sum) / Math.max(1, b.count - a.count), 1);
     console.log(`ALLOWs per spend transaction (group commit): ${perBatch(batches0, batches1)} in (b), ${perBatch(batches1, batches2)} at half load`);
@@ -460,9 +525,19 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
     pgPid = cluster.postmasterPid(leader) ?? undefined;
     await migrate(cluster.url());
     console.log("");
-    console.log(`Patroni cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: primary ${leader.name} (127.0.0.1:${leader.pgPort}), synchronous standby ${standby.name} (127.0.0.1:${standby.pgPort}), PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
+    console.log(
+      `Patroni cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: primary ${leader.name} (127.0.0.1:${leader.pgPort}), synchronous standby ${standby.name} (127.0.0.1:${standby.pgPort}), PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
+    );
     const admin = randomBytes(24).toString("base64url");
-    const base = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url("read-write"), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+    const base = {
+      WRIT_RUN_FROM: RUN_FROM,
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: cluster.url("read-write"),
+      BUR_ADMIN_TOKEN: admin,
+      SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+      WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+    };
     let seeded: Awaited<ReturnType<typeof seed>> | undefined;
     const runs: Record<string, { full: Measured; half: Measured; rate: number }> = {};
     for (const level of ["local", "remote_apply"] as const) {
@@ -492,9 +567,15 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
     console.log(line(`(L) at half load (${fmt(local.rate)} req/s)`, local.half));
     console.log(line(`(R) at half load (${fmt(remote.rate)} req/s)`, remote.half));
     console.log("");
-    console.log(`R/b = ${fmt(remote.full.perSecond / single.perSecond, 2)}   (ALLOW req/s with a synchronous standby, remote_apply, over the single embedded Postgres)`);
-    console.log(`R/L = ${fmt(remote.full.perSecond / local.full.perSecond, 2)}   (the same cluster: waiting for the standby's apply over committing on the primary alone)`);
-    console.log(`p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, cluster local ${fmt(local.half.p99, 2)} ms, cluster remote_apply ${fmt(remote.half.p99, 2)} ms`);
+    console.log(
+      `R/b = ${fmt(remote.full.perSecond / single.perSecond, 2)}   (ALLOW req/s with a synchronous standby, remote_apply, over the single embedded Postgres)`,
+    );
+    console.log(
+      `R/L = ${fmt(remote.full.perSecond / local.full.perSecond, 2)}   (the same cluster: waiting for the standby's apply over committing on the primary alone)`,
+    );
+    console.log(
+      `p99 at half load: single ${fmt(singleHalf.p99, 2)} ms, cluster local ${fmt(local.half.p99, 2)} ms, cluster remote_apply ${fmt(remote.half.p99, 2)} ms`,
+    );
     console.log(await checkLedgers(cluster.nodeUrl(standby), seeded?.agents ?? []).then((t) => `on the standby ${standby.name}: ${t}`));
   } finally {
     await stopChild(serve);
@@ -506,7 +587,15 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
 async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
   const nodes = [cluster.coordinator, ...cluster.workers];
   const admin = randomBytes(24).toString("base64url");
-  const env = { WRIT_RUN_FROM: RUN_FROM, PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)) };
+  const env = {
+    WRIT_RUN_FROM: RUN_FROM,
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: cluster.url(),
+    BUR_ADMIN_TOKEN: admin,
+    SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+    WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+  };
   const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
   const serve = started.child;
   try {
@@ -518,7 +607,15 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     await drive(started.url, token, agents, { amount: 1, seconds: 3 });
     await settlePostgres(cluster.url());
     // CPU of every node's postmaster tree and its WAL position, around the closed loop.
-    const wal = () => Promise.all(nodes.map((n) => cluster.withClient(async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"), n)));
+    const wal = () =>
+      Promise.all(
+        nodes.map((n) =>
+          cluster.withClient(
+            async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"),
+            n,
+          ),
+        ),
+      );
     const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
     pgPid = cluster.coordinator.postmaster?.pid;
     const [w0, c0] = [await wal(), await cpu()];
@@ -557,7 +654,9 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     const t0 = performance.now();
     cluster = await startCitusCluster({ tools, parameters: PG_SETTINGS });
     console.log("");
-    console.log(`Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`);
+    console.log(
+      `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
+    );
     const c = await allowOn(cluster, "citus");
     if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
     console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
@@ -567,10 +666,14 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));
     console.log("");
     const cp = c.full.perSecond / p.full.perSecond;
-    console.log(`C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`);
+    console.log(
+      `C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`,
+    );
     if (single) console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
     for (const l of [...p.perNode, ...c.perNode]) console.log(l);
-    console.log(`p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`);
+    console.log(
+      `p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`,
+    );
     console.log("(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)");
     console.log(`PostgreSQL 15: ${p.ledgers}`);
     console.log(`Citus: ${c.ledgers}`);

@@ -112,7 +112,11 @@ export interface CitusClusterOptions {
 
 function run(cmd: string, args: string[], opts: { uid?: number; gid?: number; env: NodeJS.ProcessEnv }): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: opts.env, ...(opts.uid !== undefined && opts.gid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}) });
+    const child = spawn(cmd, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: opts.env,
+      ...(opts.uid !== undefined && opts.gid !== undefined ? { uid: opts.uid, gid: opts.gid } : {}),
+    });
     let out = "";
     child.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
     child.stderr?.on("data", (b: Buffer) => (out += b.toString("utf8")));
@@ -237,13 +241,36 @@ export async function startCitusCluster(opts: CitusClusterOptions = {}): Promise
       const dir = join(root, name);
       await mkdir(dir, { mode: 0o700 });
       if (uid !== undefined && gid !== undefined) await chown(dir, uid, gid);
-      const node: CitusNode = { name, role: i === 0 ? "coordinator" : "worker", port: await freePort(), dataDir: join(dir, "data"), postmaster: null, output: () => outputs.get(node) ?? "" };
+      const node: CitusNode = {
+        name,
+        role: i === 0 ? "coordinator" : "worker",
+        port: await freePort(),
+        dataDir: join(dir, "data"),
+        postmaster: null,
+        output: () => outputs.get(node) ?? "",
+      };
       nodes.push(node);
     }
     // initdb of the nodes side by side (each takes a few seconds).
     await Promise.all(
       nodes.map((n) =>
-        run(join(tools.pgBin, "initdb"), ["-D", n.dataDir, "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--auth-local=trust", "--auth-host=scram-sha-256", `--pwfile=${pwfile}`, "--no-sync"], { ...ids, env }),
+        run(
+          join(tools.pgBin, "initdb"),
+          [
+            "-D",
+            n.dataDir,
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            `--pwfile=${pwfile}`,
+            "--no-sync",
+          ],
+          { ...ids, env },
+        ),
       ),
     );
     await Promise.all(nodes.map((n) => startNode(n)));
@@ -254,10 +281,11 @@ export async function startCitusCluster(opts: CitusClusterOptions = {}): Promise
         if (!opts.plain) await withClient((c) => c.query("CREATE EXTENSION citus"), n);
       }),
     );
-    if (!opts.plain) await withClient(async (c) => {
-      await c.query("SELECT citus_set_coordinator_host('127.0.0.1', $1)", [cluster.coordinator.port]);
-      for (const w of cluster.workers) await c.query("SELECT citus_add_node('127.0.0.1', $1)", [w.port]);
-    });
+    if (!opts.plain)
+      await withClient(async (c) => {
+        await c.query("SELECT citus_set_coordinator_host('127.0.0.1', $1)", [cluster.coordinator.port]);
+        for (const w of cluster.workers) await c.query("SELECT citus_add_node('127.0.0.1', $1)", [w.port]);
+      });
     log(`citus: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => w.port).join(", ")}`);
     return cluster;
   } catch (e) {

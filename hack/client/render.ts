@@ -14,7 +14,11 @@ export const CLIENT_SCHEMA_FILE = new URL("../../src/client/schema.ts", import.m
 function withoutExamples(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutExamples);
   if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "example").map(([k, v]) => [k, withoutExamples(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== "example")
+      .map(([k, v]) => [k, withoutExamples(v)]),
+  );
 }
 
 /** The TypeScript text of src/client/schema.ts for OpenAPI document `doc`. */

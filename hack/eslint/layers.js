@@ -122,7 +122,8 @@ const rule = {
     docs: { description: "Imports in src/ follow the layers table of hack/eslint/layers.js" },
     schema: [],
     messages: {
-      layer: "src/{{from}} (layer {{from}}) may not import src/{{to}} (layer {{to}}) through '{{spec}}'; {{from}} may import {{allowed}} (table: hack/eslint/layers.js)",
+      layer:
+        "src/{{from}} (layer {{from}}) may not import src/{{to}} (layer {{to}}) through '{{spec}}'; {{from}} may import {{allowed}} (table: hack/eslint/layers.js)",
       outside: "'{{spec}}' leaves src/: code in src/{{from}} imports only src/ and packages",
       unlisted: "{{what}} is in no layer of the table in hack/eslint/layers.js: add its top folder there",
       corePackage: "core (layer core) may not import '{{spec}}': core does no I/O and imports only the packages {{allowed}} (table: hack/eslint/layers.js)",

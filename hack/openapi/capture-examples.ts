@@ -65,9 +65,17 @@ async function main(): Promise<void> {
   try {
     await pg.ensureDatabase("writ");
     const settings = loadSettings({
-      LOG_LEVEL: "silent", HOST: "127.0.0.1", PORT: "0", BUR_DEV_MAILBOX: "1", BUR_ALLOW_DEMO_SEED: "1", WRIT_KUBE_WATCH: "off", BUR_WEBHOOK_WORKER: "0",
-      WRIT_OUTBOUND_ALLOW_LOOPBACK: "1", SVC_FX_SOURCE_URL: fx.url,
-      ...devSecretsEnv(secrets), DATABASE_URL: pg.url("writ"),
+      LOG_LEVEL: "silent",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      BUR_DEV_MAILBOX: "1",
+      BUR_ALLOW_DEMO_SEED: "1",
+      WRIT_KUBE_WATCH: "off",
+      BUR_WEBHOOK_WORKER: "0",
+      WRIT_OUTBOUND_ALLOW_LOOPBACK: "1",
+      SVC_FX_SOURCE_URL: fx.url,
+      ...devSecretsEnv(secrets),
+      DATABASE_URL: pg.url("writ"),
     });
     const server = await startServer(settings);
     await server.migrated;
@@ -90,7 +98,11 @@ type Server = Awaited<ReturnType<typeof startServer>>;
 
 async function capture(base: string, server: Server, secrets: ReturnType<typeof generateDevSecrets>): Promise<void> {
   /** Calls `METHOD path` (the template names the operation) and records the answer under its status. */
-  async function call(op: string, path: string, opts: { bearer?: string; body?: unknown; params?: Record<string, unknown>; query?: Record<string, unknown>; record?: boolean } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function call(
+    op: string,
+    path: string,
+    opts: { bearer?: string; body?: unknown; params?: Record<string, unknown>; query?: Record<string, unknown>; record?: boolean } = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const [method] = op.split(" ");
     const qs = opts.query ? `?${new URLSearchParams(Object.entries(opts.query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` : "";
     const headers: Record<string, string> = {};
@@ -131,81 +143,187 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   await call("GET /.well-known/svc-keys.json", "/.well-known/svc-keys.json");
 
   // Verify first: what an agent asks.
-  const action = { action_id: "act_7f3c2e1a", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: now.toISOString(), merchant: "Corner Market" };
+  const action = {
+    action_id: "act_7f3c2e1a",
+    action_type: "purchase",
+    amount: 12.5,
+    currency: "USD",
+    proposed_at: now.toISOString(),
+    merchant: "Corner Market",
+  };
   const allowed = expect2xx("verify", await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", action } }));
   if (allowed.verdict !== "ALLOW") throw new Error(`verify: ${JSON.stringify(allowed)}`);
-  await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", action: { ...action, action_id: "act_other", amount: 80 } }, record: false });
+  await call("POST /v1/verify", "/v1/verify", {
+    bearer: operator,
+    body: { agent_id: "agent_demo", action: { ...action, action_id: "act_other", amount: 80 } },
+    record: false,
+  });
   await call("POST /v1/verify", "/v1/verify", { body: { agent_id: "agent_demo", action } });
   await call("POST /v1/verify", "/v1/verify", { bearer: wallet, body: { agent_id: "agent_demo", action } });
   await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", action: { ...action, currency: "US" } } });
   await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", action: { ...action, amount: 13 } } });
-  expect2xx("outcome", await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", { bearer: wallet, body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" } }));
-  await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", { bearer: operator, body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" } });
-  await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", { bearer: wallet, body: { agreement_id: "agr_demo", action_id: "act_unknown", outcome: "authorized" } });
+  expect2xx(
+    "outcome",
+    await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
+      bearer: wallet,
+      body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" },
+    }),
+  );
+  await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
+    bearer: operator,
+    body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" },
+  });
+  await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
+    bearer: wallet,
+    body: { agreement_id: "agr_demo", action_id: "act_unknown", outcome: "authorized" },
+  });
 
   // The records and their budgets.
   await call("GET /v1/agreements/{agreement_id}", "/v1/agreements/agr_demo", { bearer: operator, params: { agreement_id: "agr_demo" } });
   await call("GET /v1/agreements/{agreement_id}", "/v1/agreements/agr_unknown", { bearer: operator, params: { agreement_id: "agr_demo" } });
-  await call("GET /v1/agreements/{agreement_id}/ledger", "/v1/agreements/agr_demo/ledger", { bearer: operator, params: { agreement_id: "agr_demo" }, query: { after: 0, limit: 100 } });
+  await call("GET /v1/agreements/{agreement_id}/ledger", "/v1/agreements/agr_demo/ledger", {
+    bearer: operator,
+    params: { agreement_id: "agr_demo" },
+    query: { after: 0, limit: 100 },
+  });
   await call("GET /v1/delegations/{delegation_id}", "/v1/delegations/del_demo", { bearer: operator, params: { delegation_id: "del_demo" } });
-  await call("GET /v1/agents/{agent_id}/delegations", "/v1/agents/agent_demo/delegations", { bearer: operator, params: { agent_id: "agent_demo" }, query: { limit: 50 } });
+  await call("GET /v1/agents/{agent_id}/delegations", "/v1/agents/agent_demo/delegations", {
+    bearer: operator,
+    params: { agent_id: "agent_demo" },
+    query: { limit: 50 },
+  });
 
   // The registry.
   await call("GET /v1/agents/{agent_id}", "/v1/agents/agent_demo", { bearer: operator, params: { agent_id: "agent_demo" } });
   // A request the demo agent signed (RFC 9421, Web Bot Auth), checked by the merchant; then the same again (a replay).
   await call("GET /.well-known/http-message-signatures-directory", "/.well-known/http-message-signatures-directory");
   const cart = { method: "GET", url: "https://shop.example/cart/1042", headers: { accept: "application/json" } };
-  const signedCart = { ...cart, headers: { ...cart.headers, ...(await signRequest(cart, { signer: demoAgentSigner(), directoryUrl: `${base}${DIRECTORY_PATH}`, components: ["@method", "@path"] })) } };
+  const signedCart = {
+    ...cart,
+    headers: {
+      ...cart.headers,
+      ...(await signRequest(cart, { signer: demoAgentSigner(), directoryUrl: `${base}${DIRECTORY_PATH}`, components: ["@method", "@path"] })),
+    },
+  };
   const checkBody = { request: signedCart, payment: { amount: 12.5, currency: "USD", merchant: "Corner Market" } };
   expect2xx("verify-request", await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { bearer: merchant, body: checkBody }));
   await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { body: checkBody });
   await call("POST /v1/agents/verify-request", "/v1/agents/verify-request", { bearer: merchant, body: { request: { ...signedCart, url: "/cart/1042" } } });
   await call("POST /v1/inquiries", "/v1/inquiries", { bearer: wallet, body: { agent_id: "agent_demo", purpose_code: "payment_authorization" } });
   await call("POST /v1/inquiries", "/v1/inquiries", { bearer: wallet, body: { agent_id: "agent_demo" } });
-  await call("POST /v1/reports", "/v1/reports", { bearer: merchant, body: { agent_id: "agent_demo", kind: "transaction_outcome", evidence_hash: `sha256:${"5e".repeat(32)}`, summary: "order 1042 delivered and paid" } });
-  await call("POST /v1/reports", "/v1/reports", { bearer: merchant, body: { agent_id: "agent_demo", kind: "transaction_outcome", evidence_hash: `sha256:${"5e".repeat(32)}`, summary: "order 1042 delivered and paid" } });
-  const sub = expect2xx("subscribe", await call("POST /v1/subscriptions", "/v1/subscriptions", { bearer: wallet, body: { agent_id: "agent_demo", webhook_url: "https://wallet.example/writ/alerts" } }));
-  await call("POST /v1/subscriptions", "/v1/subscriptions", { bearer: wallet, body: { agent_id: "agent_demo", webhook_url: "http://wallet.example/writ/alerts" } });
+  await call("POST /v1/reports", "/v1/reports", {
+    bearer: merchant,
+    body: { agent_id: "agent_demo", kind: "transaction_outcome", evidence_hash: `sha256:${"5e".repeat(32)}`, summary: "order 1042 delivered and paid" },
+  });
+  await call("POST /v1/reports", "/v1/reports", {
+    bearer: merchant,
+    body: { agent_id: "agent_demo", kind: "transaction_outcome", evidence_hash: `sha256:${"5e".repeat(32)}`, summary: "order 1042 delivered and paid" },
+  });
+  const sub = expect2xx(
+    "subscribe",
+    await call("POST /v1/subscriptions", "/v1/subscriptions", {
+      bearer: wallet,
+      body: { agent_id: "agent_demo", webhook_url: "https://wallet.example/writ/alerts" },
+    }),
+  );
+  await call("POST /v1/subscriptions", "/v1/subscriptions", {
+    bearer: wallet,
+    body: { agent_id: "agent_demo", webhook_url: "http://wallet.example/writ/alerts" },
+  });
   await call("GET /v1/subscriptions", "/v1/subscriptions", { bearer: wallet });
-  await call("DELETE /v1/subscriptions/{subscription_id}", `/v1/subscriptions/${String(sub.subscription_id)}`, { bearer: wallet, params: { subscription_id: sub.subscription_id } });
+  await call("DELETE /v1/subscriptions/{subscription_id}", `/v1/subscriptions/${String(sub.subscription_id)}`, {
+    bearer: wallet,
+    params: { subscription_id: sub.subscription_id },
+  });
 
   const org = expect2xx("org", await call("POST /v1/orgs", "/v1/orgs", { bearer: admin, body: { name: "Example Books Ltd", org_type: "agent_operator" } }));
   await call("POST /v1/orgs", "/v1/orgs", { bearer: operator, body: { name: "Example Books Ltd", org_type: "agent_operator" } });
   const orgId = org.org_id as string;
-  const key = expect2xx("key", await call("POST /v1/orgs/{org_id}/keys", `/v1/orgs/${orgId}/keys`, { bearer: admin, params: { org_id: orgId }, body: { name: "platform team" } }));
-  const spare = expect2xx("key", await call("POST /v1/orgs/{org_id}/keys", `/v1/orgs/${orgId}/keys`, { bearer: key.token as string, params: { org_id: orgId }, body: { name: "read only", scopes: ["registry:read"] }, record: false }));
+  const key = expect2xx(
+    "key",
+    await call("POST /v1/orgs/{org_id}/keys", `/v1/orgs/${orgId}/keys`, { bearer: admin, params: { org_id: orgId }, body: { name: "platform team" } }),
+  );
+  const spare = expect2xx(
+    "key",
+    await call("POST /v1/orgs/{org_id}/keys", `/v1/orgs/${orgId}/keys`, {
+      bearer: key.token as string,
+      params: { org_id: orgId },
+      body: { name: "read only", scopes: ["registry:read"] },
+      record: false,
+    }),
+  );
   await call("GET /v1/orgs/{org_id}/keys", `/v1/orgs/${orgId}/keys`, { bearer: key.token as string, params: { org_id: orgId } });
-  await call("DELETE /v1/orgs/{org_id}/keys/{key_id}", `/v1/orgs/${orgId}/keys/${String(spare.key_id)}`, { bearer: key.token as string, params: { org_id: orgId, key_id: spare.key_id } });
+  await call("DELETE /v1/orgs/{org_id}/keys/{key_id}", `/v1/orgs/${orgId}/keys/${String(spare.key_id)}`, {
+    bearer: key.token as string,
+    params: { org_id: orgId, key_id: spare.key_id },
+  });
   const agentKey = generateSigner();
   const newAgent = { agent_id: "agent_books", principal_id: "prn_acme", verification_level: "operator_verified", public_key: agentKey.publicJwk };
   const keyProof = await signAgentPop({ org_id: orgId, agent_id: "agent_books", fingerprint: keyId(agentKey.publicJwk), at: now.toISOString() }, agentKey);
   expect2xx("agent", await call("POST /v1/agents", "/v1/agents", { bearer: key.token as string, body: { ...newAgent, key_proof: keyProof } }));
   await call("POST /v1/agents", "/v1/agents", { bearer: key.token as string, body: newAgent });
-  await call("PATCH /v1/agents/{agent_id}", "/v1/agents/agent_books", { bearer: key.token as string, params: { agent_id: "agent_books" }, body: { status: "suspended" } });
+  await call("PATCH /v1/agents/{agent_id}", "/v1/agents/agent_books", {
+    bearer: key.token as string,
+    params: { agent_id: "agent_books" },
+    body: { status: "suspended" },
+  });
 
   const walletOrgId = await orgOfKey(server, wallet);
   const issuer = generateSigner();
-  const issuerKey = expect2xx("issuer key", await call("POST /v1/orgs/{org_id}/issuer-keys", `/v1/orgs/${walletOrgId}/issuer-keys`, { bearer: wallet, params: { org_id: walletOrgId }, body: { public_key: issuer.publicJwk } }));
+  const issuerKey = expect2xx(
+    "issuer key",
+    await call("POST /v1/orgs/{org_id}/issuer-keys", `/v1/orgs/${walletOrgId}/issuer-keys`, {
+      bearer: wallet,
+      params: { org_id: walletOrgId },
+      body: { public_key: issuer.publicJwk },
+    }),
+  );
   await call("GET /v1/orgs/{org_id}/issuer-keys", `/v1/orgs/${walletOrgId}/issuer-keys`, { bearer: wallet, params: { org_id: walletOrgId } });
 
   // An acknowledgement key of the wallet (its acknowledgements name it as a party).
   const ackSigner = generateSigner();
-  const ackKey = expect2xx("ack key", await call("POST /v1/orgs/{org_id}/ack-keys", `/v1/orgs/${walletOrgId}/ack-keys`, { bearer: wallet, params: { org_id: walletOrgId }, body: { public_key: ackSigner.publicJwk } }));
+  const ackKey = expect2xx(
+    "ack key",
+    await call("POST /v1/orgs/{org_id}/ack-keys", `/v1/orgs/${walletOrgId}/ack-keys`, {
+      bearer: wallet,
+      params: { org_id: walletOrgId },
+      body: { public_key: ackSigner.publicJwk },
+    }),
+  );
   await call("GET /v1/orgs/{org_id}/ack-keys", `/v1/orgs/${walletOrgId}/ack-keys`, { bearer: wallet, params: { org_id: walletOrgId } });
-  await call("DELETE /v1/orgs/{org_id}/ack-keys/{thumbprint}", `/v1/orgs/${walletOrgId}/ack-keys/${encodeURIComponent(String(ackKey.thumbprint))}`, { bearer: wallet, params: { org_id: walletOrgId, thumbprint: ackKey.thumbprint } });
+  await call("DELETE /v1/orgs/{org_id}/ack-keys/{thumbprint}", `/v1/orgs/${walletOrgId}/ack-keys/${encodeURIComponent(String(ackKey.thumbprint))}`, {
+    bearer: wallet,
+    params: { org_id: walletOrgId, thumbprint: ackKey.thumbprint },
+  });
 
   // A payment mandate (AP2) issued by that wallet key to the demo agent.
   const nowSec = Math.floor(now.getTime() / 1000);
   const sdJwt = await presentMandate({
-    issuer, holder: demoAgentSigner(), claims: openPaymentMandateClaims(demoAgentSigner(), { iatSec: nowSec, expSec: nowSec + 3600 }),
-    audience: "writ", nonce: "n-8c1f", kbIatSec: nowSec,
+    issuer,
+    holder: demoAgentSigner(),
+    claims: openPaymentMandateClaims(demoAgentSigner(), { iatSec: nowSec, expSec: nowSec + 3600 }),
+    audience: "writ",
+    nonce: "n-8c1f",
+    kbIatSec: nowSec,
   });
   await call("POST /v1/mandates", "/v1/mandates", { bearer: operator, body: { agent_id: "agent_demo", sd_jwt: sdJwt, nonce: "n-8c1f" } });
   await call("POST /v1/mandates", "/v1/mandates", { bearer: operator, body: { agent_id: "agent_demo", sd_jwt: sdJwt, nonce: "n-other" } });
-  await call("DELETE /v1/orgs/{org_id}/issuer-keys/{kid}", `/v1/orgs/${walletOrgId}/issuer-keys/${encodeURIComponent(String(issuerKey.kid))}`, { bearer: wallet, params: { org_id: walletOrgId, kid: issuerKey.kid } });
+  await call("DELETE /v1/orgs/{org_id}/issuer-keys/{kid}", `/v1/orgs/${walletOrgId}/issuer-keys/${encodeURIComponent(String(issuerKey.kid))}`, {
+    bearer: wallet,
+    params: { org_id: walletOrgId, kid: issuerKey.kid },
+  });
 
   // The transparency log.
-  expect2xx("append", await call("POST /v1/log/entries", "/v1/log/entries", { bearer: secrets.append_token, body: { kind: "incident", body: { agent_id: "agent_demo", summary: "card testing pattern seen at checkout", evidence_hash: `sha256:${"9a".repeat(32)}` } } }));
+  expect2xx(
+    "append",
+    await call("POST /v1/log/entries", "/v1/log/entries", {
+      bearer: secrets.append_token,
+      body: {
+        kind: "incident",
+        body: { agent_id: "agent_demo", summary: "card testing pattern seen at checkout", evidence_hash: `sha256:${"9a".repeat(32)}` },
+      },
+    }),
+  );
   await call("POST /v1/log/entries", "/v1/log/entries", { bearer: "apt_wrong", body: { kind: "incident", body: {} } });
   const head = expect2xx("head", await call("GET /v1/log/head", "/v1/log/head"));
   const entry = expect2xx("entry", await call("GET /v1/log/entries/{sequence}", "/v1/log/entries/1", { params: { sequence: "1" } }));
@@ -221,7 +339,15 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
   await call("GET /v1/fx", "/v1/fx", { query: { currency: "EURO" } });
   await call("POST /demo/check", "/demo/check", {
     body: {
-      intent: { maximum_amount: 50, currency: "USD", purpose: "books", category: "books", natural_language: "buy a book", include_expiry: true, time_limit: "2030-01-01" },
+      intent: {
+        maximum_amount: 50,
+        currency: "USD",
+        purpose: "books",
+        category: "books",
+        natural_language: "buy a book",
+        include_expiry: true,
+        time_limit: "2030-01-01",
+      },
       payment: { amount: 20, currency: "USD", merchant: "m-books", item: "novel" },
     },
   });
@@ -247,31 +373,75 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
     await upsertDelegation(c, approvalGrant, { orgId: await orgOfKey(server, operator) });
   });
   const stepUpAction = { ...action, action_id: "act_9b21d4c0", amount: 30, proposed_at: new Date().toISOString() };
-  const stepUp = expect2xx("step-up", await call("POST /v1/verify", "/v1/verify", { bearer: operator, body: { agent_id: "agent_demo", agreement_id: "agr_demo_approvals", action: stepUpAction }, record: false }));
+  const stepUp = expect2xx(
+    "step-up",
+    await call("POST /v1/verify", "/v1/verify", {
+      bearer: operator,
+      body: { agent_id: "agent_demo", agreement_id: "agr_demo_approvals", action: stepUpAction },
+      record: false,
+    }),
+  );
   const approvalId = stepUp.approval_id as string;
-  const pending = expect2xx("approval", await call("GET /v1/approvals/{approval_id}", `/v1/approvals/${approvalId}`, { bearer: operator, params: { approval_id: approvalId } }));
+  const pending = expect2xx(
+    "approval",
+    await call("GET /v1/approvals/{approval_id}", `/v1/approvals/${approvalId}`, { bearer: operator, params: { approval_id: approvalId } }),
+  );
   await call("GET /v1/approvals/{approval_id}", "/v1/approvals/apr_000000000000000000000000", { bearer: operator, params: { approval_id: approvalId } });
   await call("GET /v1/portal/approvals", "/v1/portal/approvals", { bearer: session });
   const content = pending.content as ApprovalContent;
   const signature = await signRecord(decisionPayload(content, "approve"), demoPrincipalSigner(), APPROVAL_TYP);
-  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature: await signRecord(decisionPayload(content, "decline"), demoPrincipalSigner(), APPROVAL_TYP) }, params: { approval_id: approvalId }, record: true });
-  expect2xx("decision", await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature }, params: { approval_id: approvalId } }));
-  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, { body: { decision: "approve", signature }, params: { approval_id: approvalId } });
+  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, {
+    body: { decision: "approve", signature: await signRecord(decisionPayload(content, "decline"), demoPrincipalSigner(), APPROVAL_TYP) },
+    params: { approval_id: approvalId },
+    record: true,
+  });
+  expect2xx(
+    "decision",
+    await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, {
+      body: { decision: "approve", signature },
+      params: { approval_id: approvalId },
+    }),
+  );
+  await call("POST /v1/approvals/{approval_id}/decision", `/v1/approvals/${approvalId}/decision`, {
+    body: { decision: "approve", signature },
+    params: { approval_id: approvalId },
+  });
 
   // Revocations last: they end the demo grant.
-  const agreement = expect2xx("agreement", await call("GET /v1/agreements/{agreement_id}", "/v1/agreements/agr_demo", { bearer: operator, record: false })).agreement as IntentAgreement;
-  const revocation = await signRevocation(agreement, { reason: "trip cancelled", at: new Date(now.getTime() + 1000).toISOString().replace(/\.\d+Z$/, "Z") }, demoPrincipalSigner());
+  const agreement = expect2xx("agreement", await call("GET /v1/agreements/{agreement_id}", "/v1/agreements/agr_demo", { bearer: operator, record: false }))
+    .agreement as IntentAgreement;
+  const revocation = await signRevocation(
+    agreement,
+    { reason: "trip cancelled", at: new Date(now.getTime() + 1000).toISOString().replace(/\.\d+Z$/, "Z") },
+    demoPrincipalSigner(),
+  );
   const unsignedPush = { at: new Date(now.getTime() + 2000).toISOString().replace(/\.\d+Z$/, "Z"), svc_revocation_push: "1", revocation };
   const notifier = signerFromJwk(secrets.notifier.private_jwk);
   const push = { ...unsignedPush, signature: await signJws(canonicalBytes(unsignedPush), notifier, PUSH_TYP) };
   await call("POST /v1/revocations/push", "/v1/revocations/push", { body: push });
   await call("POST /v1/revocations/push", "/v1/revocations/push", { body: { ...push, at: "2030-01-01T00:00:00Z" } });
   await call("GET /v1/revocations", "/v1/revocations", { query: { after: 0, limit: 100 } });
-  const revoked = expect2xx("portal revoke", await call("POST /v1/portal/delegations/{delegation_id}/revoke", "/v1/portal/delegations/del_demo/revoke", { bearer: session, params: { delegation_id: "del_demo" }, body: { reason: "lost my card" } }));
-  await call("POST /v1/portal/delegations/{delegation_id}/revoke", "/v1/portal/delegations/del_other/revoke", { bearer: session, params: { delegation_id: "del_demo" }, body: {} });
+  const revoked = expect2xx(
+    "portal revoke",
+    await call("POST /v1/portal/delegations/{delegation_id}/revoke", "/v1/portal/delegations/del_demo/revoke", {
+      bearer: session,
+      params: { delegation_id: "del_demo" },
+      body: { reason: "lost my card" },
+    }),
+  );
+  await call("POST /v1/portal/delegations/{delegation_id}/revoke", "/v1/portal/delegations/del_other/revoke", {
+    bearer: session,
+    params: { delegation_id: "del_demo" },
+    body: {},
+  });
   await call("DELETE /svc/delegations/{id}", "/svc/delegations/del_unknown", { bearer: operator, params: { id: "del_demo" } });
   // The same revocation through DELETE (what it answered here is the repeat: the portal revoked first).
-  examples["DELETE /svc/delegations/{id}"] = { ...examples["DELETE /svc/delegations/{id}"], params: { id: "del_demo" }, request: { reason: "card reported stolen" }, responses: { ...examples["DELETE /svc/delegations/{id}"]?.responses, 200: revoked } };
+  examples["DELETE /svc/delegations/{id}"] = {
+    ...examples["DELETE /svc/delegations/{id}"],
+    params: { id: "del_demo" },
+    request: { reason: "card reported stolen" },
+    responses: { ...examples["DELETE /svc/delegations/{id}"]?.responses, 200: revoked },
+  };
   await call("DELETE /v1/sessions/current", "/v1/sessions/current", { bearer: session });
   await call("DELETE /v1/sessions/current", "/v1/sessions/current", { bearer: session });
 }
@@ -279,7 +449,10 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
 /** A second demo grant (agreement agr_demo_approvals) that needs the demo principal's approval above 20 USD. */
 async function approvalDemoGrant(nowMs: number): Promise<Delegation> {
   const intent = seededDemoIntent(nowMs);
-  const agreement = await buildSignedAgreement({ agreement_id: "agr_demo_approvals", mandates: [demoMandate(intent, nowMs)], at: new Date(nowMs).toISOString(), status: "active" }, demoPrincipalSigner());
+  const agreement = await buildSignedAgreement(
+    { agreement_id: "agr_demo_approvals", mandates: [demoMandate(intent, nowMs)], at: new Date(nowMs).toISOString(), status: "active" },
+    demoPrincipalSigner(),
+  );
   const base = demoDelegation(intent, nowMs);
   return {
     ...base,

@@ -141,8 +141,16 @@ async function getJson(url: string): Promise<unknown> {
 }
 
 function yamlConfig(o: {
-  scope: string; name: string; apiPort: number; pgPort: number; etcdPort: number; dataDir: string; dir: string;
-  pgBin: string; password: string; parameters: Record<string, string | number>;
+  scope: string;
+  name: string;
+  apiPort: number;
+  pgPort: number;
+  etcdPort: number;
+  dataDir: string;
+  dir: string;
+  pgBin: string;
+  password: string;
+  parameters: Record<string, string | number>;
 }): string {
   const params = Object.entries({
     max_connections: 200,
@@ -152,7 +160,9 @@ function yamlConfig(o: {
     max_replication_slots: 10,
     wal_log_hints: "on",
     ...o.parameters,
-  }).map(([k, v]) => `        ${k}: ${JSON.stringify(String(v))}`).join("\n");
+  })
+    .map(([k, v]) => `        ${k}: ${JSON.stringify(String(v))}`)
+    .join("\n");
   return `scope: ${o.scope}
 name: ${o.name}
 log:
@@ -353,22 +363,40 @@ export async function startPatroniCluster(opts: PatroniClusterOptions = {}): Pro
     const etcdPort = await freePort();
     const peerPort = await freePort();
     const etcdDir = join(root, "etcd");
-    etcd = spawn(tools.etcd, [
-      "--name", "writ-test",
-      "--data-dir", etcdDir,
-      "--listen-client-urls", `http://127.0.0.1:${etcdPort}`,
-      "--advertise-client-urls", `http://127.0.0.1:${etcdPort}`,
-      "--listen-peer-urls", `http://127.0.0.1:${peerPort}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${peerPort}`,
-      "--initial-cluster", `writ-test=http://127.0.0.1:${peerPort}`,
-      "--listen-metrics-urls", "",
-    ], { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ETCD_UNSUPPORTED_ARCH: process.arch === "x64" ? "" : process.arch } });
+    etcd = spawn(
+      tools.etcd,
+      [
+        "--name",
+        "writ-test",
+        "--data-dir",
+        etcdDir,
+        "--listen-client-urls",
+        `http://127.0.0.1:${etcdPort}`,
+        "--advertise-client-urls",
+        `http://127.0.0.1:${etcdPort}`,
+        "--listen-peer-urls",
+        `http://127.0.0.1:${peerPort}`,
+        "--initial-advertise-peer-urls",
+        `http://127.0.0.1:${peerPort}`,
+        "--initial-cluster",
+        `writ-test=http://127.0.0.1:${peerPort}`,
+        "--listen-metrics-urls",
+        "",
+      ],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ETCD_UNSUPPORTED_ARCH: process.arch === "x64" ? "" : process.arch },
+      },
+    );
     children.push(etcd);
     etcd.stdout?.on("data", (b: Buffer) => (etcdOut = (etcdOut + b.toString("utf8")).slice(-20_000)));
     etcd.stderr?.on("data", (b: Buffer) => (etcdOut = (etcdOut + b.toString("utf8")).slice(-20_000)));
     const etcdDeadline = Date.now() + 30_000;
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${etcdPort}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${etcdPort}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (etcd.exitCode !== null || Date.now() > etcdDeadline) throw new Error(`etcd did not start:\n${etcdOut}`);
       await sleep(100);
@@ -384,7 +412,11 @@ export async function startPatroniCluster(opts: PatroniClusterOptions = {}): Pro
       const dataDir = join(dir, "data");
       await mkdir(dir, { mode: 0o700 });
       const config = join(dir, "patroni.yml");
-      await writeFile(config, yamlConfig({ scope, name, apiPort, pgPort, etcdPort, dataDir, dir, pgBin: tools.pgBin, password, parameters: opts.parameters ?? {} }), { mode: 0o600 });
+      await writeFile(
+        config,
+        yamlConfig({ scope, name, apiPort, pgPort, etcdPort, dataDir, dir, pgBin: tools.pgBin, password, parameters: opts.parameters ?? {} }),
+        { mode: 0o600 },
+      );
       if (uid !== undefined && gid !== undefined) {
         for (const f of [dir, config]) chownSync(f, uid, gid);
       }

@@ -19,8 +19,7 @@ import Fastify, { type FastifyInstance, type FastifyPluginAsync } from "fastify"
 import type { FastifyLoggerStreamDestination } from "fastify/types/logger.js";
 import type { Pool } from "pg";
 import type { Registry } from "prom-client";
-import { createPool } from "../store/pool.js";
-import { appendRevocationToLog, type RevocationLogAppender } from "../store/revocation-log.js";
+import { createPool, appendRevocationToLog, type RevocationLogAppender } from "../store/index.js";
 import { ApiError, errorHandler, notFoundHandler } from "./errors.js";
 import authPlugin from "./plugins/auth.js";
 import changesPlugin from "./plugins/changes.js";
@@ -52,12 +51,31 @@ import type { Settings } from "./settings.js";
 import { inexactNumberError, loneSurrogateError } from "./well-formed-input.js";
 import { scanJsonBodies, SMALL_BODY_LIMIT } from "./body-shape.js";
 import { serializeRequest } from "./request-log.js";
-import webhooksPlugin from "../webhooks/plugin.js";
-import retentionPlugin from "../retention/plugin.js";
+import { webhooksPlugin } from "../webhooks/index.js";
+import { retentionPlugin } from "../retention/index.js";
 import { hasNul } from "../core/schemas/index.js";
 
 /** Route areas, registered in this order. Add a new area here. */
-const ROUTE_AREAS: readonly FastifyPluginAsync[] = [keysRoutes, revocationRoutes, logRoutes, portalRoutes, orgRoutes, agentRoutes, inquiryRoutes, reportRoutes, subscriptionRoutes, fxRoutes, demoRoutes, verifyRoutes, delegationRoutes, recordRoutes, mandateRoutes, adminRoutes, approvalRoutes, landingRoutes];
+const ROUTE_AREAS: readonly FastifyPluginAsync[] = [
+  keysRoutes,
+  revocationRoutes,
+  logRoutes,
+  portalRoutes,
+  orgRoutes,
+  agentRoutes,
+  inquiryRoutes,
+  reportRoutes,
+  subscriptionRoutes,
+  fxRoutes,
+  demoRoutes,
+  verifyRoutes,
+  delegationRoutes,
+  recordRoutes,
+  mandateRoutes,
+  adminRoutes,
+  approvalRoutes,
+  landingRoutes,
+];
 
 /** Replaceable parts of the app (tests and `writ serve` pass them; all are optional). */
 export interface AppDeps {
@@ -86,7 +104,7 @@ declare module "fastify" {
     readonly settings: Settings;
     /** The current time; routes never call `new Date()` themselves. */
     clock(): Date;
-    /** Appends a stored revocation to the transparency log (see src/store/revocation-log.ts). */
+    /** Appends a stored revocation to the transparency log (see src/store/revocation/log.ts). */
     readonly revocationLog: RevocationLogAppender;
   }
 }

@@ -86,7 +86,10 @@ export class JsonShapeScan {
 /** A pass-through stream that fails with a 400 `ApiError` once the scan refuses the body. */
 class ScanningStream extends Transform {
   private readonly scan: JsonShapeScan;
-  constructor(limits: JsonShapeLimits, private readonly onRefuse: () => void) {
+  constructor(
+    limits: JsonShapeLimits,
+    private readonly onRefuse: () => void,
+  ) {
     super();
     this.scan = new JsonShapeScan(limits);
   }

@@ -8,7 +8,7 @@
  * hand. To add an error, add a code here.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { isDataException, isDbUnavailable, isUnstorableText } from "../store/db-errors.js";
+import { isDataException, isDbUnavailable, isUnstorableText } from "../store/index.js";
 
 /** Every API error code with its status and default message. */
 export const API_ERRORS = {

@@ -9,12 +9,12 @@
  * close the pool. A second signal, or the shutdown timeout, exits at once with status 1.
  */
 import type { FastifyInstance } from "fastify";
-import { migrateWhenReachable } from "../store/migrate.js";
+import { migrateWhenReachable } from "../store/index.js";
 import { settingRefusals } from "../core/env/index.js";
 import { buildApp, type AppDeps } from "./app.js";
 import { loadSettings, type Settings } from "./settings.js";
 import { onShutdownSignals } from "./signals.js";
-import { startHealthServer, type HealthServer } from "../metrics/http-server.js";
+import { startHealthServer, type HealthServer } from "../metrics/index.js";
 
 /** A listening server. */
 export interface RunningServer {
@@ -49,7 +49,8 @@ async function migrateWithRetry(app: FastifyInstance, databaseUrl: string, isClo
       databaseUrl,
       {
         info: (msg) => app.log.debug(msg),
-        unreachable: (err, wait) => app.log.warn({ error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }, "database unreachable; migrations will be retried"),
+        unreachable: (err, wait) =>
+          app.log.warn({ error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }, "database unreachable; migrations will be retried"),
       },
       isClosing,
     );
@@ -85,17 +86,15 @@ export async function startServer(settings: Settings, opts: StartOptions = {}): 
     }
   }
   let closing: Promise<void> | null = null;
-  const migrated =
-    runMigrations && settings.databaseUrl
-      ? migrateWithRetry(app, settings.databaseUrl, () => closing !== null)
-      : Promise.resolve();
+  const migrated = runMigrations && settings.databaseUrl ? migrateWithRetry(app, settings.databaseUrl, () => closing !== null) : Promise.resolve();
   migrated.catch(() => {}); // reported in the log; readiness stays 503
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
-  const close = () => (closing ??= app.close().then(async () => {
-    await metrics?.close();
-    markClosed();
-  }));
+  const close = () =>
+    (closing ??= app.close().then(async () => {
+      await metrics?.close();
+      markClosed();
+    }));
 
   if (opts.handleSignals) {
     const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;

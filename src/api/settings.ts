@@ -17,24 +17,19 @@ import { isIP } from "node:net";
 import { keyId, parsePublicJwk, signerFromSeed, type PublicJwk, type Signer } from "../core/jose/index.js";
 import { DEFAULT_REPORT_DAILY_CAP } from "../core/registry/index.js";
 import { isCheckpointOrigin } from "../core/tlog/index.js";
-import { loadWebhookSettings, type WebhookSettings } from "../webhooks/settings.js";
-import { loadRetentionSettings, type RetentionSettings } from "../retention/settings.js";
+import { loadWebhookSettings, type WebhookSettings } from "../webhooks/index.js";
+import { loadRetentionSettings, type RetentionSettings } from "../retention/index.js";
 import { loadPortalSettings, type PortalSettings } from "./routes/portal/settings.js";
 import { envInteger, envText, type Env } from "../core/env/index.js";
-import { loadFxSettings, type FxSettings } from "../fx/settings.js";
-import { loadVerifySettings, type VerifySettings } from "../verify/settings.js";
-import { loadKubeWatchSettings, type KubeWatchSettings } from "../verify/revocation/kube-watch-settings.js";
-import { loadOutboundPolicy } from "../http/outbound-settings.js";
-import type { OutboundPolicy } from "../http/outbound-address.js";
+import { loadFxSettings, type FxSettings } from "../fx/index.js";
+import { loadVerifySettings, type VerifySettings, loadKubeWatchSettings, type KubeWatchSettings } from "../verify/index.js";
+import { loadOutboundPolicy, type OutboundPolicy } from "../http/index.js";
 import { loadServerTimeouts, type ServerTimeouts } from "./server-timeouts.js";
-import { parseClusterUrl } from "../store/cluster-url.js";
-import { loadSynchronousCommit, type SynchronousCommit } from "../store/pool.js";
+import { parseClusterUrl, loadSynchronousCommit, type SynchronousCommit } from "../store/index.js";
 
 /** A setting that may be absent, loaded, or present but unusable. */
 export type Loaded<T> =
-  | { readonly status: "unset" }
-  | { readonly status: "loaded"; readonly value: T }
-  | { readonly status: "invalid"; readonly error: string };
+  { readonly status: "unset" } | { readonly status: "loaded"; readonly value: T } | { readonly status: "invalid"; readonly error: string };
 
 /** One published key record: the public JWK with its computed kid, plus any extra members. */
 export interface PublishedKeyRecord {
@@ -207,7 +202,9 @@ export function loadTrustProxy(raw: string | null, problems: string[]): false | 
     return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
   });
   if (ok) return items.join(",");
-  problems.push("WRIT_TRUST_PROXY must be a hop count 1..10 or a comma-separated list of proxy addresses, CIDRs, loopback, linklocal or uniquelocal; trusting no proxy");
+  problems.push(
+    "WRIT_TRUST_PROXY must be a hop count 1..10 or a comma-separated list of proxy addresses, CIDRs, loopback, linklocal or uniquelocal; trusting no proxy",
+  );
   return false;
 }
 

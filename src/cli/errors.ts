@@ -13,15 +13,7 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 /** Stable codes of CLI failures. */
-export type CliErrorCode =
-  | "USAGE"
-  | "SECRET_IN_ARGUMENT"
-  | "FILE_UNREADABLE"
-  | "FILE_EXISTS"
-  | "INPUT_INVALID"
-  | "CHECK_FAILED"
-  | "SERVER_ERROR"
-  | "NETWORK";
+export type CliErrorCode = "USAGE" | "SECRET_IN_ARGUMENT" | "FILE_UNREADABLE" | "FILE_EXISTS" | "INPUT_INVALID" | "CHECK_FAILED" | "SERVER_ERROR" | "NETWORK";
 
 const USAGE_CODES: ReadonlySet<CliErrorCode> = new Set<CliErrorCode>(["USAGE", "SECRET_IN_ARGUMENT"]);
 

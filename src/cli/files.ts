@@ -123,7 +123,8 @@ export function writeFileSafely(path: string, text: string, opts: { mode: number
     try {
       unlinkSync(path);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new CliError("FILE_UNREADABLE", `cannot replace ${path}: ${String((e as NodeJS.ErrnoException).code ?? e)}`);
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+        throw new CliError("FILE_UNREADABLE", `cannot replace ${path}: ${String((e as NodeJS.ErrnoException).code ?? e)}`);
     }
   }
   let fd: number;

@@ -87,10 +87,14 @@ export async function callApi(
   } catch (e) {
     if (e instanceof SyntaxError) throw new CliError("SERVER_ERROR", `${path} answered with a body that is not JSON; is --server a Writ server?`);
     const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-    throw new CliError("NETWORK", `cannot reach ${endpoint(server, path).origin}${endpoint(server, path).pathname}: ${cause}; check --server and that the server is running`);
+    throw new CliError(
+      "NETWORK",
+      `cannot reach ${endpoint(server, path).origin}${endpoint(server, path).pathname}: ${cause}; check --server and that the server is running`,
+    );
   }
   const body = r.data ?? r.error ?? {};
   // openapi-fetch hands an error answer that is not JSON over as its text.
-  if (typeof body !== "object") throw new CliError("SERVER_ERROR", `${path} answered ${r.response.status} with a body that is not JSON; is --server a Writ server?`);
+  if (typeof body !== "object")
+    throw new CliError("SERVER_ERROR", `${path} answered ${r.response.status} with a body that is not JSON; is --server a Writ server?`);
   return { status: r.response.status, body };
 }

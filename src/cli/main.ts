@@ -133,7 +133,15 @@ async function versionLine(): Promise<string> {
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return ["usage: writ <command> [args]", "       writ --version", "", "commands:", ...lines, "", "Run writ <command> --help for its flags and an example."].join("\n");
+  return [
+    "usage: writ <command> [args]",
+    "       writ --version",
+    "",
+    "commands:",
+    ...lines,
+    "",
+    "Run writ <command> --help for its flags and an example.",
+  ].join("\n");
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit status. */
@@ -153,7 +161,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await (await command.load())(args);
+    return await (
+      await command.load()
+    )(args);
   } catch (e) {
     console.error(`writ ${verb}: ${e instanceof Error ? e.message : String(e)}`);
     return 1;

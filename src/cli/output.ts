@@ -7,7 +7,7 @@
  * (`2026-01-02T03:04:05Z`, `yes`, `on`, `0o17`) is double-quoted, so `kubectl apply` sees
  * exactly the values that were signed, as does any YAML 1.2 reader. JSON is indented by two.
  */
-import { toKubeYaml } from "../manifests/yaml.js";
+import { toKubeYaml } from "../manifests/index.js";
 import { usageError } from "./errors.js";
 
 /** An output format. */

@@ -22,8 +22,16 @@ export function parseFieldValue(field: string, type: FieldType, value: string): 
       if (value !== "true" && value !== "false") throw usageError(`--set ${field} takes true or false, not ${JSON.stringify(value)}`);
       return value === "true";
     case "list": {
-      const inner = value.trim().replace(/^\[(.*)\]$/s, "$1").trim();
-      return inner === "" ? [] : inner.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      const inner = value
+        .trim()
+        .replace(/^\[(.*)\]$/s, "$1")
+        .trim();
+      return inner === ""
+        ? []
+        : inner
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s !== "");
     }
     default:
       if (value === "") throw usageError(`--set ${field} needs a value`);

@@ -16,9 +16,7 @@ import type { CliIo } from "./io.js";
 export type VerbOptions = NonNullable<ParseArgsConfig["options"]>;
 
 /** The parsed flag values of a verb with options `O`. */
-export type VerbValues<O extends VerbOptions> = ReturnType<
-  typeof parseArgs<{ options: O; strict: true; allowPositionals: false; args: string[] }>
->["values"];
+export type VerbValues<O extends VerbOptions> = ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: false; args: string[] }>>["values"];
 
 /** A verb: what it is, how to call it, and what it does. */
 export interface VerbSpec<O extends VerbOptions> {
@@ -66,10 +64,7 @@ function refuseSecretFlags(argv: readonly string[]): void {
     const name = arg.slice(2).split("=")[0] ?? "";
     const instead = Object.hasOwn(SECRET_FLAGS, name) ? SECRET_FLAGS[name] : undefined;
     if (instead !== undefined) {
-      throw new CliError(
-        "SECRET_IN_ARGUMENT",
-        `--${name} is refused: secrets passed as arguments land in shell history and process lists; use ${instead}`,
-      );
+      throw new CliError("SECRET_IN_ARGUMENT", `--${name} is refused: secrets passed as arguments land in shell history and process lists; use ${instead}`);
     }
   }
 }

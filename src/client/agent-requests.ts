@@ -19,7 +19,18 @@
  * const answer = await verifyAgentRequest({ method, url, headers }, { directory });
  * ```
  */
-import { CLOCK_SKEW_SECONDS, DIRECTORY_PATH, checkSignature, signRequest, verifyDirectory, type DirectoryKey, type HttpRequestLike, type KeyDirectory, type SignatureFacts, type SignatureFields } from "../core/httpsig/index.js";
+import {
+  CLOCK_SKEW_SECONDS,
+  DIRECTORY_PATH,
+  checkSignature,
+  signRequest,
+  verifyDirectory,
+  type DirectoryKey,
+  type HttpRequestLike,
+  type KeyDirectory,
+  type SignatureFacts,
+  type SignatureFields,
+} from "../core/httpsig/index.js";
 import { parsePublicJwk, signerFromJwk, type PublicJwk } from "../core/jose/index.js";
 
 export type { DirectoryKey, HttpRequestLike, KeyDirectory, SignatureFacts, SignatureFields };
@@ -109,7 +120,10 @@ export class KeyDirectoryCache {
     const writKey = await this.logKey();
     const r = await this.fetchFn(new Request(this.url, { headers: { accept: "application/http-message-signatures-directory+json" } }));
     if (!r.ok) throw new KeyDirectoryError(`${this.url} answered ${r.status}`);
-    const check = await verifyDirectory({ url: this.url, headers: Object.fromEntries(r.headers.entries()), body: await r.text() }, { writKey, nowMs: this.now() });
+    const check = await verifyDirectory(
+      { url: this.url, headers: Object.fromEntries(r.headers.entries()), body: await r.text() },
+      { writKey, nowMs: this.now() },
+    );
     if (!check.ok) throw new KeyDirectoryError(check.message);
     this.current = { directory: check.directory, expires: check.expires, byKid: new Map(check.directory.keys.map((k) => [k.kid, k])) };
     return check.directory;
@@ -154,7 +168,14 @@ export class MemoryNonceStore implements NonceStore {
 export interface AgentRequestCheck {
   verified: boolean;
   /** Why not: a reason code of docs/reasons.md (absent when verified). */
-  reason?: "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID";
+  reason?:
+    | "REQUEST_SIGNATURE_MISSING"
+    | "REQUEST_SIGNATURE_MALFORMED"
+    | "REQUEST_SIGNATURE_EXPIRED"
+    | "REQUEST_KEY_UNKNOWN"
+    | "REQUEST_SIGNATURE_INVALID"
+    | "REQUEST_NONCE_REPLAYED"
+    | "KEY_DIRECTORY_INVALID";
   message?: string;
   /** The agent the directory lists for the key. */
   agent?: { agent_id: string; operator_org_id: string; verification_level?: string };
@@ -188,12 +209,25 @@ export async function verifyAgentRequest(request: HttpRequestLike, opts: VerifyA
       return undefined;
     }
   };
-  const check = await checkSignature({ request }, { keyFor, jwkOf: (k) => parsePublicJwk({ kty: k.kty, crv: k.crv, x: k.x, ...("y" in k ? { y: k.y } : {}) }), nowMs });
+  const check = await checkSignature(
+    { request },
+    { keyFor, jwkOf: (k) => parsePublicJwk({ kty: k.kty, crv: k.crv, x: k.x, ...("y" in k ? { y: k.y } : {}) }), nowMs },
+  );
   if (directoryProblem !== undefined) return { verified: false, reason: "KEY_DIRECTORY_INVALID", message: directoryProblem };
   if (!check.ok) return { verified: false, reason: check.code, message: check.message, ...(check.facts ? { signature: check.facts } : {}) };
-  const agent = { agent_id: check.key.agent_id, operator_org_id: check.key.operator_org_id, ...(check.key.verification_level !== undefined ? { verification_level: check.key.verification_level } : {}) };
+  const agent = {
+    agent_id: check.key.agent_id,
+    operator_org_id: check.key.operator_org_id,
+    ...(check.key.verification_level !== undefined ? { verification_level: check.key.verification_level } : {}),
+  };
   if (opts.nonces && !(await opts.nonces.claim(check.facts.keyid, check.facts.nonce, (check.facts.expires + CLOCK_SKEW_SECONDS) * 1000))) {
-    return { verified: false, reason: "REQUEST_NONCE_REPLAYED", message: `nonce of signature ${check.facts.label} was already presented for key ${check.facts.keyid}`, agent, signature: check.facts };
+    return {
+      verified: false,
+      reason: "REQUEST_NONCE_REPLAYED",
+      message: `nonce of signature ${check.facts.label} was already presented for key ${check.facts.keyid}`,
+      agent,
+      signature: check.facts,
+    };
   }
   return { verified: true, agent, signature: check.facts };
 }

@@ -44,7 +44,9 @@ export function createWritClient(opts: WritClientOptions): WritClient {
 }
 
 /** The JSON body of a request to `P` with `M` (e.g. `RequestBody<"/v1/verify", "post">`). */
-export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { "application/json": infer B } } }
+  ? B
+  : never;
 
 /** The JSON answer of `P` with `M` for status `S` (default 200). */
 export type Answer<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = paths[P][M] extends {
@@ -59,7 +61,20 @@ export type VerifyAnswer = Answer<"/v1/verify", "post">;
 export type AgreementAnswer = Answer<"/v1/agreements/{agreement_id}", "get">;
 
 export {
-  KeyDirectoryCache, KeyDirectoryError, MemoryNonceStore, keyDirectoryUrl, signAgentRequest, verifyAgentRequest,
-  type AgentRequestCheck, type DirectoryKey, type HttpRequestLike, type KeyDirectory, type KeyDirectoryCacheOptions, type NonceStore,
-  type SignAgentRequestOptions, type SignatureFacts, type SignatureFields, type VerifyAgentRequestOptions,
+  KeyDirectoryCache,
+  KeyDirectoryError,
+  MemoryNonceStore,
+  keyDirectoryUrl,
+  signAgentRequest,
+  verifyAgentRequest,
+  type AgentRequestCheck,
+  type DirectoryKey,
+  type HttpRequestLike,
+  type KeyDirectory,
+  type KeyDirectoryCacheOptions,
+  type NonceStore,
+  type SignAgentRequestOptions,
+  type SignatureFacts,
+  type SignatureFields,
+  type VerifyAgentRequestOptions,
 } from "./agent-requests.js";

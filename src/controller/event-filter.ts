@@ -7,8 +7,7 @@
  * subresource, the finalizer, the record-id annotation) queue nothing. Pure apart from the memo.
  */
 import { canonicalJson } from "../core/canonical/index.js";
-import type { InformerEventType } from "../sources/kubernetes/informer.js";
-import type { KubeObject } from "../sources/kubernetes/objects.js";
+import type { InformerEventType, KubeObject } from "../sources/kubernetes/index.js";
 import type { StatusMemo } from "./status-memo.js";
 
 type WithStatus = KubeObject & { status?: unknown };

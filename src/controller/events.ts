@@ -5,9 +5,8 @@
  * is posted in the background, at most `maxInFlight` at once (more are dropped and counted), and
  * a failure is logged, never an error of the reconcile.
  */
-import type { KubeTransport } from "../sources/kubernetes/client.js";
-import { resourcePath } from "../sources/kubernetes/objects.js";
-import type { Clock } from "../core/time/clock.js";
+import { type KubeTransport, resourcePath } from "../sources/kubernetes/index.js";
+import type { Clock } from "../core/time/index.js";
 import { WRIT_API_VERSION, type WritResource } from "./kinds.js";
 import { errorText, type Logger } from "./log.js";
 

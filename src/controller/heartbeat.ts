@@ -11,10 +11,9 @@
  * delayed) or being processed was queued. Nothing is written before every informer has listed.
  */
 import type { Pool } from "pg";
-import type { ApiServerProbe } from "../sources/kubernetes/api-probe.js";
-import type { Informer } from "../sources/kubernetes/informer.js";
-import { writeHeartbeat } from "../store/controller-heartbeat.js";
-import type { Clock } from "../core/time/clock.js";
+import type { ApiServerProbe, Informer } from "../sources/kubernetes/index.js";
+import { writeHeartbeat } from "../store/index.js";
+import type { Clock } from "../core/time/index.js";
 import { errorText, type Logger } from "./log.js";
 import type { WorkQueue } from "./queue/work-queue.js";
 
@@ -82,7 +81,13 @@ export class ControllerHeartbeat {
     if (observed === undefined) return false;
     this.writing = true;
     try {
-      const written = await writeHeartbeat(o.pool, { lease: o.lease, identity: o.identity, observedLagMs: now - observed, apiReachable: o.probe.reachable(), takeOver: leading });
+      const written = await writeHeartbeat(o.pool, {
+        lease: o.lease,
+        identity: o.identity,
+        observedLagMs: now - observed,
+        apiReachable: o.probe.reachable(),
+        takeOver: leading,
+      });
       // A former leader stops once another replica holds the row.
       if (!written && !leading) this.holder = false;
       this.lastError = "";

@@ -5,7 +5,7 @@
  * on resources it stored, and the shapes of the resources it reads.
  */
 import { WRIT_GROUP, WRIT_VERSION } from "../core/crd/index.js";
-import type { KubeObject } from "../sources/kubernetes/objects.js";
+import type { KubeObject } from "../sources/kubernetes/index.js";
 
 /** The finalizer: deleting a resource revokes (deactivates) its record before it goes. */
 export const REVOKE_FINALIZER = "writ.dev/revoke";

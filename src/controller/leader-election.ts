@@ -18,10 +18,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { KubeTransport } from "../sources/kubernetes/client.js";
-import { isKubeError } from "../sources/kubernetes/errors.js";
-import { resourcePath, type KubeObject } from "../sources/kubernetes/objects.js";
-import { systemClock, type Clock, type ClockTimer } from "../core/time/clock.js";
+import { type KubeTransport, isKubeError, resourcePath, type KubeObject } from "../sources/kubernetes/index.js";
+import { systemClock, type Clock, type ClockTimer } from "../core/time/index.js";
 import { errorText, silentLogger, type Logger } from "./log.js";
 
 /** A Lease (the members used). */

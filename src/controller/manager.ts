@@ -15,24 +15,27 @@
  */
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Pool } from "pg";
-import { getAgent } from "../store/agents.js";
-import { getOrg } from "../store/orgs.js";
-import { migrateWhenReachable } from "../store/migrate.js";
-import { createPool, type PoolOptions } from "../store/pool.js";
-import { KubeClient, loadKubeConfig, type KubeTransport } from "../sources/kubernetes/client.js";
-import { isKubeError } from "../sources/kubernetes/errors.js";
-import { startInformer, type Informer } from "../sources/kubernetes/informer.js";
-import { objectKey } from "../sources/kubernetes/objects.js";
-import { systemClock, type Clock } from "../core/time/clock.js";
+import { getAgent, getOrg, migrateWhenReachable, createPool, type PoolOptions } from "../store/index.js";
+import {
+  KubeClient,
+  loadKubeConfig,
+  type KubeTransport,
+  isKubeError,
+  startInformer,
+  type Informer,
+  objectKey,
+  writRef,
+  NamespaceBindings,
+  ApiServerProbe,
+} from "../sources/kubernetes/index.js";
+import { systemClock, type Clock } from "../core/time/index.js";
 import { shouldEnqueue } from "./event-filter.js";
 import { EventRecorder } from "./events.js";
-import { startHealthServer, type HealthServer } from "../metrics/http-server.js";
+import { startHealthServer, type HealthServer } from "../metrics/index.js";
 import { CONTROLLER_NAMES, type WritResource } from "./kinds.js";
-import { writRef } from "../sources/kubernetes/writ-refs.js";
 import { LeaderElector, leaderIdentity } from "./leader-election.js";
 import { errorText, jsonLogger, type Logger } from "./log.js";
 import { createControllerMetrics, type ControllerMetrics } from "./metrics.js";
-import { NamespaceBindings } from "../sources/kubernetes/namespace-binding.js";
 import { defaultRateLimiter } from "./queue/rate-limiter.js";
 import { WorkQueue } from "./queue/work-queue.js";
 import { reconcileAgreement } from "./reconcilers/agreement.js";
@@ -40,15 +43,14 @@ import type { ReconcileContext, ResourceCache } from "./reconcilers/context.js";
 import { reconcileDelegation } from "./reconcilers/delegation.js";
 import { reconcileSubscription } from "./reconcilers/subscription.js";
 import { ControllerRunner, type ReconcileResult } from "./runner.js";
-import { followRevocations } from "./revocation-follower.js";
+import { followRevocations } from "./revocation/follower.js";
 import { ControllerHeartbeat } from "./heartbeat.js";
-import { ApiServerProbe } from "../sources/kubernetes/api-probe.js";
 import { StatusMemo } from "./status-memo.js";
 import { admissionLookup } from "./admission/lookup.js";
 import { reviewAdmission } from "./admission/review.js";
 import { startAdmissionServer, type AdmissionServer } from "./admission/server.js";
 import type { ControllerSettings } from "./settings.js";
-import { StopGroup } from "../core/lifecycle/stop-group.js";
+import { StopGroup } from "../core/lifecycle/index.js";
 
 /** A running controller. */
 export interface ControllerHandle {
@@ -127,7 +129,8 @@ export async function startController(settings: ControllerSettings, deps: Contro
   if (!deps.skipMigrations) {
     await migrateWhenReachable(settings.databaseUrl, {
       info: (msg) => log.info(msg),
-      unreachable: (err, wait) => log.warn("database unreachable; migrations will be retried", { error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }),
+      unreachable: (err, wait) =>
+        log.warn("database unreachable; migrations will be retried", { error: err instanceof Error ? err.message : String(err), retry_in_ms: wait }),
     });
   }
   // Every part registers its stop as it starts; `stop()` and a failed start share this teardown.
@@ -192,7 +195,11 @@ async function startParts(settings: ControllerSettings, deps: { client: KubeTran
   const namespaces: (string | undefined)[] = settings.watchNamespaces.length > 0 ? settings.watchNamespaces : [undefined];
 
   const queueOf = (name: string): WorkQueue => {
-    const q: WorkQueue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock, settings.rateLimits), metrics: metrics.queue(name, () => q.unfinishedWork()) });
+    const q: WorkQueue = new WorkQueue({
+      clock,
+      rateLimiter: defaultRateLimiter(clock, settings.rateLimits),
+      metrics: metrics.queue(name, () => q.unfinishedWork()),
+    });
     return q;
   };
   const queues = {
@@ -231,7 +238,13 @@ async function startParts(settings: ControllerSettings, deps: { client: KubeTran
     clock,
     log,
     events: new EventRecorder(client, { instance: identity, clock, log }),
-    bindings: new NamespaceBindings(client, (id) => getOrg(pool, id), clock, 10_000, async (id) => (await getAgent(pool, id))?.org_id),
+    bindings: new NamespaceBindings(
+      client,
+      (id) => getOrg(pool, id),
+      clock,
+      10_000,
+      async (id) => (await getAgent(pool, id))?.org_id,
+    ),
     caches: { delegations: cacheOf(informers.delegations), agreements: cacheOf(informers.agreements), subscriptions: cacheOf(informers.subscriptions) },
     enqueue: {
       delegation: (k) => queues.delegation.add(k),
@@ -274,7 +287,10 @@ async function startParts(settings: ControllerSettings, deps: { client: KubeTran
   const probe = new ApiServerProbe({ client, intervalMs: 1000, timeoutMs: 1000 });
   probe.start();
   parts.add("API server probe", () => probe.stop());
-  metrics.watch(() => all.every((i) => i.healthy()), () => probe.reachable());
+  metrics.watch(
+    () => all.every((i) => i.healthy()),
+    () => probe.reachable(),
+  );
   const heartbeat = new ControllerHeartbeat({
     pool,
     lease: settings.leaseName ?? "none",

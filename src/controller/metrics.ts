@@ -17,8 +17,8 @@ export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_af
 
 /** controller-runtime's reconcile time buckets (seconds). */
 const RECONCILE_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4,
-  4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10,
+  15, 20, 25, 30, 40, 50, 60,
 ];
 /** client-go's workqueue buckets: 10 ns to 10 s, by tens. */
 const QUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
@@ -98,7 +98,12 @@ export function createControllerMetrics(opts: { defaults?: boolean } = {}): Cont
     labelNames: ["controller"] as const,
     registers,
   });
-  const active = new Gauge({ name: "controller_runtime_active_workers", help: "Number of currently used workers per controller", labelNames: ["controller"] as const, registers });
+  const active = new Gauge({
+    name: "controller_runtime_active_workers",
+    help: "Number of currently used workers per controller",
+    labelNames: ["controller"] as const,
+    registers,
+  });
   const maxConcurrent = new Gauge({
     name: "controller_runtime_max_concurrent_reconciles",
     help: "Maximum number of concurrent reconciles per controller",

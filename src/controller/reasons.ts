@@ -6,7 +6,7 @@
  * instead (src/core/evaluate/reasons.ts), so a condition's reason is `ConditionReason`, one
  * union or the other. docs/reasons.md lists both (`npm run gen:docs`).
  */
-import type { ReasonCode } from "../core/evaluate/reasons.js";
+import type { ReasonCode } from "../core/evaluate/index.js";
 
 /** Each controller reason and what it says, in plain words (docs/reasons.md). */
 export const CONTROLLER_REASONS = {

@@ -5,12 +5,9 @@
  * Conflict and the key is retried).
  */
 import { ownerIdentity, type OwnerKind } from "../core/crd/index.js";
-import type { KubeTransport } from "../sources/kubernetes/client.js";
-import { JSON_PATCH, MERGE_PATCH } from "../sources/kubernetes/client.js";
-import { isKubeError } from "../sources/kubernetes/errors.js";
-import { resourcePath, type ResourceRef } from "../sources/kubernetes/objects.js";
+import { type KubeTransport, JSON_PATCH, MERGE_PATCH, isKubeError, resourcePath, type ResourceRef } from "../sources/kubernetes/index.js";
 import { statusUnchanged } from "./conditions.js";
-import type { RecordOwner } from "../store/record-owners.js";
+import type { RecordOwner } from "../store/index.js";
 import { RECORD_ID_ANNOTATION, REVOKE_FINALIZER, type WritResource } from "./kinds.js";
 
 function objectRef(ref: ResourceRef, obj: WritResource): ResourceRef {

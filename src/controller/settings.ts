@@ -10,7 +10,7 @@ import { envInteger, type Env } from "../core/env/index.js";
 import { signerFromSeed, type Signer } from "../core/jose/index.js";
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "./queue/rate-limiter.js";
 import { LOG_LEVELS, type LogLevel } from "./log.js";
-import { loadSynchronousCommit, type SynchronousCommit } from "../store/pool.js";
+import { loadSynchronousCommit, type SynchronousCommit } from "../store/index.js";
 
 /** Everything `writ controller` is configured with. */
 export interface ControllerSettings {
@@ -82,12 +82,10 @@ export class ControllerSettingsError extends Error {
   }
 }
 
-
 function text(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v ? v : undefined;
 }
-
 
 /** Reads the settings from `env` (default `process.env`). */
 export function loadControllerSettings(env: Env = process.env): ControllerSettings {
@@ -135,7 +133,10 @@ export function loadControllerSettings(env: Env = process.env): ControllerSettin
     port: Number(portText),
     webhookPort: webhookText === undefined ? undefined : Number(webhookText),
     webhookCertDir: text(env, "WRIT_WEBHOOK_CERT_DIR") ?? "/tmp/k8s-webhook-server/serving-certs",
-    watchNamespaces: (text(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    watchNamespaces: (text(env, "WRIT_WATCH_NAMESPACES") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
     leaseName: text(env, "WRIT_LEADER_ELECTION_LEASE"),
     leaseNamespace: text(env, "WRIT_LEADER_ELECTION_NAMESPACE") ?? podNamespace ?? "default",
     podName: text(env, "POD_NAME"),

@@ -6,7 +6,7 @@
  * `spec.scope.maximum_amount`, `/conditions/0/timezone` is `spec.conditions[0].timezone`, and the
  * record's `/status` is `spec.state`.
  */
-import type { ReasonCode } from "../core/evaluate/reasons.js";
+import type { ReasonCode } from "../core/evaluate/index.js";
 import { findPrivateJwkMembers, privateMemberMessage } from "../core/jose/index.js";
 
 /** Why a resource is not stored as declared: the condition it fails, a reason code, and what is wrong. */
@@ -22,7 +22,11 @@ function unescape(token: string): string {
 
 /** The spec path of a JSON pointer into the record (see the module comment). */
 export function specPath(pointer: string): string {
-  const tokens = pointer.split("/").slice(1).map(unescape).filter((t, i) => !(i === 0 && t === ""));
+  const tokens = pointer
+    .split("/")
+    .slice(1)
+    .map(unescape)
+    .filter((t, i) => !(i === 0 && t === ""));
   let out = "spec";
   tokens.forEach((t, i) => {
     const name = i === 0 && t === "status" ? "state" : t;

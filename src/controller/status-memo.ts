@@ -8,11 +8,13 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "../core/canonical/index.js";
-import type { KubeObject } from "../sources/kubernetes/objects.js";
+import type { KubeObject } from "../sources/kubernetes/index.js";
 
 function digest(status: unknown): string {
   try {
-    return createHash("sha256").update(canonicalJson(status ?? null)).digest("base64url");
+    return createHash("sha256")
+      .update(canonicalJson(status ?? null))
+      .digest("base64url");
   } catch {
     return "";
   }

@@ -6,11 +6,10 @@
  * `POST /v1/verify` that answers ALLOW while the seven-day demo grant lasts.
  */
 import type { FastifyInstance } from "fastify";
-import { DEMO_DELEGATION_ID } from "../core/demo/index.js";
-import { DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID } from "../core/demo/seed.js";
+import { DEMO_DELEGATION_ID, DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID } from "../core/demo/index.js";
 import { defaultScopes } from "../core/registry/index.js";
 import { parseInstant } from "../core/time/index.js";
-import { loadDelegation } from "../store/delegations.js";
+import { loadDelegation } from "../store/index.js";
 import { seedDemo } from "../api/routes/admin/seed-demo.js";
 import { logAppendOptions } from "../api/routes/shared/registry-log.js";
 
@@ -24,7 +23,14 @@ export async function seedDevDemo(app: FastifyInstance, url: string, now: Date):
   const body = {
     agent_id: out.agent_id,
     agreement_id: out.agreement_id,
-    action: { action_id: `act_dev_${now.getTime()}`, action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: now.toISOString(), merchant: "Corner Market" },
+    action: {
+      action_id: `act_dev_${now.getTime()}`,
+      action_type: "purchase",
+      amount: 12.5,
+      currency: "USD",
+      proposed_at: now.toISOString(),
+      merchant: "Corner Market",
+    },
   };
   const lines = [
     `  demo data: ${out.already_present ? "already present" : "seeded now"} (PUBLIC demo keys, see docs/demo.md)`,

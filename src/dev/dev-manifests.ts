@@ -20,7 +20,7 @@ import type { FastifyInstance } from "fastify";
 import { logAppendOptions } from "../api/routes/shared/registry-log.js";
 import { DEMO_AGENT_ID } from "../core/demo/index.js";
 import { startLocalManifests, type LocalManifests, type ManifestObject } from "../sources/local/index.js";
-import { getAgent } from "../store/agents.js";
+import { getAgent } from "../store/index.js";
 import { localController } from "./local-controller.js";
 import { registerManifestAgents } from "./manifest-agents.js";
 import { writeFreshSamples } from "./samples.js";
@@ -86,7 +86,10 @@ export async function startDevManifests(
   const { print } = opts;
   const where = manifestsDirOf(opts.env, opts.cwd, opts.root);
   if (!where) return undefined;
-  const exists = await stat(where.dir).then(() => true, () => false);
+  const exists = await stat(where.dir).then(
+    () => true,
+    () => false,
+  );
   if (!where.explicit && !exists) {
     // Once per workspace: fresh samples, signed now (PUBLIC sample keys).
     const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
@@ -96,7 +99,10 @@ export async function startDevManifests(
     const line = await followReceiver(where.dir, opts.webhookUrl);
     if (line) print(`manifests: ${line}`);
   }
-  const isDir = await stat(where.dir).then((s) => s.isDirectory(), () => false);
+  const isDir = await stat(where.dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDir) {
     print(`manifests: WRIT_MANIFESTS_DIR ${where.dir} is not a folder; local manifests are off`);
     return undefined;
@@ -117,7 +123,8 @@ export async function startDevManifests(
       const now = new Date();
       for (const line of expiryNotes(objects, now.getTime(), reported)) print(`manifests: ${line}`);
       if (!pool || !orgId || !signer) return;
-      for (const line of await registerManifestAgents(pool, objects, { orgId, signer, logOptions: logAppendOptions(app, now), now })) print(`manifests: ${line}`);
+      for (const line of await registerManifestAgents(pool, objects, { orgId, signer, logOptions: logAppendOptions(app, now), now }))
+        print(`manifests: ${line}`);
     },
   });
 }

@@ -44,10 +44,16 @@ export function generateDevSecrets(): DevSecrets {
 function check(v: unknown, file: string): DevSecrets {
   const s = v as Partial<DevSecrets> | null;
   const ok =
-    typeof s === "object" && s !== null && s.version === 1 &&
-    typeof s.append_token === "string" && typeof s.admin_token === "string" &&
-    typeof s.log_signing_seed === "string" && /^[0-9a-f]{64}$/.test(s.log_signing_seed) &&
-    typeof s.postgres_password === "string" && typeof s.notifier === "object" && s.notifier !== null;
+    typeof s === "object" &&
+    s !== null &&
+    s.version === 1 &&
+    typeof s.append_token === "string" &&
+    typeof s.admin_token === "string" &&
+    typeof s.log_signing_seed === "string" &&
+    /^[0-9a-f]{64}$/.test(s.log_signing_seed) &&
+    typeof s.postgres_password === "string" &&
+    typeof s.notifier === "object" &&
+    s.notifier !== null;
   if (!ok) throw new Error(`${file} is not a writ dev settings file (version 1); move it away to start afresh`);
   signerFromJwk(s.notifier?.private_jwk); // throws when the stored key does not load
   return s as DevSecrets;

@@ -31,7 +31,7 @@ import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
 import { refusedSettings, startServer } from "../api/server.js";
 import { onShutdownSignals } from "../api/signals.js";
-import { migrate } from "../store/migrate.js";
+import { migrate } from "../store/index.js";
 import { seedDevDemo } from "./demo-seed.js";
 import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
@@ -155,12 +155,21 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
         `  notifier private key: ${settingsFile} (notifier.private_jwk)`,
         `  request log: ${settings.logFile ?? "standard output"}${settings.logFile ? `  (tail -f ${settings.logFile}; WRIT_LOG_FILE= to print it here)` : ""}`,
         ...demo,
-        ...(receiver ? [`  webhook receiver: ${receiver.url}  (the sample Subscription delivers here; signatures checked, deliveries logged to ${receiver.logFile})`] : []),
+        ...(receiver
+          ? [`  webhook receiver: ${receiver.url}  (the sample Subscription delivers here; signatures checked, deliveries logged to ${receiver.logFile})`]
+          : []),
         "  Ctrl-C stops the server, then Postgres.",
         "",
       ].join("\n"),
     );
-    const manifests = await startDevManifests(server.app, { databaseUrl, root, cwd, env, webhookUrl: receiver?.url, print: (line) => console.log(`writ dev: ${line}`) }).catch((e: unknown) => {
+    const manifests = await startDevManifests(server.app, {
+      databaseUrl,
+      root,
+      cwd,
+      env,
+      webhookUrl: receiver?.url,
+      print: (line) => console.log(`writ dev: ${line}`),
+    }).catch((e: unknown) => {
       console.error(`writ dev: local manifests failed to start: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });

@@ -24,7 +24,8 @@ export interface LocalControllerOptions {
 
 /** The controller's log as lines: warnings and errors only. */
 function lineLogger(print: (line: string) => void): Logger {
-  const line = (level: string) => (msg: string, fields?: Record<string, unknown>) => print(`controller ${level}: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ""}`);
+  const line = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+    print(`controller ${level}: ${msg}${fields ? ` ${JSON.stringify(fields)}` : ""}`);
   return { debug: () => {}, info: () => {}, warn: line("warning"), error: line("error") };
 }
 

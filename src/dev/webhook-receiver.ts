@@ -109,7 +109,9 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions): Promis
         body,
       };
       await appendFile(opts.logFile, `${JSON.stringify(entry)}\n`);
-      opts.print(`webhook received: ${String(b.type)} about ${String(b.agent_id)} (event ${String(b.event_id)}), signature ${signature}; logged to ${opts.logFile}`);
+      opts.print(
+        `webhook received: ${String(b.type)} about ${String(b.agent_id)} (event ${String(b.event_id)}), signature ${signature}; logged to ${opts.logFile}`,
+      );
       res.writeHead(204).end();
     })().catch((e: unknown) => {
       opts.print(`webhook receiver: ${e instanceof Error ? e.message : String(e)}`);

@@ -10,8 +10,7 @@
  * remembered for `noRateTtlMs` (SVC_FX_NO_RATE_TTL_MS), so a question the source cannot answer
  * does not reach it again meanwhile; rates themselves are cached by the store (rates.ts).
  */
-import { STRICT_OUTBOUND, type OutboundPolicy } from "../http/outbound-address.js";
-import { outboundRequest, OutboundError, type OutboundDeps } from "../http/outbound.js";
+import { STRICT_OUTBOUND, type OutboundPolicy, outboundRequest, OutboundError, type OutboundDeps } from "../http/index.js";
 import { FxSourceError } from "./errors.js";
 import { interpretAnswer, type SourceAnswer } from "./frankfurter-answer.js";
 

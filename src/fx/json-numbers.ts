@@ -58,7 +58,8 @@ class Parser {
       const c = this.s.charCodeAt(this.i);
       if (Number.isNaN(c)) this.fail("unterminated string");
       if (c < 0x20) this.fail("control character in string");
-      if (c === 0x5c) this.i += 2; // backslash: skip the escaped character (JSON.parse checks it)
+      if (c === 0x5c)
+        this.i += 2; // backslash: skip the escaped character (JSON.parse checks it)
       else if (c === 0x22) break;
       else this.i++;
     }

@@ -16,13 +16,12 @@
  * Concurrent lookups of the same key (same store, same source) share one lookup.
  */
 import { isCurrency, parseRate, type Rate } from "../core/money/index.js";
-import { readStoredRate, storeRate } from "../store/fx.js";
-import type { Queryable } from "../store/pool.js";
+import { readStoredRate, storeRate, type Queryable } from "../store/index.js";
 import { isUtcDay, utcDayOf } from "./day.js";
 import { FxSourceError } from "./errors.js";
 import { createFrankfurterSource, type FxSource } from "./frankfurter.js";
 import type { FxSettings } from "./settings.js";
-import type { OutboundPolicy } from "../http/outbound-address.js";
+import type { OutboundPolicy } from "../http/index.js";
 
 /** What a lookup needs besides the store: the source (null when not configured) and the time. */
 export interface FxContext {
@@ -32,7 +31,6 @@ export interface FxContext {
 
 /** A lookup's outcome. */
 export type RateLookup = { found: true; rate: string } | { found: false };
-
 
 /**
  * Looks up a rate (see the module rules). `currency` and `reference` must be three upper-case
@@ -104,7 +102,10 @@ const sources = new WeakMap<FxSettings, FxSource | null>();
 export function fxSourceFor(settings: FxSettings, policy: OutboundPolicy): FxSource | null {
   let s = sources.get(settings);
   if (s === undefined) {
-    s = settings.sourceUrl === null ? null : createFrankfurterSource({ url: settings.sourceUrl, timeoutMs: settings.timeoutMs, noRateTtlMs: settings.noRateTtlMs, policy });
+    s =
+      settings.sourceUrl === null
+        ? null
+        : createFrankfurterSource({ url: settings.sourceUrl, timeoutMs: settings.timeoutMs, noRateTtlMs: settings.noRateTtlMs, policy });
     sources.set(settings, s);
   }
   return s;

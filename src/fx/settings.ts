@@ -31,7 +31,6 @@ export const DEFAULT_FX_NO_RATE_TTL_MS = 600_000;
 /** Default of SVC_FX_TIMEOUT_MS. */
 export const DEFAULT_FX_TIMEOUT_MS = 2000;
 
-
 function sourceUrl(raw: string | null, problems: string[]): string | null {
   if (raw === null) return null;
   let u: URL;

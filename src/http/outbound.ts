@@ -64,7 +64,9 @@ export const resolveHost: Resolve = (hostname) => dnsLookup(hostname, { all: tru
 
 /** Opens a TCP or TLS socket to a checked address. */
 export const connectSocket: Connect = (t) =>
-  t.tls ? tls.connect({ host: t.host, port: t.port, ...(t.servername !== undefined ? { servername: t.servername } : {}), ALPNProtocols: ["http/1.1"] }) : net.connect({ host: t.host, port: t.port });
+  t.tls
+    ? tls.connect({ host: t.host, port: t.port, ...(t.servername !== undefined ? { servername: t.servername } : {}), ALPNProtocols: ["http/1.1"] })
+    : net.connect({ host: t.host, port: t.port });
 
 /** Replaceable parts (tests). */
 export interface OutboundDeps {
@@ -131,7 +133,10 @@ async function checkedAddresses(url: URL, policy: OutboundPolicy, resolve: Resol
     const no = refusal(policy, a.address);
     if (no === null) continue;
     const what = no.class === "not-an-address" ? "not an IP address" : `a ${no.class} address`;
-    throw new OutboundError("REFUSED", `destination refused by the outbound policy: ${family !== 0 ? `${no.address} is ${what}` : `${host} resolves to ${no.address}, ${what}`}`);
+    throw new OutboundError(
+      "REFUSED",
+      `destination refused by the outbound policy: ${family !== 0 ? `${no.address} is ${what}` : `${host} resolves to ${no.address}, ${what}`}`,
+    );
   }
   return addresses;
 }

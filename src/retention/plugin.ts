@@ -18,12 +18,16 @@ export default fp(
     app.addHook("onReady", async () => {
       const s = app.settings.retention;
       if (!app.pool || s.intervalMs === 0) return;
-      app.retention = startRetention(app.pool, { decisionDays: s.decisionDays, webhookDays: s.webhookDays }, {
-        intervalMs: s.intervalMs,
-        registry: app.metrics.registry,
-        log: app.log.child({ component: "retention" }),
-        isReady: () => app.schemaReady(),
-      });
+      app.retention = startRetention(
+        app.pool,
+        { decisionDays: s.decisionDays, webhookDays: s.webhookDays },
+        {
+          intervalMs: s.intervalMs,
+          registry: app.metrics.registry,
+          log: app.log.child({ component: "retention" }),
+          isReady: () => app.schemaReady(),
+        },
+      );
     });
     app.addHook("preClose", async () => {
       await app.retention?.stop();

@@ -13,8 +13,8 @@
  */
 import type { Pool } from "pg";
 import { Counter, type Registry } from "prom-client";
-import { registered } from "../metrics/registered.js";
-import { pruneOnce, type PruneResult, type RetentionPolicy } from "../store/retention.js";
+import { registered } from "../metrics/index.js";
+import { pruneOnce, type PruneResult, type RetentionPolicy } from "../store/index.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
 export interface RetentionLog {

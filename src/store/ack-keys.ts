@@ -40,7 +40,13 @@ interface Row {
 const COLUMNS = "thumbprint, org_id, public_key, created_at, revoked_at";
 
 function toRecord(r: Row): AckKeyRecord {
-  return { thumbprint: r.thumbprint, org_id: r.org_id, public_key: r.public_key, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null };
+  return {
+    thumbprint: r.thumbprint,
+    org_id: r.org_id,
+    public_key: r.public_key,
+    created_at: r.created_at.toISOString(),
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+  };
 }
 
 /** Stores a new acknowledgement key of `orgId`, or reports that this organization holds it already. */
@@ -65,10 +71,11 @@ export async function listAckKeys(q: Queryable, orgId: string): Promise<AckKeyRe
 
 /** Revokes key `thumbprint` of `orgId` at `now` (idempotent); undefined when it holds no such key. */
 export async function revokeAckKey(q: Queryable, orgId: string, thumbprint: string, now: Date): Promise<AckKeyRecord | undefined> {
-  const { rows } = await q.query<Row>(
-    `UPDATE ack_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND thumbprint = $2 RETURNING ${COLUMNS}`,
-    [orgId, thumbprint, now],
-  );
+  const { rows } = await q.query<Row>(`UPDATE ack_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND thumbprint = $2 RETURNING ${COLUMNS}`, [
+    orgId,
+    thumbprint,
+    now,
+  ]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
@@ -98,7 +105,10 @@ export async function paymentParties(q: Queryable, agreement: Pick<IntentAgreeme
  * `id` an org id) but are not signed by a live key that organization registered: whatever
  * mandate hash they name, and whether or not their signature verifies.
  */
-export async function unregisteredPartyClaims(q: Queryable, agreement: Pick<IntentAgreement, "agreement_id" | "mandates" | "acknowledgements">): Promise<PartyClaim[]> {
+export async function unregisteredPartyClaims(
+  q: Queryable,
+  agreement: Pick<IntentAgreement, "agreement_id" | "mandates" | "acknowledgements">,
+): Promise<PartyClaim[]> {
   const claims = await partyClaims(agreement);
   if (claims.length === 0) return [];
   const live = await registered(q, claims);

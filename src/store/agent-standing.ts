@@ -51,7 +51,13 @@ export function standingFrom(
   now: Date,
 ): AgentStanding {
   const trust_score = scoreAgent(
-    { verification_level: agent.verification_level, registered_at: agent.registered_at, reports: reports.counts, reporters: reports.reporters, revocations: facts.revocations },
+    {
+      verification_level: agent.verification_level,
+      registered_at: agent.registered_at,
+      reports: reports.counts,
+      reporters: reports.reporters,
+      revocations: facts.revocations,
+    },
     now,
   );
   return { trust_score, reports: reports.counts, reporters: reports.reporters, ...facts, incidents: reports.incidentReporters };

@@ -62,7 +62,8 @@ export interface AgentInput {
 /** The outcome of `insertAgent`; `displaced` is the agent id a proven registration displaced. */
 export type InsertAgentOutcome = { ok: true; agent: AgentRecord; displaced?: string } | { ok: false; conflict: "agent_id" | "public_key" };
 
-const COLUMNS = "agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, key_proven, displaced_at, displaced_by, registered_at, updated_at";
+const COLUMNS =
+  "agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, key_proven, displaced_at, displaced_by, registered_at, updated_at";
 
 /**
  * Displaces the live unproven holder of `input`'s key for the proven registration of
@@ -103,10 +104,7 @@ export async function insertAgent(q: Queryable, input: AgentInput, now: Date): P
 
 /** The agent `agentId`, or undefined; with `forUpdate`, its row is locked for the transaction. */
 export async function getAgent(q: Queryable, agentId: string, opts: { forUpdate?: boolean } = {}): Promise<AgentRecord | undefined> {
-  const { rows } = await q.query<AgentRecord>(
-    `SELECT ${COLUMNS} FROM agents WHERE agent_id = $1${opts.forUpdate ? " FOR UPDATE" : ""}`,
-    [agentId],
-  );
+  const { rows } = await q.query<AgentRecord>(`SELECT ${COLUMNS} FROM agents WHERE agent_id = $1${opts.forUpdate ? " FOR UPDATE" : ""}`, [agentId]);
   return rows[0];
 }
 
@@ -126,10 +124,7 @@ export async function setAgentStatus(q: Queryable, agentId: string, status: Agen
 
 /** What the verify path needs of agent `agentId`, or undefined when it is not registered. */
 export async function getAgentForVerify(q: Queryable, agentId: string): Promise<AgentForVerify | undefined> {
-  const { rows } = await q.query<AgentForVerify>(
-    "SELECT agent_id, org_id, status, public_key, fingerprint FROM agents WHERE agent_id = $1",
-    [agentId],
-  );
+  const { rows } = await q.query<AgentForVerify>("SELECT agent_id, org_id, status, public_key, fingerprint FROM agents WHERE agent_id = $1", [agentId]);
   return rows[0];
 }
 

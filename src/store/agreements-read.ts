@@ -14,7 +14,7 @@ import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
 import type { PoolClient } from "pg";
 import type { Queryable } from "./pool.js";
-import { spentIn } from "../core/money/budget.js";
+import { spentIn } from "../core/money/index.js";
 import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 import { delegationSpendSql, spendPairs, type SpendPairs } from "./ledger/spend-sql.js";
 
@@ -139,18 +139,17 @@ export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow 
  * `limit` (default MAX_CANDIDATES). With `records: false` the (large) records are left out:
  * the verify path then fetches only those its cache misses.
  */
-export async function loadActiveForAgent(
-  q: Queryable,
-  agentId: string,
-  opts: { records?: boolean; limit?: number } = {},
-): Promise<ActiveAgreementRow[]> {
+export async function loadActiveForAgent(q: Queryable, agentId: string, opts: { records?: boolean; limit?: number } = {}): Promise<ActiveAgreementRow[]> {
   const sql = activeCandidatesSql({ records: opts.records ?? true, agentExpr: "$1", limitExpr: "$2" });
   const { rows } = await q.query<ActiveCandidateRow>(sql, [agentId, candidateLimit(opts.limit)]);
   return rows.map(toActiveAgreementRow);
 }
 
 /** Records (and revisions) of the agreements `ids` that are stored. */
-export async function loadAgreementRecords(q: Queryable, ids: readonly string[]): Promise<{ agreementId: string; revision: number; record: AgreementRecord }[]> {
+export async function loadAgreementRecords(
+  q: Queryable,
+  ids: readonly string[],
+): Promise<{ agreementId: string; revision: number; record: AgreementRecord }[]> {
   if (ids.length === 0) return [];
   const { rows } = await q.query<{ agreement_id: string; revision: string; record: AgreementRecord }>(
     "SELECT agreement_id, revision::text AS revision, record FROM agreements WHERE agreement_id = ANY($1::text[])",

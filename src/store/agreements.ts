@@ -23,8 +23,7 @@
  * Run every function inside a transaction (`withTransaction`): the row lock taken here must
  * hold until the ledger and the totals are written.
  */
-import type { AgreementRevocation, IntentAgreement, LedgerEntry } from "../core/agreement/index.js";
-import { verifyLedger } from "../core/agreement/index.js";
+import { type AgreementRevocation, type IntentAgreement, type LedgerEntry, verifyLedger } from "../core/agreement/index.js";
 import { canonicalJson, type HashString } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
 import { unregisteredClaimsText, unregisteredPartyClaims } from "./ack-keys.js";
@@ -32,7 +31,7 @@ import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
-import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
+import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /** An agreement as stored: the record without its ledger fields. */
 export type AgreementRecord = Omit<IntentAgreement, "ledger" | "ledger_sequence" | "ledger_head" | "ledger_as_of">;
@@ -119,7 +118,8 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   const { record, ledger } = splitAgreement(full);
   if (ledger.length > 0) {
     const state = verifyLedger(full);
-    if (state.state !== "ok") throw new RecordStoreError("LEDGER_INVALID", `the agreement's ledger does not verify: ${state.state === "broken" ? state.problem : "unknown"}`);
+    if (state.state !== "ok")
+      throw new RecordStoreError("LEDGER_INVALID", `the agreement's ledger does not verify: ${state.state === "broken" ? state.problem : "unknown"}`);
   }
   const unregistered = await unregisteredPartyClaims(q, full);
   if (unregistered.length > 0) throw new RecordStoreError("ACK_KEY_UNREGISTERED", unregisteredClaimsText(unregistered));
@@ -128,7 +128,10 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
   let stored = await lockRow(q, id);
   if (stored?.evidence != null) {
-    throw new RecordStoreError("RECORD_INVALID", `agreement ${id} holds the ledger of a recorded payment mandate; it cannot be replaced by a declared agreement`);
+    throw new RecordStoreError(
+      "RECORD_INVALID",
+      `agreement ${id} holds the ledger of a recorded payment mandate; it cannot be replaced by a declared agreement`,
+    );
   }
   const selfRevokes = record.status === "revoked" && stored?.revoked_at == null;
   const delegationId = opts.delegationId !== undefined ? opts.delegationId : (stored?.delegation_id ?? null);
@@ -157,7 +160,17 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     if (ins.rows[0]) {
       created = changed = true;
       revision = Number(ins.rows[0].revision);
-      stored = { revision: ins.rows[0].revision, record, revoked_at: null, ledger_sequence: 0, ledger_head: null, delegation_id: delegationId, org_id: orgId, agent_id: agentId, evidence: null };
+      stored = {
+        revision: ins.rows[0].revision,
+        record,
+        revoked_at: null,
+        ledger_sequence: 0,
+        ledger_head: null,
+        delegation_id: delegationId,
+        org_id: orgId,
+        agent_id: agentId,
+        evidence: null,
+      };
     } else {
       // Inserted concurrently: update it like any stored row.
       return upsertAgreement(q, agreement, opts);
@@ -165,10 +178,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   } else {
     revision = Number(stored.revision);
     changed =
-      canonicalJson(stored.record) !== canonicalJson(record) ||
-      stored.delegation_id !== delegationId ||
-      stored.org_id !== orgId ||
-      stored.agent_id !== agentId;
+      canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
       const upd = await q
         .query<{ revision: string }>(

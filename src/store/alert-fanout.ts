@@ -15,7 +15,7 @@
  *   after commit; every delivery worker expands whatever is pending on each round (recovery).
  */
 import type { Pool } from "pg";
-import { alertPayload, type Alert } from "../core/alerts/alert.js";
+import { alertPayload, type Alert } from "../core/alerts/index.js";
 import { withTransaction, type Queryable } from "./pool.js";
 import { alertSubscribers } from "./subscriptions.js";
 import { WEBHOOKS_CHANNEL } from "./webhook-outbox.js";

@@ -17,7 +17,7 @@
 import { randomBytes } from "node:crypto";
 import type { Pool } from "pg";
 import type { ApprovalContent, ApprovalDecision } from "../core/approvals/index.js";
-import type { Alert } from "../core/alerts/alert.js";
+import type { Alert } from "../core/alerts/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import { enqueueFanout } from "./alert-fanout.js";
 import { withTransaction, type Queryable } from "./pool.js";
@@ -61,13 +61,26 @@ interface Row {
   used_at: Date | null;
 }
 
-const COLUMNS = "approval_id, agent_id, action_id, org_id, principal_id, agreement_id, request_hash, content, principal_keys, status, created_at, expires_at, decided_at, decided_with, used_at";
+const COLUMNS =
+  "approval_id, agent_id, action_id, org_id, principal_id, agreement_id, request_hash, content, principal_keys, status, created_at, expires_at, decided_at, decided_with, used_at";
 
 function toStored(r: Row): StoredApproval {
   return {
-    approvalId: r.approval_id, agentId: r.agent_id, actionId: r.action_id, orgId: r.org_id, principalId: r.principal_id, agreementId: r.agreement_id,
-    requestHash: r.request_hash, content: r.content, principalKeys: r.principal_keys, status: r.status, createdAt: r.created_at, expiresAt: r.expires_at,
-    decidedAt: r.decided_at, decidedWith: r.decided_with, usedAt: r.used_at,
+    approvalId: r.approval_id,
+    agentId: r.agent_id,
+    actionId: r.action_id,
+    orgId: r.org_id,
+    principalId: r.principal_id,
+    agreementId: r.agreement_id,
+    requestHash: r.request_hash,
+    content: r.content,
+    principalKeys: r.principal_keys,
+    status: r.status,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    decidedAt: r.decided_at,
+    decidedWith: r.decided_with,
+    usedAt: r.used_at,
   };
 }
 
@@ -129,10 +142,28 @@ async function openIn(pool: Pool, a: NewApproval): Promise<{ created: boolean; a
       `INSERT INTO approvals (approval_id, agent_id, action_id, org_id, principal_id, agreement_id, request_hash, content, principal_keys, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)
        ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`,
-      [c.approval_id, c.agent_id, c.action_id, a.orgId, c.principal_id, c.agreement_id, c.request_hash, JSON.stringify(c), JSON.stringify(a.principalKeys), a.createdAt, c.expires_at],
+      [
+        c.approval_id,
+        c.agent_id,
+        c.action_id,
+        a.orgId,
+        c.principal_id,
+        c.agreement_id,
+        c.request_hash,
+        JSON.stringify(c),
+        JSON.stringify(a.principalKeys),
+        a.createdAt,
+        c.expires_at,
+      ],
     );
     if (rows[0]) {
-      const saved = await saveVerifyDecision(client, { agentId: c.agent_id, actionId: c.action_id, agreementId: c.agreement_id, requestHash: c.request_hash, decision: a.decision });
+      const saved = await saveVerifyDecision(client, {
+        agentId: c.agent_id,
+        actionId: c.action_id,
+        agreementId: c.agreement_id,
+        requestHash: c.request_hash,
+        decision: a.decision,
+      });
       if (!saved.stored && saved.decision.requestHash !== c.request_hash) throw new ActionReused();
       const fanoutId = await enqueueFanout(client, c.agent_id, a.alert);
       return { created: true, approval: toStored(rows[0]), fanoutId };
@@ -153,7 +184,13 @@ export interface DecisionEvidence {
 }
 
 /** Records the principal's decision on a pending, unexpired approval; the changed approval, or undefined. */
-export async function decideApproval(q: Queryable, approvalId: string, decision: ApprovalDecision, evidence: DecisionEvidence, at: Date): Promise<StoredApproval | undefined> {
+export async function decideApproval(
+  q: Queryable,
+  approvalId: string,
+  decision: ApprovalDecision,
+  evidence: DecisionEvidence,
+  at: Date,
+): Promise<StoredApproval | undefined> {
   const { rows } = await q.query<Row>(
     `UPDATE approvals SET status = $2, decided_at = $3, decided_with = $4::jsonb
       WHERE approval_id = $1 AND status = 'pending' AND expires_at > $3 RETURNING ${COLUMNS}`,
@@ -164,7 +201,11 @@ export async function decideApproval(q: Queryable, approvalId: string, decision:
 
 /** Removes the stored STEP_UP of (agent, action) for `requestHash` (see the module comment). */
 export async function releaseStepUp(q: Queryable, agentId: string, actionId: string, requestHash: HashString): Promise<void> {
-  await q.query("DELETE FROM verify_decisions WHERE agent_id = $1 AND action_id = $2 AND request_hash = $3 AND decision->>'verdict' = 'STEP_UP'", [agentId, actionId, requestHash]);
+  await q.query("DELETE FROM verify_decisions WHERE agent_id = $1 AND action_id = $2 AND request_hash = $3 AND decision->>'verdict' = 'STEP_UP'", [
+    agentId,
+    actionId,
+    requestHash,
+  ]);
 }
 
 /** Marks an approved approval used (once); true when this call did. */
@@ -196,7 +237,13 @@ interface PasskeyRow {
   transports: string[];
 }
 
-const passkey = (r: PasskeyRow): StoredPasskey => ({ credentialId: r.credential_id, principalId: r.principal_id, publicKey: new Uint8Array(r.public_key), counter: Number(r.counter), transports: r.transports });
+const passkey = (r: PasskeyRow): StoredPasskey => ({
+  credentialId: r.credential_id,
+  principalId: r.principal_id,
+  publicKey: new Uint8Array(r.public_key),
+  counter: Number(r.counter),
+  transports: r.transports,
+});
 
 /** Stores a passkey of `principalId`; false when the credential id is already registered. */
 export async function addPasskey(q: Queryable, p: Omit<StoredPasskey, "counter"> & { counter: number }): Promise<boolean> {
@@ -209,7 +256,10 @@ export async function addPasskey(q: Queryable, p: Omit<StoredPasskey, "counter">
 
 /** The passkeys of `principalId`. */
 export async function passkeysOf(q: Queryable, principalId: string): Promise<StoredPasskey[]> {
-  const { rows } = await q.query<PasskeyRow>("SELECT credential_id, principal_id, public_key, counter::text AS counter, transports FROM principal_passkeys WHERE principal_id = $1 ORDER BY created_at", [principalId]);
+  const { rows } = await q.query<PasskeyRow>(
+    "SELECT credential_id, principal_id, public_key, counter::text AS counter, transports FROM principal_passkeys WHERE principal_id = $1 ORDER BY created_at",
+    [principalId],
+  );
   return rows.map(passkey);
 }
 

@@ -59,7 +59,9 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Pro
   await client.query("BEGIN");
   try {
     for (const table of CITUS_REFERENCE_TABLES) {
-      const { rowCount } = await client.query("SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass AND partmethod = 'n' AND repmodel = 't'", [table]);
+      const { rowCount } = await client.query("SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass AND partmethod = 'n' AND repmodel = 't'", [
+        table,
+      ]);
       if (rowCount) continue;
       await client.query("SELECT create_reference_table($1)", [table]);
       madeReference.push(table);

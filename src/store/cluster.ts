@@ -82,7 +82,10 @@ export class HostResolver {
   private noMatchUntil = 0;
   private noMatchError: Error | null = null;
 
-  constructor(readonly url: ClusterUrl, private readonly probeTimeoutMs = PROBE_TIMEOUT_MS) {}
+  constructor(
+    readonly url: ClusterUrl,
+    private readonly probeTimeoutMs = PROBE_TIMEOUT_MS,
+  ) {}
 
   /** The host remembered now (undefined when the next connection probes). */
   get remembered(): ClusterHost | undefined {
@@ -177,13 +180,21 @@ export function clusterClientClass(resolver: HostResolver): ClientClass {
       const done = this.connectToPick().then(() => this as Client);
       if (!callback) return done;
       const cb = callback as (err: Error | null, c?: Client) => void;
-      done.then((c) => cb(null, c), (e: unknown) => cb(e instanceof Error ? e : new Error(String(e))));
+      done.then(
+        (c) => cb(null, c),
+        (e: unknown) => cb(e instanceof Error ? e : new Error(String(e))),
+      );
     }
 
     private async connectToPick(): Promise<void> {
       const i = await resolver.pick();
       const h = resolver.url.hosts[i] as ClusterHost;
-      const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number }; connection: { stream: { destroyed?: boolean } } };
+      const self = this as unknown as {
+        host: string;
+        port: number;
+        connectionParameters: { host: string; port: number };
+        connection: { stream: { destroyed?: boolean } };
+      };
       // A pool that gave up waiting (connectionTimeoutMillis) destroyed the socket meanwhile.
       if (self.connection.stream.destroyed) throw new NoMatchingHostError("timeout expired while the host was being picked");
       self.host = self.connectionParameters.host = h.host;

@@ -57,5 +57,11 @@ export async function readHeartbeat(q: Queryable, lease?: string): Promise<Heart
   );
   const r = rows[0];
   if (!r) return undefined;
-  return { lease: r.lease, identity: r.identity, writtenAgeMs: Math.max(0, r.written_age_ms), observedAgeMs: Math.max(0, r.observed_age_ms), apiReachable: r.api_reachable };
+  return {
+    lease: r.lease,
+    identity: r.identity,
+    writtenAgeMs: Math.max(0, r.written_age_ms),
+    observedAgeMs: Math.max(0, r.observed_age_ms),
+    apiReachable: r.api_reachable,
+  };
 }

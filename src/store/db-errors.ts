@@ -16,16 +16,7 @@
  * library-written texts, the only place Writ looks at an error message.
  */
 
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EPIPE",
-]);
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
 const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "25006", "40001"]);
 const PG_LIBRARY_TEXTS = [
   "timeout exceeded when trying to connect",

@@ -31,7 +31,7 @@ import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
-import { announceRevoked, MAX_ID_LENGTH } from "./revocation-announce.js";
+import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
  * Advisory lock id of the delegation tree (in the `WRIT_LOCK_NAMESPACE` class), between
@@ -130,7 +130,11 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const revoke: RevocationActs | undefined = storedRevoked
     ? undefined
     : prior
-      ? { reason: prior.delegation_id === id ? "revoked before" : `link ${prior.delegation_id} above it is revoked`, by: prior.revoked_by, at: prior.revoked_at }
+      ? {
+          reason: prior.delegation_id === id ? "revoked before" : `link ${prior.delegation_id} above it is revoked`,
+          by: prior.revoked_by,
+          at: prior.revoked_at,
+        }
       : record.status === "revoked"
         ? { reason: "the record's status is revoked", by: "record", at: opts.at ?? new Date() }
         : undefined;
@@ -261,8 +265,16 @@ export interface StoredDelegation {
 /** The stored delegation `id`, or undefined. */
 export async function loadDelegation(q: Queryable, id: string): Promise<StoredDelegation | undefined> {
   const { rows } = await q.query<{
-    delegation_id: string; generation: string; org_id: string | null; agent_id: string; status: Delegation["status"];
-    revoked_at: Date | null; revoked_reason: string | null; revoked_by: string | null; parent_delegation_id: string | null; record: Delegation;
+    delegation_id: string;
+    generation: string;
+    org_id: string | null;
+    agent_id: string;
+    status: Delegation["status"];
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    revoked_by: string | null;
+    parent_delegation_id: string | null;
+    record: Delegation;
   }>(
     `SELECT delegation_id, generation::text AS generation, org_id, agent_id, status, revoked_at, revoked_reason, revoked_by,
             parent_delegation_id, record FROM delegations WHERE delegation_id = $1`,
@@ -271,8 +283,16 @@ export async function loadDelegation(q: Queryable, id: string): Promise<StoredDe
   const r = rows[0];
   if (!r) return undefined;
   return {
-    delegationId: r.delegation_id, generation: Number(r.generation), orgId: r.org_id, agentId: r.agent_id, status: r.status,
-    revokedAt: r.revoked_at, revokedReason: r.revoked_reason, revokedBy: r.revoked_by, parentDelegationId: r.parent_delegation_id, record: r.record,
+    delegationId: r.delegation_id,
+    generation: Number(r.generation),
+    orgId: r.org_id,
+    agentId: r.agent_id,
+    status: r.status,
+    revokedAt: r.revoked_at,
+    revokedReason: r.revoked_reason,
+    revokedBy: r.revoked_by,
+    parentDelegationId: r.parent_delegation_id,
+    record: r.record,
   };
 }
 

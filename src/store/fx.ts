@@ -22,10 +22,11 @@ export interface StoredRate {
 
 /** The stored rate text for the key, or undefined. */
 export async function readStoredRate(db: Queryable, currency: string, reference: string, day: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ rate: string }>(
-    "SELECT rate FROM fx_rates WHERE currency = $1 AND reference_currency = $2 AND day = $3::date",
-    [currency, reference, day],
-  );
+  const { rows } = await db.query<{ rate: string }>("SELECT rate FROM fx_rates WHERE currency = $1 AND reference_currency = $2 AND day = $3::date", [
+    currency,
+    reference,
+    day,
+  ]);
   return rows[0]?.rate;
 }
 

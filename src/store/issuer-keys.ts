@@ -51,7 +51,12 @@ const COLUMNS = "kid, thumbprint, org_id, public_key, created_at, revoked_at, ke
 
 function toRecord(r: Row): IssuerKeyRecord {
   return {
-    kid: r.kid, thumbprint: r.thumbprint, org_id: r.org_id, public_key: r.public_key, created_at: r.created_at.toISOString(), revoked_at: r.revoked_at?.toISOString() ?? null,
+    kid: r.kid,
+    thumbprint: r.thumbprint,
+    org_id: r.org_id,
+    public_key: r.public_key,
+    created_at: r.created_at.toISOString(),
+    revoked_at: r.revoked_at?.toISOString() ?? null,
     ...(r.key_proven ? { key_proven: true as const } : {}),
     ...(r.displaced_by !== null ? { displaced_by: r.displaced_by } : {}),
   };
@@ -94,10 +99,11 @@ export async function listIssuerKeys(q: Queryable, orgId: string): Promise<Issue
 
 /** Revokes issuer key `kid` of `orgId` at `now` (idempotent); undefined when it is not theirs. */
 export async function revokeIssuerKey(q: Queryable, orgId: string, kid: string, now: Date): Promise<IssuerKeyRecord | undefined> {
-  const { rows } = await q.query<Row>(
-    `UPDATE issuer_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND kid = $2 RETURNING ${COLUMNS}`,
-    [orgId, kid, now],
-  );
+  const { rows } = await q.query<Row>(`UPDATE issuer_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND kid = $2 RETURNING ${COLUMNS}`, [
+    orgId,
+    kid,
+    now,
+  ]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 

@@ -87,10 +87,15 @@ export async function issueKey(
   const keyId = formatId("key", randomBytes(ID_RANDOM_BYTES));
   const token = formatKeyToken(opts.tokenBytes ?? randomBytes(TOKEN_RANDOM_BYTES));
   const prefix = tokenPrefix(token);
-  await q.query(
-    `INSERT INTO api_keys (key_id, org_id, name, prefix, token_hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [keyId, input.org_id, input.name, prefix, tokenHash(token), [...input.scopes], now],
-  );
+  await q.query(`INSERT INTO api_keys (key_id, org_id, name, prefix, token_hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    keyId,
+    input.org_id,
+    input.name,
+    prefix,
+    tokenHash(token),
+    [...input.scopes],
+    now,
+  ]);
   return { key_id: keyId, prefix, scopes: [...input.scopes], token };
 }
 
@@ -111,10 +116,11 @@ export async function getKey(q: Queryable, orgId: string, keyId: string): Promis
  * time). Undefined when the organization has no such key.
  */
 export async function revokeKey(q: Queryable, orgId: string, keyId: string, now: Date): Promise<ApiKeyRecord | undefined> {
-  const { rows } = await q.query<Row>(
-    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND key_id = $2 RETURNING ${COLUMNS}`,
-    [orgId, keyId, now],
-  );
+  const { rows } = await q.query<Row>(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, $3) WHERE org_id = $1 AND key_id = $2 RETURNING ${COLUMNS}`, [
+    orgId,
+    keyId,
+    now,
+  ]);
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 

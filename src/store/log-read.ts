@@ -119,9 +119,7 @@ export async function logEntryBySequence(db: Queryable, sequence: number): Promi
 
 /** The entry whose `entry_hash` is `hash`, or undefined. */
 export async function logEntryByHash(db: Queryable, hash: HashString): Promise<LogEntry | undefined> {
-  const { rows } = await query<EntryRow>(db, "writ_log_entry_by_hash", `SELECT ${ENTRY_COLUMNS} FROM log_entries WHERE entry_hash = $1`, [
-    hashBytes(hash),
-  ]);
+  const { rows } = await query<EntryRow>(db, "writ_log_entry_by_hash", `SELECT ${ENTRY_COLUMNS} FROM log_entries WHERE entry_hash = $1`, [hashBytes(hash)]);
   return rows[0] ? toEntry(rows[0]) : undefined;
 }
 

@@ -111,22 +111,11 @@ function buildEntries(tip: TipState, inputs: readonly LogAppendInput[]): { entri
  * Throws LogEntryError for an entry that cannot be built (nothing is written), and database
  * errors as they come; the caller then rolls back.
  */
-export function appendLogEntries(
-  client: ClientBase,
-  inputs: readonly LogAppendInput[],
-  signer: Signer,
-  opts: LogAppendOptions = {},
-): Promise<LogAppendResult> {
+export function appendLogEntries(client: ClientBase, inputs: readonly LogAppendInput[], signer: Signer, opts: LogAppendOptions = {}): Promise<LogAppendResult> {
   return append(client, inputs, signer, opts, false);
 }
 
-async function append(
-  client: ClientBase,
-  inputs: readonly LogAppendInput[],
-  signer: Signer,
-  opts: LogAppendOptions,
-  begin: boolean,
-): Promise<LogAppendResult> {
+async function append(client: ClientBase, inputs: readonly LogAppendInput[], signer: Signer, opts: LogAppendOptions, begin: boolean): Promise<LogAppendResult> {
   if (inputs.length === 0) throw new LogEntryError("an append needs at least one entry");
   const tip = await lockAndReadTip(client, begin);
   const { entries, leaves } = buildEntries(tip, inputs);
@@ -159,12 +148,7 @@ async function append(
  * {@link appendLogEntries} in a transaction of its own on a client of `pool` (BEGIN travels
  * with the lock and the tip read: three round trips in all).
  */
-export async function appendToLog(
-  pool: Pool,
-  inputs: readonly LogAppendInput[],
-  signer: Signer,
-  opts: LogAppendOptions = {},
-): Promise<LogAppendResult> {
+export async function appendToLog(pool: Pool, inputs: readonly LogAppendInput[], signer: Signer, opts: LogAppendOptions = {}): Promise<LogAppendResult> {
   if (inputs.length === 0) throw new LogEntryError("an append needs at least one entry");
   return withTransaction(pool, (client) => append(client, inputs, signer, opts, true), { selfBegin: true });
 }

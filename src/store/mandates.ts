@@ -61,7 +61,8 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
     [input.mandateHash, id],
   );
   const known = before.rows[0];
-  if (known) return { delegationId: known.delegation_id, agreementId: known.agreement_id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at };
+  if (known)
+    return { delegationId: known.delegation_id, agreementId: known.agreement_id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at };
   const stored = await upsertDelegation(q, d, { orgId: input.orgId, at: input.at, recordsMandate: true });
   await q.query(
     `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, evidence)
@@ -71,7 +72,18 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
   await q.query(
     `INSERT INTO mandates (delegation_id, agreement_id, agent_id, org_id, issuer_kid, issuer_org_id, mandate_hash, issuer_jwt_hash, sd_jwt, claims, recorded_at)
      VALUES ($1, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [id, d.agent.agent_id, input.orgId, input.issuer.kid, input.issuer.orgId, input.mandateHash, input.issuerJwtHash, input.sdJwt, JSON.stringify(input.claims), input.at],
+    [
+      id,
+      d.agent.agent_id,
+      input.orgId,
+      input.issuer.kid,
+      input.issuer.orgId,
+      input.mandateHash,
+      input.issuerJwtHash,
+      input.sdJwt,
+      JSON.stringify(input.claims),
+      input.at,
+    ],
   );
   return { delegationId: id, agreementId: id, created: true, revoked: stored.revoked, expiresAt: d.expires_at };
 }

@@ -97,7 +97,9 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
  * does), so the files' order does not matter.
  */
 async function applyFunctions(client: Client): Promise<void> {
-  const files = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(FUNCTIONS_DIR)
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
   const bodies = files.map((f) => readFileSync(join(FUNCTIONS_DIR, f), "utf8"));
   try {
     await client.query(["BEGIN", "SET LOCAL check_function_bodies = off", ...bodies, "COMMIT"].join(";\n"));

@@ -3,7 +3,7 @@
  *
  * Payload (JSON, well under NOTIFY's 8000-byte limit): `{sequence, revocation_id,
  * agreement_id, mandate_hash, at}`. NOTIFY is delivered only to sessions listening at commit
- * time and is not stored: the listener (`RevocationChannel`, src/store/revocation-channel.ts)
+ * time and is not stored: the listener (`RevocationChannel`, src/store/revocation/channel.ts)
  * emits `connected` after every (re)connection, and a consumer must then catch up from the
  * durable tables. Notices may therefore arrive twice; `sequence` orders and deduplicates them.
  */

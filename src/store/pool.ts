@@ -85,7 +85,10 @@ function retryingPool(base: pg.PoolConfig, url: string): Pool {
         throw e;
       });
       if (!callback) return p;
-      p.then((c) => callback(undefined, c, (release) => c.release(release as Error | boolean | undefined)), (e: unknown) => callback(e instanceof Error ? e : new Error(String(e)), undefined, () => {}));
+      p.then(
+        (c) => callback(undefined, c, (release) => c.release(release as Error | boolean | undefined)),
+        (e: unknown) => callback(e instanceof Error ? e : new Error(String(e)), undefined, () => {}),
+      );
     }
   }
   return new ClusterPool(base);
@@ -93,14 +96,17 @@ function retryingPool(base: pg.PoolConfig, url: string): Pool {
 
 /** A pool for `databaseUrl`. The caller ends it (`pool.end()`). */
 export function createPool(databaseUrl: string, opts: PoolOptions = {}): Pool {
-  const pool = retryingPool({
-    ...connectionConfig(databaseUrl),
-    max: opts.max ?? 10,
-    connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
-    idleTimeoutMillis: 30_000,
-    application_name: opts.applicationName ?? "writ",
-    ...(opts.synchronousCommit ? { options: `-c synchronous_commit=${opts.synchronousCommit}` } : {}),
-  }, databaseUrl);
+  const pool = retryingPool(
+    {
+      ...connectionConfig(databaseUrl),
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 5000,
+      idleTimeoutMillis: 30_000,
+      application_name: opts.applicationName ?? "writ",
+      ...(opts.synchronousCommit ? { options: `-c synchronous_commit=${opts.synchronousCommit}` } : {}),
+    },
+    databaseUrl,
+  );
   pool.on("error", (err) => opts.onError?.(err));
   // A checked-out client that loses its connection between two queries (Postgres shutting
   // down, a network cut) emits "error" with no query to fail, and pg-pool only listens while
@@ -117,7 +123,11 @@ export function createPool(databaseUrl: string, opts: PoolOptions = {}): Pool {
  * round trip); with `selfCommit`, COMMIT too (with its last statement); the rollback and client
  * release stay here.
  */
-export async function withTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, opts: { selfBegin?: boolean; selfCommit?: boolean } = {}): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  opts: { selfBegin?: boolean; selfCommit?: boolean } = {},
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {

@@ -28,9 +28,9 @@ export async function findSession(db: Queryable, sessionHash: Buffer, now: Date)
 
 /** Signs a live session out. Returns false when there was no live session to sign out. */
 export async function endSession(db: Queryable, sessionHash: Buffer, now: Date): Promise<boolean> {
-  const { rowCount } = await db.query(
-    "UPDATE portal_sessions SET revoked_at = $2 WHERE session_hash = $1 AND revoked_at IS NULL AND expires_at > $2",
-    [sessionHash, now],
-  );
+  const { rowCount } = await db.query("UPDATE portal_sessions SET revoked_at = $2 WHERE session_hash = $1 AND revoked_at IS NULL AND expires_at > $2", [
+    sessionHash,
+    now,
+  ]);
   return rowCount === 1;
 }

@@ -7,7 +7,7 @@ import type { AgreementRecord } from "./agreements.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import type { Queryable } from "./pool.js";
-import { spentIn } from "../core/money/budget.js";
+import { spentIn } from "../core/money/index.js";
 import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 import { delegationSpendSql, spendPairs, type SpendPairs } from "./ledger/spend-sql.js";
 
@@ -62,9 +62,18 @@ function revocation(at: Date | null, reason: string | null, by: string | null): 
 }
 
 interface DelegationRow {
-  delegation_id: string; org_id: string | null; agent_id: string; status: Delegation["status"]; revoked_at: Date | null;
-  revoked_reason: string | null; revoked_by: string | null; parent_delegation_id: string | null; record: Delegation;
-  operator_org_id: string | null; principal_id: string | null; agreement_ids: string[] | null;
+  delegation_id: string;
+  org_id: string | null;
+  agent_id: string;
+  status: Delegation["status"];
+  revoked_at: Date | null;
+  revoked_reason: string | null;
+  revoked_by: string | null;
+  parent_delegation_id: string | null;
+  record: Delegation;
+  operator_org_id: string | null;
+  principal_id: string | null;
+  agreement_ids: string[] | null;
 }
 
 const DELEGATION_SQL = `SELECT d.delegation_id, d.org_id, d.agent_id, d.status, d.revoked_at, d.revoked_reason, d.revoked_by, d.parent_delegation_id, d.record, ${OWNERS},
@@ -73,9 +82,16 @@ FROM delegations d LEFT JOIN agents g ON g.agent_id = d.agent_id`;
 
 function toDelegation(r: DelegationRow): DelegationView {
   return {
-    delegationId: r.delegation_id, orgId: r.org_id, agentId: r.agent_id, status: r.revoked_at ? "revoked" : r.status,
-    revocation: revocation(r.revoked_at, r.revoked_reason, r.revoked_by), parentDelegationId: r.parent_delegation_id, record: r.record,
-    operatorOrgId: r.operator_org_id, principalId: r.principal_id, agreementIds: r.agreement_ids ?? [],
+    delegationId: r.delegation_id,
+    orgId: r.org_id,
+    agentId: r.agent_id,
+    status: r.revoked_at ? "revoked" : r.status,
+    revocation: revocation(r.revoked_at, r.revoked_reason, r.revoked_by),
+    parentDelegationId: r.parent_delegation_id,
+    record: r.record,
+    operatorOrgId: r.operator_org_id,
+    principalId: r.principal_id,
+    agreementIds: r.agreement_ids ?? [],
   };
 }
 
@@ -87,20 +103,33 @@ export async function delegationView(q: Queryable, id: string): Promise<Delegati
 
 /** The delegations of agent `agentId`, newest grant first, at most `limit`. */
 export async function delegationsOfAgent(q: Queryable, agentId: string, limit: number): Promise<DelegationView[]> {
-  const { rows } = await q.query<DelegationRow>(
-    `${DELEGATION_SQL} WHERE d.agent_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`,
-    [agentId, limit],
-  );
+  const { rows } = await q.query<DelegationRow>(`${DELEGATION_SQL} WHERE d.agent_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`, [
+    agentId,
+    limit,
+  ]);
   return rows.map(toDelegation);
 }
 
 /** The stored agreement `id` with its owners, or undefined. */
 export async function agreementView(q: Queryable, id: string): Promise<AgreementView | undefined> {
   const { rows } = await q.query<{
-    agreement_id: string; org_id: string | null; agent_id: string; delegation_id: string | null; status: string; revoked_at: Date | null;
-    revoked_reason: string | null; revoked_by: string | null; pushed: boolean; ledger_sequence: number; ledger_head: HashString | null;
-    record: AgreementRecord; operator_org_id: string | null; principal_id: string | null;
-    d_revoked_at: Date | null; d_revoked_reason: string | null; d_revoked_by: string | null;
+    agreement_id: string;
+    org_id: string | null;
+    agent_id: string;
+    delegation_id: string | null;
+    status: string;
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    revoked_by: string | null;
+    pushed: boolean;
+    ledger_sequence: number;
+    ledger_head: HashString | null;
+    record: AgreementRecord;
+    operator_org_id: string | null;
+    principal_id: string | null;
+    d_revoked_at: Date | null;
+    d_revoked_reason: string | null;
+    d_revoked_by: string | null;
   }>(
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS}, a.record,
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
@@ -113,12 +142,20 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
   if (!r) return undefined;
   return {
     // Revoked through its delegation too: that is what verify enforces (DELEGATION_REVOKED).
-    agreementId: r.agreement_id, orgId: r.org_id, agentId: r.agent_id, delegationId: r.delegation_id,
+    agreementId: r.agreement_id,
+    orgId: r.org_id,
+    agentId: r.agent_id,
+    delegationId: r.delegation_id,
     status: r.revoked_at || r.pushed || r.d_revoked_at ? "revoked" : r.status,
     revocation:
       revocation(r.revoked_at, r.revoked_reason, r.revoked_by) ??
-      revocation(r.d_revoked_at, r.d_revoked_at ? `delegation ${r.delegation_id ?? ""} is revoked: ${r.d_revoked_reason ?? ""}` : null, r.d_revoked_by), pushedRevocation: r.pushed, ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
-    record: r.record, operatorOrgId: r.operator_org_id, principalId: r.principal_id,
+      revocation(r.d_revoked_at, r.d_revoked_at ? `delegation ${r.delegation_id ?? ""} is revoked: ${r.d_revoked_reason ?? ""}` : null, r.d_revoked_by),
+    pushedRevocation: r.pushed,
+    ledgerSequence: r.ledger_sequence,
+    ledgerHead: r.ledger_head,
+    record: r.record,
+    operatorOrgId: r.operator_org_id,
+    principalId: r.principal_id,
   };
 }
 
@@ -143,10 +180,10 @@ export async function agentsOfPrincipal(q: Queryable, principalId: string, limit
 
 /** The delegations of every agent registered with principal `principalId`, newest grant first, at most `limit`. */
 export async function delegationsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<DelegationView[]> {
-  const { rows } = await q.query<DelegationRow>(
-    `${DELEGATION_SQL} WHERE g.principal_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`,
-    [principalId, limit],
-  );
+  const { rows } = await q.query<DelegationRow>(`${DELEGATION_SQL} WHERE g.principal_id = $1 ORDER BY d.record->>'granted_at' DESC, d.delegation_id LIMIT $2`, [
+    principalId,
+    limit,
+  ]);
   return rows.map(toDelegation);
 }
 

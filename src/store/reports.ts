@@ -85,9 +85,9 @@ export async function reporterCounts(q: Queryable, agentId: string): Promise<Rep
 
 /** The evidence hashes of the `limit` most recent reports on `agentId` (any reporter), newest first. */
 export async function recentEvidenceHashes(q: Queryable, agentId: string, limit: number): Promise<HashString[]> {
-  const { rows } = await q.query<{ evidence_hash: HashString }>(
-    "SELECT evidence_hash FROM reports WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2",
-    [agentId, limit],
-  );
+  const { rows } = await q.query<{ evidence_hash: HashString }>("SELECT evidence_hash FROM reports WHERE agent_id = $1 ORDER BY seq DESC LIMIT $2", [
+    agentId,
+    limit,
+  ]);
   return rows.map((r) => r.evidence_hash);
 }

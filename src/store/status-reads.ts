@@ -25,8 +25,14 @@ export interface AgreementRow {
 /** The stored agreement `id`'s columns, or undefined. */
 export async function agreementRow(q: Queryable, id: string): Promise<AgreementRow | undefined> {
   const { rows } = await q.query<{
-    org_id: string | null; delegation_id: string | null; revoked_at: Date | null; revoked_reason: string | null; revoked_by: string | null; pushed: boolean;
-    ledger_sequence: number; ledger_head: HashString | null;
+    org_id: string | null;
+    delegation_id: string | null;
+    revoked_at: Date | null;
+    revoked_reason: string | null;
+    revoked_by: string | null;
+    pushed: boolean;
+    ledger_sequence: number;
+    ledger_head: HashString | null;
   }>(
     `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS},
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed
@@ -36,8 +42,14 @@ export async function agreementRow(q: Queryable, id: string): Promise<AgreementR
   const r = rows[0];
   if (!r) return undefined;
   return {
-    orgId: r.org_id, delegationId: r.delegation_id, revokedAt: r.revoked_at, revokedReason: r.revoked_reason, revokedBy: r.revoked_by, pushedRevocation: r.pushed,
-    ledgerSequence: r.ledger_sequence, ledgerHead: r.ledger_head,
+    orgId: r.org_id,
+    delegationId: r.delegation_id,
+    revokedAt: r.revoked_at,
+    revokedReason: r.revoked_reason,
+    revokedBy: r.revoked_by,
+    pushedRevocation: r.pushed,
+    ledgerSequence: r.ledger_sequence,
+    ledgerHead: r.ledger_head,
   };
 }
 

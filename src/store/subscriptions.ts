@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { formatId, ID_RANDOM_BYTES } from "../core/registry/index.js";
-import type { Alert } from "../core/alerts/alert.js";
+import type { Alert } from "../core/alerts/index.js";
 import type { Pool } from "pg";
 import { withTransaction, type Queryable } from "./pool.js";
 import { enqueueAlert } from "./webhook-outbox.js";
@@ -57,10 +57,11 @@ export async function createSubscription(
     [id, input.org_id, input.agent_id, input.webhook_url, now],
   );
   if (inserted.rows[0]) return { subscription: toSubscription(inserted.rows[0]), created: true };
-  const existing = await q.query<Row>(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE org_id = $1 AND agent_id = $2 AND webhook_url = $3 AND active`,
-    [input.org_id, input.agent_id, input.webhook_url],
-  );
+  const existing = await q.query<Row>(`SELECT ${COLUMNS} FROM subscriptions WHERE org_id = $1 AND agent_id = $2 AND webhook_url = $3 AND active`, [
+    input.org_id,
+    input.agent_id,
+    input.webhook_url,
+  ]);
   const row = existing.rows[0];
   // The conflicting row was deactivated between the two statements: try once more.
   if (!row) return createSubscription(q, input, now);
@@ -96,18 +97,16 @@ export async function subscribeWithinCap(
 
 /** The active subscriptions of organization `orgId`, oldest first. */
 export async function listSubscriptions(q: Queryable, orgId: string): Promise<Subscription[]> {
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM subscriptions WHERE org_id = $1 AND active ORDER BY created_at, subscription_id`, [
-    orgId,
-  ]);
+  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM subscriptions WHERE org_id = $1 AND active ORDER BY created_at, subscription_id`, [orgId]);
   return rows.map(toSubscription);
 }
 
 /** Deactivates subscription `subscriptionId` of `orgId`; undefined when the organization has no such subscription. */
 export async function deactivateSubscription(q: Queryable, orgId: string, subscriptionId: string): Promise<Subscription | undefined> {
-  const { rows } = await q.query<Row>(
-    `UPDATE subscriptions SET active = false WHERE org_id = $1 AND subscription_id = $2 RETURNING ${COLUMNS}`,
-    [orgId, subscriptionId],
-  );
+  const { rows } = await q.query<Row>(`UPDATE subscriptions SET active = false WHERE org_id = $1 AND subscription_id = $2 RETURNING ${COLUMNS}`, [
+    orgId,
+    subscriptionId,
+  ]);
   return rows[0] ? toSubscription(rows[0]) : undefined;
 }
 

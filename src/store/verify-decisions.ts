@@ -36,7 +36,14 @@ interface Row {
 const COLUMNS = "agent_id, action_id, agreement_id, request_hash, decision, created_at";
 
 function toStored(r: Row): StoredVerifyDecision {
-  return { agentId: r.agent_id, actionId: r.action_id, agreementId: r.agreement_id, requestHash: r.request_hash, decision: r.decision, createdAt: r.created_at };
+  return {
+    agentId: r.agent_id,
+    actionId: r.action_id,
+    agreementId: r.agreement_id,
+    requestHash: r.request_hash,
+    decision: r.decision,
+    createdAt: r.created_at,
+  };
 }
 
 /** The decision stored for (agentId, actionId), or undefined. */
@@ -107,9 +114,22 @@ export async function saveRefusalDecisions(pool: Pool, ds: readonly NewVerifyDec
     const k = decisionKey(d.agentId, d.actionId);
     if (keys.has(k)) throw new Error("one batch cannot hold two decisions of one action");
     keys.add(k);
-    rows.push(JSON.stringify({ agent_id: d.agentId, action_id: d.actionId, agreement_id: d.agreementId, request_hash: d.requestHash, decision: d.decision, burst_exempt: d.burstExempt === true }));
+    rows.push(
+      JSON.stringify({
+        agent_id: d.agentId,
+        action_id: d.actionId,
+        agreement_id: d.agreementId,
+        request_hash: d.requestHash,
+        decision: d.decision,
+        burst_exempt: d.burstExempt === true,
+      }),
+    );
   }
-  const res = await pool.query<{ stored: [string, string][] | null }>({ name: "writ_verify_decisions_async", text: SAVE_ASYNC_SQL, values: [`[${rows.join(",")}]`, ds.length] });
+  const res = await pool.query<{ stored: [string, string][] | null }>({
+    name: "writ_verify_decisions_async",
+    text: SAVE_ASYNC_SQL,
+    values: [`[${rows.join(",")}]`, ds.length],
+  });
   const stored = res.rows[0]?.stored;
   // Every row was inserted: nothing else to read.
   if (!stored) return ds.map((): SavedRefusal => ({ stored: true }));

@@ -37,9 +37,13 @@ export interface AgentRead {
 }
 
 type StartRow = {
-  g_agent_id: string; g_org_id: string; g_status: AgentForVerify["status"]; g_public_key: AgentForVerify["public_key"]; g_fingerprint: AgentForVerify["fingerprint"];
+  g_agent_id: string;
+  g_org_id: string;
+  g_status: AgentForVerify["status"];
+  g_public_key: AgentForVerify["public_key"];
+  g_fingerprint: AgentForVerify["fingerprint"];
   denial_ages: number[];
-} & ({ [K in keyof ActiveCandidateRow]: ActiveCandidateRow[K] | null });
+} & { [K in keyof ActiveCandidateRow]: ActiveCandidateRow[K] | null };
 
 /** The snapshot read of agent $1 (denial window $2 seconds, at most $3 candidates); exported for its plan test. */
 export const AGENT_SNAPSHOT_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS g_org_id, g.status AS g_status, g.public_key AS g_public_key, g.fingerprint AS g_fingerprint,

@@ -10,8 +10,7 @@
  * claim is still the current one (fenced by the attempt number). All times are the database's.
  */
 import type { Pool } from "pg";
-import { WebhookError } from "../core/alerts/errors.js";
-import { alertPayload, type Alert, type AlertPayload } from "../core/alerts/alert.js";
+import { WebhookError, alertPayload, type Alert, type AlertPayload } from "../core/alerts/index.js";
 import type { Queryable } from "./pool.js";
 
 /** The NOTIFY channel that wakes delivery workers (payload empty). */
@@ -98,7 +97,16 @@ const HOST = `regexp_replace(${AUTHORITY}, ':[0-9]*$', '')`;
  */
 export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts: ClaimOptions = {}): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const { rows } = await pool.query<{ id: string; webhook_url: string; tenant: string; host: string; destination: string; event_id: string; payload: AlertPayload; attempts: number }>(
+  const { rows } = await pool.query<{
+    id: string;
+    webhook_url: string;
+    tenant: string;
+    host: string;
+    destination: string;
+    event_id: string;
+    payload: AlertPayload;
+    attempts: number;
+  }>(
     `WITH candidates AS (
        SELECT id, next_attempt_at, tenant, tenant || '|' || host AS host, tenant || '|' || authority AS destination FROM (
          SELECT o.id, o.next_attempt_at, ${TENANT} AS tenant, ${HOST} AS host, ${AUTHORITY} AS authority
@@ -122,7 +130,14 @@ export async function claimDue(pool: Pool, limit: number, leaseMs: number, opts:
     [limit, leaseMs, opts.skipDestinations ?? [], opts.window ?? limit * 20, opts.skipTenants ?? [], opts.skipHosts ?? []],
   );
   return rows.map((r) => ({
-    id: r.id, webhookUrl: r.webhook_url, tenant: r.tenant, host: r.host, destination: r.destination, eventId: r.event_id, payload: r.payload, attempt: r.attempts,
+    id: r.id,
+    webhookUrl: r.webhook_url,
+    tenant: r.tenant,
+    host: r.host,
+    destination: r.destination,
+    eventId: r.event_id,
+    payload: r.payload,
+    attempt: r.attempts,
   }));
 }
 

@@ -39,10 +39,13 @@ export function listenForWakeups(opts: WakeupOptions): Wakeup {
     opts.onError?.(err);
     const base = Math.min(maxBackoff, 100 * 2 ** Math.min(failures, 16));
     failures += 1;
-    timer = setTimeout(() => {
-      timer = null;
-      void connect();
-    }, Math.round(base / 2 + (Math.random() * base) / 2));
+    timer = setTimeout(
+      () => {
+        timer = null;
+        void connect();
+      },
+      Math.round(base / 2 + (Math.random() * base) / 2),
+    );
     timer.unref();
   };
 

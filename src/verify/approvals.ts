@@ -22,8 +22,16 @@ import type { Pool } from "pg";
 import { approvable, approvalStatus, confirmationText, type ApprovalContent } from "../core/approvals/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import { decisionFor, REASONS, type ReasonCode } from "../core/evaluate/index.js";
-import { findApprovalOfAction, markApprovalUsed, newApprovalId, openApproval, principalOfAgent, releaseStepUp, type StoredApproval } from "../store/approvals.js";
-import { expandFanouts } from "../store/alert-fanout.js";
+import {
+  findApprovalOfAction,
+  markApprovalUsed,
+  newApprovalId,
+  openApproval,
+  principalOfAgent,
+  releaseStepUp,
+  type StoredApproval,
+  expandFanouts,
+} from "../store/index.js";
 import type { PreparedDelegationWithProblems } from "../core/delegation/index.js";
 import type { VerifyCandidate } from "./caches/candidates.js";
 import { reusedError } from "./commit/decision-log.js";
@@ -64,18 +72,40 @@ export interface ApprovalInput {
 /** The STEP_UP as evaluated (its reasons unchanged) with the approval's members. */
 function pendingAnswer(x: ApprovalInput, fields: Partial<VerifyResponse>): VerifyResponse {
   const d = x.decision;
-  const out: VerifyResponse = { verdict: d.verdict, svc_decision: d.svc_decision, reasons: d.reasons, messages: d.messages, required_action: d.required_action, ...x.base, ...fields };
+  const out: VerifyResponse = {
+    verdict: d.verdict,
+    svc_decision: d.svc_decision,
+    reasons: d.reasons,
+    messages: d.messages,
+    required_action: d.required_action,
+    ...x.base,
+    ...fields,
+  };
   if (d.intent_id !== undefined) out.intent_id = d.intent_id;
   return out;
 }
 
 function approvalFields(a: Pick<StoredApproval, "approvalId" | "content">, status: string, url: string): Partial<VerifyResponse> {
-  return { approval_id: a.approvalId, approval_url: url, approval_status: status, approval_expires_at: a.content.expires_at, confirmation_text: a.content.confirmation_text };
+  return {
+    approval_id: a.approvalId,
+    approval_url: url,
+    approval_status: status,
+    approval_expires_at: a.content.expires_at,
+    confirmation_text: a.content.confirmation_text,
+  };
 }
 
 function single(code: ReasonCode, message: string, base: ApprovalInput["base"], extra: Partial<VerifyResponse>): VerifyResponse {
   const info = REASONS[code];
-  return { verdict: info.verdict, svc_decision: decisionFor(info.verdict, false), reasons: [code], messages: [{ code, message }], required_action: info.requiredAction, ...base, ...extra };
+  return {
+    verdict: info.verdict,
+    svc_decision: decisionFor(info.verdict, false),
+    reasons: [code],
+    messages: [{ code, message }],
+    required_action: info.requiredAction,
+    ...base,
+    ...extra,
+  };
 }
 
 /** The approvals step for a STEP_UP (see the module comment); undefined: not approvable, answer as before. */
@@ -109,7 +139,13 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       type: "approval_waiting" as const,
       agent_id: req.agent_id,
       at: x.now.toISOString(),
-      details: { approval_id: approvalId, approval_url: x.options.urlOf(approvalId), confirmation_text: content.confirmation_text, expires_at: content.expires_at, content },
+      details: {
+        approval_id: approvalId,
+        approval_url: x.options.urlOf(approvalId),
+        confirmation_text: content.confirmation_text,
+        expires_at: content.expires_at,
+        content,
+      },
     };
     const pendingBody = pendingAnswer(x, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId)));
     const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert, decision: { ...pendingBody } });
@@ -127,10 +163,21 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       return { kind: "answer", body: pendingAnswer(x, fields) };
     case "declined":
       await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
-      return { kind: "settle", body: single("APPROVAL_DECLINED", `the principal declined approval ${stored.approvalId} at ${stored.decidedAt?.toISOString() ?? ""}`, x.base, fields) };
+      return {
+        kind: "settle",
+        body: single("APPROVAL_DECLINED", `the principal declined approval ${stored.approvalId} at ${stored.decidedAt?.toISOString() ?? ""}`, x.base, fields),
+      };
     case "expired":
       await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
-      return { kind: "settle", body: single("APPROVAL_EXPIRED", `approval ${stored.approvalId} expired at ${stored.content.expires_at} before the principal approved it`, x.base, fields) };
+      return {
+        kind: "settle",
+        body: single(
+          "APPROVAL_EXPIRED",
+          `approval ${stored.approvalId} expired at ${stored.content.expires_at} before the principal approved it`,
+          x.base,
+          fields,
+        ),
+      };
     case "approved": {
       // Only the reasons the principal saw and approved are cleared; anything new stays.
       await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
@@ -150,7 +197,11 @@ function principalKeysOf(delegation: PreparedDelegationWithProblems): Record<str
  * that the request's new final answer (a DENY found before the approval is even consulted: a
  * budget spent meanwhile, a revocation) is stored in its place.
  */
-export async function replacesApprovalStepUp(pool: Pool, stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> }, hash: HashString): Promise<boolean> {
+export async function replacesApprovalStepUp(
+  pool: Pool,
+  stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> },
+  hash: HashString,
+): Promise<boolean> {
   if (stored.requestHash !== hash || stored.decision.verdict !== "STEP_UP" || typeof stored.decision.approval_id !== "string") return false;
   await releaseStepUp(pool, stored.agentId, stored.actionId, hash);
   return true;
@@ -182,8 +233,16 @@ export class VerifyApprovals {
   ): Promise<VerifyResponse> {
     const base = { agent_id: q.agentId, action_id: q.actionId, agreement_id: c.agreementId };
     const step = await approvalStep({
-      pool: this.pool, now: q.now, options: this.options, orgId: q.orgId, req: q.req, hash: q.hash, agreementId: c.agreementId,
-      decision: decided.answer, base, principalKeys: principalKeysOf(delegation),
+      pool: this.pool,
+      now: q.now,
+      options: this.options,
+      orgId: q.orgId,
+      req: q.req,
+      hash: q.hash,
+      agreementId: c.agreementId,
+      decision: decided.answer,
+      base,
+      principalKeys: principalKeysOf(delegation),
     });
     if (!step) return commit(decided);
     switch (step.kind) {
@@ -199,7 +258,10 @@ export class VerifyApprovals {
         const answer = { ...again.answer, approval_id: step.approvalId };
         const e = again.effect;
         // The ALLOW stored with its spend names the approval it used.
-        const effect = e.kind === "spend" && e.spend.decision ? { ...e, spend: { ...e.spend, decision: { ...e.spend.decision, body: { ...e.spend.decision.body, approval_id: step.approvalId } } } } : e;
+        const effect =
+          e.kind === "spend" && e.spend.decision
+            ? { ...e, spend: { ...e.spend, decision: { ...e.spend.decision, body: { ...e.spend.decision.body, approval_id: step.approvalId } } } }
+            : e;
         const out = await commit({ answer, effect });
         if (out.verdict === "ALLOW") await markApprovalUsed(this.pool, step.approvalId, q.now);
         return out;
@@ -208,7 +270,10 @@ export class VerifyApprovals {
   }
 
   /** See replacesApprovalStepUp. */
-  replacesStepUp(stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> }, hash: HashString): Promise<boolean> {
+  replacesStepUp(
+    stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> },
+    hash: HashString,
+  ): Promise<boolean> {
     return replacesApprovalStepUp(this.pool, stored, hash);
   }
 }

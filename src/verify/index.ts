@@ -13,15 +13,20 @@ export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptio
 export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./caches/candidates.js";
 export { agreementForPreparation, withLedgerTotals, type LedgerTotals } from "./caches/overlay.js";
 export { allowedSpendFor, type AllowedSpendOptions } from "./pipeline/spend-request.js";
-export {
-  RevocationChannel,
-  type RevocationChannelOptions,
-  type RevocationSource,
-  type RevocationSourceEvents,
-} from "../store/revocation-channel.js";
-export {
-  DEFAULT_STALE_AFTER_MS,
-  RevocationIndex,
-  type RevocationIndexEvents,
-  type RevocationIndexOptions,
-} from "./revocation/index.js";
+export { RevocationChannel, type RevocationChannelOptions, type RevocationSource, type RevocationSourceEvents } from "../store/index.js";
+export { DEFAULT_STALE_AFTER_MS, RevocationIndex, type RevocationIndexEvents, type RevocationIndexOptions } from "./revocation/index.js";
+export { type ApprovalOptions, VerifyApprovals } from "./approvals.js";
+export { FollowedCache } from "./caches/followed-cache.js";
+export { refusalQueue, spendQueue } from "./commit/queues.js";
+export { verifyMetrics, type VerifyMetrics } from "./metrics.js";
+export { AckDomainDirectory } from "./pipeline/ack-domains.js";
+export type { ProbePayment } from "./pipeline/grant-probe.js";
+export { checkPresentedMandate, recordAcceptedMandate, refusalText } from "./pipeline/mandates.js";
+export { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "./pipeline/request.js";
+export { checkSignedRequest } from "./pipeline/signed-request.js";
+export { controllerPathMetrics } from "./revocation/controller-path-metrics.js";
+export { ControllerPath } from "./revocation/controller-path.js";
+export { type Freshness, WatchedRevocationIndex } from "./revocation/kube-watch-index.js";
+export { kubeWatchEnabled, type KubeWatchSettings, loadKubeWatchSettings } from "./revocation/kube-watch-settings.js";
+export { createKubeWatch, KubeRevocationWatch } from "./revocation/kube-watch.js";
+export { loadVerifySettings, type VerifySettings } from "./settings.js";

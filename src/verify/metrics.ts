@@ -19,7 +19,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Verdict } from "../core/evaluate/index.js";
-import { registered } from "../metrics/registered.js";
+import { registered } from "../metrics/index.js";
 
 /** The verify metrics. */
 export interface VerifyMetrics {
@@ -42,61 +42,96 @@ export interface SnapshotCounts {
 
 /** The verify metrics on `registry`; `isStale` and `snapshots` are read when scraped. */
 export function verifyMetrics(registry: Registry, isStale: () => boolean, snapshots?: SnapshotCounts): VerifyMetrics {
-  const verdicts = registered(registry, "writ_verdicts_total", () => new Counter({
-    name: "writ_verdicts_total",
-    help: "Verify decisions by verdict and reason code (NONE for an ALLOW without reasons).",
-    labelNames: ["verdict", "reason"] as const,
-    registers: [registry],
-  }));
-  const duration = registered(registry, "writ_verify_duration_seconds", () => new Histogram({
-    name: "writ_verify_duration_seconds",
-    help: "Duration of POST /v1/verify, seconds.",
-    buckets: BUCKETS,
-    registers: [registry],
-  }));
-  const ledgerAppend = registered(registry, "writ_ledger_append_seconds", () => new Histogram({
-    name: "writ_ledger_append_seconds",
-    help: "Duration of the spend transaction that records an ALLOW in the ledger, seconds.",
-    buckets: BUCKETS,
-    registers: [registry],
-  }));
-  const spendBatchSize = registered(registry, "writ_spend_batch_size", () => new Histogram({
-    name: "writ_spend_batch_size",
-    help: "Spends (ALLOW candidates) that shared one spend transaction (group commit).",
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
-    registers: [registry],
-  }));
-  const stale = registered(registry, "writ_revocation_index_stale", () => new Gauge({
-    name: "writ_revocation_index_stale",
-    help: "1 while the revocation index may be stale (verify fails closed), else 0.",
-    registers: [registry],
-    collect() {
-      this.set(isStale() ? 1 : 0);
-    },
-  }));
+  const verdicts = registered(
+    registry,
+    "writ_verdicts_total",
+    () =>
+      new Counter({
+        name: "writ_verdicts_total",
+        help: "Verify decisions by verdict and reason code (NONE for an ALLOW without reasons).",
+        labelNames: ["verdict", "reason"] as const,
+        registers: [registry],
+      }),
+  );
+  const duration = registered(
+    registry,
+    "writ_verify_duration_seconds",
+    () =>
+      new Histogram({
+        name: "writ_verify_duration_seconds",
+        help: "Duration of POST /v1/verify, seconds.",
+        buckets: BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const ledgerAppend = registered(
+    registry,
+    "writ_ledger_append_seconds",
+    () =>
+      new Histogram({
+        name: "writ_ledger_append_seconds",
+        help: "Duration of the spend transaction that records an ALLOW in the ledger, seconds.",
+        buckets: BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const spendBatchSize = registered(
+    registry,
+    "writ_spend_batch_size",
+    () =>
+      new Histogram({
+        name: "writ_spend_batch_size",
+        help: "Spends (ALLOW candidates) that shared one spend transaction (group commit).",
+        buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+        registers: [registry],
+      }),
+  );
+  const stale = registered(
+    registry,
+    "writ_revocation_index_stale",
+    () =>
+      new Gauge({
+        name: "writ_revocation_index_stale",
+        help: "1 while the revocation index may be stale (verify fails closed), else 0.",
+        registers: [registry],
+        collect() {
+          this.set(isStale() ? 1 : 0);
+        },
+      }),
+  );
   if (snapshots) {
-    registered(registry, "writ_verify_cached_agents", () => new Gauge({
-      name: "writ_verify_cached_agents",
-      help: "Agents' verify snapshots kept in memory (at most WRIT_CACHE_MAX_AGENTS).",
-      registers: [registry],
-      collect() {
-        this.set(snapshots.size);
-      },
-    }));
+    registered(
+      registry,
+      "writ_verify_cached_agents",
+      () =>
+        new Gauge({
+          name: "writ_verify_cached_agents",
+          help: "Agents' verify snapshots kept in memory (at most WRIT_CACHE_MAX_AGENTS).",
+          registers: [registry],
+          collect() {
+            this.set(snapshots.size);
+          },
+        }),
+    );
     const counted = { hit: 0, miss: 0 };
-    registered(registry, "writ_verify_snapshot_reads_total", () => new Counter({
-      name: "writ_verify_snapshot_reads_total",
-      help: "Agent snapshot reads of verify: hit (from memory) or miss (from Postgres).",
-      labelNames: ["result"] as const,
-      registers: [registry],
-      collect() {
-        const { hits, misses } = snapshots.reads;
-        this.inc({ result: "hit" }, hits - counted.hit);
-        this.inc({ result: "miss" }, misses - counted.miss);
-        counted.hit = hits;
-        counted.miss = misses;
-      },
-    }));
+    registered(
+      registry,
+      "writ_verify_snapshot_reads_total",
+      () =>
+        new Counter({
+          name: "writ_verify_snapshot_reads_total",
+          help: "Agent snapshot reads of verify: hit (from memory) or miss (from Postgres).",
+          labelNames: ["result"] as const,
+          registers: [registry],
+          collect() {
+            const { hits, misses } = snapshots.reads;
+            this.inc({ result: "hit" }, hits - counted.hit);
+            this.inc({ result: "miss" }, misses - counted.miss);
+            counted.hit = hits;
+            counted.miss = misses;
+          },
+        }),
+    );
   }
   return {
     verdicts,

@@ -73,7 +73,6 @@ export const DEFAULT_PROPOSED_AT_SKEW_SECONDS = 300;
 /** Default of WRIT_ACK_DOMAIN_TIMEOUT_MS. */
 export const DEFAULT_ACK_DOMAIN_TIMEOUT_MS = 2000;
 
-
 function scheme(raw: string | null, problems: string[]): "https" | "http" {
   if (raw === null) return "https";
   const v = raw.toLowerCase();
@@ -98,7 +97,12 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     cacheTtlMs: envInteger(env, "WRIT_CACHE_TTL_MS", { min: 0, max: 3_600_000, dflt: DEFAULT_CACHE_TTL_MS }, problems),
     cacheMaxAgents: envInteger(env, "WRIT_CACHE_MAX_AGENTS", { min: 1, max: 10_000_000, dflt: DEFAULT_CACHE_MAX_AGENTS }, problems),
     deniedAttemptBurst: envInteger(env, "WRIT_DENIED_ATTEMPT_BURST", { min: 0, max: 1000, dflt: DEFAULT_DENIED_ATTEMPT_BURST }, problems),
-    deniedAttemptWindowSeconds: envInteger(env, "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS }, problems),
+    deniedAttemptWindowSeconds: envInteger(
+      env,
+      "WRIT_DENIED_ATTEMPT_WINDOW_SECONDS",
+      { min: 1, max: 86_400, dflt: DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS },
+      problems,
+    ),
     spendBatchMax: envInteger(env, "WRIT_SPEND_BATCH_MAX", { min: 1, max: 1000, dflt: DEFAULT_SPEND_BATCH_MAX }, problems),
     spendBatchWaitMs: envInteger(env, "WRIT_SPEND_BATCH_WAIT_MS", { min: 0, max: 100, dflt: DEFAULT_SPEND_BATCH_WAIT_MS }, problems),
     spendBatchesInFlight: envInteger(env, "WRIT_SPEND_BATCHES_IN_FLIGHT", { min: 1, max: 64, dflt: DEFAULT_SPEND_BATCHES_IN_FLIGHT }, problems),

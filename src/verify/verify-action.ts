@@ -43,7 +43,8 @@ export async function verifyAction(deps: VerifyDeps, orgId: string, req: VerifyR
   const snapshot = await gather.agent(q.agentId, q.nowMs);
   let refused = admit(q, snapshot.agent, deps.proposedAtSkewMs);
   // The retry of an approval's own request keeps the proposed_at checked when the approval opened (./approvals.ts).
-  if (refused && "error" in refused && refused.error.code === "PROPOSED_AT_SKEW" && deps.approvals && (await deps.approvals.isRetry(q))) refused = admit(q, snapshot.agent, Infinity);
+  if (refused && "error" in refused && refused.error.code === "PROPOSED_AT_SKEW" && deps.approvals && (await deps.approvals.isRetry(q)))
+    refused = admit(q, snapshot.agent, Infinity);
   if (refused) return log.commit(q, refused);
 
   const { candidates, recentDenials } = await gather.candidates(q.agentId, snapshot, q.nowMs, req.ledger_sequence);

@@ -9,8 +9,7 @@
  * anything else is a failure with a short, secret-free description for `last_error`. The
  * answer's body is never read.
  */
-import { outboundRequest, OutboundError, type OutboundDeps } from "../http/outbound.js";
-import type { OutboundPolicy } from "../http/outbound-address.js";
+import { outboundRequest, OutboundError, type OutboundDeps, type OutboundPolicy } from "../http/index.js";
 
 /** Request headers of a delivery (names in lower case). */
 export const EVENT_ID_HEADER = "x-writ-event-id";
@@ -18,8 +17,7 @@ export const ATTEMPT_HEADER = "x-writ-delivery-attempt";
 
 /** What one attempt did. */
 export type AttemptResult =
-  | { readonly ok: true; readonly status: number }
-  | { readonly ok: false; readonly error: string; readonly status?: number; readonly aborted?: boolean };
+  { readonly ok: true; readonly status: number } | { readonly ok: false; readonly error: string; readonly status?: number; readonly aborted?: boolean };
 
 /** One attempt's input. */
 export interface AttemptInput {

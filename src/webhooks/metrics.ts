@@ -7,7 +7,7 @@
  * counter instead of throwing.
  */
 import { Counter, type Registry } from "prom-client";
-import { registered } from "../metrics/registered.js";
+import { registered } from "../metrics/index.js";
 
 /** The `result` label values. */
 export type DeliveryResult = "delivered" | "retry" | "failed";
@@ -17,10 +17,15 @@ export const DELIVERIES_METRIC = "writ_webhook_deliveries_total";
 
 /** The counter on `registry` (created on first use), or a private one when no registry is given. */
 export function deliveriesCounter(registry?: Registry): Counter<"result"> {
-  return registered(registry, DELIVERIES_METRIC, (registers) => new Counter({
-    name: DELIVERIES_METRIC,
-    help: "Webhook delivery attempts by result (delivered, retry, failed = given up).",
-    labelNames: ["result"] as const,
-    registers,
-  }));
+  return registered(
+    registry,
+    DELIVERIES_METRIC,
+    (registers) =>
+      new Counter({
+        name: DELIVERIES_METRIC,
+        help: "Webhook delivery attempts by result (delivered, retry, failed = given up).",
+        labelNames: ["result"] as const,
+        registers,
+      }),
+  );
 }

@@ -32,16 +32,21 @@
 import type { Pool, ClientConfig } from "pg";
 import type { Registry } from "prom-client";
 import type { Signer } from "../core/jose/index.js";
-import { STRICT_OUTBOUND, type OutboundPolicy } from "../http/outbound-address.js";
-import type { OutboundDeps } from "../http/outbound.js";
-import { signAlert } from "../core/alerts/alert.js";
+import { STRICT_OUTBOUND, type OutboundPolicy, type OutboundDeps } from "../http/index.js";
+import { signAlert } from "../core/alerts/index.js";
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backoff.js";
 import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
-import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery } from "../store/webhook-outbox.js";
-import { expandFanouts } from "../store/alert-fanout.js";
-import { listenForWakeups } from "../store/webhook-wakeup.js";
-import { StopGroup } from "../core/lifecycle/stop-group.js";
+import {
+  claimDue,
+  finishDelivered,
+  finishFailed,
+  releaseClaimFromWebhookOutbox as releaseClaim,
+  type ClaimedDelivery,
+  expandFanouts,
+  listenForWakeups,
+} from "../store/index.js";
+import { StopGroup } from "../core/lifecycle/index.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
 export interface WorkerLog {
@@ -114,7 +119,12 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   const outbound = opts.policy ?? STRICT_OUTBOUND;
   /** Requests in flight per destination, per host and per tenant (`ClaimedDelivery` keys). */
   const busy = { destination: new Map<string, number>(), host: new Map<string, number>(), tenant: new Map<string, number>() };
-  const keysOf = (d: ClaimedDelivery) => [[busy.destination, d.destination], [busy.host, d.host], [busy.tenant, d.tenant]] as const;
+  const keysOf = (d: ClaimedDelivery) =>
+    [
+      [busy.destination, d.destination],
+      [busy.host, d.host],
+      [busy.tenant, d.tenant],
+    ] as const;
   const full = (m: Map<string, number>, limit: number) => [...m].filter(([, n]) => n >= limit).map(([k]) => k);
   const batchSize = Math.floor(positive(opts.batchSize, 10));
   // A claimed row is not due again before the attempt must have ended.
@@ -187,7 +197,7 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
     // on a wake-up or a poll (not after every finished delivery).
     if (fanouts.due) {
       fanouts.due = false;
-      for (let full = true; full && !parts.stopped; ) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
+      for (let full = true; full && !parts.stopped;) full = (await expandFanouts(pool, { limit: 100 })).fanouts === 100;
     }
     let more: boolean;
     do {
@@ -208,7 +218,8 @@ export function startDeliveryWorker(pool: Pool, signer: Signer, opts: DeliveryWo
   const rounds: Rounds = new Rounds(claimRound, {
     stopped: () => parts.stopped,
     // Warn once per outage; the poll retries every interval.
-    failed: (err, again) => (again ? log.debug({ err }, "webhook outbox poll failed again") : log.warn({ err }, "webhook outbox poll failed; retrying every poll interval")),
+    failed: (err, again) =>
+      again ? log.debug({ err }, "webhook outbox poll failed again") : log.warn({ err }, "webhook outbox poll failed; retrying every poll interval"),
   });
   const wake = () => {
     fanouts.due = true;

@@ -81,7 +81,14 @@ describe("admission webhooks served by writ controller", () => {
       podName: "ctl-admission",
       env: { WRIT_WEBHOOK_PORT: String(port), WRIT_WEBHOOK_CERT_DIR: certs.certDir },
     });
-    ok(await kubectl(["apply", "-f", "-"], webhookConfigurations(`https://127.0.0.1:${port}`, certs.caBundle).map((d) => stringify(d)).join("---\n")));
+    ok(
+      await kubectl(
+        ["apply", "-f", "-"],
+        webhookConfigurations(`https://127.0.0.1:${port}`, certs.caBundle)
+          .map((d) => stringify(d))
+          .join("---\n"),
+      ),
+    );
     // The API server reads webhook configurations through an informer: wait until it calls ours.
     const probe = await named(DELEGATION, "probe");
     (probe.spec as { expires_at: string }).expires_at = "2000-01-01T00:00:00Z";
@@ -133,7 +140,9 @@ describe("admission webhooks served by writ controller", () => {
 
   it("adds the finalizer and the record-id annotation at creation (one write per resource saved)", async () => {
     const m = await named(DELEGATION, "defaulted", "del_defaulted");
-    const created = JSON.parse(ok(await kubectl(["create", "--dry-run=server", "-n", NS, "-o", "json", "-f", "-"], stringify(m)))) as { metadata: { finalizers?: string[]; annotations?: Record<string, string> } };
+    const created = JSON.parse(ok(await kubectl(["create", "--dry-run=server", "-n", NS, "-o", "json", "-f", "-"], stringify(m)))) as {
+      metadata: { finalizers?: string[]; annotations?: Record<string, string> };
+    };
     expect(created.metadata.finalizers).toEqual(["writ.dev/revoke"]);
     expect(created.metadata.annotations?.["writ.dev/record-id"]).toBe("del_defaulted");
   });
@@ -141,8 +150,16 @@ describe("admission webhooks served by writ controller", () => {
   it("admits valid declarations, which the controller reconciles through the webhook (its finalizer writes pass)", async () => {
     ok(await kubectl(["apply", "-n", NS, "-f", tenant.samples]));
     ok(
-      await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s",
-        `delegation/${SAMPLE_NAMES.delegation}`, `delegation/${SAMPLE_NAMES.chainedDelegation}`, `intentagreement/${SAMPLE_NAMES.agreement}`]),
+      await kubectl([
+        "wait",
+        "-n",
+        NS,
+        "--for=condition=Ready",
+        "--timeout=60s",
+        `delegation/${SAMPLE_NAMES.delegation}`,
+        `delegation/${SAMPLE_NAMES.chainedDelegation}`,
+        `intentagreement/${SAMPLE_NAMES.agreement}`,
+      ]),
     );
     const root = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json"]))) as { metadata: { finalizers?: string[] } };
     expect(root.metadata.finalizers).toContain("writ.dev/revoke");
@@ -154,19 +171,44 @@ describe("admission webhooks served by writ controller", () => {
     const wallet = generateSigner("ES256");
     const agentKey = generateSigner("EdDSA");
     await insertIssuerKey(db.pool, { kid: wallet.kid, thumbprint: wallet.kid, orgId: walletOrg.org_id, publicKey: wallet.publicJwk }, now);
-    const registered = await insertAgent(db.pool, { agent_id: "agent_shoes", org_id: tenant.org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: agentKey.publicJwk, fingerprint: keyId(agentKey.publicJwk) }, now);
+    const registered = await insertAgent(
+      db.pool,
+      {
+        agent_id: "agent_shoes",
+        org_id: tenant.org.org_id,
+        principal_id: "prn_acme",
+        verification_level: "operator_verified",
+        public_key: agentKey.publicJwk,
+        fingerprint: keyId(agentKey.publicJwk),
+      },
+      now,
+    );
     expect(registered.ok).toBe(true);
     const nowSec = Math.floor(Date.now() / 1000);
     const present = async (nonce: string) =>
-      presentMandate({ issuer: wallet, holder: agentKey, audience: "writ", nonce, kbIatSec: nowSec, claims: openPaymentMandateClaims(agentKey, { iatSec: nowSec - 60, expSec: nowSec + 3600 }) });
+      presentMandate({
+        issuer: wallet,
+        holder: agentKey,
+        audience: "writ",
+        nonce,
+        kbIatSec: nowSec,
+        claims: openPaymentMandateClaims(agentKey, { iatSec: nowSec - 60, expSec: nowSec + 3600 }),
+      });
     const mandated = (sdJwt: string, extra: Record<string, unknown> = {}) =>
-      stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "shoes-mandate" }, spec: { mandate: { sdJwt }, agent: { agent_id: "agent_shoes" }, ...extra } });
+      stringify({
+        apiVersion: "writ.dev/v1alpha1",
+        kind: "Delegation",
+        metadata: { name: "shoes-mandate" },
+        spec: { mandate: { sdJwt }, agent: { agent_id: "agent_shoes" }, ...extra },
+      });
 
     const shapeless = refused(await kubectl(["apply", "-n", NS, "-f", "-"], mandated(await present("n-0"), { purpose: "anything" })));
     expect(shapeless).toContain("spec.purpose: the mandate form holds only mandate, agent and state");
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], mandated(await present("n-1"))));
     ok(await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s", "delegation/shoes-mandate"]));
-    const obj = JSON.parse(ok(await kubectl(["get", "wdel", "shoes-mandate", "-n", NS, "-o", "json"]))) as { metadata: { annotations: Record<string, string> } };
+    const obj = JSON.parse(ok(await kubectl(["get", "wdel", "shoes-mandate", "-n", NS, "-o", "json"]))) as {
+      metadata: { annotations: Record<string, string> };
+    };
     const id = obj.metadata.annotations["writ.dev/record-id"];
     expect(id).toMatch(/^ap2-[0-9a-f]{32}$/);
     expect((await db.pool.query("SELECT delegation_id FROM mandates WHERE agent_id = 'agent_shoes'")).rows).toEqual([{ delegation_id: id }]);
@@ -175,11 +217,15 @@ describe("admission webhooks served by writ controller", () => {
   });
 
   it("refuses a changed delegation_id and a silent extension of the stored grant; a metadata change passes", async () => {
-    const idChange = refused(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", '{"spec":{"delegation_id":"del_other"}}']));
+    const idChange = refused(
+      await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", '{"spec":{"delegation_id":"del_other"}}']),
+    );
     expect(idChange).toContain("spec.delegation_id is immutable: this resource declared del_acme_procurement");
     const m = await tenant.sample(CHAINED);
     const later = new Date(Date.parse(m.spec.expires_at as string) + 3600_000).toISOString().replace(".000Z", "Z");
-    const extension = refused(await kubectl(["patch", "wdel", SAMPLE_NAMES.chainedDelegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { expires_at: later } })]));
+    const extension = refused(
+      await kubectl(["patch", "wdel", SAMPLE_NAMES.chainedDelegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { expires_at: later } })]),
+    );
     expect(extension).toContain("refused as a silent extension of the stored grant: expires_at moves later");
     ok(await kubectl(["label", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "team=procurement"]));
     expect(await readyReason("wdel", SAMPLE_NAMES.chainedDelegation)).toBe("Reconciled");

@@ -55,7 +55,10 @@ describe("payments through an API server outage", () => {
   };
   const metric = async (name: string) => {
     const text = await (await fetch(`${serve.url}/metrics`)).text();
-    return text.split("\n").filter((l) => l.startsWith(name)).join("\n");
+    return text
+      .split("\n")
+      .filter((l) => l.startsWith(name))
+      .join("\n");
   };
   /** Polls /readyz until its body passes `test` (30 s at most). */
   const readyzUntil = async (test: (b: Record<string, string>) => boolean) => {
@@ -74,7 +77,15 @@ describe("payments through an API server outage", () => {
     env = await startEnvtest({ binDir: await ensureEnvtest() });
     db = await createTestDatabase();
     ({ operator: acme, grants } = await setUpGrantTenant(env, db, NS, "o", 3));
-    ok(await kubectl(["apply", "-n", NS, "-f", "-"], grants.flatMap((g) => [delegationResource(g), agreementResource(g)]).map((d) => stringify(d)).join("---\n")));
+    ok(
+      await kubectl(
+        ["apply", "-n", NS, "-f", "-"],
+        grants
+          .flatMap((g) => [delegationResource(g), agreementResource(g)])
+          .map((d) => stringify(d))
+          .join("---\n"),
+      ),
+    );
     controller = await startControllerProcess({ kubeconfigPath: env.kubeconfigPath, databaseUrl: db.url, podName: "ctl-outage", lease: "writ-controller" });
     ok(await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s", ...grants.map((g) => `delegation/${g.name}`)]));
     const u = new URL(db.url);
@@ -114,7 +125,11 @@ describe("payments through an API server outage", () => {
       if (!degradedSeen && Date.now() - started > 2 * STALE_MS) {
         const r = await readyz();
         expect(r.status).toBe(200);
-        expect(r.body).toMatchObject({ status: "degraded", database: "ok", revocations: expect.stringContaining("the API server is unreachable from this process and from the controller") });
+        expect(r.body).toMatchObject({
+          status: "degraded",
+          database: "ok",
+          revocations: expect.stringContaining("the API server is unreachable from this process and from the controller"),
+        });
         expect(await metric("writ_revocation_degraded")).toContain("writ_revocation_degraded 1");
         expect(await metric("writ_revocation_fresh_via")).toContain('writ_revocation_fresh_via{path="outage"} 1');
         degradedSeen = true;

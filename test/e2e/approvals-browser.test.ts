@@ -28,7 +28,14 @@ beforeAll(async () => {
   cdp = await browser.context.newCDPSession(browser.page);
   await cdp.send("WebAuthn.enable");
   ({ authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   }));
 });
 afterAll(async () => {
@@ -52,7 +59,9 @@ async function signIn(email: string): Promise<{ principalId: string; session: st
 }
 
 /** A new agent of `principalId` whose grant needs the principal above 20 USD; verify for it. */
-async function agentOf(principalId: string): Promise<{ agentId: string; agreementId: string; verify: (a: Record<string, unknown>) => ReturnType<VerifyWorld["verify"]> }> {
+async function agentOf(
+  principalId: string,
+): Promise<{ agentId: string; agreementId: string; verify: (a: Record<string, unknown>) => ReturnType<VerifyWorld["verify"]> }> {
   const { agent_id: agentId } = await w.registerAgent(w.operatorKey, { principal_id: principalId });
   const { agreementId } = await storeAgreement(w, {
     mandates: [mandate(agentId, "i1", { cumulative_maximum: 100 })],
@@ -61,7 +70,8 @@ async function agentOf(principalId: string): Promise<{ agentId: string; agreemen
   return { agentId, agreementId, verify: (a) => w.verify({ agent_id: agentId, action: a }) };
 }
 
-const ledgerCount = async (agreementId: string) => Number((await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agreementId])).rows[0].n);
+const ledgerCount = async (agreementId: string) =>
+  Number((await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agreementId])).rows[0].n);
 
 async function registerPasskey(): Promise<void> {
   const { page } = browser;
@@ -94,7 +104,9 @@ describe("approving a payment with a passkey", () => {
 
     const before = await ledgerCount(agreementId);
     await item.getByRole("button", { name: `Approve ${String(stepUp.body.approval_id)}` }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toMatch(new RegExp(`^Approval ${String(stepUp.body.approval_id)} is approved \\(transparency log entry \\d+\\)\\.$`));
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toMatch(new RegExp(`^Approval ${String(stepUp.body.approval_id)} is approved \\(transparency log entry \\d+\\)\\.$`));
     const polled = await w.call("GET", `/v1/approvals/${String(stepUp.body.approval_id)}`, w.operatorKey);
     expect(polled.body).toMatchObject({ status: "approved", decided_with: { method: "passkey" } });
 
@@ -103,7 +115,14 @@ describe("approving a payment with a passkey", () => {
     expect(await ledgerCount(agreementId)).toBe(before + 1);
     const ledger = await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey);
     expect(ledger.status).toBe(200);
-    expect(ledger.body.entries).toContainEqual(expect.objectContaining({ action_id: act.action_id, amount: 30, outcome: "allowed", sequence: (allowed.body.ledger_entry as { sequence: number }).sequence }));
+    expect(ledger.body.entries).toContainEqual(
+      expect.objectContaining({
+        action_id: act.action_id,
+        amount: 30,
+        outcome: "allowed",
+        sequence: (allowed.body.ledger_entry as { sequence: number }).sequence,
+      }),
+    );
 
     // Declined: DENY, nothing spent.
     const act2 = action({ amount: 25, merchant: "Corner Market" });
@@ -121,7 +140,9 @@ describe("approving a payment with a passkey", () => {
     // Bob has a passkey on the same authenticator; Carol's approval is not his.
     const bob = await signIn("bob@example.test");
     await registerPasskey();
-    const bobKeys = (await w.db.pool.query("SELECT credential_id FROM principal_passkeys WHERE principal_id = $1", [bob.principalId])).rows as Array<{ credential_id: string }>;
+    const bobKeys = (await w.db.pool.query("SELECT credential_id FROM principal_passkeys WHERE principal_id = $1", [bob.principalId])).rows as Array<{
+      credential_id: string;
+    }>;
     const carol = await signIn("carol@example.test");
     const { agreementId, verify } = await agentOf(carol.principalId);
     const act = action({ amount: 40, merchant: "Corner Market" });
@@ -136,7 +157,11 @@ describe("approving a payment with a passkey", () => {
         async ({ id, change, bobKey }) => {
           const session = (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem("writ.session");
           const call = async (path: string, body: unknown) => {
-            const r = await fetch(path, { method: "POST", headers: { authorization: `Bearer ${String(session)}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+            const r = await fetch(path, {
+              method: "POST",
+              headers: { authorization: `Bearer ${String(session)}`, "content-type": "application/json" },
+              body: JSON.stringify(body),
+            });
             return { status: r.status, body: (await r.json()) as Record<string, unknown> };
           };
           const options = (await call(`/v1/portal/approvals/${id}/options`, { decision: "approve" })).body;

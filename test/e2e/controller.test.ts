@@ -63,14 +63,18 @@ describe("writ controller against a real API server and Postgres", () => {
       last = await get(kind, name);
       if (test(last)) return last;
       if (Date.now() > deadline) {
-        throw new Error(`${kind}/${name} did not reach the expected state:\n${JSON.stringify(last.status, null, 2)}\n${controllers.map((c) => c.output().slice(-4000)).join("\n---\n")}`);
+        throw new Error(
+          `${kind}/${name} did not reach the expected state:\n${JSON.stringify(last.status, null, 2)}\n${controllers.map((c) => c.output().slice(-4000)).join("\n---\n")}`,
+        );
       }
       await delay(250);
     }
   };
   /** Bodies of the `revocation` log entries, in order. */
   const revocationEntries = async () =>
-    (await db.pool.query<{ body: string }>("SELECT body FROM log_entries WHERE kind = 'revocation' ORDER BY sequence")).rows.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    (await db.pool.query<{ body: string }>("SELECT body FROM log_entries WHERE kind = 'revocation' ORDER BY sequence")).rows.map(
+      (r) => JSON.parse(r.body) as Record<string, unknown>,
+    );
   const sample = async (file: string) => parse(await readFile(join(samples, file), "utf8")) as Resource & { apiVersion: string; kind: string };
 
   beforeAll(async () => {
@@ -94,24 +98,42 @@ describe("writ controller against a real API server and Postgres", () => {
   it("reconciles the samples to Ready=True, stores them, and logs the agreement once", async () => {
     ok(await kubectl(["apply", "-n", NS, "-f", samples]));
     ok(
-      await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s",
-        `delegation/${SAMPLE_NAMES.delegation}`, `delegation/${SAMPLE_NAMES.chainedDelegation}`,
-        `intentagreement/${SAMPLE_NAMES.agreement}`, `subscription/${SAMPLE_NAMES.subscription}`]),
+      await kubectl([
+        "wait",
+        "-n",
+        NS,
+        "--for=condition=Ready",
+        "--timeout=60s",
+        `delegation/${SAMPLE_NAMES.delegation}`,
+        `delegation/${SAMPLE_NAMES.chainedDelegation}`,
+        `intentagreement/${SAMPLE_NAMES.agreement}`,
+        `subscription/${SAMPLE_NAMES.subscription}`,
+      ]),
     );
     const root = await get("wdel", SAMPLE_NAMES.delegation);
     expect(root.status).toMatchObject({ observedGeneration: root.metadata.generation, effectiveStatus: expect.stringMatching(/^(active|suspended)$/) });
     expect(root.metadata.finalizers).toContain("writ.dev/revoke");
     expect(root.metadata.annotations?.["writ.dev/record-id"]).toBe("del_acme_procurement");
-    expect(root.status?.conditions?.map((c) => [c.type, c.status])).toEqual([["Valid", "True"], ["ChainValid", "True"], ["Bound", "True"], ["Stored", "True"], ["Ready", "True"]]);
+    expect(root.status?.conditions?.map((c) => [c.type, c.status])).toEqual([
+      ["Valid", "True"],
+      ["ChainValid", "True"],
+      ["Bound", "True"],
+      ["Stored", "True"],
+      ["Ready", "True"],
+    ]);
     const chained = await get("wdel", SAMPLE_NAMES.chainedDelegation);
     expect(chained.status).toMatchObject({ chainDepth: 1 });
     // Its writes are named in managedFields (the finalizer, the annotation, the status), never "unknown".
-    const managed = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json", "--show-managed-fields"]))) as { metadata: { managedFields: { manager: string }[] } };
+    const managed = JSON.parse(ok(await kubectl(["get", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "-o", "json", "--show-managed-fields"]))) as {
+      metadata: { managedFields: { manager: string }[] };
+    };
     const managers = managed.metadata.managedFields.map((m) => m.manager);
     expect(managers).toContain("writ-controller");
     expect(managers).not.toContain("unknown");
 
-    const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>("SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id");
+    const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>(
+      "SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id",
+    );
     expect(rows.rows).toEqual([
       { delegation_id: "del_acme_procurement", org_id: org.org_id, revoked_at: null },
       { delegation_id: "del_acme_procurement_travel", org_id: org.org_id, revoked_at: null },
@@ -133,8 +155,23 @@ describe("writ controller against a real API server and Postgres", () => {
     });
 
     // A spec change that keeps the mandates: reconciled again (new observedGeneration), not logged again.
-    ok(await kubectl(["patch", "wia", SAMPLE_NAMES.agreement, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") } })]));
-    const again = await until("wia", SAMPLE_NAMES.agreement, (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > agreement.metadata.generation);
+    ok(
+      await kubectl([
+        "patch",
+        "wia",
+        SAMPLE_NAMES.agreement,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { updated_at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") } }),
+      ]),
+    );
+    const again = await until(
+      "wia",
+      SAMPLE_NAMES.agreement,
+      (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > agreement.metadata.generation,
+    );
     expect(ready(again)?.status).toBe("True");
     expect(ready(again)?.lastTransitionTime).toBe(ready(agreement)?.lastTransitionTime);
     expect((await db.pool.query("SELECT 1 FROM log_entries WHERE kind = 'agreement'")).rowCount).toBe(1);
@@ -174,7 +211,10 @@ describe("writ controller against a real API server and Postgres", () => {
     const parent = await until("wdel", SAMPLE_NAMES.delegation, (x) => x.status?.phase === "Suspended");
     expect(ready(parent)).toMatchObject({ status: "True" });
     const child = await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "False");
-    expect(ready(child)).toMatchObject({ reason: "DELEGATION_SUSPENDED", message: expect.stringContaining("link 1 (del_acme_procurement) above this grant is suspended") });
+    expect(ready(child)).toMatchObject({
+      reason: "DELEGATION_SUSPENDED",
+      message: expect.stringContaining("link 1 (del_acme_procurement) above this grant is suspended"),
+    });
     await patchParent("active");
     await until("wdel", SAMPLE_NAMES.chainedDelegation, (x) => ready(x)?.status === "True");
   });
@@ -213,7 +253,10 @@ describe("writ controller against a real API server and Postgres", () => {
     const proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) }, { onRefused: () => ++refused === 2 && proxy.restore() });
     proxy.cut();
     const c = await startControllerProcess({
-      kubeconfigPath: env.kubeconfigPath, databaseUrl: throughProxy(db.url, proxy), podName: "ctl-late", lease: null,
+      kubeconfigPath: env.kubeconfigPath,
+      databaseUrl: throughProxy(db.url, proxy),
+      podName: "ctl-late",
+      lease: null,
       // Nothing to reconcile here: it must not race ctl-a over the samples.
       env: { WRIT_WATCH_NAMESPACES: "writ-nothing-here" },
     });
@@ -229,11 +272,13 @@ describe("writ controller against a real API server and Postgres", () => {
   });
 
   it("elects one leader of two replicas; the standby takes over when the leader is killed", async () => {
-    const lease = async () => JSON.parse(ok(await kubectl(["get", "lease", LEASE, "-n", "default", "-o", "json"]))) as { spec: { holderIdentity: string; leaseTransitions?: number } };
+    const lease = async () =>
+      JSON.parse(ok(await kubectl(["get", "lease", LEASE, "-n", "default", "-o", "json"]))) as { spec: { holderIdentity: string; leaseTransitions?: number } };
     expect((await lease()).spec.holderIdentity).toMatch(/^ctl-a_/);
     const b = await startController(env, db, "ctl-b");
     controllers.push(b);
-    const metric = async (c: Controller) => (await (await fetch(`${c.url}/metrics`)).text()).match(/^leader_election_master_status\{name="writ-controller"\} (\d)/m)?.[1];
+    const metric = async (c: Controller) =>
+      (await (await fetch(`${c.url}/metrics`)).text()).match(/^leader_election_master_status\{name="writ-controller"\} (\d)/m)?.[1];
     expect(await metric(b)).toBe("0");
     expect(await metric(controllers[0] as Controller)).toBe("1");
     await delay(3000);
@@ -258,7 +303,9 @@ describe("writ controller against a real API server and Postgres", () => {
     const root = await until("wdel", SAMPLE_NAMES.delegation, (r) => r.status?.phase === "Revoked" && r.status.observedGeneration === r.metadata.generation);
     expect(root.status).toMatchObject({ effectiveStatus: "revoked", revokedAt: expect.any(String) });
     expect(ready(root)?.status).toBe("True"); // revoked as declared
-    const row = await db.pool.query<{ status: string; revoked_by: string }>("SELECT status, revoked_by FROM delegations WHERE delegation_id = 'del_acme_procurement'");
+    const row = await db.pool.query<{ status: string; revoked_by: string }>(
+      "SELECT status, revoked_by FROM delegations WHERE delegation_id = 'del_acme_procurement'",
+    );
     expect(row.rows[0]).toMatchObject({ status: "revoked", revoked_by: "record" });
     const child = await until("wdel", SAMPLE_NAMES.chainedDelegation, (r) => r.status?.phase === "Revoked");
     expect(ready(child)).toMatchObject({ status: "False", reason: "CHAIN_LINK_REVOKED" });
@@ -284,8 +331,23 @@ describe("writ controller against a real API server and Postgres", () => {
     const alerted = await alerts();
     expect(alerted).toBeGreaterThanOrEqual(1);
     // A later spec change (reconciled, still revoked) and the children's reconciles log nothing more.
-    ok(await kubectl(["patch", "wdel", SAMPLE_NAMES.delegation, "-n", NS, "--type=merge", "-p", JSON.stringify({ spec: { purpose: "Withdrawn: was office supplies and business travel for Acme Corp." } })]));
-    await until("wdel", SAMPLE_NAMES.delegation, (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > root.metadata.generation);
+    ok(
+      await kubectl([
+        "patch",
+        "wdel",
+        SAMPLE_NAMES.delegation,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { purpose: "Withdrawn: was office supplies and business travel for Acme Corp." } }),
+      ]),
+    );
+    await until(
+      "wdel",
+      SAMPLE_NAMES.delegation,
+      (r) => r.status?.observedGeneration === r.metadata.generation && r.metadata.generation > root.metadata.generation,
+    );
     await delay(1000);
     expect(await revocationEntries()).toHaveLength(1);
     expect(await alerts()).toBe(alerted);
@@ -299,7 +361,15 @@ describe("writ controller against a real API server and Postgres", () => {
     expect(r.rows[0]).toMatchObject({ status: "revoked", revoked_by: "controller", revoked_reason: expect.stringContaining("deleted") });
     const mine = (await revocationEntries()).filter((b) => b.delegation_id === "del_after_restart");
     expect(mine).toEqual([
-      { delegation_id: "del_after_restart", ids: ["del_after_restart"], reason: `the Delegation ${NS}/after-restart was deleted`, by: "policy", at: expect.any(String), source: "kubernetes", resource: `${NS}/after-restart` },
+      {
+        delegation_id: "del_after_restart",
+        ids: ["del_after_restart"],
+        reason: `the Delegation ${NS}/after-restart was deleted`,
+        by: "policy",
+        at: expect.any(String),
+        source: "kubernetes",
+        resource: `${NS}/after-restart`,
+      },
     ]);
 
     // The agreement: deletion revokes it and logs ONE entry with its mandate hashes.
@@ -308,8 +378,14 @@ describe("writ controller against a real API server and Postgres", () => {
     const agr = (await revocationEntries()).filter((b) => b.agreement_id === "agr_acme_procurement");
     expect(agr).toEqual([
       {
-        agreement_id: "agr_acme_procurement", ids: ["agr_acme_procurement"], reason: `the IntentAgreement ${NS}/${SAMPLE_NAMES.agreement} was deleted`, by: "policy",
-        at: expect.any(String), mandate_hashes: (agreement.status as { mandateHashes?: string[] }).mandateHashes, source: "kubernetes", resource: `${NS}/${SAMPLE_NAMES.agreement}`,
+        agreement_id: "agr_acme_procurement",
+        ids: ["agr_acme_procurement"],
+        reason: `the IntentAgreement ${NS}/${SAMPLE_NAMES.agreement} was deleted`,
+        by: "policy",
+        at: expect.any(String),
+        mandate_hashes: (agreement.status as { mandateHashes?: string[] }).mandateHashes,
+        source: "kubernetes",
+        resource: `${NS}/${SAMPLE_NAMES.agreement}`,
       },
     ]);
 

@@ -62,7 +62,10 @@ describe("Writ CRDs on a real API server", () => {
   it("installs the CRDs, which become Established", async () => {
     ok(await kubectl(["apply", "-f", CRDS]));
     ok(await kubectl(["wait", "--for=condition=Established", "--timeout=30s", ...CRD_NAMES.map((n) => `crd/${n}`)]));
-    const names = ok(await kubectl(["api-resources", "--api-group=writ.dev", "-o", "name"])).trim().split("\n").sort();
+    const names = ok(await kubectl(["api-resources", "--api-group=writ.dev", "-o", "name"]))
+      .trim()
+      .split("\n")
+      .sort();
     expect(names).toEqual(CRD_NAMES);
     // The API server publishes a new CRD's OpenAPI (what kubectl explain and kubectl's
     // client-side validation read) a moment after Established: wait for all three.
@@ -79,7 +82,10 @@ describe("Writ CRDs on a real API server", () => {
 
   it("accepts the samples, and `kubectl get writ` lists every kind", async () => {
     ok(await kubectl(["apply", "-f", SAMPLES]));
-    const listed = ok(await kubectl(["get", "writ", "-o", "name"])).trim().split("\n").sort();
+    const listed = ok(await kubectl(["get", "writ", "-o", "name"]))
+      .trim()
+      .split("\n")
+      .sort();
     expect(listed).toEqual(
       [
         `delegation.writ.dev/${SAMPLE_NAMES.delegation}`,
@@ -102,11 +108,19 @@ describe("Writ CRDs on a real API server", () => {
   });
 
   it("shows the printer columns, more under -o wide, and status values once written", async () => {
-    const header = ok(await kubectl(["get", "wdel"])).split("\n")[0]?.trim().split(/\s+/);
+    const header = ok(await kubectl(["get", "wdel"]))
+      .split("\n")[0]
+      ?.trim()
+      .split(/\s+/);
     expect(header).toEqual(["NAME", "READY", "PHASE", "REASON", "AGENT", "EXPIRES", "AGE"]);
     ok(
       await kubectl([
-        "patch", "wdel", SAMPLE_NAMES.chainedDelegation, "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "wdel",
+        SAMPLE_NAMES.chainedDelegation,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         JSON.stringify({
           status: {
             phase: "Active",
@@ -120,7 +134,9 @@ describe("Writ CRDs on a real API server", () => {
         }),
       ]),
     );
-    const wide = ok(await kubectl(["get", "wdel", SAMPLE_NAMES.chainedDelegation, "-o", "wide"])).trim().split("\n");
+    const wide = ok(await kubectl(["get", "wdel", SAMPLE_NAMES.chainedDelegation, "-o", "wide"]))
+      .trim()
+      .split("\n");
     expect(wide[0]?.split(/\s+/)).toEqual(["NAME", "READY", "PHASE", "REASON", "AGENT", "EXPIRES", "AGE", "MESSAGE", "PRINCIPAL", "STATE", "DEPTH", "ID"]);
     const samples = await buildSamples();
     const spec = samples.find((s) => s.manifest.metadata.name === SAMPLE_NAMES.chainedDelegation)!.manifest.spec;
@@ -128,7 +144,11 @@ describe("Writ CRDs on a real API server", () => {
     expect(row.slice(0, 6)).toEqual([SAMPLE_NAMES.chainedDelegation, "True", "Active", "Reconciled", "agent_travel", spec.expires_at]);
     expect(row.slice(7)).toEqual(["stored", "org_acme", "active", "1", spec.delegation_id]);
     const mandate = (samples.find((s) => s.manifest.kind === "IntentAgreement")!.manifest.spec.mandates as Array<{ expires_at: string }>)[0]!;
-    const wia = ok(await kubectl(["get", "wia", "-o", "wide"])).split("\n")[1]?.trim().split(/\s+/) ?? [];
+    const wia =
+      ok(await kubectl(["get", "wia", "-o", "wide"]))
+        .split("\n")[1]
+        ?.trim()
+        .split(/\s+/) ?? [];
     expect(wia).toEqual(expect.arrayContaining(["agent_procurement", mandate.expires_at, SAMPLE_NAMES.delegation, "org_acme"]));
   });
 
@@ -142,13 +162,21 @@ describe("Writ CRDs on a real API server", () => {
   });
 
   it("has kubectl refuse unknown fields by default (client-side, from the published schema)", async () => {
-    const r = await kubectl(["create", "--dry-run=server", "-f", "-"], delegation("typo", (s) => (s.scope = { currency: "EUR", maximum_amuont: 10 })));
+    const r = await kubectl(
+      ["create", "--dry-run=server", "-f", "-"],
+      delegation("typo", (s) => (s.scope = { currency: "EUR", maximum_amuont: 10 })),
+    );
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/unknown field "maximum_amuont"/);
   });
 
   it("defaults state to active and prunes unknown fields (server side)", async () => {
-    ok(await kubectl(["apply", "--validate=false", "-f", "-"], delegation("defaults", (s) => (s.scope = { currency: "EUR", maximum_amount: 10, colour: "red" }))));
+    ok(
+      await kubectl(
+        ["apply", "--validate=false", "-f", "-"],
+        delegation("defaults", (s) => (s.scope = { currency: "EUR", maximum_amount: 10, colour: "red" })),
+      ),
+    );
     const got = await getJson<Resource>(["get", "wdel", "defaults"]);
     expect(got.spec.state).toBe("active");
     expect(got.spec.revocable).toBe(true);
@@ -165,7 +193,11 @@ describe("Writ CRDs on a real API server", () => {
     ["an unknown principal type", "spec.principal.type", (s: Record<string, unknown>) => (s.principal = { type: "robot", id: "x" })],
     ["a time that is not RFC 3339", "spec.expires_at", (s: Record<string, unknown>) => (s.expires_at = "tomorrow")],
     ["a missing scope", "spec.scope: Required value", (s: Record<string, unknown>) => delete s.scope],
-    ["an unknown condition type", /spec\.conditions(\[0\])?\.type: Unsupported value/, (s: Record<string, unknown>) => (s.conditions = [{ type: "full_moon" }])],
+    [
+      "an unknown condition type",
+      /spec\.conditions(\[0\])?\.type: Unsupported value/,
+      (s: Record<string, unknown>) => (s.conditions = [{ type: "full_moon" }]),
+    ],
     ["a risk score above 100", /spec\.conditions(\[0\])?\.value/, (s: Record<string, unknown>) => (s.conditions = [{ type: "max_risk_score", value: 101 }])],
     [
       "a private key in a public key",
@@ -181,8 +213,14 @@ describe("Writ CRDs on a real API server", () => {
   });
 
   it("accepts the mandate form of a Delegation (mandate and agent only); refuses it without agent or sdJwt", async () => {
-    const mandated = (spec: Record<string, unknown>) => stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "mandated" }, spec });
-    ok(await kubectl(["create", "--dry-run=server", "--validate=false", "-f", "-"], mandated({ mandate: { sdJwt: "eyJ.eyJ.sig~WyJ~eyJ.eyJ.sig", nonce: "nonce-1" }, agent: { agent_id: "agent_test" } })));
+    const mandated = (spec: Record<string, unknown>) =>
+      stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "mandated" }, spec });
+    ok(
+      await kubectl(
+        ["create", "--dry-run=server", "--validate=false", "-f", "-"],
+        mandated({ mandate: { sdJwt: "eyJ.eyJ.sig~WyJ~eyJ.eyJ.sig", nonce: "nonce-1" }, agent: { agent_id: "agent_test" } }),
+      ),
+    );
     const noAgent = await kubectl(["create", "--dry-run=server", "--validate=false", "-f", "-"], mandated({ mandate: { sdJwt: "x~y" } }));
     expect(noAgent.code).not.toBe(0);
     expect(noAgent.stderr).toMatch(/is invalid/);
@@ -198,7 +236,15 @@ describe("Writ CRDs on a real API server", () => {
         apiVersion: "writ.dev/v1alpha1",
         kind: "IntentAgreement",
         metadata: { name: "no-ref" },
-        spec: { agreement_id: "a", state: "proposed", mandates: [{ intent_id: "i", principal: { type: "human", id: "p" }, agent: { agent_id: "x" }, currency: "EUR" }], events: [], ledger: [], ledger_sequence: 0, ledger_as_of: "2026-11-20T09:00:00Z" },
+        spec: {
+          agreement_id: "a",
+          state: "proposed",
+          mandates: [{ intent_id: "i", principal: { type: "human", id: "p" }, agent: { agent_id: "x" }, currency: "EUR" }],
+          events: [],
+          ledger: [],
+          ledger_sequence: 0,
+          ledger_as_of: "2026-11-20T09:00:00Z",
+        },
       }),
     );
     expect(ia.code).not.toBe(0);
@@ -223,7 +269,12 @@ describe("Writ CRDs on a real API server", () => {
     expect((await getJson<Resource>(["get", "wdel", name])).status?.phase).toBeUndefined();
     ok(
       await kubectl([
-        "patch", "wdel", name, "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "wdel",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         JSON.stringify({ status: { phase: "Active", observedGeneration: afterSpec.metadata.generation, expiresAt: "2026-11-27T09:00:00Z" } }),
       ]),
     );

@@ -65,13 +65,24 @@ interface Head {
 
 const heads: Head[] = [];
 
-async function call(server: number, method: string, path: string, bearer: string | null, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  server: number,
+  method: string,
+  path: string,
+  bearer: string | null,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const s = serves[server] as ServeProcess;
   const headers: Record<string, string> = {};
   if (bearer) headers.authorization = `Bearer ${bearer}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   try {
-    const r = await fetch(`${s.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+    const r = await fetch(`${s.url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
     const text = await r.text();
     try {
       return { status: r.status, body: JSON.parse(text) as Record<string, unknown> };
@@ -146,7 +157,10 @@ function startLoad(pool: readonly SeededAgent[]): { answers: Answer[]; stop(): P
 async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${cluster?.nodes.map((n) => `${n.name}:\n${n.output().slice(-3000)}`).join("\n")}\n${serves.map((s, i) => `serve ${i}:\n${s.output().slice(-3000)}`).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}\n${cluster?.nodes.map((n) => `${n.name}:\n${n.output().slice(-3000)}`).join("\n")}\n${serves.map((s, i) => `serve ${i}:\n${s.output().slice(-3000)}`).join("\n")}`,
+      );
     await sleep(50);
   }
   return Date.now();
@@ -166,7 +180,10 @@ beforeAll(async () => {
     LOG_LEVEL: "warn",
   };
   for (let i = 0; i < 2; i++) serves.push(await startServeProcess({ env }));
-  const seeded = await seed((serves[0] as ServeProcess).url, cluster.url(), admin, 12, { prefix: `fo${randomBytes(3).toString("hex")}`, cumulative: cumulativeOf });
+  const seeded = await seed((serves[0] as ServeProcess).url, cluster.url(), admin, 12, {
+    prefix: `fo${randomBytes(3).toString("hex")}`,
+    cumulative: cumulativeOf,
+  });
   token = seeded.operatorKey;
   agents = seeded.agents;
   for (let s = 0; s < 2; s++) {
@@ -187,7 +204,8 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
   const load = startLoad(pool);
   const allows = () => load.answers.filter((a) => a.kind === "verify" && a.body.verdict === "ALLOW").length;
   const tight = new Set(pool.filter((x) => cumulativeOf(agents.indexOf(x)) === TIGHT_CUMULATIVE).map((x) => x.agreementId));
-  const spentOut = (id: string) => load.answers.some((a) => a.agreementId === id && a.body.verdict === "DENY" && (a.body.reasons as string[]).includes("CUMULATIVE_BUDGET_EXCEEDED"));
+  const spentOut = (id: string) =>
+    load.answers.some((a) => a.agreementId === id && a.body.verdict === "DENY" && (a.body.reasons as string[]).includes("CUMULATIVE_BUDGET_EXCEEDED"));
   try {
     // Before the kill: ALLOWs flowing, and each tight agent refused for its spent budget.
     await until("ALLOWs under load and the tight budgets spent before the kill", () => allows() >= 100 && [...tight].every(spentOut), 60_000);
@@ -197,7 +215,11 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
     const promotedAt = Date.now();
     expect(promoted.name).toBe(standby.name);
     // Both processes ALLOW again for requests sent after the promotion (bounded).
-    await until("ALLOWs from both processes after the promotion", () => [0, 1].every((s) => load.answers.some((a) => a.server === s && a.kind === "verify" && a.sentAt > promotedAt && a.body.verdict === "ALLOW")), 90_000);
+    await until(
+      "ALLOWs from both processes after the promotion",
+      () => [0, 1].every((s) => load.answers.some((a) => a.server === s && a.kind === "verify" && a.sentAt > promotedAt && a.body.verdict === "ALLOW")),
+      90_000,
+    );
     const resumedAll = Date.now();
     await until("a second of load after recovery", () => Date.now() - resumedAll > 1000, 5000);
     await load.stop();
@@ -241,9 +263,14 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
     const db = new pg.Pool({ connectionString: c.nodeUrl(promoted), max: 2 });
     try {
       const allowed = verifies.filter((a) => a.body.verdict === "ALLOW").map((a) => a.actionId as string);
-      const { rows } = await db.query<{ action_id: string }>("SELECT action_id FROM ledger_entries WHERE outcome = 'allowed' AND action_id = ANY($1::text[])", [allowed]);
+      const { rows } = await db.query<{ action_id: string }>("SELECT action_id FROM ledger_entries WHERE outcome = 'allowed' AND action_id = ANY($1::text[])", [
+        allowed,
+      ]);
       const stored = new Set(rows.map((r) => r.action_id));
-      expect(allowed.filter((id) => !stored.has(id)), "ALLOWed actions missing from the new primary's ledger").toEqual([]);
+      expect(
+        allowed.filter((id) => !stored.has(id)),
+        "ALLOWed actions missing from the new primary's ledger",
+      ).toEqual([]);
       for (const a of agents) {
         const rec = await loadAgreementWithLedger(db, a.agreementId);
         expect(rec, a.agreementId).toBeDefined();
@@ -265,9 +292,14 @@ async function runCase(name: string, pool: readonly SeededAgent[], kill: (leader
       for (const h of heads) {
         expect(h.tree_size).toBeLessThanOrEqual(top.treeSize);
         const proof = await consistencyProofFor(db, h.tree_size, top.treeSize);
-        expect(() => verifyConsistency(h.tree_size, top.treeSize, proof.proof.map(hashBytes), hashBytes(h.root), top.root), `head of size ${h.tree_size}`).not.toThrow();
+        expect(
+          () => verifyConsistency(h.tree_size, top.treeSize, proof.proof.map(hashBytes), hashBytes(h.root), top.root),
+          `head of size ${h.tree_size}`,
+        ).not.toThrow();
       }
-      console.log(`  ${allowed.length} ALLOWs, all in ${promoted.name}'s ledger; ${agents.length} chains verify; ${heads.length} signed heads handed out (sizes up to ${Math.max(...heads.map((h) => h.tree_size))}) are consistent with ${promoted.name}'s head of size ${top.treeSize}`);
+      console.log(
+        `  ${allowed.length} ALLOWs, all in ${promoted.name}'s ledger; ${agents.length} chains verify; ${heads.length} signed heads handed out (sizes up to ${Math.max(...heads.map((h) => h.tree_size))}) are consistent with ${promoted.name}'s head of size ${top.treeSize}`,
+      );
     } finally {
       await db.end();
     }

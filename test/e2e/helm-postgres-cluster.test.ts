@@ -36,14 +36,18 @@ function ok(r: CommandResult): string {
   return r.stdout;
 }
 
-const objects = (text: string) => parseAllDocuments(text).map((d) => d.toJS() as K8sObject | null).filter((o): o is K8sObject => o !== null);
+const objects = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
 
 describe("the chart's CloudNativePG Cluster", () => {
   let env: Envtest;
   const helm = (args: string[]) => env.helm(args, { timeoutMs: 120_000 });
   // `--set a=b`, or `--set-string a=b` for an item written `string:a=b`.
   const flags = (set: string[]) => set.flatMap((s) => (s.startsWith("string:") ? ["--set-string", s.slice(7)] : ["--set", s]));
-  const render = async (...set: string[]) => ok(await helm(["template", "writ", CHART, "-n", NS, "--kube-version", "1.20.2", "--set", "postgresCluster.enabled=true", ...flags(set)]));
+  const render = async (...set: string[]) =>
+    ok(await helm(["template", "writ", CHART, "-n", NS, "--kube-version", "1.20.2", "--set", "postgresCluster.enabled=true", ...flags(set)]));
 
   beforeAll(async () => {
     env = await startEnvtest({ binDir: await ensureEnvtest() });
@@ -100,18 +104,36 @@ describe("the chart's CloudNativePG Cluster", () => {
   it("applies with server-side dry-run against CloudNativePG's Cluster schema, every field kept", async () => {
     ok(await env.kubectl(["apply", "-f", CNPG_CRD]));
     ok(await env.kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/clusters.postgresql.cnpg.io"]));
-    for (const set of [[], ["postgresCluster.instances=5", "postgresCluster.synchronous.method=first", "postgresCluster.synchronous.number=2", "postgresCluster.synchronous.dataDurability=preferred", "postgresCluster.imageName=registry.example.com/postgresql:17", "postgresCluster.resources.requests.cpu=1", "postgresCluster.synchronousCommit="]]) {
+    for (const set of [
+      [],
+      [
+        "postgresCluster.instances=5",
+        "postgresCluster.synchronous.method=first",
+        "postgresCluster.synchronous.number=2",
+        "postgresCluster.synchronous.dataDurability=preferred",
+        "postgresCluster.imageName=registry.example.com/postgresql:17",
+        "postgresCluster.resources.requests.cpu=1",
+        "postgresCluster.synchronousCommit=",
+      ],
+    ]) {
       const rendered = await render(...set);
       const out = ok(await env.kubectl(["apply", "--dry-run=server", "-f", "-"], { input: rendered }));
       const lines = out.trim().split("\n");
       expect(lines.length).toBe(objects(rendered).length);
       for (const line of lines) expect(line).toMatch(/ (created|configured|unchanged) \(server dry run\)$/);
       const cluster = objects(rendered).find((o) => o.kind === "Cluster") as K8sObject;
-      const returned = JSON.parse(ok(await env.kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(cluster) }))) as K8sObject;
+      const returned = JSON.parse(
+        ok(await env.kubectl(["create", "--dry-run=server", "-o", "json", "-f", "-"], { input: JSON.stringify(cluster) })),
+      ) as K8sObject;
       expect(returned.spec).toEqual(cluster.spec);
     }
     // A value outside the schema is refused by the API server itself.
-    const bad = { apiVersion: "postgresql.cnpg.io/v1", kind: "Cluster", metadata: { name: "bad", namespace: NS }, spec: { instances: 2, postgresql: { synchronous: { method: "all", number: 0 } } } };
+    const bad = {
+      apiVersion: "postgresql.cnpg.io/v1",
+      kind: "Cluster",
+      metadata: { name: "bad", namespace: NS },
+      spec: { instances: 2, postgresql: { synchronous: { method: "all", number: 0 } } },
+    };
     const r = await env.kubectl(["create", "--dry-run=server", "-f", "-"], { input: JSON.stringify(bad) });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/synchronous\.method|synchronous\.number/);

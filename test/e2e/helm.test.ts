@@ -48,12 +48,20 @@ const ALL_ON = {
     affinity: {
       podAntiAffinity: {
         preferredDuringSchedulingIgnoredDuringExecution: [
-          { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { "app.kubernetes.io/component": "data-plane" } } } },
+          {
+            weight: 100,
+            podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { "app.kubernetes.io/component": "data-plane" } } },
+          },
         ],
       },
     },
     topologySpreadConstraints: [
-      { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: { "app.kubernetes.io/component": "data-plane" } } },
+      {
+        maxSkew: 1,
+        topologyKey: "topology.kubernetes.io/zone",
+        whenUnsatisfiable: "ScheduleAnyway",
+        labelSelector: { matchLabels: { "app.kubernetes.io/component": "data-plane" } },
+      },
     ],
   },
   controller: { replicaCount: 2, leaderElection: { leaseName: "writ-leader" }, extraEnv: [{ name: "LOG_LEVEL", value: "debug" }] },
@@ -126,7 +134,8 @@ describe("the Helm chart", () => {
   const helm = (args: string[]) => env.helm(args, { timeoutMs: 120_000 });
   const kubectl = (args: string[], input?: string) => env.kubectl(args, input === undefined ? {} : { input });
   /** `helm template` with `extra`; with the database unless the values name an existing Secret (every option on). */
-  const template = async (...extra: string[]) => objects(ok(await helm(["template", "writ", CHART, "-n", NS, ...(extra.includes(allOnValues) ? [] : DB), ...extra])));
+  const template = async (...extra: string[]) =>
+    objects(ok(await helm(["template", "writ", CHART, "-n", NS, ...(extra.includes(allOnValues) ? [] : DB), ...extra])));
 
   beforeAll(async () => {
     const binDir = await ensureEnvtest();
@@ -149,13 +158,19 @@ describe("the Helm chart", () => {
 
   it("installs for real: CRDs from crds/ first, and uninstall keeps them", async () => {
     ok(await helm(["install", "writ", CHART, "-n", NS, "--set", "secret.adminToken=e2e-admin-token", ...DB]));
-    const crds = ok(await kubectl(["get", "crd", "-o", "name"])).trim().split("\n").sort();
+    const crds = ok(await kubectl(["get", "crd", "-o", "name"]))
+      .trim()
+      .split("\n")
+      .sort();
     expect(crds).toEqual([
       "customresourcedefinition.apiextensions.k8s.io/delegations.writ.dev",
       "customresourcedefinition.apiextensions.k8s.io/intentagreements.writ.dev",
       "customresourcedefinition.apiextensions.k8s.io/subscriptions.writ.dev",
     ]);
-    const deployments = ok(await kubectl(["get", "deploy", "-n", NS, "-o", "name"])).trim().split("\n").sort();
+    const deployments = ok(await kubectl(["get", "deploy", "-n", NS, "-o", "name"]))
+      .trim()
+      .split("\n")
+      .sort();
     expect(deployments).toEqual(["deployment.apps/writ-controller", "deployment.apps/writ-data-plane"]);
   });
 
@@ -212,7 +227,10 @@ describe("the Helm chart", () => {
 
   it("renders the chart's crds/ as exactly the generated CRDs", async () => {
     const withCrds = await template("--include-crds");
-    const rendered = withCrds.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.metadata.name).sort();
+    const rendered = withCrds
+      .filter((o) => o.kind === "CustomResourceDefinition")
+      .map((o) => o.metadata.name)
+      .sort();
     expect(rendered).toEqual(["delegations.writ.dev", "intentagreements.writ.dev", "subscriptions.writ.dev"]);
     for (const name of rendered) {
       const generated = parse(readFileSync(join(CRDS, `writ.dev_${name.split(".")[0]}.yaml`), "utf8")) as unknown;
@@ -224,8 +242,25 @@ describe("the Helm chart", () => {
     const objs = await template();
     const kinds = objs.map((o) => o.kind).sort();
     expect(kinds).toEqual([
-      "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment", "Deployment",
-      "MutatingWebhookConfiguration", "PodDisruptionBudget", "Role", "RoleBinding", "Secret", "Secret", "Service", "Service", "ServiceAccount", "ServiceAccount",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ClusterRoleBinding",
+      "ConfigMap",
+      "Deployment",
+      "Deployment",
+      "MutatingWebhookConfiguration",
+      "PodDisruptionBudget",
+      "Role",
+      "RoleBinding",
+      "Secret",
+      "Secret",
+      "Service",
+      "Service",
+      "ServiceAccount",
+      "ServiceAccount",
       "ValidatingWebhookConfiguration",
     ]);
     expect(find<K8sObject & { spec: { minAvailable: number } }>(objs, "PodDisruptionBudget", "writ-controller").spec.minAvailable).toBe(1);
@@ -239,8 +274,16 @@ describe("the Helm chart", () => {
     const [dpc, ctlc] = [dp.spec.template.spec.containers[0]!, ctl.spec.template.spec.containers[0]!];
     expect(dpc.args).toEqual(["serve"]);
     expect(ctlc.args).toEqual(["controller"]);
-    expect(dpc.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }, { name: "metrics", containerPort: 9090, protocol: "TCP" }]);
-    expect(dpc.env).toEqual(expect.arrayContaining([{ name: "METRICS_PORT", value: "9090" }, { name: "WRIT_CONTROLLER_LEASE", value: "writ-controller" }]));
+    expect(dpc.ports).toEqual([
+      { name: "http", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 9090, protocol: "TCP" },
+    ]);
+    expect(dpc.env).toEqual(
+      expect.arrayContaining([
+        { name: "METRICS_PORT", value: "9090" },
+        { name: "WRIT_CONTROLLER_LEASE", value: "writ-controller" },
+      ]),
+    );
     const svc = find<K8sObject & { spec: { ports: unknown[] } }>(objs, "Service", "writ");
     expect(svc.spec.ports).toEqual([{ name: "http", port: 8080, targetPort: "http", protocol: "TCP" }]);
     for (const d of [dp, ctl]) {
@@ -264,9 +307,13 @@ describe("the Helm chart", () => {
     }
     expect(ctlc.env).toContainEqual({ name: "WRIT_LEADER_ELECTION_LEASE", value: "writ-controller" });
     expect(ctlc.env).toContainEqual({ name: "WRIT_LEADER_ELECTION_NAMESPACE", value: NS });
-    expect(ctlc.env).toEqual(expect.arrayContaining([
-      { name: "WRIT_LEADER_ELECTION_LEASE_DURATION", value: "15" }, { name: "WRIT_LEADER_ELECTION_RENEW_DEADLINE", value: "10" }, { name: "WRIT_LEADER_ELECTION_RETRY_PERIOD", value: "2" },
-    ]));
+    expect(ctlc.env).toEqual(
+      expect.arrayContaining([
+        { name: "WRIT_LEADER_ELECTION_LEASE_DURATION", value: "15" },
+        { name: "WRIT_LEADER_ELECTION_RENEW_DEADLINE", value: "10" },
+        { name: "WRIT_LEADER_ELECTION_RETRY_PERIOD", value: "2" },
+      ]),
+    );
     const dpRole = find<K8sObject & { rules: Rule[] }>(objs, "ClusterRole", "writ-data-plane");
     expect(dpRole.rules).toEqual([
       { apiGroups: ["writ.dev"], resources: ["delegations", "intentagreements"], verbs: ["list", "watch"] },
@@ -315,7 +362,13 @@ describe("the Helm chart", () => {
     const rule = find<K8sObject & { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } }>(objs, "PrometheusRule", "writ");
     const alerts = rule.spec.groups.flatMap((g) => g.rules);
     expect(alerts.map((a) => a.alert)).toEqual([
-      "WritDenyRateHigh", "WritStepUpRateHigh", "WritRevocationLagHigh", "WritWatchDown", "WritNoLeader", "WritRevocationStateStale", "WritReconcileErrors",
+      "WritDenyRateHigh",
+      "WritStepUpRateHigh",
+      "WritRevocationLagHigh",
+      "WritWatchDown",
+      "WritNoLeader",
+      "WritRevocationStateStale",
+      "WritReconcileErrors",
     ]);
     const exprs = alerts.map((a) => a.expr).join("\n");
     expect(exprs).toContain("writ_kube_watch_up");
@@ -330,7 +383,11 @@ describe("the Helm chart", () => {
     expect(alerts.map((a) => a.expr).join("\n")).toContain("writ_revocation_lag_seconds_bucket");
     expect(alerts.map((a) => a.expr).join("\n")).toContain("controller_runtime_reconcile_errors_total");
     // The Grafana dashboard, for the sidecar: its label, and the chart's dashboards/writ.json as it is.
-    const dashboard = find<K8sObject & { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; data: Record<string, string> }>(objs, "ConfigMap", "writ-grafana-dashboard");
+    const dashboard = find<K8sObject & { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; data: Record<string, string> }>(
+      objs,
+      "ConfigMap",
+      "writ-grafana-dashboard",
+    );
     expect(dashboard.metadata.labels.grafana_dashboard).toBe("1");
     expect(dashboard.metadata.annotations).toEqual({ grafana_folder: "Writ" });
     expect(JSON.parse(dashboard.data["writ.json"] ?? "")).toEqual(JSON.parse(readFileSync(join(CHART, "dashboards", "writ.json"), "utf8")));
@@ -341,11 +398,24 @@ describe("the Helm chart", () => {
     const validating = find<K8sObject & { webhooks: Webhook[] }>(objs, "ValidatingWebhookConfiguration", "writ");
     const screening = find<K8sObject & { webhooks: Webhook[] }>(objs, "MutatingWebhookConfiguration", "writ-screen");
     const [v, m] = [validating.webhooks[0]!, screening.webhooks[0]!];
-    expect([v.name, v.clientConfig.service?.path, m.name, m.clientConfig.service?.path]).toEqual(["validate.writ.dev", "/validate", "screen.writ.dev", "/screen"]);
+    expect([v.name, v.clientConfig.service?.path, m.name, m.clientConfig.service?.path]).toEqual([
+      "validate.writ.dev",
+      "/validate",
+      "screen.writ.dev",
+      "/screen",
+    ]);
     for (const w of [v, m]) {
       expect(w).toMatchObject({ failurePolicy: "Fail", sideEffects: "None", admissionReviewVersions: ["v1"], timeoutSeconds: 10 });
       expect(w.clientConfig.service).toEqual({ name: "writ-controller-webhook", namespace: NS, path: w.clientConfig.service?.path, port: 443 });
-      expect(w.rules).toEqual([{ apiGroups: ["writ.dev"], apiVersions: ["v1alpha1"], operations: ["CREATE", "UPDATE"], resources: ["delegations", "intentagreements", "subscriptions"], scope: "Namespaced" }]);
+      expect(w.rules).toEqual([
+        {
+          apiGroups: ["writ.dev"],
+          apiVersions: ["v1alpha1"],
+          operations: ["CREATE", "UPDATE"],
+          resources: ["delegations", "intentagreements", "subscriptions"],
+          scope: "Namespaced",
+        },
+      ]);
     }
     const tls = find<K8sObject & { type: string; data: Record<string, string> }>(objs, "Secret", "writ-controller-webhook-tls");
     expect(tls.type).toBe("kubernetes.io/tls");
@@ -360,7 +430,12 @@ describe("the Helm chart", () => {
     expect(svc.spec.ports).toEqual([{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }]);
     const ctl = find<Deployment>(objs, "Deployment", "writ-controller").spec.template.spec.containers[0]!;
     expect(ctl.ports).toContainEqual({ name: "webhook", containerPort: 9443, protocol: "TCP" });
-    expect(ctl.env).toEqual(expect.arrayContaining([{ name: "WRIT_WEBHOOK_PORT", value: "9443" }, { name: "WRIT_WEBHOOK_CERT_DIR", value: "/etc/writ/webhook-certs" }]));
+    expect(ctl.env).toEqual(
+      expect.arrayContaining([
+        { name: "WRIT_WEBHOOK_PORT", value: "9443" },
+        { name: "WRIT_WEBHOOK_CERT_DIR", value: "/etc/writ/webhook-certs" },
+      ]),
+    );
     expect(ctl.volumeMounts).toContainEqual({ name: "webhook-certs", mountPath: "/etc/writ/webhook-certs", readOnly: true });
 
     // cert-manager: a Certificate from a self-signed Issuer, and the CA injector fills the caBundle.
@@ -369,7 +444,11 @@ describe("the Helm chart", () => {
     expect(cert.spec).toMatchObject({ secretName: "writ-controller-webhook-tls", issuerRef: { name: "writ-controller-selfsigned", kind: "Issuer" } });
     expect(cert.spec.dnsNames).toContain(`writ-controller-webhook.${NS}.svc`);
     find(cm, "Issuer", "writ-controller-selfsigned");
-    const injected = find<K8sObject & { metadata: { annotations?: Record<string, string> }; webhooks: Webhook[] }>(cm, "ValidatingWebhookConfiguration", "writ");
+    const injected = find<K8sObject & { metadata: { annotations?: Record<string, string> }; webhooks: Webhook[] }>(
+      cm,
+      "ValidatingWebhookConfiguration",
+      "writ",
+    );
     expect(injected.metadata.annotations?.["cert-manager.io/inject-ca-from"]).toBe(`${NS}/writ-controller-webhook`);
     expect(injected.webhooks[0]?.clientConfig.caBundle).toBeUndefined();
     expect(injected.webhooks[0]?.failurePolicy).toBe("Ignore");
@@ -382,8 +461,15 @@ describe("the Helm chart", () => {
   it("applies with server-side dry-run: defaults and every option on", async () => {
     ok(await kubectl(["apply", "-f", MONITORING_CRDS, "-f", CERT_MANAGER_CRDS]));
     ok(
-      await kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com",
-        "crd/issuers.cert-manager.io", "crd/certificates.cert-manager.io"]),
+      await kubectl([
+        "wait",
+        "--for=condition=Established",
+        "--timeout=30s",
+        "crd/servicemonitors.monitoring.coreos.com",
+        "crd/prometheusrules.monitoring.coreos.com",
+        "crd/issuers.cert-manager.io",
+        "crd/certificates.cert-manager.io",
+      ]),
     );
     for (const values of [DB, ["-f", allOnValues]]) {
       // --kube-version: render what Helm would render for this API server (policy/v1beta1 PDB on 1.20).
@@ -397,14 +483,22 @@ describe("the Helm chart", () => {
 
   it.each([
     ["a negative replica count", ["--set", "dataPlane.replicaCount=-1"], /dataPlane\/replicaCount/],
-    ["an unknown value (a typo)", ["--set", "dataplane.replicaCount=2"], /additional properties 'dataplane' not allowed|Additional property dataplane is not allowed/],
+    [
+      "an unknown value (a typo)",
+      ["--set", "dataplane.replicaCount=2"],
+      /additional properties 'dataplane' not allowed|Additional property dataplane is not allowed/,
+    ],
     ["a secret setting in the ConfigMap", ["--set", "config.DATABASE_URL=postgres://x"], /\/config/],
     ["a malformed signing seed", ["--set", "secret.logSigningSeed=not-a-seed"], /logSigningSeed/],
     ["a database URL that is not postgres", ["--set", "secret.databaseUrl=mysql://db"], /databaseUrl/],
     ["an unknown image pull policy", ["--set", "image.pullPolicy=Sometimes"], /pullPolicy/],
     ["an existing Secret plus inline secrets", ["--set", "secret.existingSecret=s", "--set", "secret.adminToken=x"], /secret\.existingSecret is set/],
     ["an install without a database", [], /secret\.databaseUrl is required/],
-    ["leader election timings client-go would refuse", [...DB, "--set", "controller.leaderElection.renewDeadlineSeconds=20"], /leaseDurationSeconds \(15\) must be longer than renewDeadlineSeconds \(20\)/],
+    [
+      "leader election timings client-go would refuse",
+      [...DB, "--set", "controller.leaderElection.renewDeadlineSeconds=20"],
+      /leaseDurationSeconds \(15\) must be longer than renewDeadlineSeconds \(20\)/,
+    ],
   ])("refuses %s", async (_what, args, message) => {
     const r = await helm(["template", "writ", CHART, ...args]);
     expect(r.code).not.toBe(0);

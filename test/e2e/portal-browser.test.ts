@@ -100,7 +100,9 @@ describe("the portal in a browser", () => {
     // Confirmed, it revokes; the page says so and the row shows it.
     await revokeButton.click();
     await dialog.getByRole("button", { name: "Revoke" }).click();
-    await expect.poll(() => page.getByRole("status").textContent()).toMatch(/^Delegation del_demo is revoked; agreements agr_demo allow no more payments \(transparency log entry \d+\)\.$/);
+    await expect
+      .poll(() => page.getByRole("status").textContent())
+      .toMatch(/^Delegation del_demo is revoked; agreements agr_demo allow no more payments \(transparency log entry \d+\)\.$/);
     await expect.poll(() => delegationRow.textContent()).toContain("revoked by principal");
     expect(await agreementRow.textContent()).toContain("revoked through delegation del_demo");
     expect(await page.getByRole("button", { name: "Revoke delegation del_demo" }).isDisabled()).toBe(true);

@@ -27,7 +27,10 @@ const RELEASE_NS = "writ-system";
 const NS = "acme";
 const token = () => randomBytes(16).toString("hex");
 const tokens = { controller: token(), dataPlane: token(), alice: token(), bob: token() };
-const sa = (name: string) => ({ user: `system:serviceaccount:${RELEASE_NS}:${name}`, groups: ["system:serviceaccounts", `system:serviceaccounts:${RELEASE_NS}`, "system:authenticated"] });
+const sa = (name: string) => ({
+  user: `system:serviceaccount:${RELEASE_NS}:${name}`,
+  groups: ["system:serviceaccounts", `system:serviceaccounts:${RELEASE_NS}`, "system:authenticated"],
+});
 
 interface Resource {
   metadata: { finalizers?: string[]; labels?: Record<string, string> };
@@ -71,8 +74,25 @@ describe("the chart's RBAC is what the processes need, and no more", () => {
     tenant = await setUpSampleTenant(env, db, NS);
     ok(await kubectl(["create", "namespace", RELEASE_NS]));
     // The chart's RBAC and service accounts, as helm renders them (no workloads: the processes run here).
-    const rendered = ok(await env.helm(["template", "writ", CHART, "-n", RELEASE_NS, "--set", `secret.databaseUrl=${db.url}`,
-      "--show-only", "templates/rbac-controller.yaml", "--show-only", "templates/rbac-data-plane.yaml", "--show-only", "templates/rbac-tenants.yaml", "--show-only", "templates/serviceaccount.yaml"]));
+    const rendered = ok(
+      await env.helm([
+        "template",
+        "writ",
+        CHART,
+        "-n",
+        RELEASE_NS,
+        "--set",
+        `secret.databaseUrl=${db.url}`,
+        "--show-only",
+        "templates/rbac-controller.yaml",
+        "--show-only",
+        "templates/rbac-data-plane.yaml",
+        "--show-only",
+        "templates/rbac-tenants.yaml",
+        "--show-only",
+        "templates/serviceaccount.yaml",
+      ]),
+    );
     ok(await kubectl(["apply", "-f", "-"], rendered));
     ok(await kubectl(["create", "rolebinding", "alice-edits", "-n", NS, "--clusterrole=writ-edit", "--user=alice"]));
     ok(await kubectl(["create", "rolebinding", "bob-views", "-n", NS, "--clusterrole=writ-view", "--user=bob"]));
@@ -95,8 +115,19 @@ describe("the chart's RBAC is what the processes need, and no more", () => {
 
   it("lets the controller create, edit, revoke and delete with exactly the chart's rules", async () => {
     ok(await kubectl(["apply", "-n", NS, "-f", tenant.samples]));
-    ok(await kubectl(["wait", "-n", NS, "--for=condition=Ready", "--timeout=60s", `delegation/${SAMPLE_NAMES.delegation}`, `delegation/${SAMPLE_NAMES.chainedDelegation}`,
-      `intentagreement/${SAMPLE_NAMES.agreement}`, `subscription/${SAMPLE_NAMES.subscription}`]));
+    ok(
+      await kubectl([
+        "wait",
+        "-n",
+        NS,
+        "--for=condition=Ready",
+        "--timeout=60s",
+        `delegation/${SAMPLE_NAMES.delegation}`,
+        `delegation/${SAMPLE_NAMES.chainedDelegation}`,
+        `intentagreement/${SAMPLE_NAMES.agreement}`,
+        `subscription/${SAMPLE_NAMES.subscription}`,
+      ]),
+    );
     expect((await get("wdel", SAMPLE_NAMES.delegation)).metadata.finalizers).toContain("writ.dev/revoke");
     const events = ok(await kubectl(["get", "events", "-n", NS, "-o", "jsonpath={.items[*].source.component}"]));
     expect(events).toContain("writ-controller");
@@ -156,6 +187,9 @@ describe("the chart's RBAC is what the processes need, and no more", () => {
     expect(await can("bob", "create", "intentagreements.writ.dev", NS)).toBe("no");
     const labels = async (name: string) => (JSON.parse(ok(await kubectl(["get", "clusterrole", name, "-o", "json"]))) as Resource).metadata.labels;
     expect(await labels("writ-view")).toMatchObject({ "rbac.authorization.k8s.io/aggregate-to-view": "true" });
-    expect(await labels("writ-edit")).toMatchObject({ "rbac.authorization.k8s.io/aggregate-to-edit": "true", "rbac.authorization.k8s.io/aggregate-to-admin": "true" });
+    expect(await labels("writ-edit")).toMatchObject({
+      "rbac.authorization.k8s.io/aggregate-to-edit": "true",
+      "rbac.authorization.k8s.io/aggregate-to-admin": "true",
+    });
   });
 });

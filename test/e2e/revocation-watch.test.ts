@@ -11,7 +11,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { setUpGrantTenant, verifyUntil } from "../helpers/grant-tenant.js";
-import { agreementResource, claimAsOwner, createOperator, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
+import {
+  agreementResource,
+  claimAsOwner,
+  createOperator,
+  delegationResource,
+  verifyOnce,
+  type Grant,
+  type Operator,
+  type VerifyAnswer,
+} from "../../hack/bench/propagation/world.js";
 import { ensureEnvtest, startEnvtest, type CommandResult, type Envtest } from "../helpers/envtest.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
@@ -39,7 +48,10 @@ describe("revocation through the data plane's Kubernetes watch", () => {
     verifyUntil(serve.url, acme.key, g, test, { timeoutMs, everyMs, output: () => serve.output() });
   const metric = async (name: string) => {
     const text = await (await fetch(`${serve.url}/metrics`)).text();
-    return text.split("\n").filter((l) => l.startsWith(name)).join("\n");
+    return text
+      .split("\n")
+      .filter((l) => l.startsWith(name))
+      .join("\n");
   };
 
   beforeAll(async () => {
@@ -54,9 +66,14 @@ describe("revocation through the data plane's Kubernetes watch", () => {
     const docs = [delegationResource(g0), delegationResource(g1), agreementResource(g1), delegationResource(g2, { stored: true }), delegationResource(g3)];
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], docs.map((d) => stringify(d)).join("---\n")));
     // No controller runs: record each record's owner as it would have (the watch marks only an owner's revocation).
-    const owned: [string, "delegation" | "agreement", string][] = [...grants.map((g): [string, "delegation", string] => ["delegation", "delegation", g.name]), ["intentagreement", "agreement", `${g1.name}-agreement`]];
+    const owned: [string, "delegation" | "agreement", string][] = [
+      ...grants.map((g): [string, "delegation", string] => ["delegation", "delegation", g.name]),
+      ["intentagreement", "agreement", `${g1.name}-agreement`],
+    ];
     for (const [resource, kind, name] of owned) {
-      const obj = JSON.parse(ok(await kubectl(["get", resource, name, "-n", NS, "-o", "json"]))) as { metadata: { namespace?: string; name: string; uid?: string } };
+      const obj = JSON.parse(ok(await kubectl(["get", resource, name, "-n", NS, "-o", "json"]))) as {
+        metadata: { namespace?: string; name: string; uid?: string };
+      };
       const g = grants.find((x) => x.name === name || `${x.name}-agreement` === name) as Grant;
       await claimAsOwner(db.pool, kind, kind === "delegation" ? g.delegationId : g.agreementId, obj);
     }

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { agreementResource, delegationResource, verifyOnce, type Grant, type Operator, type VerifyAnswer } from "../../hack/bench/propagation/world.js";
 import { setUpGrantTenant } from "../helpers/grant-tenant.js";
-import { revokeAndRecord } from "../../src/store/revocation-record.js";
+import { revokeAndRecord } from "../../src/store/revocation/record.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { startControllerProcess, type ControllerProcess } from "../helpers/controller-process.js";
 import { ensureEnvtest, startEnvtest, type Envtest } from "../helpers/envtest.js";
@@ -68,7 +68,12 @@ describe("status that tells the truth", () => {
     ({ operator: acme, grants } = await setUpGrantTenant(env, db, NS, "t", 6));
     const u = new URL(db.url);
     proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port) });
-    controller = await startControllerProcess({ kubeconfigPath: env.kubeconfigPath, databaseUrl: throughProxy(db.url, proxy), podName: "ctl-status", lease: null });
+    controller = await startControllerProcess({
+      kubeconfigPath: env.kubeconfigPath,
+      databaseUrl: throughProxy(db.url, proxy),
+      podName: "ctl-status",
+      lease: null,
+    });
     serve = await startServeProcess({ env: { DATABASE_URL: db.url, WRIT_KUBE_WATCH: "off", LOG_LEVEL: "warn" } });
     const docs = grants.slice(0, 5).flatMap((g) => [delegationResource(g), agreementResource(g)]);
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], docs.map((d) => stringify(d)).join("---\n")));
@@ -88,9 +93,14 @@ describe("status that tells the truth", () => {
     const r = await until("wdel", g.name, (x) => ready(x)?.status === "False");
     expect(r.status?.phase).toBe("Active");
     expect(r.status?.effectiveStatus).toBe("active");
-    expect(ready(r)).toMatchObject({ reason: "SPEC_INVALID", message: expect.stringContaining(`verify still answers with the record stored before: delegation ${g.delegationId}, effective status active`) });
+    expect(ready(r)).toMatchObject({
+      reason: "SPEC_INVALID",
+      message: expect.stringContaining(`verify still answers with the record stored before: delegation ${g.delegationId}, effective status active`),
+    });
     expect((await verify(g)).verdict).toBe("ALLOW");
-    const table = ok(await kubectl(["get", "wdel", g.name, "-n", NS])).split("\n")[1]?.split(/\s+/);
+    const table = ok(await kubectl(["get", "wdel", g.name, "-n", NS]))
+      .split("\n")[1]
+      ?.split(/\s+/);
     expect(table?.slice(0, 4)).toEqual([g.name, "False", "Active", "SPEC_INVALID"]);
   });
 
@@ -98,7 +108,11 @@ describe("status that tells the truth", () => {
     const g = grant(1);
     ok(await kubectl(["patch", "wdel", g.name, "-n", NS, "--type=merge", "-p", '{"spec":{"state":"revoked"}}']));
     const a = await until("wia", `${g.name}-agreement`, (x) => x.status?.phase === "Revoked");
-    expect(ready(a)).toMatchObject({ status: "False", reason: "DELEGATION_REVOKED", message: expect.stringContaining(`the delegation it is bound to, ${g.delegationId}, is revoked`) });
+    expect(ready(a)).toMatchObject({
+      status: "False",
+      reason: "DELEGATION_REVOKED",
+      message: expect.stringContaining(`the delegation it is bound to, ${g.delegationId}, is revoked`),
+    });
     expect(await verify(g)).toMatchObject({ verdict: "DENY", reasons: expect.arrayContaining(["DELEGATION_REVOKED"]) });
   });
 
@@ -112,14 +126,20 @@ describe("status that tells the truth", () => {
     ok(await kubectl(["apply", "-n", NS, "-f", "-"], stringify(delegationResource(g))));
     const d = await until("wdel", g.name, (x) => x.status?.phase === "Revoked");
     expect(ready(d)?.reason).toBe("DELEGATION_REVOKED");
-    expect(ready(d)?.message).toMatch(new RegExp(`delegation ${g.delegationId} was revoked by deletion at .*the Delegation ${NS}/${g.name} was deleted.*re-applying the same manifest cannot restore it; a new grant needs a new delegation_id`));
+    expect(ready(d)?.message).toMatch(
+      new RegExp(
+        `delegation ${g.delegationId} was revoked by deletion at .*the Delegation ${NS}/${g.name} was deleted.*re-applying the same manifest cannot restore it; a new grant needs a new delegation_id`,
+      ),
+    );
     expect((await verify(g)).verdict).toBe("DENY");
   });
 
   it("a revocation made in Postgres (the HTTP path) reaches the status within seconds", async () => {
     const g = grant(3);
     const at = new Date();
-    await withTransaction(db.pool, (c) => revokeAndRecord(c, { kind: "delegation", id: g.delegationId }, { reason: "revoked over HTTP", by: "principal", at }, { signer: null }));
+    await withTransaction(db.pool, (c) =>
+      revokeAndRecord(c, { kind: "delegation", id: g.delegationId }, { reason: "revoked over HTTP", by: "principal", at }, { signer: null }),
+    );
     const d = await until("wdel", g.name, (x) => x.status?.phase === "Revoked", 10_000);
     expect(ready(d)).toMatchObject({ reason: "DELEGATION_REVOKED", message: expect.stringContaining("revoked over HTTP") });
     await until("wia", `${g.name}-agreement`, (x) => x.status?.phase === "Revoked", 10_000);
@@ -127,7 +147,12 @@ describe("status that tells the truth", () => {
 
   it("corrects a hand-written status within seconds, not at the periodic resync", async () => {
     const g = grant(4);
-    const forged = { status: { phase: "Revoked", conditions: [{ type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: "forged", lastTransitionTime: "2026-01-01T00:00:00Z" }] } };
+    const forged = {
+      status: {
+        phase: "Revoked",
+        conditions: [{ type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: "forged", lastTransitionTime: "2026-01-01T00:00:00Z" }],
+      },
+    };
     ok(await kubectl(["patch", "wdel", g.name, "-n", NS, "--subresource=status", "--type=merge", "-p", JSON.stringify(forged)]));
     const started = Date.now();
     const r = await until("wdel", g.name, (x) => x.status?.phase === "Active" && ready(x)?.status === "True", 10_000);

@@ -55,80 +55,84 @@ describe("the cluster walkthrough (docs/getting-started/cluster.md)", () => {
     if (work) await rm(work, { recursive: true, force: true });
   }, 120_000);
 
-  it("runs as written: ALLOW, DENY after the reviewed revocation, the log entry verifies offline", async () => {
-    const walk = extractWalkthrough(await readFile(WALKTHROUGH, "utf8"));
+  it(
+    "runs as written: ALLOW, DENY after the reviewed revocation, the log entry verifies offline",
+    async () => {
+      const walk = extractWalkthrough(await readFile(WALKTHROUGH, "utf8"));
 
-    const shims = join(work, ".shims");
-    const home = join(work, ".home");
-    const cwd = join(work, "walk");
-    await Promise.all([mkdir(shims), mkdir(home), mkdir(cwd)]);
-    await writeFile(join(shims, "writ"), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
-    await chmod(join(shims, "writ"), 0o755);
-    const [servePort, controllerPort] = [await freePort(), await freePort()];
-    const settings: Record<string, string> = {
-      WRIT_CHECKOUT: REPO,
-      KUBECONFIG: env.kubeconfigPath,
-      DATABASE_URL: db.url,
-      SERVE_PORT: String(servePort),
-      CONTROLLER_PORT: String(controllerPort),
-      WRIT_SERVER: `http://127.0.0.1:${servePort}`,
-      BUR_ADMIN_TOKEN: randomBytes(24).toString("hex"),
-      SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
-    };
-    expect(walk.settingNames, "the walkthrough's settings block and this test must name the same variables").toEqual(Object.keys(settings).sort());
+      const shims = join(work, ".shims");
+      const home = join(work, ".home");
+      const cwd = join(work, "walk");
+      await Promise.all([mkdir(shims), mkdir(home), mkdir(cwd)]);
+      await writeFile(join(shims, "writ"), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
+      await chmod(join(shims, "writ"), 0o755);
+      const [servePort, controllerPort] = [await freePort(), await freePort()];
+      const settings: Record<string, string> = {
+        WRIT_CHECKOUT: REPO,
+        KUBECONFIG: env.kubeconfigPath,
+        DATABASE_URL: db.url,
+        SERVE_PORT: String(servePort),
+        CONTROLLER_PORT: String(controllerPort),
+        WRIT_SERVER: `http://127.0.0.1:${servePort}`,
+        BUR_ADMIN_TOKEN: randomBytes(24).toString("hex"),
+        SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+      };
+      expect(walk.settingNames, "the walkthrough's settings block and this test must name the same variables").toEqual(Object.keys(settings).sort());
 
-    const scriptPath = join(work, "walkthrough.sh");
-    await writeFile(scriptPath, walk.script);
-    const script = startScript(scriptPath, {
-      cwd,
-      timeoutMs: SCRIPT_TIMEOUT_MS,
-      env: {
-        ...settings,
-        PATH: [shims, env.binDir, process.env.PATH ?? "/usr/bin:/bin"].join(":"),
-        HOME: home,
-        TMPDIR: process.env.TMPDIR ?? tmpdir(),
-        LANG: "C.UTF-8",
-      },
-    });
-    let run: ScriptResult | undefined;
-    let pids: Record<string, number> = {};
-    try {
-      run = await script.done;
-    } finally {
-      pids = recordedPids(cwd);
-      await stopRecordedProcesses(cwd, script.pgid);
-    }
-    const report = async () =>
-      [
-        `exit ${run?.code} signal ${run?.signal}${run?.timedOut ? ` (killed after ${SCRIPT_TIMEOUT_MS} ms)` : ""}`,
-        `--- stdout ---\n${run?.stdout.slice(-8000)}`,
-        `--- stderr (bash -x) ---\n${run?.stderr.slice(-8000)}`,
-        `--- serve.log ---\n${await tail(cwd, "serve.log")}`,
-        `--- controller.log ---\n${await tail(cwd, "controller.log")}`,
-      ].join("\n");
-    expect(run?.code, await report()).toBe(0);
-    const out = run?.stdout ?? "";
-    process.stderr.write(`walkthrough: ${run?.ms} ms\n`);
+      const scriptPath = join(work, "walkthrough.sh");
+      await writeFile(scriptPath, walk.script);
+      const script = startScript(scriptPath, {
+        cwd,
+        timeoutMs: SCRIPT_TIMEOUT_MS,
+        env: {
+          ...settings,
+          PATH: [shims, env.binDir, process.env.PATH ?? "/usr/bin:/bin"].join(":"),
+          HOME: home,
+          TMPDIR: process.env.TMPDIR ?? tmpdir(),
+          LANG: "C.UTF-8",
+        },
+      });
+      let run: ScriptResult | undefined;
+      let pids: Record<string, number> = {};
+      try {
+        run = await script.done;
+      } finally {
+        pids = recordedPids(cwd);
+        await stopRecordedProcesses(cwd, script.pgid);
+      }
+      const report = async () =>
+        [
+          `exit ${run?.code} signal ${run?.signal}${run?.timedOut ? ` (killed after ${SCRIPT_TIMEOUT_MS} ms)` : ""}`,
+          `--- stdout ---\n${run?.stdout.slice(-8000)}`,
+          `--- stderr (bash -x) ---\n${run?.stderr.slice(-8000)}`,
+          `--- serve.log ---\n${await tail(cwd, "serve.log")}`,
+          `--- controller.log ---\n${await tail(cwd, "controller.log")}`,
+        ].join("\n");
+      expect(run?.code, await report()).toBe(0);
+      const out = run?.stdout ?? "";
+      process.stderr.write(`walkthrough: ${run?.ms} ms\n`);
 
-    // The pids were saved, and nothing the script started outlives it.
-    expect(Object.keys(pids).sort()).toEqual(["controller.pid", "serve.pid"]);
+      // The pids were saved, and nothing the script started outlives it.
+      expect(Object.keys(pids).sort()).toEqual(["controller.pid", "serve.pid"]);
 
-    // ALLOW, then DENY (revoked), then the offline log verification, in that order.
-    const allow = out.search(/^ALLOW {2}\(svc_decision ALLOW\)$/m);
-    const deny = out.search(/^DENY {2}\(svc_decision BLOCK\)\n.*\n {2}reasons: AGREEMENT_REVOKED$/m);
-    const verified = /^verified: entry (\d+) is in the log whose head of \d+ entries \(.*\) is signed by sha256:[0-9a-f]{64} \(pinned\)$/m.exec(out);
-    expect(allow, await report()).toBeGreaterThanOrEqual(0);
-    expect(deny, await report()).toBeGreaterThan(allow);
-    expect(verified?.index, await report()).toBeGreaterThan(deny);
-    expect(out).not.toMatch(/^NOT verified/m);
+      // ALLOW, then DENY (revoked), then the offline log verification, in that order.
+      const allow = out.search(/^ALLOW {2}\(svc_decision ALLOW\)$/m);
+      const deny = out.search(/^DENY {2}\(svc_decision BLOCK\)\n.*\n {2}reasons: AGREEMENT_REVOKED$/m);
+      const verified = /^verified: entry (\d+) is in the log whose head of \d+ entries \(.*\) is signed by sha256:[0-9a-f]{64} \(pinned\)$/m.exec(out);
+      expect(allow, await report()).toBeGreaterThanOrEqual(0);
+      expect(deny, await report()).toBeGreaterThan(allow);
+      expect(verified?.index, await report()).toBeGreaterThan(deny);
+      expect(out).not.toMatch(/^NOT verified/m);
 
-    // Postgres, the system of record, agrees.
-    const agreements = await db.pool.query<{ agreement_id: string; status: string }>("SELECT agreement_id, status FROM agreements");
-    expect(agreements.rows).toEqual([{ agreement_id: expect.any(String), status: "revoked" }]);
-    const ledger = await db.pool.query("SELECT 1 FROM ledger_entries");
-    expect(ledger.rowCount).toBe(1);
-    const entry = await db.pool.query<{ kind: string; body: string }>("SELECT kind, body FROM log_entries WHERE sequence = $1", [Number(verified?.[1])]);
-    expect(entry.rows[0]?.kind).toBe("agreement");
-    expect((JSON.parse(entry.rows[0]?.body ?? "{}") as { agreement_id?: string }).agreement_id).toBe(agreements.rows[0]?.agreement_id);
-  }, SCRIPT_TIMEOUT_MS + 60_000);
+      // Postgres, the system of record, agrees.
+      const agreements = await db.pool.query<{ agreement_id: string; status: string }>("SELECT agreement_id, status FROM agreements");
+      expect(agreements.rows).toEqual([{ agreement_id: expect.any(String), status: "revoked" }]);
+      const ledger = await db.pool.query("SELECT 1 FROM ledger_entries");
+      expect(ledger.rowCount).toBe(1);
+      const entry = await db.pool.query<{ kind: string; body: string }>("SELECT kind, body FROM log_entries WHERE sequence = $1", [Number(verified?.[1])]);
+      expect(entry.rows[0]?.kind).toBe("agreement");
+      expect((JSON.parse(entry.rows[0]?.body ?? "{}") as { agreement_id?: string }).agreement_id).toBe(agreements.rows[0]?.agreement_id);
+    },
+    SCRIPT_TIMEOUT_MS + 60_000,
+  );
 });

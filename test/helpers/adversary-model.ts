@@ -40,7 +40,16 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { mandateHash, outcomeStep, signAcknowledgement, withLedgerEntry, type IntentAgreement, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../src/core/agreement/index.js";
+import {
+  mandateHash,
+  outcomeStep,
+  signAcknowledgement,
+  withLedgerEntry,
+  type IntentAgreement,
+  type LaterOutcome,
+  type LedgerEntry,
+  type LedgerOutcome,
+} from "../../src/core/agreement/index.js";
 import { buildSignedAgreement } from "../../src/core/agreement/index.js";
 import { agreementSpecOf, delegationSpecOf } from "../../src/core/crd/index.js";
 import type { ChainLink, Delegation } from "../../src/core/delegation/index.js";
@@ -81,8 +90,12 @@ export type AdversaryKind = (typeof ADVERSARY_KINDS)[number];
 /** The kinds `text` names (undefined or empty: all); an unknown name throws. */
 export function enabledKinds(text: string | undefined): ReadonlySet<AdversaryKind> {
   if (text === undefined || text.trim() === "") return new Set(ADVERSARY_KINDS);
-  const names = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  for (const n of names) if (!(ADVERSARY_KINDS as readonly string[]).includes(n)) throw new Error(`WRIT_ADVERSARY_KINDS: unknown kind ${n} (known: ${ADVERSARY_KINDS.join(", ")})`);
+  const names = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const n of names)
+    if (!(ADVERSARY_KINDS as readonly string[]).includes(n)) throw new Error(`WRIT_ADVERSARY_KINDS: unknown kind ${n} (known: ${ADVERSARY_KINDS.join(", ")})`);
   return new Set(names as AdversaryKind[]);
 }
 
@@ -120,7 +133,12 @@ export async function startAdversarySystem(): Promise<AdversarySystem> {
   const lines: string[] = [];
   const controller = await localController({ databaseUrl: w.db.url, logSigner: signerFromSeed(w.seed), print: (l) => lines.push(l) })(api);
   return {
-    w, fx, store, controller, colluder, lines,
+    w,
+    fx,
+    store,
+    controller,
+    colluder,
+    lines,
     async stop() {
       await controller.stop();
       await w.close();
@@ -239,7 +257,8 @@ async function settled(sys: AdversarySystem, plural: Plural, ns: string, name: s
   for (;;) {
     const o = sys.store.get(plural, ns, name);
     const status = o?.status as { observedGeneration?: number } | undefined;
-    if (!o || (status?.observedGeneration !== undefined && status.observedGeneration === o.metadata.generation)) return status as Record<string, unknown> | undefined;
+    if (!o || (status?.observedGeneration !== undefined && status.observedGeneration === o.metadata.generation))
+      return status as Record<string, unknown> | undefined;
     if (Date.now() > deadline) throw new Error(`${plural} ${ns}/${name} was not reconciled in time: ${JSON.stringify(o)}\n${sys.lines.slice(-20).join("\n")}`);
     await sleep(5);
   }
@@ -301,22 +320,47 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
   const [a, b, c] = await Promise.all([0, 1, 2].map(async () => (await w.registerAgent(w.operatorKey)).agent_id));
   m.agents = { a: a as string, b: b as string, c: c as string };
   const at = Date.now() - HOUR;
-  for (const [name, ns, agentId, intentId] of [["da", m.nsA, m.agents.a, "i1"], ["dc", m.nsB, m.agents.c, "k1"]] as const) {
+  for (const [name, ns, agentId, intentId] of [
+    ["da", m.nsA, m.agents.a, "i1"],
+    ["dc", m.nsB, m.agents.c, "k1"],
+  ] as const) {
     const record = delegationRecord(uid("del"), agentId, { at, scope: { maximum_amount: BUDGET, cumulative_maximum: BUDGET } });
     // dc needs the principal above APPROVAL_ABOVE USD (approvals; the principal's `approve` move).
     if (name === "dc") record.conditions = [{ type: "principal_present", above_amount: APPROVAL_ABOVE, currency: "USD" }];
     const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record };
     m.roots.push(root);
     const s = await signed(w, agentId, intentId);
-    m.agreements.push({ name: `g${name.slice(1)}`, namespace: ns, delegationName: name, id: s.record.agreement_id, agentId, intent: s.intent, record: s.record, root, planted: [] });
+    m.agreements.push({
+      name: `g${name.slice(1)}`,
+      namespace: ns,
+      delegationName: name,
+      id: s.record.agreement_id,
+      agentId,
+      intent: s.intent,
+      record: s.record,
+      root,
+      planted: [],
+    });
   }
   const sub = await signed(w, m.agents.b, "j1");
-  m.agreements.push({ name: "gb", namespace: m.nsA, delegationName: "db", id: sub.record.agreement_id, agentId: m.agents.b, intent: sub.intent, record: sub.record, root: null, planted: [] });
-  await Promise.all(m.roots.map(async (root) => {
-    const agreement = m.agreements.find((x) => x.root === root) as Agreement;
-    expect(isReady(await declareDelegation(sys, root.namespace, root.name, root.record)), `${root.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
-    expect(isReady(await declareAgreement(sys, agreement, agreement.record)), `${agreement.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
-  }));
+  m.agreements.push({
+    name: "gb",
+    namespace: m.nsA,
+    delegationName: "db",
+    id: sub.record.agreement_id,
+    agentId: m.agents.b,
+    intent: sub.intent,
+    record: sub.record,
+    root: null,
+    planted: [],
+  });
+  await Promise.all(
+    m.roots.map(async (root) => {
+      const agreement = m.agreements.find((x) => x.root === root) as Agreement;
+      expect(isReady(await declareDelegation(sys, root.namespace, root.name, root.record)), `${root.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
+      expect(isReady(await declareAgreement(sys, agreement, agreement.record)), `${agreement.name}: ${sys.lines.slice(-5).join("\n")}`).toBe(true);
+    }),
+  );
   return m;
 }
 
@@ -361,8 +405,13 @@ async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise
   expect(stored, `ALLOW names no stored entry: ${context}`).toBeDefined();
   if (!stored) return;
   const counted = stored.amount === undefined ? null : toMinor(stored.amount, stored.currency);
-  expect({ action_id: stored.action_id, outcome: stored.outcome, minor: counted }, `ALLOW not counted once at its exact amount: ${context} entry ${JSON.stringify(stored)}`).toEqual({
-    action_id: x.actionId, outcome: "allowed", minor: x.expectedMinor,
+  expect(
+    { action_id: stored.action_id, outcome: stored.outcome, minor: counted },
+    `ALLOW not counted once at its exact amount: ${context} entry ${JSON.stringify(stored)}`,
+  ).toEqual({
+    action_id: x.actionId,
+    outcome: "allowed",
+    minor: x.expectedMinor,
   });
   m.allows.push({ agreement, actionId: x.actionId, amountMinor: x.expectedMinor as bigint, entry, requestKey: x.requestKey, outcomes: ["allowed"] });
 }
@@ -396,12 +445,20 @@ const NORMAL_AMOUNTS = [25, 50, 100];
 /** Grant dc needs the principal above this many USD. */
 const APPROVAL_ABOVE = 40;
 
-function actionBody(agentId: string, intentId: string, o: { actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string }): { actionId: string; body: RawJson; requestKey: string } {
+function actionBody(
+  agentId: string,
+  intentId: string,
+  o: { actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string },
+): { actionId: string; body: RawJson; requestKey: string } {
   const actionId = o.actionId ?? uid("act");
   const currency = o.currency ?? "USD";
   const action = [
-    `"action_id":${JSON.stringify(actionId)}`, `"action_type":"purchase"`, `"amount":${o.amountText}`, `"currency":${JSON.stringify(currency)}`,
-    `"proposed_at":${JSON.stringify(o.proposedAt ?? iso(Date.now()))}`, `"intent_id":${JSON.stringify(intentId)}`,
+    `"action_id":${JSON.stringify(actionId)}`,
+    `"action_type":"purchase"`,
+    `"amount":${o.amountText}`,
+    `"currency":${JSON.stringify(currency)}`,
+    `"proposed_at":${JSON.stringify(o.proposedAt ?? iso(Date.now()))}`,
+    `"intent_id":${JSON.stringify(intentId)}`,
     ...(o.merchant ? [`"merchant":${JSON.stringify(o.merchant)}`] : []),
   ];
   return {
@@ -420,7 +477,11 @@ const intentOf = (m: AdversaryModel, agentId: string) => m.ofAgent(agentId)?.int
 
 /** A fresh action (or, when the operator planted some, a planted action id) of agent `ai`. */
 class Verify implements Cmd {
-  constructor(readonly ai: number, readonly amount: number, readonly planted: boolean) {}
+  constructor(
+    readonly ai: number,
+    readonly amount: number,
+    readonly planted: boolean,
+  ) {}
   check = () => true;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const agentId = agentOf(m, this.ai);
@@ -447,14 +508,21 @@ type Change = "amount" | "merchant" | "currency";
 
 /** An earlier action id with another body. */
 class ChangedRetry implements Cmd {
-  constructor(readonly xi: number, readonly change: Change, readonly amount: number) {}
+  constructor(
+    readonly xi: number,
+    readonly change: Change,
+    readonly amount: number,
+  ) {}
   check = (m: Readonly<AdversaryModel>) => m.sent.length > 0;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const x = m.sent[this.xi % m.sent.length] as Sent;
     const intentId = intentOf(m, x.agentId);
-    const o = this.change === "amount"
-      ? { amountText: String(this.amount) }
-      : this.change === "merchant" ? { amountText: String(this.amount), merchant: "merchant-elsewhere" } : { amountText: String(this.amount), currency: "CHF" };
+    const o =
+      this.change === "amount"
+        ? { amountText: String(this.amount) }
+        : this.change === "merchant"
+          ? { amountText: String(this.amount), merchant: "merchant-elsewhere" }
+          : { amountText: String(this.amount), currency: "CHF" };
     const b = actionBody(x.agentId, intentId, { actionId: x.actionId, ...o });
     const expectedMinor = this.change === "currency" ? convertMinor(toMinor(this.amount, "CHF"), "CHF", "USD", parseRate(RATE)) : usd(this.amount);
     await sendVerify(m, s, { agentId: x.agentId, ...b, expectedMinor });
@@ -478,7 +546,10 @@ class Retention implements Cmd {
 
 /** An amount as JSON text that JSON.parse rounds, or a string, or one with too many decimals. */
 class OddAmount implements Cmd {
-  constructor(readonly ai: number, readonly k: number) {}
+  constructor(
+    readonly ai: number,
+    readonly k: number,
+  ) {}
   check = () => true;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const agentId = agentOf(m, this.ai);
@@ -500,7 +571,11 @@ const PROPOSED_AT: readonly ((now: number) => string)[] = [
 
 /** A CHF action proposed as of any day: it counts at the rate of the decision's day. */
 class ProposedAt implements Cmd {
-  constructor(readonly ai: number, readonly chf: number, readonly k: number) {}
+  constructor(
+    readonly ai: number,
+    readonly chf: number,
+    readonly k: number,
+  ) {}
   check = () => true;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const agentId = agentOf(m, this.ai);
@@ -522,11 +597,18 @@ class ProposedAt implements Cmd {
 
 /** An outcome by the PSP every agreement of the principal names. */
 class PartyOutcome implements Cmd {
-  constructor(readonly xi: number, readonly outcome: LaterOutcome) {}
+  constructor(
+    readonly xi: number,
+    readonly outcome: LaterOutcome,
+  ) {}
   check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const x = m.allows[this.xi % m.allows.length] as Allow;
-    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.w.psp.key, { agreement_id: x.agreement.id, action_id: x.actionId, outcome: this.outcome });
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.w.psp.key, {
+      agreement_id: x.agreement.id,
+      action_id: x.actionId,
+      outcome: this.outcome,
+    });
     expect(r.status).toBeLessThan(500);
     const step = outcomeStep(x.outcomes, this.outcome);
     if (r.status === 200 && r.body.replayed !== true) {
@@ -539,11 +621,18 @@ class PartyOutcome implements Cmd {
 
 /** An outcome by an organization the principal never named (it is not the owner of the fact). */
 class ColluderOutcome implements Cmd {
-  constructor(readonly xi: number, readonly outcome: LaterOutcome) {}
+  constructor(
+    readonly xi: number,
+    readonly outcome: LaterOutcome,
+  ) {}
   check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const x = m.allows[this.xi % m.allows.length] as Allow;
-    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.colluder.key, { agreement_id: x.agreement.id, action_id: x.actionId, outcome: this.outcome });
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.colluder.key, {
+      agreement_id: x.agreement.id,
+      action_id: x.actionId,
+      outcome: this.outcome,
+    });
     expect(r.status).toBeLessThan(500);
     // Nothing to record: the invariants find an outcome the service took from a non-party.
   }
@@ -554,12 +643,28 @@ class ColluderOutcome implements Cmd {
 // The operator's commands (declarations; never the principal's key)
 
 /** The stored agreement `a` as the operator can read it, with entries appended to its ledger. */
-async function withPlantedEntries(s: AdversarySystem, a: Agreement, entries: { actionId: string; outcome: LedgerOutcome; amount: number }[]): Promise<IntentAgreement | undefined> {
+async function withPlantedEntries(
+  s: AdversarySystem,
+  a: Agreement,
+  entries: { actionId: string; outcome: LedgerOutcome; amount: number }[],
+): Promise<IntentAgreement | undefined> {
   const stored = await loadAgreementWithLedger(s.w.db.pool, a.id);
   if (!stored) return undefined;
-  let next: IntentAgreement = { ...a.record, ledger: stored.ledger ?? [], ledger_sequence: stored.ledger_sequence ?? 0, ...(stored.ledger_head ? { ledger_head: stored.ledger_head } : {}) };
+  let next: IntentAgreement = {
+    ...a.record,
+    ledger: stored.ledger ?? [],
+    ledger_sequence: stored.ledger_sequence ?? 0,
+    ...(stored.ledger_head ? { ledger_head: stored.ledger_head } : {}),
+  };
   for (const e of entries) {
-    next = withLedgerEntry(next, { action_id: e.actionId, at: iso(Date.now()), currency: "USD", outcome: e.outcome, amount: e.amount, intent_id: a.intent.id }).agreement;
+    next = withLedgerEntry(next, {
+      action_id: e.actionId,
+      at: iso(Date.now()),
+      currency: "USD",
+      outcome: e.outcome,
+      amount: e.amount,
+      intent_id: a.intent.id,
+    }).agreement;
   }
   return next;
 }
@@ -578,12 +683,19 @@ class LedgerFailed implements Cmd {
 
 /** Re-applies an agreement whose `ledger` holds `allowed` entries of 0 for action ids not used yet. */
 class LedgerZero implements Cmd {
-  constructor(readonly ai: number, readonly n: number) {}
+  constructor(
+    readonly ai: number,
+    readonly n: number,
+  ) {}
   check = () => true;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const a = m.agreements.filter((x) => x.root !== null)[this.ai % 2] as Agreement;
     const ids = Array.from({ length: this.n }, () => uid("planted"));
-    const record = await withPlantedEntries(s, a, ids.map((actionId) => ({ actionId, outcome: "allowed", amount: 0 })));
+    const record = await withPlantedEntries(
+      s,
+      a,
+      ids.map((actionId) => ({ actionId, outcome: "allowed", amount: 0 })),
+    );
     if (!record) return;
     await declareAgreement(s, a, record);
     a.planted.push(...ids);
@@ -593,7 +705,10 @@ class LedgerZero implements Cmd {
 
 /** A sub-delegation from agent a (or c) to b citing that parent, with an honest or inflated copy of its scope, bound to the agreement the principal signed for b. */
 class Chain implements Cmd {
-  constructor(readonly parent: number, readonly inflated: boolean) {}
+  constructor(
+    readonly parent: number,
+    readonly inflated: boolean,
+  ) {}
   check = (m: Readonly<AdversaryModel>) => !m.chainDeclared;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     m.chainDeclared = true;
@@ -601,11 +716,20 @@ class Chain implements Cmd {
     const p = parent.record;
     const copy = this.inflated ? { ...p.scope, maximum_amount: 100_000, cumulative_maximum: 100_000 } : p.scope;
     const link: ChainLink = {
-      delegation_id: p.delegation_id, delegator: { type: PRINCIPAL.type, id: PRINCIPAL.id }, delegate: { agent_id: parent.agentId },
-      delegated_at: p.granted_at, expires_at: p.expires_at, scope: copy, conditions: p.conditions ?? [],
+      delegation_id: p.delegation_id,
+      delegator: { type: PRINCIPAL.type, id: PRINCIPAL.id },
+      delegate: { agent_id: parent.agentId },
+      delegated_at: p.granted_at,
+      expires_at: p.expires_at,
+      scope: copy,
+      conditions: p.conditions ?? [],
     } as ChainLink;
     const child: Delegation = {
-      ...delegationRecord(uid("del"), m.agents.b, { at: Date.now() - HOUR / 2, scope: { maximum_amount: BUDGET, cumulative_maximum: this.inflated ? 5000 : BUDGET }, chain: [link] }),
+      ...delegationRecord(uid("del"), m.agents.b, {
+        at: Date.now() - HOUR / 2,
+        scope: { maximum_amount: BUDGET, cumulative_maximum: this.inflated ? 5000 : BUDGET },
+        chain: [link],
+      }),
       expires_at: p.expires_at,
       conditions: p.conditions ?? [],
     };
@@ -648,7 +772,9 @@ class ForgedAck implements Cmd {
     const key = generateSigner();
     const acks = [];
     for (const md of a.record.mandates) {
-      acks.push(await signAcknowledgement({ agreement_id: a.id, mandate_hash: mandateHash(md), role: "psp", id: s.colluder.orgId, at: iso(Date.now() - HOUR) }, key));
+      acks.push(
+        await signAcknowledgement({ agreement_id: a.id, mandate_hash: mandateHash(md), role: "psp", id: s.colluder.orgId, at: iso(Date.now() - HOUR) }, key),
+      );
     }
     a.record = { ...a.record, acknowledgements: [...(a.record.acknowledgements ?? []), ...acks] };
     await declareAgreement(s, a, a.record);
@@ -662,10 +788,20 @@ class Annotation implements Cmd {
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const target = m.roots.find((r) => r.name === "dc") as Root;
     const name = `decoy-${++m.decoys}`;
-    await declareDelegation(s, m.nsA, name, delegationRecord(uid("del"), m.agents.a, { at: Date.now() - HOUR, scope: { maximum_amount: 1, cumulative_maximum: 1 } }));
+    await declareDelegation(
+      s,
+      m.nsA,
+      name,
+      delegationRecord(uid("del"), m.agents.a, { at: Date.now() - HOUR, scope: { maximum_amount: 1, cumulative_maximum: 1 } }),
+    );
     // A metadata-only update (no new generation), as `kubectl annotate --overwrite` makes it.
     const spec = s.store.get("delegations", m.nsA, name)?.spec;
-    s.store.apply("delegations", { apiVersion: API_VERSION, kind: KIND.delegations, metadata: { name, namespace: m.nsA, annotations: { [RECORD_ID_ANNOTATION]: target.record.delegation_id } }, spec });
+    s.store.apply("delegations", {
+      apiVersion: API_VERSION,
+      kind: KIND.delegations,
+      metadata: { name, namespace: m.nsA, annotations: { [RECORD_ID_ANNOTATION]: target.record.delegation_id } },
+      spec,
+    });
     await remove(s, "delegations", m.nsA, name);
   }
   toString = () => "annotation()";
@@ -682,21 +818,29 @@ export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySy
   const pool = s.w.db.pool;
   for (const a of m.agreements) {
     const full = await loadAgreementWithLedger(pool, a.id);
-    const want = m.allows.filter((x) => x.agreement === a).flatMap((x) => x.outcomes.map((o) => (o === "allowed" ? `allowed ${x.actionId} ${x.amountMinor}` : `${o} ${x.actionId}`)));
+    const want = m.allows
+      .filter((x) => x.agreement === a)
+      .flatMap((x) => x.outcomes.map((o) => (o === "allowed" ? `allowed ${x.actionId} ${x.amountMinor}` : `${o} ${x.actionId}`)));
     const have = (full?.ledger ?? []).map(entryKey);
     expect(have.sort(), `${a.name}: only the service writes ledger entries (its ALLOWs and the real parties' outcomes)`).toEqual(want.sort());
     const counted = m.counted(a);
     const totals = full ? await spendTotals(pool, a.id) : new Map<string, bigint>();
     expect(totals.get(a.intent.id) ?? 0n, `${a.name}: every ALLOW counted once at its amount (Postgres's total is the model's)`).toBe(counted);
     expect(counted <= a.intent.cumulativeMinor, `${a.name}: spend ${counted} over the intent's signed total ${a.intent.cumulativeMinor}`).toBe(true);
-    for (const x of m.allows) if (x.agreement === a) expect(x.amountMinor <= a.intent.ceilingMinor, `${a.name}: an ALLOW of ${x.amountMinor} above the signed ceiling`).toBe(true);
+    for (const x of m.allows)
+      if (x.agreement === a) expect(x.amountMinor <= a.intent.ceilingMinor, `${a.name}: an ALLOW of ${x.amountMinor} above the signed ceiling`).toBe(true);
   }
   for (const root of m.roots) {
     const under = m.agreements.filter((a) => a.root === root).reduce((n, a) => n + m.counted(a), 0n);
-    expect(under <= root.budgetMinor, `${root.name}: spend ${under} under the grant and its sub-delegations is over the ${root.budgetMinor} the principal signed (parent_limits)`).toBe(true);
+    expect(
+      under <= root.budgetMinor,
+      `${root.name}: spend ${under} under the grant and its sub-delegations is over the ${root.budgetMinor} the principal signed (parent_limits)`,
+    ).toBe(true);
   }
   const dc = m.roots.find((r) => r.name === "dc") as Root;
-  const row = await pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [dc.record.delegation_id]);
+  const row = await pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [
+    dc.record.delegation_id,
+  ]);
   if (!dc.revokedByService) expect(row.rows[0]?.revoked, `${dc.name} (namespace B) revoked by a resource that is not its own`).toBe(false);
 }
 

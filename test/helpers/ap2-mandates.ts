@@ -82,7 +82,10 @@ export async function issueMandate(o: Pick<PresentOptions, "issuer" | "holder" |
 }
 
 /** Presents an issued mandate (the disclosures `o.presentationFrame` names) with a key-binding JWT by `o.holder`. */
-export async function presentIssued(issued: string, o: Pick<PresentOptions, "issuer" | "holder" | "audience" | "nonce" | "kbIatSec" | "presentationFrame">): Promise<string> {
+export async function presentIssued(
+  issued: string,
+  o: Pick<PresentOptions, "issuer" | "holder" | "audience" | "nonce" | "kbIatSec" | "presentationFrame">,
+): Promise<string> {
   const sd = instance(o.issuer, o.holder);
   const kb = { payload: { iat: o.kbIatSec, aud: o.audience, nonce: o.nonce } };
   if (o.presentationFrame === undefined) return sd.present(issued, undefined, { kb });

@@ -248,14 +248,19 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
-    etcd = startProc("etcd", join(binDir, "etcd"), [
-      `--data-dir=${join(dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=default=${peerUrl}`,
-    ], env);
+    etcd = startProc(
+      "etcd",
+      join(binDir, "etcd"),
+      [
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=default=${peerUrl}`,
+      ],
+      env,
+    );
     await waitFor(etcd, "healthy /health", readyTimeoutMs, async () => (await fetch(`${etcdUrl}/health`)).ok);
 
     const token = randomBytes(24).toString("hex");

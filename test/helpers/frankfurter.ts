@@ -54,7 +54,10 @@ export async function startFrankfurter(): Promise<FrankfurterStandIn> {
     const symbol = u.searchParams.get("symbols");
     if (!m || !symbol) return send(res, 422, '{"message":"bad request"}');
     const asked = m[1] as string;
-    const day = [...table.keys()].filter((d) => d <= asked).sort().at(-1);
+    const day = [...table.keys()]
+      .filter((d) => d <= asked)
+      .sort()
+      .at(-1);
     const rate = day === undefined ? undefined : table.get(day)?.get(`${base}/${symbol}`);
     if (day === undefined || rate === undefined) return send(res, 404, '{"message":"not found"}');
     send(res, 200, `{"amount":1.0,"base":${JSON.stringify(base)},"date":"${day}","rates":{${JSON.stringify(symbol)}:${rate}}}`);

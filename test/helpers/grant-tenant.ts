@@ -43,7 +43,8 @@ export async function verifyUntil(
   for (;;) {
     const answer = await verifyOnce(url, key, g);
     if (test(answer)) return { answer, at: Date.now() };
-    if (Date.now() > deadline) throw new Error(`verify of ${g.agentId} did not change in time: ${JSON.stringify(answer)}\n${opts.output?.().slice(-4000) ?? ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`verify of ${g.agentId} did not change in time: ${JSON.stringify(answer)}\n${opts.output?.().slice(-4000) ?? ""}`);
     await delay(opts.everyMs ?? 50);
   }
 }

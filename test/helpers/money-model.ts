@@ -116,11 +116,24 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
     delegation: { scope: { currency: "USD", maximum_amount: 40, cumulative_maximum: 100 } },
   });
   m.agreements.push({
-    id: delegated.agreementId, agentId: a, delegationId: delegated.delegationId, delegationMinor: usd(100), revoked: false,
-    intents: [{ id: "i1", ceilingMinor: usd(40), sliceMinor: usd(60) }, { id: "i2", ceilingMinor: usd(30), sliceMinor: usd(50) }],
+    id: delegated.agreementId,
+    agentId: a,
+    delegationId: delegated.delegationId,
+    delegationMinor: usd(100),
+    revoked: false,
+    intents: [
+      { id: "i1", ceilingMinor: usd(40), sliceMinor: usd(60) },
+      { id: "i2", ceilingMinor: usd(30), sliceMinor: usd(50) },
+    ],
   });
   const bare = await storeAgreement(w, { mandates: [mandate(b, "j1", { maximum_amount: 25, cumulative_maximum: 50 })], delegation: false });
-  m.agreements.push({ id: bare.agreementId, agentId: b, delegationId: null, revoked: false, intents: [{ id: "j1", ceilingMinor: usd(25), sliceMinor: usd(50) }] });
+  m.agreements.push({
+    id: bare.agreementId,
+    agentId: b,
+    delegationId: null,
+    revoked: false,
+    intents: [{ id: "j1", ceilingMinor: usd(25), sliceMinor: usd(50) }],
+  });
   return m;
 }
 
@@ -163,8 +176,14 @@ function settleNew(m: MoneyModel, x: Action, roomBefore: boolean): void {
 
 function newAction(a: Agreement, intent: Intent, amount: number): Omit<Action, "first"> {
   return {
-    agreement: a, intent, amountMinor: usd(amount), outcomes: [],
-    body: { agent_id: a.agentId, action: { action_id: uid("act"), action_type: "purchase", amount, currency: "USD", proposed_at: new Date().toISOString(), intent_id: intent.id } },
+    agreement: a,
+    intent,
+    amountMinor: usd(amount),
+    outcomes: [],
+    body: {
+      agent_id: a.agentId,
+      action: { action_id: uid("act"), action_type: "purchase", amount, currency: "USD", proposed_at: new Date().toISOString(), intent_id: intent.id },
+    },
   };
 }
 
@@ -174,7 +193,12 @@ const AMOUNTS = [5, 10, 20, 35];
 
 /** A new action of agreement `ai`'s intent `ii` on process `p`. */
 class Verify implements Cmd {
-  constructor(readonly ai: number, readonly ii: number, readonly amount: number, readonly p: number) {}
+  constructor(
+    readonly ai: number,
+    readonly ii: number,
+    readonly amount: number,
+    readonly p: number,
+  ) {}
   check = () => true;
   async run(m: MoneyModel, s: ModelSystem): Promise<void> {
     const a = m.agreements[this.ai % m.agreements.length] as Agreement;
@@ -220,7 +244,10 @@ class Burst implements Cmd {
 
 /** A retry of an earlier action, with the same body. */
 class Retry implements Cmd {
-  constructor(readonly xi: number, readonly p: number) {}
+  constructor(
+    readonly xi: number,
+    readonly p: number,
+  ) {}
   check = (m: Readonly<MoneyModel>) => m.actions.length > 0;
   async run(m: MoneyModel, s: ModelSystem): Promise<void> {
     const x = m.actions[this.xi % m.actions.length] as Action;
@@ -244,13 +271,20 @@ type Who = "party" | "operator" | "stranger";
 
 /** A later outcome of an earlier action, by one kind of credential. */
 class Outcome implements Cmd {
-  constructor(readonly xi: number, readonly outcome: LaterOutcome, readonly who: Who, readonly p: number) {}
+  constructor(
+    readonly xi: number,
+    readonly outcome: LaterOutcome,
+    readonly who: Who,
+    readonly p: number,
+  ) {}
   check = (m: Readonly<MoneyModel>) => m.actions.length > 0;
   async run(m: MoneyModel, s: ModelSystem): Promise<void> {
     const x = m.actions[this.xi % m.actions.length] as Action;
     const token = this.who === "party" ? s.w.psp.key : this.who === "operator" ? s.w.operatorKey : s.strangerKey;
     const r = await call(s.urls[this.p % s.urls.length] as string, "POST", "/v1/verify/outcomes", token, {
-      agreement_id: x.agreement.id, action_id: x.body.action.action_id, outcome: this.outcome,
+      agreement_id: x.agreement.id,
+      action_id: x.body.action.action_id,
+      outcome: this.outcome,
     });
     if (this.who === "operator") return void expect(r.status).toBe(403);
     if (this.who === "stranger") return void expect(r).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
@@ -273,7 +307,11 @@ class RetryWhileFailing implements Cmd {
     const x = allowed[this.xi % allowed.length] as Action;
     const [retry, failed] = await Promise.all([
       call(s.urls[0] as string, "POST", "/v1/verify", s.w.operatorKey, x.body),
-      call(s.urls[1 % s.urls.length] as string, "POST", "/v1/verify/outcomes", s.w.psp.key, { agreement_id: x.agreement.id, action_id: x.body.action.action_id, outcome: "failed" }),
+      call(s.urls[1 % s.urls.length] as string, "POST", "/v1/verify/outcomes", s.w.psp.key, {
+        agreement_id: x.agreement.id,
+        action_id: x.body.action.action_id,
+        outcome: "failed",
+      }),
     ]);
     const step = outcomeStep(x.outcomes, "failed");
     if (step.kind === "append") {
@@ -289,7 +327,10 @@ class RetryWhileFailing implements Cmd {
 
 /** The admin revokes an agreement's delegation (DELETE /svc/delegations/{id}). */
 class Revoke implements Cmd {
-  constructor(readonly ai: number, readonly p: number) {}
+  constructor(
+    readonly ai: number,
+    readonly p: number,
+  ) {}
   check = (m: Readonly<MoneyModel>) => m.agreements.some((a) => a.delegationId !== null && !a.revoked);
   async run(m: MoneyModel, s: ModelSystem): Promise<void> {
     const live = m.agreements.filter((a) => a.delegationId !== null && !a.revoked);
@@ -337,7 +378,13 @@ export function moneyCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>> 
     [
       fc.tuple(ai, ii, amount, p).map(([a, i, n, q]) => new Verify(a, i, n, q)),
       fc.tuple(fc.nat(200), p).map(([x, q]) => new Retry(x, q)),
-      fc.tuple(fc.nat(200), fc.constantFrom<LaterOutcome>("authorized", "settled", "failed"), fc.constantFrom<Who>("party", "party", "party", "operator", "stranger"), p)
+      fc
+        .tuple(
+          fc.nat(200),
+          fc.constantFrom<LaterOutcome>("authorized", "settled", "failed"),
+          fc.constantFrom<Who>("party", "party", "party", "operator", "stranger"),
+          p,
+        )
         .map(([x, o, who, q]) => new Outcome(x, o, who, q)),
       fc.array(fc.record({ ai, ii, amount, p }), { minLength: 2, maxLength: 8 }).map((picks) => new Burst(picks)),
       fc.nat(200).map((x) => new RetryWhileFailing(x)),

@@ -45,10 +45,7 @@ export async function startRegistryWorld(env: Record<string, string> = {}, deps:
   const db = await createTestDatabase();
   const admin = `admin-${randomBytes(16).toString("hex")}`;
   const seed = randomBytes(32).toString("hex");
-  const server = await startTestServer(
-    { BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: seed, BUR_WEBHOOK_WORKER: "0", ...env },
-    { ...deps, pool: db.pool },
-  );
+  const server = await startTestServer({ BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: seed, BUR_WEBHOOK_WORKER: "0", ...env }, { ...deps, pool: db.pool });
   let agentCounter = 0;
 
   async function call(method: string, path: string, token?: string | null, body?: unknown): Promise<Answer> {

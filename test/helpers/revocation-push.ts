@@ -32,7 +32,11 @@ export async function makeRevocation(over: Partial<AgreementRevocation> = {}): P
 }
 
 /** A signed agreement of `intents` mandates by `principal` (default a throwaway Ed25519 key), stored in `pool`. */
-export async function storeSignedAgreement(pool: Pool, intents = 1, principal: Signer = generateSigner()): Promise<{ agreement: IntentAgreement; principal: Signer }> {
+export async function storeSignedAgreement(
+  pool: Pool,
+  intents = 1,
+  principal: Signer = generateSigner(),
+): Promise<{ agreement: IntentAgreement; principal: Signer }> {
   const id = `agr_${randomBytes(6).toString("hex")}`;
   const mandates: Mandate[] = Array.from({ length: intents }, (_, i) => ({
     intent_id: `i${i + 1}`,

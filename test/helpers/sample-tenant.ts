@@ -48,13 +48,29 @@ export function ok(r: CommandResult): string {
 /** Sets up the tenant in `namespace` (see the module comment). */
 export async function setUpSampleTenant(env: Envtest, db: TestDatabase, namespace: string): Promise<SampleTenant> {
   ok(await env.kubectl(["apply", "-f", CRDS]));
-  ok(await env.kubectl(["wait", "--for=condition=Established", "--timeout=30s", "crd/delegations.writ.dev", "crd/intentagreements.writ.dev", "crd/subscriptions.writ.dev"]));
+  ok(
+    await env.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "--timeout=30s",
+      "crd/delegations.writ.dev",
+      "crd/intentagreements.writ.dev",
+      "crd/subscriptions.writ.dev",
+    ]),
+  );
   const now = new Date();
   const org = await createOrg(db.pool, { name: "Acme Corp", org_type: "agent_operator" }, now);
-  const agents: [string, SampleParty][] = [["agent_procurement", "procurementAgent"], ["agent_travel", "travelAgent"]];
+  const agents: [string, SampleParty][] = [
+    ["agent_procurement", "procurementAgent"],
+    ["agent_travel", "travelAgent"],
+  ];
   for (const [agentId, party] of agents) {
     const jwk = sampleSigner(party).publicJwk;
-    const r = await insertAgent(db.pool, { agent_id: agentId, org_id: org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) }, now);
+    const r = await insertAgent(
+      db.pool,
+      { agent_id: agentId, org_id: org.org_id, principal_id: "prn_acme", verification_level: "operator_verified", public_key: jwk, fingerprint: keyId(jwk) },
+      now,
+    );
     expect(r.ok).toBe(true);
   }
   ok(await env.kubectl(["create", "namespace", namespace]));

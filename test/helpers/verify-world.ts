@@ -6,7 +6,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
-import { buildSignedAgreement, mandateHash, signAcknowledgement, type IntentAgreement, type Mandate, type ParentLimits } from "../../src/core/agreement/index.js";
+import {
+  buildSignedAgreement,
+  mandateHash,
+  signAcknowledgement,
+  type IntentAgreement,
+  type Mandate,
+  type ParentLimits,
+} from "../../src/core/agreement/index.js";
 import type { Delegation, Scope } from "../../src/core/delegation/index.js";
 import { signerFromSeed, type Signer } from "../../src/core/jose/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
@@ -149,7 +156,10 @@ export function delegationRecord(
 }
 
 /** Signs and stores an agreement (bound to a new delegation unless `delegation: false`). */
-export async function storeAgreement(w: VerifyWorld, o: StoreOptions): Promise<{ agreement: IntentAgreement; agreementId: string; delegationId: string | null }> {
+export async function storeAgreement(
+  w: VerifyWorld,
+  o: StoreOptions,
+): Promise<{ agreement: IntentAgreement; agreementId: string; delegationId: string | null }> {
   const at = o.at ?? Date.now() - HOUR;
   const agreementId = o.agreementId ?? uid("agr");
   const signed = await buildSignedAgreement(

@@ -54,7 +54,12 @@ describe("a declared agreement naming a party", () => {
     const spec = agreement.spec as { agreement_id: string; mandates: Mandate[] };
     const acks = [];
     for (const m of spec.mandates) {
-      acks.push(await signAcknowledgement({ agreement_id: spec.agreement_id, mandate_hash: mandateHash(m), role: "psp", id: wallet.org_id, at: new Date(Date.now() - 60_000).toISOString() }, by));
+      acks.push(
+        await signAcknowledgement(
+          { agreement_id: spec.agreement_id, mandate_hash: mandateHash(m), role: "psp", id: wallet.org_id, at: new Date(Date.now() - 60_000).toISOString() },
+          by,
+        ),
+      );
     }
     agreement.spec.acknowledgements = acks;
     await writeFile(join(dir, "delegation.yaml"), JSON.stringify(delegation));
@@ -72,7 +77,8 @@ describe("a declared agreement naming a party", () => {
       debounceMs: 50,
       rescanMs: 1000,
       beforeApply: async (objects) => {
-        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() })) lines.push(l);
+        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() }))
+          lines.push(l);
       },
     });
     const agreement = () => source?.store.get("intentagreements", "default", SAMPLE_NAMES.agreement);

@@ -26,7 +26,10 @@ afterAll(async () => {
 async function forged(a: IntentAgreement, orgId: string, signer = generateSigner()): Promise<IntentAgreement> {
   const m = a.mandates[0];
   if (!m) throw new Error("no mandate");
-  const ack = await signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: "psp", id: orgId, at: iso(Date.now() - 1000) }, signer);
+  const ack = await signAcknowledgement(
+    { agreement_id: a.agreement_id, mandate_hash: mandateHash(m), role: "psp", id: orgId, at: iso(Date.now() - 1000) },
+    signer,
+  );
   return { ...a, acknowledgements: [...(a.acknowledgements ?? []), ack] };
 }
 

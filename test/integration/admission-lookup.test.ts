@@ -8,7 +8,7 @@ import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admissionLookup } from "../../src/controller/admission/lookup.js";
 import { revokeDelegation } from "../../src/store/delegations.js";
-import { RevocationChannel } from "../../src/store/revocation-channel.js";
+import { RevocationChannel } from "../../src/store/revocation/channel.js";
 import { RevocationIndex } from "../../src/verify/revocation/index.js";
 import { mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 

@@ -31,26 +31,35 @@ afterAll(async () => {
 });
 
 describe("the budget against every party but the principal (a reference model)", () => {
-  it("no sequence of agent calls, operator declarations and payment-side outcomes beats a budget the principal signed", async () => {
-    let runs = 0;
-    let commands = 0;
-    let allows = 0;
-    await fc.assert(
-      fc.asyncProperty(adversaryCommands(COMMANDS, KINDS), async (cmds) => {
-        const model = await runAdversaryModel(sys, cmds);
-        runs++;
-        commands += model.sent.length;
-        allows += model.allows.length;
-      }),
-      {
-        numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, endOnFailure: true,
-        // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
-        ...(process.env.WRIT_MODEL_SEED ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) } : {}),
-      },
-    );
-    // Bounded in time, but never vacuous.
-    expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
-    expect(allows).toBeGreaterThan(0);
-    console.log(`adversary model: ${runs} runs, ${commands} verify requests, ${allows} ALLOWs, kinds ${[...KINDS].join(",")}`);
-  }, (SECONDS + 60) * 1000);
+  it(
+    "no sequence of agent calls, operator declarations and payment-side outcomes beats a budget the principal signed",
+    async () => {
+      let runs = 0;
+      let commands = 0;
+      let allows = 0;
+      await fc.assert(
+        fc.asyncProperty(adversaryCommands(COMMANDS, KINDS), async (cmds) => {
+          const model = await runAdversaryModel(sys, cmds);
+          runs++;
+          commands += model.sent.length;
+          allows += model.allows.length;
+        }),
+        {
+          numRuns: RUNS,
+          interruptAfterTimeLimit: SECONDS * 1000,
+          markInterruptAsFailure: false,
+          endOnFailure: true,
+          // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
+          ...(process.env.WRIT_MODEL_SEED
+            ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) }
+            : {}),
+        },
+      );
+      // Bounded in time, but never vacuous.
+      expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
+      expect(allows).toBeGreaterThan(0);
+      console.log(`adversary model: ${runs} runs, ${commands} verify requests, ${allows} ALLOWs, kinds ${[...KINDS].join(",")}`);
+    },
+    (SECONDS + 60) * 1000,
+  );
 });

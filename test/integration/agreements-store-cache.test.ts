@@ -31,7 +31,14 @@ describe("RecordCache with loadCandidates", () => {
     expect(first?.agreement.totalSpentMinor).toBe(0n);
     expect(cache.stats()).toMatchObject({ misses: 2, hits: 0, size: 2 });
 
-    const spent = await recordAllowedSpend(db.pool, { agreementId: "agr-1", intentId: "groceries", actionId: "c-1", amountMinor: 4250n, currency: "USD", at: iso(T0) });
+    const spent = await recordAllowedSpend(db.pool, {
+      agreementId: "agr-1",
+      intentId: "groceries",
+      actionId: "c-1",
+      amountMinor: 4250n,
+      currency: "USD",
+      at: iso(T0),
+    });
     expect(spent.recorded).toBe(true);
     const [second] = await loadCandidates(db.pool, cache, AGENT, { now: T0 + 1 });
     expect(cache.stats()).toMatchObject({ misses: 2, hits: 2, size: 2 });

@@ -87,7 +87,13 @@ describe("RevocationIndex", () => {
         await upsertAgreement(c, { ...(await agreement()), agreement_id: "n-agr" });
       });
       await withTransaction(db.pool, (c) => revokeAgreement(c, "n-agr", acts));
-      await notifyRevocation(db.pool, { sequence: 7, revocation_id: hashOf("n"), agreement_id: "n-pushed", mandate_hash: hashOf("m"), at: "2026-01-01T00:00:00Z" });
+      await notifyRevocation(db.pool, {
+        sequence: 7,
+        revocation_id: hashOf("n"),
+        agreement_id: "n-pushed",
+        mandate_hash: hashOf("m"),
+        at: "2026-01-01T00:00:00Z",
+      });
       await until(() => index.isAgreementRevoked("n-agr") && index.isAgreementRevoked("n-pushed"), 1000);
     } finally {
       await index.stop();

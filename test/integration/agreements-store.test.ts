@@ -48,7 +48,9 @@ describe("upsertAgreement", () => {
   it("refuses a record that does not match the schema, and an unknown delegation", async () => {
     const a = await agreement();
     await expect(tx((c) => upsertAgreement(c, { ...a, mandates: [] }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
-    await expect(tx((c) => upsertAgreement(c, renamed(a, "agr-orphan"), { delegationId: "del-missing" }))).rejects.toMatchObject({ code: "DELEGATION_NOT_FOUND" });
+    await expect(tx((c) => upsertAgreement(c, renamed(a, "agr-orphan"), { delegationId: "del-missing" }))).rejects.toMatchObject({
+      code: "DELEGATION_NOT_FOUND",
+    });
   });
 
   it("imports a ledger only with the record that creates the agreement; afterwards a declared ledger never adds, changes or releases an entry", async () => {
@@ -85,7 +87,8 @@ describe("upsertAgreement", () => {
     forged = withLedgerEntry(forged, { action_id: "forged-2", at: iso(T0), currency: "USD", outcome: "allowed", amount: 1, intent_id: "office" }).agreement;
     expect((await tx((c) => upsertAgreement(c, forged))).ledgerIgnored).toContain("differs from the stored ledger at or before sequence 6");
     let longer = a;
-    for (const n of [1, 2]) longer = withLedgerEntry(longer, { action_id: `more-${n}`, at: iso(T0), currency: "USD", outcome: "allowed", amount: 7, intent_id: "travel" }).agreement;
+    for (const n of [1, 2])
+      longer = withLedgerEntry(longer, { action_id: `more-${n}`, at: iso(T0), currency: "USD", outcome: "allowed", amount: 7, intent_id: "travel" }).agreement;
     const extended = await tx((c) => upsertAgreement(c, longer));
     expect(extended).toMatchObject({ changed: false, ledgerAppended: 0, ledgerSequence: 6 });
     expect(extended.ledgerIgnored).toContain("longer than the stored ledger");
@@ -93,14 +96,30 @@ describe("upsertAgreement", () => {
     expect(await spendTotals(db.pool, "agr-ledger")).toEqual(spentByIntent(a));
 
     // Spends continue the same chain.
-    const r = await recordAllowedSpend(db.pool, { agreementId: "agr-ledger", intentId: "groceries", actionId: "live-1", amountMinor: 1234n, currency: "USD", at: iso(T0) });
+    const r = await recordAllowedSpend(db.pool, {
+      agreementId: "agr-ledger",
+      intentId: "groceries",
+      actionId: "live-1",
+      amountMinor: 1234n,
+      currency: "USD",
+      at: iso(T0),
+    });
     expect(r).toMatchObject({ recorded: true, entry: { sequence: 7, prev_entry_hash: a.ledger_head } });
     const after = await loadAgreementWithLedger(db.pool, "agr-ledger");
     expect(after && verifyLedger(after)).toEqual({ state: "ok" });
     expect(after && (await spendTotals(db.pool, "agr-ledger"))).toEqual(after && spentByIntent(after));
     // An imported action id is spent: a spend of it is never a replay of the imported entry.
     const importedId = a.ledger?.[0]?.action_id ?? "";
-    expect(await recordAllowedSpend(db.pool, { agreementId: "agr-ledger", intentId: "groceries", actionId: importedId, amountMinor: 500n, currency: "USD", at: iso(T0) })).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
+    expect(
+      await recordAllowedSpend(db.pool, {
+        agreementId: "agr-ledger",
+        intentId: "groceries",
+        actionId: importedId,
+        amountMinor: 500n,
+        currency: "USD",
+        at: iso(T0),
+      }),
+    ).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
   });
 });
 
@@ -109,7 +128,13 @@ describe("upsertDelegation and candidates", () => {
     const a = renamed(await agreement(), "agr-bound");
     const d = delegation(a, { delegation_id: "del-bound" });
     const r = await tx((c) => upsertDelegation(c, d, { orgId: "org_b" }));
-    expect(r).toMatchObject({ delegationId: "del-bound", generation: 1, created: true, revoked: false, agreement: { agreementId: "agr-bound", created: true } });
+    expect(r).toMatchObject({
+      delegationId: "del-bound",
+      generation: 1,
+      created: true,
+      revoked: false,
+      agreement: { agreementId: "agr-bound", created: true },
+    });
     expect(await tx((c) => upsertDelegation(c, d))).toMatchObject({ generation: 1, changed: false, agreement: { changed: false } });
     const stored = await loadDelegation(db.pool, "del-bound");
     expect(stored).toMatchObject({ orgId: "org_b", agentId: AGENT, status: "active", parentDelegationId: "del-link-3", generation: 1 });
@@ -118,7 +143,12 @@ describe("upsertDelegation and candidates", () => {
     await recordAllowedSpend(db.pool, { agreementId: "agr-bound", intentId: "travel", actionId: "t-1", amountMinor: 5000n, currency: "USD", at: iso(T0) });
     const rows = await loadActiveForAgent(db.pool, AGENT);
     const row = rows.find((x) => x.agreementId === "agr-bound");
-    expect(row).toMatchObject({ revision: 1, orgId: "org_b", ledgerSequence: 1, delegation: { delegationId: "del-bound", generation: 1, currency: "USD", spentMinor: 5000n } });
+    expect(row).toMatchObject({
+      revision: 1,
+      orgId: "org_b",
+      ledgerSequence: 1,
+      delegation: { delegationId: "del-bound", generation: 1, currency: "USD", spentMinor: 5000n },
+    });
     expect(row?.spent.get("travel")).toBe(5000n);
     expect(row?.record?.mandates).toEqual(a.mandates);
     expect(row?.delegation?.record?.delegation_id).toBe("del-bound");
@@ -162,7 +192,13 @@ describe("revocation", () => {
 
     const r = await tx((c) => revokeDelegation(c, "del-top", { reason: "principal revoked", by: "principal", at }));
     expect(r).toEqual({ found: true, ids: ["del-low", "del-mid", "del-top"] });
-    expect(await loadDelegation(db.pool, "del-low")).toMatchObject({ status: "revoked", revokedReason: "principal revoked", revokedBy: "principal", generation: 2, record: { status: "revoked" } });
+    expect(await loadDelegation(db.pool, "del-low")).toMatchObject({
+      status: "revoked",
+      revokedReason: "principal revoked",
+      revokedBy: "principal",
+      generation: 2,
+      record: { status: "revoked" },
+    });
     expect((await loadDelegation(db.pool, "del-other"))?.status).toBe("active");
     expect(await loadActiveForAgent(db.pool, "agent-low")).toEqual([]);
     expect(await tx((c) => revokeDelegation(c, "del-top", { reason: "again", by: "principal", at }))).toEqual({ found: true, ids: [] });
@@ -212,7 +248,14 @@ describe("revocation", () => {
   it("agreement revocation is final and keeps the signed revocation", async () => {
     const a = renamed(await agreement(), "agr-final");
     await tx((c) => upsertAgreement(c, a));
-    const revocation = { svc_revocation: 1 as const, agreement_id: "agr-final", mandate_hash: a.events[0]?.mandate_hash ?? ("" as never), at: iso(T0), reason: "done", signature: { protected: "e30", payload: "", signature: "AA" } };
+    const revocation = {
+      svc_revocation: 1 as const,
+      agreement_id: "agr-final",
+      mandate_hash: a.events[0]?.mandate_hash ?? ("" as never),
+      at: iso(T0),
+      reason: "done",
+      signature: { protected: "e30", payload: "", signature: "AA" },
+    };
     expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
     expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
     expect(await tx((c) => revokeAgreement(c, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });

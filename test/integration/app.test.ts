@@ -53,12 +53,17 @@ describe("health", () => {
     // A kubeconfig whose API server does not exist: the watch never lists, the index stays stale.
     const dir = await mkdtemp(join(tmpdir(), "writ-readyz-"));
     const kubeconfig = join(dir, "config");
-    await writeFile(kubeconfig, JSON.stringify({
-      apiVersion: "v1", kind: "Config", "current-context": "c",
-      clusters: [{ name: "k", cluster: { server: "https://127.0.0.1:1", "insecure-skip-tls-verify": true } }],
-      users: [{ name: "u", user: { token: "t" } }],
-      contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
-    }));
+    await writeFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        "current-context": "c",
+        clusters: [{ name: "k", cluster: { server: "https://127.0.0.1:1", "insecure-skip-tls-verify": true } }],
+        users: [{ name: "u", user: { token: "t" } }],
+        contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
+      }),
+    );
     const unwatched = await startTestServer({ DATABASE_URL: db.url, KUBECONFIG: kubeconfig }, { pool: db.pool });
     try {
       expect(unwatched.app.verifyRuntime?.kubeWatch).not.toBeNull();
@@ -157,7 +162,13 @@ describe("error shapes", () => {
     });
     // No notifier configured: settings are checked before the body is read.
     expect(r.status).toBe(503);
-    const s = await startTestServer({ SVC_PUSH_NOTIFIER_JWK: JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" }), SVC_LOG_SIGNING_SEED: "a".repeat(64) }, { pool: db.pool });
+    const s = await startTestServer(
+      {
+        SVC_PUSH_NOTIFIER_JWK: JSON.stringify({ kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" }),
+        SVC_LOG_SIGNING_SEED: "a".repeat(64),
+      },
+      { pool: db.pool },
+    );
     try {
       const bad = await json(`${s.url}/v1/revocations/push`, {
         method: "POST",
@@ -271,7 +282,10 @@ describe("graceful close", () => {
     await inside;
     const closing = app.close();
     await new Promise((r) => setTimeout(r, 50));
-    const late = await fetch(`${url}/healthz`).then((r) => r.status, () => "refused");
+    const late = await fetch(`${url}/healthz`).then(
+      (r) => r.status,
+      () => "refused",
+    );
     expect([503, "refused"]).toContain(late);
     release();
     const r = await pending;

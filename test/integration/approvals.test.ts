@@ -38,7 +38,8 @@ afterAll(async () => w?.close());
 const pay = (over: Record<string, unknown> = {}) => action({ amount: 30, merchant: "Corner Market", ...over });
 const verify = (a: Record<string, unknown>) => w.verify({ agent_id: agentId, action: a });
 const approval = (id: string, token: string | null = w.operatorKey) => w.call("GET", `/v1/approvals/${id}`, token);
-const sign = async (content: ApprovalContent, decision: ApprovalDecision, signer: Signer = principalKey) => signRecord(decisionPayload(content, decision), signer, APPROVAL_TYP);
+const sign = async (content: ApprovalContent, decision: ApprovalDecision, signer: Signer = principalKey) =>
+  signRecord(decisionPayload(content, decision), signer, APPROVAL_TYP);
 const decide = (id: string, decision: ApprovalDecision, signature: unknown) => w.call("POST", `/v1/approvals/${id}/decision`, null, { decision, signature });
 const spentRows = async () => Number((await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agreementId])).rows[0].n);
 
@@ -70,13 +71,27 @@ describe("a STEP_UP the principal approves with its key", () => {
 
     // The agent polls; a retry while pending is the same STEP_UP and the same approval.
     const polled = await approval(id);
-    expect(polled.body).toMatchObject({ status: "pending", agent_id: agentId, agreement_id: agreementId, amount: 30, currency: "USD", merchant: "Corner Market", used: false });
+    expect(polled.body).toMatchObject({
+      status: "pending",
+      agent_id: agentId,
+      agreement_id: agreementId,
+      amount: 30,
+      currency: "USD",
+      merchant: "Corner Market",
+      used: false,
+    });
     expect((await verify(act)).body).toMatchObject({ verdict: "STEP_UP", approval_id: id });
     expect(await spentRows()).toBe(before);
 
     // The subscribers are told an approval waits.
     const { rows } = await w.db.pool.query("SELECT payload FROM webhook_outbox WHERE event_id = $1", [`evt_${id}`]);
-    expect(rows.map((r) => (r as { payload: Record<string, unknown> }).payload)).toEqual([expect.objectContaining({ type: "approval_waiting", agent_id: agentId, details: expect.objectContaining({ approval_id: id, confirmation_text: first.body.confirmation_text }) })]);
+    expect(rows.map((r) => (r as { payload: Record<string, unknown> }).payload)).toEqual([
+      expect.objectContaining({
+        type: "approval_waiting",
+        agent_id: agentId,
+        details: expect.objectContaining({ approval_id: id, confirmation_text: first.body.confirmation_text }),
+      }),
+    ]);
 
     // The principal approves with the grant's principal key.
     const content = polled.body.content as ApprovalContent;
@@ -85,7 +100,17 @@ describe("a STEP_UP the principal approves with its key", () => {
     expect(decided.body).toMatchObject({ status: "approved", decided_with: { method: "principal_key" } });
     // The decision is a transparency-log entry of the agreement.
     const entry = await w.call("GET", `/v1/log/entries/${String(decided.body.log_sequence)}`);
-    expect(entry.body.entry).toMatchObject({ kind: "agreement", body: { event: "approval", decision: "approved", approval_id: id, agreement_id: agreementId, request_hash: content.request_hash, method: "principal_key" } });
+    expect(entry.body.entry).toMatchObject({
+      kind: "agreement",
+      body: {
+        event: "approval",
+        decision: "approved",
+        approval_id: id,
+        agreement_id: agreementId,
+        request_hash: content.request_hash,
+        method: "principal_key",
+      },
+    });
 
     // The retry completes: ALLOW with its ledger entry; the approval is used; a retry gets the same answer.
     const allowed = await verify(act);
@@ -123,7 +148,10 @@ describe("an approval never authorizes more than its request", () => {
     const { act, id, content } = await opened();
     expect((await decide(id, "approve", await sign(content, "approve"))).status).toBe(200);
     const before = await spentRows();
-    for (const changed of [{ ...act, amount: 31 }, { ...act, merchant: "Other Shop" }]) {
+    for (const changed of [
+      { ...act, amount: 31 },
+      { ...act, merchant: "Other Shop" },
+    ]) {
       const r = await verify(changed);
       expect(r.status).toBe(409);
       expect(r.body.error).toContain("was already used by a different request");
@@ -150,7 +178,11 @@ describe("an approval never authorizes more than its request", () => {
       [await sign({ ...content, amount: 3 }, "approve"), "approve", "JWS payload is not the canonical bytes of the signed record"],
       [await sign(content, "decline"), "approve", "JWS payload is not the canonical bytes of the signed record"],
       [await signRecord(decisionPayload(content, "approve"), principalKey, "writ-other+jws"), "approve", "typ"],
-      [await signJws(Buffer.from(JSON.stringify(decisionPayload(content, "approve"), null, 1)), principalKey, APPROVAL_TYP), "approve", "not the RFC 8785 canonical form"],
+      [
+        await signJws(Buffer.from(JSON.stringify(decisionPayload(content, "approve"), null, 1)), principalKey, APPROVAL_TYP),
+        "approve",
+        "not the RFC 8785 canonical form",
+      ],
     ];
     // The canonical text differs from the indented one (so the last case is a real non-canonical payload).
     expect(canonicalJson(decisionPayload(content, "approve"))).not.toBe(JSON.stringify(decisionPayload(content, "approve"), null, 1));

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChangeNotice } from "../../src/store/changes.js";
 import { parseChangeNotice } from "../../src/store/changes.js";
-import { RevocationChannel } from "../../src/store/revocation-channel.js";
+import { RevocationChannel } from "../../src/store/revocation/channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -45,8 +45,11 @@ describe("writ_changes notices", () => {
 
   it("announces an agent's insert and status change", async () => {
     const insert = () =>
-      sql(`INSERT INTO agents (agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, registered_at, updated_at)
-           VALUES ('ag-1', $1, 'prn_x', 'self_declared', 'active', '{}', $2, now(), now())`, [ORG, `sha256:${"2".repeat(64)}`]);
+      sql(
+        `INSERT INTO agents (agent_id, org_id, principal_id, verification_level, status, public_key, fingerprint, registered_at, updated_at)
+           VALUES ('ag-1', $1, 'prn_x', 'self_declared', 'active', '{}', $2, now(), now())`,
+        [ORG, `sha256:${"2".repeat(64)}`],
+      );
     expect(await noticesOf(insert)).toEqual([{ kind: "agent", agentId: "ag-1" }]);
     expect(await noticesOf(() => sql("UPDATE agents SET status = 'suspended' WHERE agent_id = 'ag-1'"))).toEqual([{ kind: "agent", agentId: "ag-1" }]);
   });
@@ -55,16 +58,26 @@ describe("writ_changes notices", () => {
     await sql(`INSERT INTO delegations (delegation_id, agent_id, principal, status, record) VALUES ('d-1', 'ag-d', '{}', 'active', '{}')`);
     const agreement = () => sql(`INSERT INTO agreements (agreement_id, delegation_id, agent_id, status, record) VALUES ('a-1', 'd-1', 'ag-2', 'active', '{}')`);
     expect(await noticesOf(agreement)).toEqual([{ kind: "agent", agentId: "ag-2" }]);
-    expect(await noticesOf(() => sql("UPDATE agreements SET revision = revision + 1 WHERE agreement_id = 'a-1'"))).toEqual([{ kind: "agent", agentId: "ag-2" }]);
+    expect(await noticesOf(() => sql("UPDATE agreements SET revision = revision + 1 WHERE agreement_id = 'a-1'"))).toEqual([
+      { kind: "agent", agentId: "ag-2" },
+    ]);
     // The delegation's own agent and the agent of the agreement bound to it.
     const delegation = await noticesOf(() => sql("UPDATE delegations SET generation = generation + 1 WHERE delegation_id = 'd-1'"));
-    expect(delegation).toEqual(expect.arrayContaining([{ kind: "agent", agentId: "ag-d" }, { kind: "agent", agentId: "ag-2" }]));
+    expect(delegation).toEqual(
+      expect.arrayContaining([
+        { kind: "agent", agentId: "ag-d" },
+        { kind: "agent", agentId: "ag-2" },
+      ]),
+    );
     // A spend: the ledger head moves and a total goes up. Nothing is announced.
     const spend = () =>
-      sql(`WITH h AS (INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) VALUES ('a-1', 1, $1)
+      sql(
+        `WITH h AS (INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) VALUES ('a-1', 1, $1)
                       ON CONFLICT (agreement_id) DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, updated_at = now())
            INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor) VALUES ('a-1', 'i1', 'USD', 500)
-           ON CONFLICT (agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor`, [`sha256:${"3".repeat(64)}`]);
+           ON CONFLICT (agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor`,
+        [`sha256:${"3".repeat(64)}`],
+      );
     expect(await noticesOf(spend)).toEqual([]);
     expect(await noticesOf(spend)).toEqual([]);
     // A total that goes down (a failed payment) is announced.
@@ -73,7 +86,11 @@ describe("writ_changes notices", () => {
 
   it("announces any change of API keys once per transaction, not their issue", async () => {
     const issue = () =>
-      sql(`INSERT INTO api_keys (key_id, org_id, name, prefix, token_hash, scopes, created_at) VALUES ($1, $2, 'k', 'bur_abcdefgh', $3, '{verify}', now())`, [`key_${"4".repeat(24)}`, ORG, "5".repeat(64)]);
+      sql(`INSERT INTO api_keys (key_id, org_id, name, prefix, token_hash, scopes, created_at) VALUES ($1, $2, 'k', 'bur_abcdefgh', $3, '{verify}', now())`, [
+        `key_${"4".repeat(24)}`,
+        ORG,
+        "5".repeat(64),
+      ]);
     expect(await noticesOf(issue)).toEqual([]);
     expect(await noticesOf(() => sql("UPDATE api_keys SET revoked_at = now()"))).toEqual([{ kind: "keys" }]);
   });

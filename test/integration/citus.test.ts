@@ -34,14 +34,25 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const headers: Record<string, string> = {};
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
-    const r = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(20_000),
+    });
     const text = await r.text();
     return { status: r.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: r.headers };
   }
 
   beforeAll(async () => {
     cluster = await startCitusCluster({ tools: tools ?? undefined, parameters: { "citus.shard_count": 4, fsync: "off" } });
-    const env = { DATABASE_URL: cluster.url(), BUR_ADMIN_TOKEN: admin, SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"), BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
+    const env = {
+      DATABASE_URL: cluster.url(),
+      BUR_ADMIN_TOKEN: admin,
+      SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
+      BUR_WEBHOOK_WORKER: "0",
+      LOG_LEVEL: "warn",
+    };
     serves.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
     pool = createPool(cluster.url(), { max: 3 });
     const a = serves[0] as ServeProcess;
@@ -62,7 +73,12 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       },
       async registerAgent(token: string) {
         const agent_id = `agent-${randomBytes(5).toString("hex")}`;
-        const r = await call(a.url, "POST", "/v1/agents", token, { agent_id, principal_id: `prn_${randomBytes(6).toString("hex")}`, verification_level: "operator_verified", public_key: freshPublicKey() });
+        const r = await call(a.url, "POST", "/v1/agents", token, {
+          agent_id,
+          principal_id: `prn_${randomBytes(6).toString("hex")}`,
+          verification_level: "operator_verified",
+          public_key: freshPublicKey(),
+        });
         if (r.status !== 201) throw new Error(`registerAgent: ${r.status} ${JSON.stringify(r.body)}`);
         return { agent_id, fingerprint: r.body.fingerprint as string, answer: r };
       },
@@ -105,13 +121,20 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     );
     expect(placed.rows).toEqual([...CITUS_REFERENCE_TABLES].sort().map((t) => ({ t, nodes: cluster.workers.length })));
     // A revocation marker written on the coordinator is on every worker's copy.
-    await pool.query("INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id) VALUES ('del-citus-probe', now(), 'test', 'test', 'del-citus-probe')");
+    await pool.query(
+      "INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id) VALUES ('del-citus-probe', now(), 'test', 'test', 'del-citus-probe')",
+    );
     for (const w of cluster.workers) {
-      const n = await cluster.withClient((c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations WHERE delegation_id = 'del-citus-probe'"), w);
+      const n = await cluster.withClient(
+        (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations WHERE delegation_id = 'del-citus-probe'"),
+        w,
+      );
       expect(n.rows[0]?.n, w.name).toBe(1);
     }
     // Every other table is a plain table of the coordinator (docs/scale.md: not distributed yet).
-    const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [[...CITUS_REFERENCE_TABLES]]);
+    const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [
+      [...CITUS_REFERENCE_TABLES],
+    ]);
     expect(others.rows).toEqual([]);
     // The layout is idempotent: migrating again changes nothing.
     expect(await migrate(cluster.url())).toEqual([]);

@@ -35,18 +35,26 @@ describe("writ inquire against the registry", () => {
     const operator = (await w.issueKey(await w.createOrg("agent_operator"))).token;
     const wallet = (await w.issueKey(await w.createOrg("wallet"))).token;
     const { agent_id, fingerprint } = await w.registerAgent(operator, { verification_level: "institution_attested" });
-    let r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization"], { env: { WRIT_API_KEY: wallet } });
+    let r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization"], {
+      env: { WRIT_API_KEY: wallet },
+    });
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toContain(`agent ${agent_id}: active, verification institution_attested`);
     expect(r.out).toContain("trust score 700 (cold start): VERIFICATION_LEVEL +700");
     expect(r.out).toContain(`fingerprint ${fingerprint}`);
-    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization", "--output", "json"], { env: { WRIT_API_KEY: wallet } });
+    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization", "--output", "json"], {
+      env: { WRIT_API_KEY: wallet },
+    });
     expect(JSON.parse(r.out)).toMatchObject({ agent: { agent_id }, trust_score: { score: 700 } });
-    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", "agent-nobody", "--purpose", "payment_authorization"], { env: { WRIT_API_KEY: wallet } });
+    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", "agent-nobody", "--purpose", "payment_authorization"], {
+      env: { WRIT_API_KEY: wallet },
+    });
     expect(r.code).toBe(1);
     expect(r.err).toContain("answered 404");
-    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization"], { env: { WRIT_API_KEY: "bur_not_a_key" } });
+    r = await runVerb(inquireVerb, ["--server", w.server.url, "--agent", agent_id, "--purpose", "payment_authorization"], {
+      env: { WRIT_API_KEY: "bur_not_a_key" },
+    });
     expect(r.code).toBe(1);
     expect(r.err).toContain("answered 401");
     expect(r.err).not.toContain("bur_not_a_key");
@@ -67,18 +75,54 @@ describe("writ agreement revoke --push against the real push endpoint", () => {
     // The service accepts a principal's revocation only of an agreement it holds: store it, as the controller would.
     const record = agreementFromSpec((parse(signed.out) as { spec: unknown }).spec).record as unknown as IntentAgreement;
     await upsertAgreement(w.db.pool, { ...record, ledger: [], ledger_sequence: 0, ledger_as_of: new Date().toISOString() });
-    const r = await runVerb(agreementGroup, ["revoke", "--in", path, "--reason", "device lost", "--key-file", principal.privateFile, "--push", w.server.url, "--notifier-key-file", notifier.privateFile]);
+    const r = await runVerb(agreementGroup, [
+      "revoke",
+      "--in",
+      path,
+      "--reason",
+      "device lost",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      w.server.url,
+      "--notifier-key-file",
+      notifier.privateFile,
+    ]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/pushed: stored as sha256:[0-9a-f]{64} \(revocation feed sequence \d+;/);
     const head = (await (await fetch(`${w.server.url}/v1/log/head`)).json()) as { tree_size: number };
-    const again = await runVerb(agreementGroup, ["revoke", "--in", path, "--reason", "device lost", "--key-file", principal.privateFile, "--push", w.server.url, "--notifier-key-file", notifier.privateFile]);
+    const again = await runVerb(agreementGroup, [
+      "revoke",
+      "--in",
+      path,
+      "--reason",
+      "device lost",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      w.server.url,
+      "--notifier-key-file",
+      notifier.privateFile,
+    ]);
     expect(again.code).toBe(0);
     expect(again.err).toContain("pushed: the server already held this revocation");
     const proof = await runVerb(logGroup, ["verify", "--server", w.server.url, "--sequence", String(head.tree_size), "--kid", signerFromSeed(w.seed).kid]);
     expect(proof.code).toBe(0);
     expect(proof.out).toContain("ok    entry      revocation entry");
     const wrongNotifier = keyFiles(dir, "mallory");
-    const refused = await runVerb(agreementGroup, ["revoke", "--in", path, "--reason", "x", "--key-file", principal.privateFile, "--push", w.server.url, "--notifier-key-file", wrongNotifier.privateFile]);
+    const refused = await runVerb(agreementGroup, [
+      "revoke",
+      "--in",
+      path,
+      "--reason",
+      "x",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      w.server.url,
+      "--notifier-key-file",
+      wrongNotifier.privateFile,
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.err).toContain("the revocation push was refused: 401");
   });

@@ -47,7 +47,10 @@ describe("writ verify against the real server", () => {
 
   it("a key without the verify scope exits 1 with the server's refusal", async () => {
     const wallet = (await w.issueKey(await w.createOrg("wallet"))).token;
-    const r = await runVerb(verifyVerb, ["--server", w.server.url, "--agent", w.agentId, "--amount", "1", "--currency", "USD"], { env: { WRIT_API_KEY: wallet }, now });
+    const r = await runVerb(verifyVerb, ["--server", w.server.url, "--agent", w.agentId, "--amount", "1", "--currency", "USD"], {
+      env: { WRIT_API_KEY: wallet },
+      now,
+    });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/POST \/v1\/verify answered 40[13]/);
   });

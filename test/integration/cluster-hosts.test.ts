@@ -86,7 +86,16 @@ describe("a multi-host DATABASE_URL", () => {
 
     await a.cut();
     // The pool's connections through `a` end; new ones go to `b` (bounded wait, no sleep).
-    await expect.poll(async () => pool.query("INSERT INTO cluster_probe VALUES (1) RETURNING n").then((r) => r.rows[0]?.n, (e: unknown) => (isDbUnavailable(e) ? "unavailable" : e)), { timeout: 10_000, interval: 50 }).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          pool.query("INSERT INTO cluster_probe VALUES (1) RETURNING n").then(
+            (r) => r.rows[0]?.n,
+            (e: unknown) => (isDbUnavailable(e) ? "unavailable" : e),
+          ),
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(1);
     expect(resolverFor(url)?.remembered).toEqual({ host: "127.0.0.1", port: b.port });
     await b.cut();
   });
@@ -101,12 +110,23 @@ describe("a multi-host DATABASE_URL", () => {
       // An idle connection the "demotion" ended may fail first (57P01); every failure is
       // "unavailable", and the pool settles on 08001: no host is read-write (bounded wait).
       const errors: unknown[] = [];
-      await expect.poll(async () => {
-        const err: unknown = await pool.query("INSERT INTO cluster_demote VALUES (1)").then(() => null, (e: unknown) => e);
-        errors.push(err);
-        return (err as { code?: string } | null)?.code;
-      }, { timeout: 10_000, interval: 20 }).toBe("08001");
-      expect(errors.every((e) => isDbUnavailable(e)), String(errors)).toBe(true);
+      await expect
+        .poll(
+          async () => {
+            const err: unknown = await pool.query("INSERT INTO cluster_demote VALUES (1)").then(
+              () => null,
+              (e: unknown) => e,
+            );
+            errors.push(err);
+            return (err as { code?: string } | null)?.code;
+          },
+          { timeout: 10_000, interval: 20 },
+        )
+        .toBe("08001");
+      expect(
+        errors.every((e) => isDbUnavailable(e)),
+        String(errors),
+      ).toBe(true);
       // A read-only server is what a prefer-standby URL takes.
       const reader = createPool(clusterUrl([pgPort], "prefer-standby"), { max: 1 });
       pools.push(reader);
@@ -114,14 +134,24 @@ describe("a multi-host DATABASE_URL", () => {
     } finally {
       await setReadOnly(false);
     }
-    await expect.poll(async () => pool.query("INSERT INTO cluster_demote VALUES (2) RETURNING n").then((r) => r.rows[0]?.n, () => "unavailable"), { timeout: 10_000, interval: 50 }).toBe(2);
+    await expect
+      .poll(
+        async () =>
+          pool.query("INSERT INTO cluster_demote VALUES (2) RETURNING n").then(
+            (r) => r.rows[0]?.n,
+            () => "unavailable",
+          ),
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(2);
   });
 
   it("sets WRIT_SYNCHRONOUS_COMMIT on every session of the pool (the spend transaction's among them)", async () => {
     const pool = createPool(clusterUrl([pgPort], "read-write"), { max: 2, synchronousCommit: "remote_apply" });
     pools.push(pool);
     const clients = await Promise.all([pool.connect(), pool.connect()]);
-    for (const c of clients) expect((await c.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]?.synchronous_commit).toBe("remote_apply");
+    for (const c of clients)
+      expect((await c.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]?.synchronous_commit).toBe("remote_apply");
     for (const c of clients) c.release();
     const plain = createPool(db.url, { max: 1, synchronousCommit: "local" });
     pools.push(plain);
@@ -130,9 +160,17 @@ describe("a multi-host DATABASE_URL", () => {
 
   it("answers 503 {error} on routes that write while no primary is reachable, and serves the read routes from DATABASE_READ_URL", async () => {
     const dead = [await freePort(), await freePort()];
-    const server = await startTestServer({ DATABASE_URL: clusterUrl(dead, "read-write"), DATABASE_READ_URL: clusterUrl([...dead, pgPort], "prefer-standby"), BUR_ADMIN_TOKEN: "admin-cluster-test-token-0123456789" });
+    const server = await startTestServer({
+      DATABASE_URL: clusterUrl(dead, "read-write"),
+      DATABASE_READ_URL: clusterUrl([...dead, pgPort], "prefer-standby"),
+      BUR_ADMIN_TOKEN: "admin-cluster-test-token-0123456789",
+    });
     servers.push(server);
-    const write = await fetch(`${server.url}/v1/orgs`, { method: "POST", headers: { authorization: "Bearer admin-cluster-test-token-0123456789", "content-type": "application/json" }, body: JSON.stringify({ name: "x", org_type: "agent_operator" }) });
+    const write = await fetch(`${server.url}/v1/orgs`, {
+      method: "POST",
+      headers: { authorization: "Bearer admin-cluster-test-token-0123456789", "content-type": "application/json" },
+      body: JSON.stringify({ name: "x", org_type: "agent_operator" }),
+    });
     expect(write.status).toBe(503);
     expect(Object.keys((await write.json()) as object)).toEqual(["error"]);
     const revocations = await fetch(`${server.url}/v1/revocations`);

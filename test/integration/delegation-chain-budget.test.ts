@@ -105,7 +105,9 @@ describe("a child's chain is the stored parent, not its copy", () => {
 
     const r = await pay(child, 500);
     expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
-    expect(firstMessage(r.body)).toContain(`spent under delegation ${parent.delegationId} and the delegations below it exceeds its cumulative maximum 1000.00 USD`);
+    expect(firstMessage(r.body)).toContain(
+      `spent under delegation ${parent.delegationId} and the delegations below it exceeds its cumulative maximum 1000.00 USD`,
+    );
   });
 
   it("two children of one parent spending concurrently cannot exceed the parent's cumulative budget together, and the parent's own spend counts theirs", async () => {
@@ -117,7 +119,8 @@ describe("a child's chain is the stored parent, not its copy", () => {
     const allowed = answers.filter((x) => x.body.verdict === "ALLOW");
     expect(allowed).toHaveLength(3);
     // A refusal names a budget: the parent's, or (when one child alone took all three) that child's own intent total too.
-    for (const x of answers) if (x.body.verdict !== "ALLOW") expect(x.body.reasons).toEqual([expect.stringMatching(/^(DELEGATION|CUMULATIVE)_BUDGET_EXCEEDED$/)]);
+    for (const x of answers)
+      if (x.body.verdict !== "ALLOW") expect(x.body.reasons).toEqual([expect.stringMatching(/^(DELEGATION|CUMULATIVE)_BUDGET_EXCEEDED$/)]);
     const { rows } = await w.db.pool.query<{ spent: string }>(
       "SELECT coalesce(sum(spent_minor), 0)::text AS spent FROM agreement_spend WHERE agreement_id = ANY($1::text[])",
       [[a.agreementId, b.agreementId]],
@@ -133,7 +136,14 @@ describe("a child's chain is the stored parent, not its copy", () => {
   it("a spend on a chained delegation that does not declare its stored chain is refused in the spend transaction", async () => {
     const parent = await rootGrant({ cumulative_maximum: 100 }, 100);
     const child = await childGrant(parent.record, {}, 100);
-    const r = await recordAllowedSpend(w.db.pool, { agreementId: child.agreementId, intentId: "i1", actionId: uid("act"), amountMinor: 1000n, currency: "USD", at: iso(Date.now()) });
+    const r = await recordAllowedSpend(w.db.pool, {
+      agreementId: child.agreementId,
+      intentId: "i1",
+      actionId: uid("act"),
+      amountMinor: 1000n,
+      currency: "USD",
+      at: iso(Date.now()),
+    });
     expect(r).toMatchObject({ recorded: false, reason: "CHAIN_BROKEN" });
   });
 });
@@ -188,7 +198,9 @@ describe("a parent's revocation, suspension or expiry reaches its children at ev
     const parent = await rootGrant({ maximum_amount: 500 }, 500);
     const child = await childGrant(parent.record, { maximum_amount: 300 }, 300);
     expect((await pay(child, 100)).body.verdict).toBe("ALLOW");
-    await withTransaction(w.db.pool, (c) => upsertDelegation(c, { ...parent.record, scope: { currency: "USD", maximum_amount: 100 } }, { orgId: w.operatorOrg }));
+    await withTransaction(w.db.pool, (c) =>
+      upsertDelegation(c, { ...parent.record, scope: { currency: "USD", maximum_amount: 100 } }, { orgId: w.operatorOrg }),
+    );
     // 150 is within the child's own ceiling (300) and its intent's remaining 200: only the stored parent refuses it.
     expect((await pay(child, 150)).body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_SCOPE_WIDENED"] });
   });

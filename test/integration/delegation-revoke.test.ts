@@ -11,7 +11,7 @@ import { loadDelegation } from "../../src/store/delegations.js";
 import { createPool } from "../../src/store/pool.js";
 import { canonicalJson } from "../../src/core/canonical/index.js";
 import { signJws } from "../../src/core/jose/index.js";
-import { KEY_PROBLEM, signDelegationRevocation } from "../../src/verify/pipeline/signed-revocation.js";
+import { KEY_PROBLEM, signDelegationRevocation } from "../../src/core/delegation/signed-revocation.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { action, HOUR, iso, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -28,7 +28,11 @@ const revoke = (id: string, token?: string | null, body?: unknown) => w.call("DE
 
 async function lastLogEntry(): Promise<{ kind: string; sequence: number; body: Record<string, unknown> }> {
   const head = await w.call("GET", "/v1/log/head");
-  return (await w.call("GET", `/v1/log/entries/${String(head.body.tree_size)}`)).body.entry as { kind: string; sequence: number; body: Record<string, unknown> };
+  return (await w.call("GET", `/v1/log/entries/${String(head.body.tree_size)}`)).body.entry as {
+    kind: string;
+    sequence: number;
+    body: Record<string, unknown>;
+  };
 }
 
 async function delegated(): Promise<{ agentId: string; agreementId: string; delegationId: string }> {
@@ -47,17 +51,33 @@ describe("DELETE /svc/delegations/{id}", () => {
 
     const r = await revoke(d.delegationId, w.operatorKey, { reason: "card reported stolen" });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ revoked: true, delegation_id: d.delegationId, revoked_ids: [d.delegationId], agreement_ids: [d.agreementId], log_sequence: expect.any(Number) });
+    expect(r.body).toEqual({
+      revoked: true,
+      delegation_id: d.delegationId,
+      revoked_ids: [d.delegationId],
+      agreement_ids: [d.agreementId],
+      log_sequence: expect.any(Number),
+    });
     const entry = await lastLogEntry();
-    expect(entry).toMatchObject({ kind: "revocation", sequence: r.body.log_sequence, body: { delegation_id: d.delegationId, ids: [d.delegationId], reason: "card reported stolen", by: "policy" } });
-    const { rows } = await w.db.pool.query<{ payload: Record<string, unknown> }>("SELECT payload FROM webhook_outbox WHERE subscription_id = $1", [sub.body.subscription_id]);
+    expect(entry).toMatchObject({
+      kind: "revocation",
+      sequence: r.body.log_sequence,
+      body: { delegation_id: d.delegationId, ids: [d.delegationId], reason: "card reported stolen", by: "policy" },
+    });
+    const { rows } = await w.db.pool.query<{ payload: Record<string, unknown> }>("SELECT payload FROM webhook_outbox WHERE subscription_id = $1", [
+      sub.body.subscription_id,
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.payload).toMatchObject({
       type: "revocation",
       agent_id: d.agentId,
       details: { delegation_id: d.delegationId, ids: [d.delegationId], reason: "card reported stolen", by: "policy" },
     });
-    expect((await w.verify({ agent_id: d.agentId, action: action() })).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_REVOKED"], agreement_id: d.agreementId });
+    expect((await w.verify({ agent_id: d.agentId, action: action() })).body).toMatchObject({
+      verdict: "DENY",
+      reasons: ["DELEGATION_REVOKED"],
+      agreement_id: d.agreementId,
+    });
 
     const again = await revoke(d.delegationId, w.operatorKey);
     expect(again).toMatchObject({ status: 200, body: { revoked: false, delegation_id: d.delegationId, revoked_ids: [], log_sequence: null } });
@@ -91,7 +111,10 @@ describe("DELETE /svc/delegations/{id}", () => {
     const d = await delegated();
     const at = iso(Date.now());
     const forged = await signDelegationRevocation({ delegation_id: d.delegationId, at, reason: "no" }, otherKey);
-    expect(await revoke(d.delegationId, null, { revocation: forged })).toMatchObject({ status: 401, body: { error: expect.stringContaining("delegation revocation did not verify") } });
+    expect(await revoke(d.delegationId, null, { revocation: forged })).toMatchObject({
+      status: 401,
+      body: { error: expect.stringContaining("delegation revocation did not verify") },
+    });
     const elsewhere = await signDelegationRevocation({ delegation_id: "del-other", at, reason: "no" }, principalKey);
     expect((await revoke(d.delegationId, null, { revocation: elsewhere })).status).toBe(401);
     const signed = await signDelegationRevocation({ delegation_id: d.delegationId, at, reason: "I changed my mind" }, principalKey);
@@ -105,7 +128,9 @@ describe("DELETE /svc/delegations/{id}", () => {
     const at = iso(Date.now());
     const unknown = uid("del-unknown");
     // A bad signature on a real delegation, and a principal's signature naming an id that does not exist.
-    const bad = await revoke(d.delegationId, null, { revocation: await signDelegationRevocation({ delegation_id: d.delegationId, at, reason: "x" }, otherKey) });
+    const bad = await revoke(d.delegationId, null, {
+      revocation: await signDelegationRevocation({ delegation_id: d.delegationId, at, reason: "x" }, otherKey),
+    });
     const none = await revoke(unknown, null, { revocation: await signDelegationRevocation({ delegation_id: unknown, at, reason: "x" }, principalKey) });
     expect(bad.status).toBe(401);
     expect({ status: none.status, body: none.body }).toEqual({ status: bad.status, body: bad.body });
@@ -114,7 +139,9 @@ describe("DELETE /svc/delegations/{id}", () => {
     expect((await revoke(unknown, null, {})).body).toEqual((await revoke(d.delegationId, null, {})).body);
     // Problems of the token itself are named alike for known and unknown ids.
     const noneTyp = await signJws(canonicalJson({ svc_delegation_revocation: 1, delegation_id: unknown, at, reason: "x" }), principalKey, "svc-revocation+jws");
-    expect((await revoke(unknown, null, { revocation: noneTyp })).body).toEqual({ error: "delegation revocation did not verify: JWS typ must be svc-delegation-revocation+jws" });
+    expect((await revoke(unknown, null, { revocation: noneTyp })).body).toEqual({
+      error: "delegation revocation did not verify: JWS typ must be svc-delegation-revocation+jws",
+    });
     expect((await loadDelegation(w.db.pool, d.delegationId))?.status).toBe("active");
   });
 
@@ -128,7 +155,10 @@ describe("DELETE /svc/delegations/{id}", () => {
     ];
     for (const text of spellings) {
       const r = await revoke(d.delegationId, null, { revocation: await signJws(text, principalKey, "svc-delegation-revocation+jws") });
-      expect(r, text).toMatchObject({ status: 401, body: { error: "delegation revocation did not verify: JWS payload is not the RFC 8785 canonical form of its JSON" } });
+      expect(r, text).toMatchObject({
+        status: 401,
+        body: { error: "delegation revocation did not verify: JWS payload is not the RFC 8785 canonical form of its JSON" },
+      });
     }
     expect((await loadDelegation(w.db.pool, d.delegationId))?.status).toBe("active");
   });
@@ -143,7 +173,14 @@ describe("DELETE /svc/delegations/{id}", () => {
         id: uid("del-child"),
         over: {
           delegation_chain: [
-            { delegation_id: parent.delegationId, delegator: { ...PRINCIPAL }, delegate: { agent_id: parent.agentId }, delegated_at: iso(now - 2 * HOUR), expires_at: iso(now + 48 * HOUR), scope: { currency: "USD" } },
+            {
+              delegation_id: parent.delegationId,
+              delegator: { ...PRINCIPAL },
+              delegate: { agent_id: parent.agentId },
+              delegated_at: iso(now - 2 * HOUR),
+              expires_at: iso(now + 48 * HOUR),
+              scope: { currency: "USD" },
+            },
           ],
         },
       },

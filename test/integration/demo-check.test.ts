@@ -46,8 +46,7 @@ describe("POST /demo/check: the three behaviours", () => {
       reasons: [],
       messages: [],
       required_action: "NONE",
-      confirmation_text:
-        "prn_demo authorizes agent agent_demo; for: weekly groceries; up to 50 USD per payment; in groceries; until 2026-03-08T23:59:59Z.",
+      confirmation_text: "prn_demo authorizes agent agent_demo; for: weekly groceries; up to 50 USD per payment; in groceries; until 2026-03-08T23:59:59Z.",
       mandate_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       principal: "prn_demo",
       principal_fingerprint: keyId(signerFromSeed(principalSeed).publicJwk),
@@ -115,7 +114,11 @@ describe("POST /demo/check: 400", () => {
     ["a boolean ceiling", { intent: { ...intent, maximum_amount: true }, payment }, "intent.maximum_amount must be a number"],
     ["a negative amount", { intent, payment: { ...payment, amount: -1 } }, "payment.amount must not be negative"],
     ["too many decimals", { intent, payment: { ...payment, amount: 1.005 } }, "payment.amount 1.005 has more decimal places than USD allows"],
-    ["decimals in JPY", { intent: { ...intent, currency: "JPY", maximum_amount: 10.5 }, payment }, "intent.maximum_amount 10.5 has more decimal places than JPY allows"],
+    [
+      "decimals in JPY",
+      { intent: { ...intent, currency: "JPY", maximum_amount: 10.5 }, payment },
+      "intent.maximum_amount 10.5 has more decimal places than JPY allows",
+    ],
     ["a missing amount", { intent, payment: { currency: "USD" } }, "payment.amount is required"],
     ["a lower-case currency", { intent: { ...intent, currency: "usd" }, payment }, "intent.currency must be three upper-case letters"],
     ["a two-letter currency", { intent, payment: { ...payment, currency: "US" } }, "payment.currency must be three upper-case letters"],
@@ -123,8 +126,16 @@ describe("POST /demo/check: 400", () => {
     ["no intent", { payment }, "intent is required"],
     ["a payment array", { intent, payment: [] }, "payment must be an object"],
     ["a non-boolean include_expiry", { intent: { ...intent, include_expiry: "yes" }, payment }, "intent.include_expiry must be a boolean"],
-    ["an unusable time_limit", { intent: { ...intent, time_limit: "next friday" }, payment }, "intent.time_limit must be a date (YYYY-MM-DD) or an RFC 3339 date-time"],
-    ["an impossible date", { intent: { ...intent, time_limit: "2026-02-30" }, payment }, "intent.time_limit must be a date (YYYY-MM-DD) or an RFC 3339 date-time"],
+    [
+      "an unusable time_limit",
+      { intent: { ...intent, time_limit: "next friday" }, payment },
+      "intent.time_limit must be a date (YYYY-MM-DD) or an RFC 3339 date-time",
+    ],
+    [
+      "an impossible date",
+      { intent: { ...intent, time_limit: "2026-02-30" }, payment },
+      "intent.time_limit must be a date (YYYY-MM-DD) or an RFC 3339 date-time",
+    ],
     ["a non-string merchant", { intent, payment: { ...payment, merchant: 7 } }, "payment.merchant must be a string"],
     ["a body that is an array", [], "request body must be a JSON object"],
   ];

@@ -77,7 +77,10 @@ describe("writ dev", () => {
       const keys = (await (await fetch(`${first.url}/.well-known/svc-keys.json`)).json()) as { keys: unknown[] };
       expect(keys.keys).toHaveLength(1);
       // The webhook receiver: in the banner, running, and where the rendered sample Subscription delivers.
-      const receiver = /webhook receiver: (http:\/\/127\.0\.0\.1:\d+\/writ\/alerts) +\(the sample Subscription delivers here; signatures checked, deliveries logged to (\S+)\)/.exec(first.output());
+      const receiver =
+        /webhook receiver: (http:\/\/127\.0\.0\.1:\d+\/writ\/alerts) +\(the sample Subscription delivers here; signatures checked, deliveries logged to (\S+)\)/.exec(
+          first.output(),
+        );
       expect(receiver?.[2]).toBe(join(cwd, ".writ", "webhooks.log"));
       const receiverUrl = receiver?.[1] ?? "";
       expect((await fetch(receiverUrl)).status).toBe(405);

@@ -157,8 +157,35 @@ function check(r: Raw, reply: Reply): void {
 
 const RAW_SEGMENT_CHARS = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
 const ODD_SEGMENTS = [
-  "..", ".", "%", "%zz", "%00", "%2F", "%2e%2e", "%ff", "%C0%AF", "a%2Fb", "%F0%9F%98%80", "%E2%80%AE", "1e400", "-1", "0", "00",
-  "99999999999999999999999", "NaN", "Infinity", "0x10", "null", "true", "[]", "{}", `sha256:${"0".repeat(64)}`, "%20", "+", "~", "*",
+  "..",
+  ".",
+  "%",
+  "%zz",
+  "%00",
+  "%2F",
+  "%2e%2e",
+  "%ff",
+  "%C0%AF",
+  "a%2Fb",
+  "%F0%9F%98%80",
+  "%E2%80%AE",
+  "1e400",
+  "-1",
+  "0",
+  "00",
+  "99999999999999999999999",
+  "NaN",
+  "Infinity",
+  "0x10",
+  "null",
+  "true",
+  "[]",
+  "{}",
+  `sha256:${"0".repeat(64)}`,
+  "%20",
+  "+",
+  "~",
+  "*",
   "x".repeat(300),
 ];
 /** A path parameter: encoded random text, raw printable ASCII, an odd classic, or a real id. */
@@ -170,7 +197,17 @@ const pathParam = fc.oneof(
   fc.constantFrom("org", "agent").map((k) => (k === "org" ? orgId : agentId)),
 );
 
-const hugeNumberText = fc.constantFrom("1e400", "-1e400", "1e-400", "-0", "123456789012345678901234567890", "0.1e1", "9007199254740993", "1E308", "-9999999999999999999");
+const hugeNumberText = fc.constantFrom(
+  "1e400",
+  "-1e400",
+  "1e-400",
+  "-0",
+  "123456789012345678901234567890",
+  "0.1e1",
+  "9007199254740993",
+  "1E308",
+  "-9999999999999999999",
+);
 const jsonText = (v: unknown) => JSON.stringify(v) ?? "null";
 
 /** Raw JSON text of an object with the route's own member names and hostile values. */
@@ -182,9 +219,19 @@ function shapedBody(members: string[]): fc.Arbitrary<string> {
     fc.string({ unit: "binary", maxLength: 30 }).map(jsonText),
     fc.constantFrom('"\\u0000"', '"\\ud800"', '"2026-02-30T25:61:00Z"', '"USD"', '"sha256:"', `"${"a".repeat(5000)}"`, "[]", "{}"),
   );
-  const inner = fc.dictionary(key, leaf, { maxKeys: 6 }).map((d) => `{${Object.entries(d).map(([k, v]) => `${jsonText(k)}:${v}`).join(",")}}`);
+  const inner = fc.dictionary(key, leaf, { maxKeys: 6 }).map(
+    (d) =>
+      `{${Object.entries(d)
+        .map(([k, v]) => `${jsonText(k)}:${v}`)
+        .join(",")}}`,
+  );
   const value = fc.oneof(leaf, inner);
-  return fc.dictionary(key, value, { maxKeys: 8 }).map((d) => `{${Object.entries(d).map(([k, v]) => `${jsonText(k)}:${v}`).join(",")}}`);
+  return fc.dictionary(key, value, { maxKeys: 8 }).map(
+    (d) =>
+      `{${Object.entries(d)
+        .map(([k, v]) => `${jsonText(k)}:${v}`)
+        .join(",")}}`,
+  );
 }
 
 /** Deeply nested JSON text, optionally under one of the route's members. */
@@ -203,8 +250,17 @@ function deepBody(members: string[]): fc.Arbitrary<string> {
 }
 
 const CONTENT_TYPES = [
-  "application/json", "application/json; charset=utf-8", "application/json; charset=latin1", "text/plain", "application/xml",
-  "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/vnd.api+json", "application/octet-stream", "*/*", "json",
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/json; charset=latin1",
+  "text/plain",
+  "application/xml",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/vnd.api+json",
+  "application/octet-stream",
+  "*/*",
+  "json",
 ];
 
 interface BodyChoice {
@@ -222,7 +278,10 @@ function bodyFor(op: Operation): fc.Arbitrary<BodyChoice> {
     json(fc.string({ unit: "binary", maxLength: 200 })),
     json(deepBody(op.members)),
     json(hugeNumberText.map((n) => (op.members.length > 0 ? `{${op.members.map((m) => `${jsonText(m)}:${n}`).join(",")}}` : n))),
-    fc.record({ body: fc.oneof(fc.string({ maxLength: 200 }), shapedBody(op.members)), contentType: fc.option(fc.constantFrom(...CONTENT_TYPES), { nil: undefined }) }),
+    fc.record({
+      body: fc.oneof(fc.string({ maxLength: 200 }), shapedBody(op.members)),
+      contentType: fc.option(fc.constantFrom(...CONTENT_TYPES), { nil: undefined }),
+    }),
     fc.constant({ body: "", contentType: "application/json" }),
   );
 }
@@ -243,7 +302,13 @@ const queryString = (op: Operation) =>
   fc.oneof(
     fc.constant(""),
     fc
-      .array(fc.tuple(op.queryParams.length > 0 ? fc.oneof(fc.constantFrom(...op.queryParams), fc.string({ maxLength: 5 })) : fc.string({ maxLength: 5 }), fc.oneof(pathParam, hugeNumberText)), { maxLength: 4 })
+      .array(
+        fc.tuple(
+          op.queryParams.length > 0 ? fc.oneof(fc.constantFrom(...op.queryParams), fc.string({ maxLength: 5 })) : fc.string({ maxLength: 5 }),
+          fc.oneof(pathParam, hugeNumberText),
+        ),
+        { maxLength: 4 },
+      )
       .map((pairs) => (pairs.length === 0 ? "" : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join("&")}`)),
     fc.string({ unit: RAW_SEGMENT_CHARS, maxLength: 40 }).map((s) => `?${s}`),
   );
@@ -319,7 +384,11 @@ describe.each(OPERATIONS.map((op) => [`${op.method} ${op.path}`, op] as const))(
     const auth = { authorization: `Bearer ${w.admin}` };
     for (const v of odd) {
       const path = op.path.replace(/\{[^}]+\}/g, v);
-      for (const q of ["", ...op.queryParams.map((p) => `?${p}=${v}`), op.queryParams.length > 1 ? `?${op.queryParams.map((p) => `${p}=${v}`).join("&")}` : ""]) {
+      for (const q of [
+        "",
+        ...op.queryParams.map((p) => `?${p}=${v}`),
+        op.queryParams.length > 1 ? `?${op.queryParams.map((p) => `${p}=${v}`).join("&")}` : "",
+      ]) {
         const r: Raw = { method: op.method, path: `${path}${q}`, headers: auth };
         check(r, await send(r));
       }

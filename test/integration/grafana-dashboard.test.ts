@@ -61,7 +61,9 @@ beforeAll(async () => {
   await writeFile(
     kubeconfig,
     JSON.stringify({
-      apiVersion: "v1", kind: "Config", "current-context": "c",
+      apiVersion: "v1",
+      kind: "Config",
+      "current-context": "c",
       clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:9", "insecure-skip-tls-verify": true } }],
       users: [{ name: "u", user: { token: "t" } }],
       contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
@@ -78,9 +80,9 @@ afterAll(async () => {
 
 describe("the Grafana dashboard", () => {
   it("reads PromQL metric names as expected", () => {
-    expect(metricNames('histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{namespace=~"$namespace"}[$__rate_interval])))')).toEqual([
-      "http_request_duration_seconds_bucket",
-    ]);
+    expect(
+      metricNames('histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{namespace=~"$namespace"}[$__rate_interval])))'),
+    ).toEqual(["http_request_duration_seconds_bucket"]);
     expect(metricNames('sum(rate(a_total{x="y"}[5m])) / sum(rate(b_total[5m])) > 0.5')).toEqual(["a_total", "b_total"]);
   });
 
@@ -100,7 +102,13 @@ describe("the Grafana dashboard", () => {
     });
     expect(missing).toEqual([]);
     // The panels cover what operators look at first.
-    for (const name of ["writ_verdicts_total", "writ_revocation_index_stale", "writ_kube_watch_up", "controller_runtime_reconcile_errors_total", "workqueue_depth"]) {
+    for (const name of [
+      "writ_verdicts_total",
+      "writ_revocation_index_stale",
+      "writ_kube_watch_up",
+      "controller_runtime_reconcile_errors_total",
+      "workqueue_depth",
+    ]) {
       expect(named.has(name), name).toBe(true);
     }
   });

@@ -50,10 +50,7 @@ describe("GET /.well-known/svc-keys.json", () => {
   it("appends the records of SVC_PUBLISHED_KEYS after the log key, extra members kept", async () => {
     const ed = generateSigner();
     const ec = generateSigner("ES256");
-    const records = [
-      { public_key: ed.publicJwk, domain: "bank.example" },
-      { public_key: { ...ec.publicJwk, kid: keyId(ec.publicJwk) } },
-    ];
+    const records = [{ public_key: ed.publicJwk, domain: "bank.example" }, { public_key: { ...ec.publicJwk, kid: keyId(ec.publicJwk) } }];
     const r = await keyList({ SVC_LOG_SIGNING_SEED: vectors.seed_hex, SVC_PUBLISHED_KEYS: JSON.stringify(records) });
     expect(r.status).toBe(200);
     const keys = r.body.keys as { public_key: Record<string, string>; domain?: string }[];

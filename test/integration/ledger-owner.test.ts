@@ -55,7 +55,15 @@ describe("hole 1: a declaration's ledger is not the service's", () => {
     expect((await w.verify({ agent_id, action: first })).body.verdict).toBe("ALLOW");
 
     const stored = await ledgerOf(agreementId);
-    const forged = withLedgerEntry(stored, { action_id: first.action_id as string, at: iso(Date.now()), currency: "USD", outcome: "failed", amount: 100, intent_id: "i1", idempotency_key: first.action_id as string }).agreement;
+    const forged = withLedgerEntry(stored, {
+      action_id: first.action_id as string,
+      at: iso(Date.now()),
+      currency: "USD",
+      outcome: "failed",
+      amount: 100,
+      intent_id: "i1",
+      idempotency_key: first.action_id as string,
+    }).agreement;
     expect(verifyLedger(forged)).toEqual({ state: "ok" });
     const up = await apply(forged, agent_id);
 
@@ -72,7 +80,16 @@ describe("hole 1: a declaration's ledger is not the service's", () => {
     const { agent_id, agreementId } = await budgetOf100();
     const ids = [uid("act"), uid("act"), uid("act"), uid("act")];
     let declared = await ledgerOf(agreementId);
-    for (const id of ids) declared = withLedgerEntry(declared, { action_id: id, at: iso(Date.now()), currency: "USD", outcome: "allowed", amount: 0, intent_id: "i1", idempotency_key: id }).agreement;
+    for (const id of ids)
+      declared = withLedgerEntry(declared, {
+        action_id: id,
+        at: iso(Date.now()),
+        currency: "USD",
+        outcome: "allowed",
+        amount: 0,
+        intent_id: "i1",
+        idempotency_key: id,
+      }).agreement;
     const up = await apply(declared, agent_id);
 
     fresh(agent_id);
@@ -88,7 +105,10 @@ describe("hole 1: a declaration's ledger is not the service's", () => {
   it("a ledger that arrives with the record creating the agreement is imported at face value: a failed in it releases nothing, its action ids are spent", async () => {
     const { agent_id } = await w.registerAgent(w.operatorKey);
     const agreementId = uid("agr");
-    const signed = await buildSignedAgreement({ agreement_id: agreementId, mandates: [mandate(agent_id, "i1", { maximum_amount: 100, cumulative_maximum: 100 })], at: iso(Date.now() - HOUR) }, principalKey);
+    const signed = await buildSignedAgreement(
+      { agreement_id: agreementId, mandates: [mandate(agent_id, "i1", { maximum_amount: 100, cumulative_maximum: 100 })], at: iso(Date.now() - HOUR) },
+      principalKey,
+    );
     let a = await acknowledgedBy(signed, [w.psp], iso(Date.now() - HOUR));
     a = { ...a, ledger: [], ledger_sequence: 0 };
     const [paid, zero] = [uid("act"), uid("act")];
@@ -138,7 +158,10 @@ describe("hole 2: a replay is matched by the request, not by action_id alone", (
 
     for (const changed of [{ amount: 90 }, { amount: 1 }, { merchant: "m-2" }]) {
       const r = await w.verify({ agent_id, action: { ...first, ...changed } });
-      expect(r).toMatchObject({ status: 409, body: { error: `action_id ${first.action_id as string} was already used by a different request of agent ${agent_id}` } });
+      expect(r).toMatchObject({
+        status: 409,
+        body: { error: `action_id ${first.action_id as string} was already used by a different request of agent ${agent_id}` },
+      });
     }
     const same = await w.verify({ agent_id, action: first });
     expect(same.status).toBe(200);

@@ -10,7 +10,15 @@
  */
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agreementResource, claimAsOwner, createOperator, delegationResource, storeGrants, type Grant, type Operator } from "../../hack/bench/propagation/world.js";
+import {
+  agreementResource,
+  claimAsOwner,
+  createOperator,
+  delegationResource,
+  storeGrants,
+  type Grant,
+  type Operator,
+} from "../../hack/bench/propagation/world.js";
 import type { KubeTransport, RequestOptions, WatchHandle } from "../../src/sources/kubernetes/client.js";
 import { KubeApiError } from "../../src/sources/kubernetes/errors.js";
 import type { KubeObject } from "../../src/sources/kubernetes/objects.js";
@@ -18,7 +26,7 @@ import { LocalApiServer } from "../../src/sources/local/api-server.js";
 import { LocalObjectStore } from "../../src/sources/local/object-store.js";
 import { WatchedRevocationIndex } from "../../src/verify/revocation/kube-watch-index.js";
 import { KubeRevocationWatch } from "../../src/verify/revocation/kube-watch.js";
-import { RevocationChannel } from "../../src/store/revocation-channel.js";
+import { RevocationChannel } from "../../src/store/revocation/channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 const STALE_MS = 400;
@@ -41,7 +49,12 @@ class Network implements KubeTransport {
     return this.inner.request<T>(method, path, opts);
   }
 
-  async watch(path: string, query: Record<string, string | number | boolean | undefined>, onEvent: (t: string, o: unknown) => void, onDone: (err: unknown) => void): Promise<WatchHandle> {
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (t: string, o: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<WatchHandle> {
     if (this.severed) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
     const handle = await this.inner.watch(path, query, (t, o) => !this.blackholed && onEvent(t, o), onDone);
     const entry = { handle, onDone };
@@ -71,9 +84,15 @@ describe("the Kubernetes revocation watch over the local API server", () => {
   const registry = new Registry();
   const logs: string[] = [];
   const g = (i: number) => grants[i] as Grant;
-  const put = (plural: string, namespace: string, obj: Record<string, unknown>) => store.apply(plural, { ...(obj as unknown as KubeObject), metadata: { ...(obj as unknown as KubeObject).metadata, namespace } });
-  const lagCount = async () => (await registry.getSingleMetricAsString("writ_revocation_lag_seconds")).split("\n").filter((l) => l.startsWith("writ_revocation_lag_seconds_count")).map((l) => l.replace(/^\S+\{/, "{"));
-  const revokedInPostgres = async (id: string) => (await db.pool.query<{ revoked_at: Date | null }>("SELECT revoked_at FROM delegations WHERE delegation_id = $1", [id])).rows[0]?.revoked_at !== null;
+  const put = (plural: string, namespace: string, obj: Record<string, unknown>) =>
+    store.apply(plural, { ...(obj as unknown as KubeObject), metadata: { ...(obj as unknown as KubeObject).metadata, namespace } });
+  const lagCount = async () =>
+    (await registry.getSingleMetricAsString("writ_revocation_lag_seconds"))
+      .split("\n")
+      .filter((l) => l.startsWith("writ_revocation_lag_seconds_count"))
+      .map((l) => l.replace(/^\S+\{/, "{"));
+  const revokedInPostgres = async (id: string) =>
+    (await db.pool.query<{ revoked_at: Date | null }>("SELECT revoked_at FROM delegations WHERE delegation_id = $1", [id])).rows[0]?.revoked_at !== null;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -82,7 +101,15 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     grants = await storeGrants(db.pool, acme.orgId, "lw", 8);
     store = new LocalObjectStore();
     const orgs: Record<string, string> = { acme: acme.orgId, other: other.orgId };
-    net = new Network(new LocalApiServer({ store, namespaceLabels: (ns): Record<string, string> => { const org = orgs[ns]; return org ? { "writ.dev/org-id": org } : {}; } }));
+    net = new Network(
+      new LocalApiServer({
+        store,
+        namespaceLabels: (ns): Record<string, string> => {
+          const org = orgs[ns];
+          return org ? { "writ.dev/org-id": org } : {};
+        },
+      }),
+    );
     for (let i = 0; i < 7; i++) put("delegations", "acme", delegationResource(g(i), { stored: i === 2 }));
     put("intentagreements", "acme", agreementResource(g(1)));
     // Revoked before the watch starts: marked at the first list, without a lag sample.
@@ -125,14 +152,18 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     await expect.poll(() => index.isDelegationRevoked(g(0).delegationId), { timeout: 2000, interval: 5 }).toBe(true);
     expect(await revokedInPostgres(g(0).delegationId)).toBe(false);
     expect(await lagCount()).toEqual(['{source="kubernetes",kind="delegation"} 1']);
-    const sum = (await registry.getSingleMetricAsString("writ_revocation_lag_seconds")).split("\n").find((l) => l.startsWith("writ_revocation_lag_seconds_sum"));
+    const sum = (await registry.getSingleMetricAsString("writ_revocation_lag_seconds"))
+      .split("\n")
+      .find((l) => l.startsWith("writ_revocation_lag_seconds_sum"));
     expect(Number(sum?.split(" ")[1])).toBeGreaterThanOrEqual(0.03);
   });
 
   it("marks an agreement revoked by its IntentAgreement, and a Delegation deleted through the finalizer", async () => {
     store.patch("intentagreements", "acme", `${g(1).name}-agreement`, { spec: { state: "revoked" } }, MERGE);
     store.delete("delegations", "acme", g(2).name);
-    await expect.poll(() => [index.isAgreementRevoked(g(1).agreementId), index.isDelegationRevoked(g(2).delegationId)], { timeout: 2000, interval: 5 }).toEqual([true, true]);
+    await expect
+      .poll(() => [index.isAgreementRevoked(g(1).agreementId), index.isDelegationRevoked(g(2).delegationId)], { timeout: 2000, interval: 5 })
+      .toEqual([true, true]);
     expect(index.isDelegationRevoked(g(1).delegationId)).toBe(false);
   });
 
@@ -145,10 +176,15 @@ describe("the Kubernetes revocation watch over the local API server", () => {
   });
 
   it("ignores the deletion of a resource of the same organization whose record-id annotation names a record it does not own", async () => {
-    const thief = { ...delegationResource({ ...g(3), name: "thief" }), metadata: { name: "thief", finalizers: ["writ.dev/revoke"], annotations: { "writ.dev/record-id": g(3).delegationId } } };
+    const thief = {
+      ...delegationResource({ ...g(3), name: "thief" }),
+      metadata: { name: "thief", finalizers: ["writ.dev/revoke"], annotations: { "writ.dev/record-id": g(3).delegationId } },
+    };
     put("delegations", "acme", thief);
     store.delete("delegations", "acme", "thief");
-    await expect.poll(() => logs.filter((l) => l.includes("not owned by this resource") && l.includes('"resource":"acme/thief"')).length, { timeout: 2000, interval: 10 }).toBe(1);
+    await expect
+      .poll(() => logs.filter((l) => l.includes("not owned by this resource") && l.includes('"resource":"acme/thief"')).length, { timeout: 2000, interval: 10 })
+      .toBe(1);
     expect(index.isDelegationRevoked(g(3).delegationId)).toBe(false);
   });
 

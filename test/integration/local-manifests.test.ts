@@ -53,7 +53,8 @@ describe("local manifests", () => {
       debounceMs: 50,
       rescanMs: 1000,
       beforeApply: async (objects) => {
-        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() })) lines.push(l);
+        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() }))
+          lines.push(l);
       },
     });
   const get = (plural: string, name: string) => source?.store.get(plural, "default", name);
@@ -95,7 +96,9 @@ describe("local manifests", () => {
       ["subscriptions", SAMPLE_NAMES.subscription],
     ];
     await expect.poll(() => names.map(([p, n]) => ready(get(p, n))?.status), { timeout: 20_000, interval: 100 }).toEqual(["True", "True", "True", "True"]);
-    const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>("SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id");
+    const rows = await db.pool.query<{ delegation_id: string; org_id: string; revoked_at: Date | null }>(
+      "SELECT delegation_id, org_id, revoked_at FROM delegations ORDER BY delegation_id",
+    );
     expect(rows.rows).toEqual([
       { delegation_id: "del_acme_procurement", org_id: org.org_id, revoked_at: null },
       { delegation_id: "del_acme_procurement_travel", org_id: org.org_id, revoked_at: null },
@@ -118,7 +121,9 @@ describe("local manifests", () => {
     await save(join(dir, "broken.yaml"), "apiVersion: writ.dev/v1alpha1\nkind: Delegation\nspec: [unclosed\n");
     await save(subFile, `${good}\n  : : bad\n`);
     await expect.poll(() => output(), { timeout: 10_000, interval: 100 }).toMatch(/broken\.yaml: YAML error at line \d+/);
-    await expect.poll(() => output(), { timeout: 10_000, interval: 100 }).toMatch(/writ\.dev_v1alpha1_subscription\.yaml: YAML error.*what it declared before is kept/);
+    await expect
+      .poll(() => output(), { timeout: 10_000, interval: 100 })
+      .toMatch(/writ\.dev_v1alpha1_subscription\.yaml: YAML error.*what it declared before is kept/);
     await source?.sync();
     expect(ready(get("subscriptions", SAMPLE_NAMES.subscription))?.status).toBe("True");
     expect((await db.pool.query("SELECT active FROM subscriptions")).rows).toEqual([{ active: true }]);
@@ -132,12 +137,16 @@ describe("local manifests", () => {
     expect(text).toContain("state: active");
     await save(file, text.replace("state: active", "state: revoked"));
     await expect.poll(() => server.app.verifyRuntime?.index.isDelegationRevoked("del_acme_procurement"), { timeout: 10_000, interval: 50 }).toBe(true);
-    const rows = await db.pool.query<{ delegation_id: string; revoked_at: Date | null }>("SELECT delegation_id, revoked_at FROM delegations ORDER BY delegation_id");
+    const rows = await db.pool.query<{ delegation_id: string; revoked_at: Date | null }>(
+      "SELECT delegation_id, revoked_at FROM delegations ORDER BY delegation_id",
+    );
     expect(rows.rows.map((r) => [r.delegation_id, r.revoked_at !== null])).toEqual([
       ["del_acme_procurement", true],
       ["del_acme_procurement_travel", true], // the store revokes everything below
     ]);
-    await expect.poll(() => (get("delegations", SAMPLE_NAMES.delegation)?.status as Status | undefined)?.phase, { timeout: 10_000, interval: 50 }).toBe("Revoked");
+    await expect
+      .poll(() => (get("delegations", SAMPLE_NAMES.delegation)?.status as Status | undefined)?.phase, { timeout: 10_000, interval: 50 })
+      .toBe("Revoked");
     expect(get("delegations", SAMPLE_NAMES.delegation)?.metadata.generation).toBe(2);
     await expect.poll(() => ready(get("delegations", SAMPLE_NAMES.chainedDelegation))?.reason, { timeout: 10_000, interval: 50 }).toBe("CHAIN_LINK_REVOKED");
   });
@@ -159,7 +168,9 @@ describe("local manifests", () => {
     source = undefined;
     await unlink(join(dir, FILES.subscription));
     source = await start();
-    await expect.poll(async () => (await db.pool.query<{ active: boolean }>("SELECT active FROM subscriptions")).rows, { timeout: 15_000, interval: 100 }).toEqual([{ active: false }]);
+    await expect
+      .poll(async () => (await db.pool.query<{ active: boolean }>("SELECT active FROM subscriptions")).rows, { timeout: 15_000, interval: 100 })
+      .toEqual([{ active: false }]);
     await expect.poll(() => get("subscriptions", SAMPLE_NAMES.subscription), { timeout: 10_000, interval: 50 }).toBeUndefined();
     // The root delegation kept its uid and generation through the restart.
     expect(get("delegations", SAMPLE_NAMES.delegation)?.metadata.generation).toBe(2);

@@ -22,7 +22,7 @@ import {
 } from "../../src/core/tlog/index.js";
 import { appendLogEntries, appendToLog } from "../../src/store/log.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { appendRevocationToLog } from "../../src/store/revocation-log.js";
+import { appendRevocationToLog } from "../../src/store/revocation/log.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 import { makeRevocation } from "../helpers/revocation-push.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -71,10 +71,7 @@ async function startLogServer(env: Record<string, string>, withPool = true): Pro
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  server = await startTestServer(
-    { DATABASE_URL: db.url, SVC_APPEND_TOKEN: TOKEN, SVC_LOG_SIGNING_SEED: SEED, WRIT_LOG_ORIGIN: ORIGIN },
-    { pool: db.pool },
-  );
+  server = await startTestServer({ DATABASE_URL: db.url, SVC_APPEND_TOKEN: TOKEN, SVC_LOG_SIGNING_SEED: SEED, WRIT_LOG_ORIGIN: ORIGIN }, { pool: db.pool });
   const keys = await get<{ keys: { public_key: Json }[] }>("/.well-known/svc-keys.json");
   logKey = parsePublicJwk(keys.body.keys[0]?.public_key);
 });
@@ -128,7 +125,7 @@ describe("POST /v1/log/entries: refusals", () => {
     ["a string body", { kind: "incident", body: "text" }],
     ["a number body", { kind: "agreement", body: 3 }],
     ["an array request", [good]],
-    ["a string request", "\"incident\""],
+    ["a string request", '"incident"'],
   ])("is 400 for %s", async (_what, body) => {
     expect(await append(body)).toMatchObject({ status: 400, body: needs });
   });
@@ -230,9 +227,14 @@ describe("POST /v1/log/entries and the reads", () => {
   it("every inclusion proof verifies against the signed head", async () => {
     const head = await verifyTreeHead((await get("/v1/log/head")).body, logKey);
     for (const { entry } of appended) {
-      const r = await get<{ sequence: number; index: number; leaf: string; proof: { hash: string; side: "left" | "right" }[]; root: string; tree_size: number }>(
-        `/v1/log/entries/${entry.sequence}/proof`,
-      );
+      const r = await get<{
+        sequence: number;
+        index: number;
+        leaf: string;
+        proof: { hash: string; side: "left" | "right" }[];
+        root: string;
+        tree_size: number;
+      }>(`/v1/log/entries/${entry.sequence}/proof`);
       expect(r.status).toBe(200);
       const p = r.body;
       expect(Object.keys(p).sort()).toEqual(["index", "leaf", "proof", "root", "sequence", "tree_size"]);
@@ -280,9 +282,7 @@ describe("POST /v1/log/entries and the reads", () => {
       for (const j of [i, i + 1, heads.length - 1]) {
         const a = heads[i] as TreeHead;
         const b = heads[Math.min(j, heads.length - 1)] as TreeHead;
-        const r = await get<{ first: number; second: number; proof: string[] }>(
-          `/v1/log/consistency?first=${a.tree_size}&second=${b.tree_size}`,
-        );
+        const r = await get<{ first: number; second: number; proof: string[] }>(`/v1/log/consistency?first=${a.tree_size}&second=${b.tree_size}`);
         expect(r.status).toBe(200);
         expect(r.body.first).toBe(a.tree_size);
         expect(r.body.second).toBe(b.tree_size);
@@ -318,7 +318,10 @@ describe("POST /v1/log/entries and the reads", () => {
   });
 
   it("publishes the signed-note verifier key: a third party checks the checkpoint from the key list alone", async () => {
-    const rec = ((await get<{ keys: Array<Record<string, unknown>> }>("/.well-known/svc-keys.json")).body.keys)[0] as { checkpoint_origin: string; note_verifier_key: string };
+    const rec = (await get<{ keys: Array<Record<string, unknown>> }>("/.well-known/svc-keys.json")).body.keys[0] as {
+      checkpoint_origin: string;
+      note_verifier_key: string;
+    };
     expect(rec.checkpoint_origin).toBe(ORIGIN);
     // Read the key as golang.org/x/mod/sumdb/note does: name+hash+base64(0x01 || key), hash = SHA-256(name \n 0x01 key)[:4].
     // name+hash+base64: only the first two "+" separate (the base64 may hold "+").

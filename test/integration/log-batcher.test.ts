@@ -67,7 +67,11 @@ describe("appendQueue", () => {
     const all = Array.from({ length: 8 }, (_, n) => b.add(input(n)));
     await w.releaseAll();
     await Promise.all(all);
-    expect(w.batches).toEqual([[0, 1, 2], [3, 4, 5], [6, 7]]);
+    expect(w.batches).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7],
+    ]);
   });
 
   it("rejects every caller of a batch that cannot reach the database, without a retry, and goes on with the next", async () => {
@@ -98,9 +102,9 @@ describe("appendQueue", () => {
     await w.releaseAll();
     const results = await settled;
     expect(w.batches).toEqual([[0], [1, 2, 3, 4], [1, 2], [1], [2], [3, 4]]);
-    expect(results.map((r) => (r.status === "fulfilled" ? [r.value.entry.body.n, r.value.entry.sequence, r.value.head.tree_size] : (r.reason as Error).message))).toEqual([
-      [0, 1, 1], [1, 2, 2], "entry 2 refused", [3, 3, 4], [4, 4, 4],
-    ]);
+    expect(
+      results.map((r) => (r.status === "fulfilled" ? [r.value.entry.body.n, r.value.entry.sequence, r.value.head.tree_size] : (r.reason as Error).message)),
+    ).toEqual([[0, 1, 1], [1, 2, 2], "entry 2 refused", [3, 3, 4], [4, 4, 4]]);
     expect(seen).toEqual([1, 1, 2]); // one size per signed head written
   });
 
@@ -171,7 +175,14 @@ describe("appendQueue on the log store (Postgres)", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
     expect(((results[4] as PromiseRejectedResult).reason as { code?: string }).code).toBe("23514");
     const answers = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-    expect(answers.map((a) => [a.entry.body.n, a.entry.sequence])).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [5, 5], [6, 6]]);
+    expect(answers.map((a) => [a.entry.body.n, a.entry.sequence])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [5, 5],
+      [6, 6],
+    ]);
     expectOneChain(answers, undefined);
     expect(await storedNs()).toEqual([0, 1, 2, 3, 5, 6]);
   });
@@ -184,7 +195,10 @@ describe("appendQueue on the log store (Postgres)", () => {
     const refused = (results[1] as PromiseRejectedResult).reason as Error;
     expect(refused).toBeInstanceOf(LogEntryError);
     expect(refused.message).toBe("body.lone must not contain a lone surrogate");
-    expectOneChain(results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])), tip);
+    expectOneChain(
+      results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])),
+      tip,
+    );
     expect((await storedNs()).slice(-3)).toEqual([7, 8, 10]);
   });
 });

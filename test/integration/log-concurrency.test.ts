@@ -122,7 +122,13 @@ describe(`${APPENDERS} concurrent appenders x ${EACH} appends`, () => {
       const p = await inclusionProofFor(db.pool, a.entry.sequence, a.head.tree_size);
       expect(p.root).toBe(a.head.root);
       expect(() =>
-        verifyInclusion(logLeafHash(a.entry), a.entry.sequence - 1, a.head.tree_size, p.proof.map((x) => buf(x.hash)), buf(a.head.root)),
+        verifyInclusion(
+          logLeafHash(a.entry),
+          a.entry.sequence - 1,
+          a.head.tree_size,
+          p.proof.map((x) => buf(x.hash)),
+          buf(a.head.root),
+        ),
       ).not.toThrow();
     }
   }, 60_000);

@@ -60,7 +60,7 @@ describe("a log of 100,000 entries", () => {
   it("is written in big batches, one signed head per batch", async () => {
     const signer = signerFromSeed(SEED);
     const started = performance.now();
-    for (let written = 0; written < TOTAL; ) {
+    for (let written = 0; written < TOTAL;) {
       const n = Math.min(TOTAL - written, 1000 + Math.floor(Math.random() * 4001));
       const batch: LogAppendInput[] = Array.from({ length: n }, (_, i) => ({
         kind: KINDS[(written + i) % 4] as LogKind,
@@ -105,15 +105,21 @@ describe("a log of 100,000 entries", () => {
     expect(head.tree_size).toBe(TOTAL);
     for (let i = 0; i < 200; i++) {
       const seq = i === 0 ? 1 : i === 1 ? TOTAL : pick(TOTAL);
-      const r = await getJson<{ leaf: string; index: number; proof: { hash: string }[]; root: string; tree_size: number }>(
-        `/v1/log/entries/${seq}/proof`,
-      );
+      const r = await getJson<{ leaf: string; index: number; proof: { hash: string }[]; root: string; tree_size: number }>(`/v1/log/entries/${seq}/proof`);
       expect(r.status).toBe(200);
       const entry = entries[seq - 1] as LogEntry;
       expect(buf(r.body.leaf)).toEqual(logLeafHash(entry));
       expect(r.body.root).toBe(head.root);
       expect(r.body.proof.length).toBeLessThanOrEqual(17);
-      expect(() => verifyInclusion(logLeafHash(entry), seq - 1, TOTAL, r.body.proof.map((p) => buf(p.hash)), buf(head.root))).not.toThrow();
+      expect(() =>
+        verifyInclusion(
+          logLeafHash(entry),
+          seq - 1,
+          TOTAL,
+          r.body.proof.map((p) => buf(p.hash)),
+          buf(head.root),
+        ),
+      ).not.toThrow();
     }
   });
 
@@ -124,7 +130,15 @@ describe("a log of 100,000 entries", () => {
       const r = await getJson<{ proof: { hash: string }[]; root: string }>(`/v1/log/entries/${seq}/proof?tree_size=${h.tree_size}`);
       expect(r.body.root).toBe(h.root);
       const leaf = logLeafHash(entries[seq - 1] as LogEntry);
-      expect(() => verifyInclusion(leaf, seq - 1, h.tree_size, r.body.proof.map((p) => buf(p.hash)), buf(h.root))).not.toThrow();
+      expect(() =>
+        verifyInclusion(
+          leaf,
+          seq - 1,
+          h.tree_size,
+          r.body.proof.map((p) => buf(p.hash)),
+          buf(h.root),
+        ),
+      ).not.toThrow();
     }
   });
 

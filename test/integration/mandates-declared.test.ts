@@ -30,13 +30,22 @@ type Condition = { type: string; status: string; reason: string; message: string
 const ready = (o: KubeObject | undefined) => (o?.status as { conditions?: Condition[] } | undefined)?.conditions?.find((c) => c.type === "Ready");
 
 function manifest(name: string, sdJwt: string): string {
-  return stringify({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name, namespace: "default" }, spec: { mandate: { sdJwt }, agent: { agent_id: AGENT } } });
+  return stringify({
+    apiVersion: "writ.dev/v1alpha1",
+    kind: "Delegation",
+    metadata: { name, namespace: "default" },
+    spec: { mandate: { sdJwt }, agent: { agent_id: AGENT } },
+  });
 }
 
 async function presentation(issuer = wallet): Promise<string> {
   const nowSec = Math.floor(Date.now() / 1000);
   return presentMandate({
-    issuer, holder: agentKey, audience: "writ", nonce: "gitops-1", kbIatSec: nowSec,
+    issuer,
+    holder: agentKey,
+    audience: "writ",
+    nonce: "gitops-1",
+    kbIatSec: nowSec,
     claims: openPaymentMandateClaims(agentKey, { iatSec: nowSec - 60, expSec: nowSec + 3600 }),
   });
 }
@@ -53,7 +62,18 @@ describe("a payment mandate declared as a Delegation", () => {
     const now = new Date();
     const operator = await createOrg(db.pool, { name: "Shoe Buyer Inc", org_type: "agent_operator" }, now);
     const walletOrg = await createOrg(db.pool, { name: "Wallet", org_type: "wallet" }, now);
-    await insertAgent(db.pool, { agent_id: AGENT, org_id: operator.org_id, principal_id: "prn_user", verification_level: "operator_verified", public_key: agentKey.publicJwk, fingerprint: keyId(agentKey.publicJwk) }, now);
+    await insertAgent(
+      db.pool,
+      {
+        agent_id: AGENT,
+        org_id: operator.org_id,
+        principal_id: "prn_user",
+        verification_level: "operator_verified",
+        public_key: agentKey.publicJwk,
+        fingerprint: keyId(agentKey.publicJwk),
+      },
+      now,
+    );
     await insertIssuerKey(db.pool, { kid: wallet.kid, thumbprint: wallet.kid, orgId: walletOrg.org_id, publicKey: wallet.publicJwk }, now);
     dir = await mkdtemp(join(tmpdir(), "writ-mandates-declared-"));
     await writeFile(join(dir, "mandate.yaml"), manifest("shoes-mandate", await presentation()));
@@ -81,10 +101,18 @@ describe("a payment mandate declared as a Delegation", () => {
     expect(id).toMatch(/^ap2-[0-9a-f]{32}$/);
     expect(obj?.metadata.finalizers).toEqual(["writ.dev/revoke"]);
     expect(ready(obj)?.message).toContain(`payment mandate recorded as delegation ${String(id)}`);
-    const rows = await db.pool.query<{ delegation_id: string; agent_id: string; issuer_kid: string }>("SELECT delegation_id, agent_id, issuer_kid FROM mandates");
+    const rows = await db.pool.query<{ delegation_id: string; agent_id: string; issuer_kid: string }>(
+      "SELECT delegation_id, agent_id, issuer_kid FROM mandates",
+    );
     expect(rows.rows).toEqual([{ delegation_id: id, agent_id: AGENT, issuer_kid: wallet.kid }]);
     const d = await db.pool.query<{ record: { scope: unknown; expires_at: string } }>("SELECT record FROM delegations WHERE delegation_id = $1", [id]);
-    expect(d.rows[0]?.record.scope).toEqual({ currency: "USD", maximum_amount: 50, cumulative_maximum: 50, action_types: ["purchase"], merchants: ["merchant_shoes"] });
+    expect(d.rows[0]?.record.scope).toEqual({
+      currency: "USD",
+      maximum_amount: 50,
+      cumulative_maximum: 50,
+      action_types: ["purchase"],
+      merchants: ["merchant_shoes"],
+    });
   });
 
   it("refuses a mandate from an unknown issuer with its reason and stores nothing for it", async () => {
@@ -99,7 +127,9 @@ describe("a payment mandate declared as a Delegation", () => {
     await writeFile(join(dir, "mandate.yaml"), manifest("shoes-mandate", await presentation()));
     await expect.poll(() => ready(get("shoes-mandate"))?.reason, { timeout: 20_000, interval: 100 }).toBe("SPEC_INVALID");
     expect(ready(get("shoes-mandate"))?.message).toContain(`spec.mandate is immutable: this resource recorded ${String(id)}`);
-    expect(ready(get("shoes-mandate"))?.message).toContain(`verify still answers with the record stored before: delegation ${String(id)}, effective status active`);
+    expect(ready(get("shoes-mandate"))?.message).toContain(
+      `verify still answers with the record stored before: delegation ${String(id)}, effective status active`,
+    );
     expect((get("shoes-mandate")?.status as { phase?: string } | undefined)?.phase).toBe("Active");
   });
 
@@ -107,7 +137,12 @@ describe("a payment mandate declared as a Delegation", () => {
     const id = get("shoes-mandate")?.metadata.annotations?.["writ.dev/record-id"];
     await unlink(join(dir, "mandate.yaml"));
     await expect
-      .poll(async () => (await db.pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [id])).rows[0]?.revoked, { timeout: 20_000, interval: 100 })
+      .poll(
+        async () =>
+          (await db.pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [id])).rows[0]
+            ?.revoked,
+        { timeout: 20_000, interval: 100 },
+      )
       .toBe(true);
   });
 });

@@ -12,7 +12,15 @@ import { upsertAgreement } from "../../src/store/agreements.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { issueMandate, issuerJwtSpellings, openPaymentMandateClaims, presentIssued, presentMandate, rebind, type PresentOptions } from "../helpers/ap2-mandates.js";
+import {
+  issueMandate,
+  issuerJwtSpellings,
+  openPaymentMandateClaims,
+  presentIssued,
+  presentMandate,
+  rebind,
+  type PresentOptions,
+} from "../helpers/ap2-mandates.js";
 import { ed25519Jwk, smallOrderEncodings } from "../helpers/ed25519-small-order.js";
 import { action, startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -61,7 +69,13 @@ describe("POST /v1/mandates and verify", () => {
     const issued = await issueMandate(options());
     const r = await submit({ agent_id: agentId, sd_jwt: await presentIssued(issued, options()), nonce: "nonce-1" });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ agent_id: agentId, issuer_kid: issuer.kid, created: true, revoked: false, expires_at: new Date((sec(nowMs) + 3600) * 1000).toISOString() });
+    expect(r.body).toMatchObject({
+      agent_id: agentId,
+      issuer_kid: issuer.kid,
+      created: true,
+      revoked: false,
+      expires_at: new Date((sec(nowMs) + 3600) * 1000).toISOString(),
+    });
     const delegationId = r.body.delegation_id as string;
     expect(delegationId).toMatch(/^ap2-[0-9a-f]{32}$/);
     expect(r.body.agreement_id).toBe(delegationId);
@@ -85,16 +99,25 @@ describe("POST /v1/mandates and verify", () => {
     // Single use: the cumulative maximum is one payment's ceiling (50), 20 of it spent.
     const budget = await w.verify({ agent_id: agentId, action: shoes(40) });
     expect(budget.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
-    const elsewhere = await w.verify({ agent_id: agentId, action: action({ amount: 5, merchant: "merchant_hats", proposed_at: new Date(nowMs).toISOString() }) });
+    const elsewhere = await w.verify({
+      agent_id: agentId,
+      action: action({ amount: 5, merchant: "merchant_hats", proposed_at: new Date(nowMs).toISOString() }),
+    });
     expect(elsewhere.body.reasons).toContain("MERCHANT_NOT_IN_SCOPE");
 
     // The recorded rows cannot be replaced by a declared delegation or agreement.
     const stored = await loadDelegation(w.db.pool, delegationId);
     if (!stored) throw new Error("the mandate's delegation is not stored");
-    await expect(withTransaction(w.db.pool, (c) => upsertDelegation(c, { ...stored.record, purpose: "declared over it" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+    await expect(withTransaction(w.db.pool, (c) => upsertDelegation(c, { ...stored.record, purpose: "declared over it" }))).rejects.toMatchObject({
+      code: "RECORD_INVALID",
+    });
     const ledger = await loadAgreementWithLedger(w.db.pool, delegationId);
     if (!ledger) throw new Error("the mandate's ledger agreement is not stored");
-    expect(ledger).toMatchObject({ status: "active", ledger_sequence: 1, mandates: [{ intent_id: "mandate", currency: "USD", maximum_amount: 50, merchants: ["merchant_shoes"] }] });
+    expect(ledger).toMatchObject({
+      status: "active",
+      ledger_sequence: 1,
+      mandates: [{ intent_id: "mandate", currency: "USD", maximum_amount: 50, merchants: ["merchant_shoes"] }],
+    });
     await expect(withTransaction(w.db.pool, (c) => upsertAgreement(c, ledger))).rejects.toMatchObject({ code: "RECORD_INVALID" });
 
     nowMs += 3601_000;
@@ -114,7 +137,10 @@ describe("POST /v1/mandates and verify", () => {
       return arr[1].type === "payment.amount_range" ? Buffer.from(JSON.stringify([arr[0], { ...arr[1], max: 999999 }])).toString("base64url") : d;
     });
     const raised = [jwt, ...disclosures, rest.at(-1)].join("~");
-    expect(await submit({ agent_id: agentId, sd_jwt: raised })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: DISCLOSURE_(MISSING|UNREFERENCED): /) } });
+    expect(await submit({ agent_id: agentId, sd_jwt: raised })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: DISCLOSURE_(MISSING|UNREFERENCED): /) },
+    });
 
     const stranger: Signer = generateSigner("EdDSA");
     expect(await submit({ agent_id: agentId, sd_jwt: await present({ holder: stranger }) })).toMatchObject({
@@ -130,36 +156,68 @@ describe("POST /v1/mandates and verify", () => {
       body: { error: expect.stringMatching(/^mandate refused: KB_JWT_AUDIENCE_MISMATCH: /) },
     });
     // The presentation made for the merchant is recordable when the request names that audience.
-    expect((await submit({ agent_id: agentId, sd_jwt: await present({ audience: "https://merchant.example" }), audience: "https://merchant.example" })).status).toBe(201);
-    expect(await submit({ agent_id: agentId, sd_jwt: text, nonce: "other" })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: KB_JWT_NONCE_MISMATCH: /) } });
+    expect(
+      (await submit({ agent_id: agentId, sd_jwt: await present({ audience: "https://merchant.example" }), audience: "https://merchant.example" })).status,
+    ).toBe(201);
+    expect(await submit({ agent_id: agentId, sd_jwt: text, nonce: "other" })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^mandate refused: KB_JWT_NONCE_MISMATCH: /) },
+    });
 
     const otherOperator = await w.createOrg("agent_operator");
-    expect(await submit({ agent_id: agentId, sd_jwt: text }, (await w.issueKey(otherOperator)).token)).toMatchObject({ status: 403, body: { error: "agent belongs to another organization" } });
+    expect(await submit({ agent_id: agentId, sd_jwt: text }, (await w.issueKey(otherOperator)).token)).toMatchObject({
+      status: 403,
+      body: { error: "agent belongs to another organization" },
+    });
     expect(await submit({ agent_id: "agent-none", sd_jwt: text })).toMatchObject({ status: 404 });
-    expect(await submit({ agent_id: agentId, sd_jwt: text }, walletKey)).toMatchObject({ status: 403, body: { error: "API key lacks the scope agents:write" } });
+    expect(await submit({ agent_id: agentId, sd_jwt: text }, walletKey)).toMatchObject({
+      status: 403,
+      body: { error: "API key lacks the scope agents:write" },
+    });
     expect((await submit({ agent_id: agentId, sd_jwt: text }, null)).status).toBe(401);
   });
 
   it("records a mandate in AP2's nested layout with decoys in cnf (issued by @sd-jwt/sd-jwt-vc); a decoy where constraints live, or a withheld payee, is refused as withheld", async () => {
     const claims = openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs) - 10, expSec: sec(nowMs) + 3600 });
     claims.constraints = (claims.constraints as Record<string, unknown>[]).map((c) =>
-      c.type === "payment.allowed_payees" ? { ...c, allowed: [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }] } : c);
+      c.type === "payment.allowed_payees"
+        ? {
+            ...c,
+            allowed: [
+              { id: "merchant_shoes", name: "Shoe Shop" },
+              { id: "merchant_socks", name: "Sock Shop" },
+            ],
+          }
+        : c,
+    );
     // Decoys in cnf (accepted); a decoy in the payload or a constraint is refused as a withheld claim (below).
     const frame = { cnf: { _sd_decoy: 2 }, constraints: { _sd: [0, 1, 2], 1: { _sd: ["type"], allowed: { _sd: [0, 1] } } } };
     const issued = await issueMandate(options({ claims, frame }));
-    for (const [decoyed, where] of [[{ ...frame, _sd_decoy: 1 }, "the payload"], [{ ...frame, constraints: { ...frame.constraints, 0: { _sd_decoy: 1 } } }, "constraints\\[0\\]"]] as const) {
-      const presented = await presentIssued(await issueMandate(options({ claims, frame: decoyed })), options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }));
+    for (const [decoyed, where] of [
+      [{ ...frame, _sd_decoy: 1 }, "the payload"],
+      [{ ...frame, constraints: { ...frame.constraints, 0: { _sd_decoy: 1 } } }, "constraints\\[0\\]"],
+    ] as const) {
+      const presented = await presentIssued(
+        await issueMandate(options({ claims, frame: decoyed })),
+        options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }),
+      );
       expect(await submit({ agent_id: agentId, sd_jwt: presented })).toMatchObject({
         status: 400,
         body: { error: expect.stringMatching(new RegExp(`^mandate refused: DISCLOSURE_MISSING: ${where} has a claim without its disclosure`)) },
       });
     }
-    const withheld = await presentIssued(issued, options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true } }, 2: true } } }));
+    const withheld = await presentIssued(
+      issued,
+      options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true } }, 2: true } } }),
+    );
     expect(await submit({ agent_id: agentId, sd_jwt: withheld })).toMatchObject({
       status: 400,
       body: { error: expect.stringMatching(/^mandate refused: DISCLOSURE_MISSING: constraints\[1\]\.allowed\[1\] is withheld /) },
     });
-    const all = await presentIssued(issued, options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }));
+    const all = await presentIssued(
+      issued,
+      options({ presentationFrame: { constraints: { 0: true, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true } } }),
+    );
     const r = await submit({ agent_id: agentId, sd_jwt: all });
     expect(r).toMatchObject({ status: 201, body: { created: true } });
     const stored = await loadDelegation(w.db.pool, r.body.delegation_id as string);
@@ -172,7 +230,9 @@ describe("POST /v1/mandates and verify", () => {
     expect(operatorReg).toMatchObject({ status: 403, body: { error: "issuer keys are registered by wallet organizations" } });
     const priv = await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: { ...key.publicJwk, d: "AAAA" } });
     expect(priv).toMatchObject({ status: 400, body: { error: expect.stringContaining("private member") } });
-    expect((await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: { ...key.publicJwk, kid: "wallet-key-2" } })).body).toMatchObject({ kid: "wallet-key-2" });
+    expect(
+      (await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey, { public_key: { ...key.publicJwk, kid: "wallet-key-2" } })).body,
+    ).toMatchObject({ kid: "wallet-key-2" });
     expect((await w.call("POST", `/v1/orgs/${walletOrg}/issuer-keys`, w.admin, { public_key: key.publicJwk })).status).toBe(409);
     const list = await w.call("GET", `/v1/orgs/${walletOrg}/issuer-keys`, walletKey);
     expect((list.body.keys as { kid: string }[]).map((k) => k.kid)).toEqual([issuer.kid, "wallet-key-2"]);
@@ -180,7 +240,10 @@ describe("POST /v1/mandates and verify", () => {
     // A mandate naming kid wallet-key-2 verifies with it, until the key is revoked.
     const mk = () => present({ issuer: key, kid: "wallet-key-2", expSec: sec(nowMs) + 600, kbIatSec: sec(nowMs) });
     expect((await submit({ agent_id: agentId, sd_jwt: await mk() })).status).toBe(201);
-    expect((await w.call("DELETE", `/v1/orgs/${walletOrg}/issuer-keys/wallet-key-2`, walletKey)).body).toMatchObject({ kid: "wallet-key-2", revoked_at: expect.any(String) });
+    expect((await w.call("DELETE", `/v1/orgs/${walletOrg}/issuer-keys/wallet-key-2`, walletKey)).body).toMatchObject({
+      kid: "wallet-key-2",
+      revoked_at: expect.any(String),
+    });
     const claims = openPaymentMandateClaims(agentKey, { iatSec: sec(nowMs), expSec: sec(nowMs) + 900 });
     expect(await submit({ agent_id: agentId, sd_jwt: await present({ issuer: key, kid: "wallet-key-2", claims }) })).toMatchObject({
       status: 400,
@@ -201,14 +264,20 @@ describe("POST /v1/mandates and verify", () => {
     expect(first).toMatchObject({ status: 201, body: { created: true } });
     const id = first.body.delegation_id as string;
     for (const jwt of [sp.spareBits, sp.highSSpareBits]) {
-      expect(await record(jwt)).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^mandate refused: SD_JWT_MALFORMED: the issuer JWT is not canonical base64url/) } });
+      expect(await record(jwt)).toMatchObject({
+        status: 400,
+        body: { error: expect.stringMatching(/^mandate refused: SD_JWT_MALFORMED: the issuer JWT is not canonical base64url/) },
+      });
     }
     // The high-S twin verifies (standard signers give it about every other time) and is the same mandate.
     expect(await record(sp.highS)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
     // Another valid signature by the issuer over the same content: the same mandate, nothing written.
     expect(await record(sp.resigned)).toMatchObject({ status: 200, body: { delegation_id: id, created: false } });
 
-    const rows = await w.db.pool.query<{ delegation_id: string; mandate_hash: string }>("SELECT delegation_id, mandate_hash FROM mandates WHERE agent_id = $1", [buyerId]);
+    const rows = await w.db.pool.query<{ delegation_id: string; mandate_hash: string }>(
+      "SELECT delegation_id, mandate_hash FROM mandates WHERE agent_id = $1",
+      [buyerId],
+    );
     expect(rows.rows).toEqual([{ delegation_id: id, mandate_hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
     const spend = () => w.verify({ agent_id: buyerId, action: shoes(50) });
     expect((await spend()).body).toMatchObject({ verdict: "ALLOW", agreement_id: id });

@@ -17,12 +17,23 @@ afterAll(async () => {
 
 /** Applies `count` migrations to `url` in `direction` (the runner alone: no SQL function files). */
 const steps = (url: string, direction: "up" | "down", count: number) =>
-  runner({ databaseUrl: url, dir: MIGRATIONS_DIR, ignorePattern: "(?!.*\\.sql$).*", migrationsTable: MIGRATIONS_TABLE, direction, count, checkOrder: true, logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  runner({
+    databaseUrl: url,
+    dir: MIGRATIONS_DIR,
+    ignorePattern: "(?!.*\\.sql$).*",
+    migrationsTable: MIGRATIONS_TABLE,
+    direction,
+    count,
+    checkOrder: true,
+    logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+  });
 
 /** A new database migrated up to, not including, the migration `file`. */
 async function migratedUpTo(file: string): Promise<TestDatabase> {
   const old = await createTestDatabase({ migrate: false });
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
   const before = files.indexOf(file);
   expect(before).toBeGreaterThan(0);
   await steps(old.url, "up", before);
@@ -57,7 +68,10 @@ describe("0180_ledger_heads", () => {
   it("moves the heads of a database migrated before it into agreement_ledger_heads, and back on the way down", async () => {
     old = await migratedUpTo("0180_ledger_heads.sql");
     const head = `sha256:${"a".repeat(64)}`;
-    await old.pool.query(`INSERT INTO agreements (agreement_id, agent_id, status, record, ledger_sequence, ledger_head) VALUES ('a-spent', 'ag-1', 'active', '{}', 7, $1), ('a-empty', 'ag-1', 'active', '{}', 0, NULL)`, [head]);
+    await old.pool.query(
+      `INSERT INTO agreements (agreement_id, agent_id, status, record, ledger_sequence, ledger_head) VALUES ('a-spent', 'ag-1', 'active', '{}', 7, $1), ('a-empty', 'ag-1', 'active', '{}', 0, NULL)`,
+      [head],
+    );
     await steps(old.url, "up", 1);
     const heads = await old.pool.query("SELECT agreement_id, ledger_sequence, ledger_head FROM agreement_ledger_heads ORDER BY agreement_id");
     expect(heads.rows).toEqual([{ agreement_id: "a-spent", ledger_sequence: 7, ledger_head: head }]);
@@ -65,7 +79,10 @@ describe("0180_ledger_heads", () => {
     expect(columns.rows).toEqual([]);
     await steps(old.url, "down", 1);
     const back = await old.pool.query("SELECT agreement_id, ledger_sequence, ledger_head FROM agreements ORDER BY agreement_id");
-    expect(back.rows).toEqual([{ agreement_id: "a-empty", ledger_sequence: 0, ledger_head: null }, { agreement_id: "a-spent", ledger_sequence: 7, ledger_head: head }]);
+    expect(back.rows).toEqual([
+      { agreement_id: "a-empty", ledger_sequence: 0, ledger_head: null },
+      { agreement_id: "a-spent", ledger_sequence: 7, ledger_head: head },
+    ]);
     // The spend functions of 0160 are back: they read the columns again.
     const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_write'::regproc) AS d");
     expect(fn.rows[0]?.d).toContain("UPDATE agreements x SET ledger_sequence");
@@ -90,12 +107,20 @@ describe("0210_ledger_request_hash", () => {
        VALUES ('a-1', 1, '{}', 'kept', 'allowed', 'i1', 'USD', 100, $1, NULL), ('a-1', 2, '{}', 'pruned', 'allowed', 'i1', 'USD', 100, $2, $1)`,
       [h("1"), h("2")],
     );
-    await old.pool.query("INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision) VALUES ('ag-1', 'kept', 'a-1', $1, '{\"verdict\":\"ALLOW\"}')", [h("9")]);
+    await old.pool.query(
+      "INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision) VALUES ('ag-1', 'kept', 'a-1', $1, '{\"verdict\":\"ALLOW\"}')",
+      [h("9")],
+    );
     await steps(old.url, "up", 1);
     const { rows } = await old.pool.query("SELECT action_id, request_hash, imported FROM ledger_entries ORDER BY sequence");
-    expect(rows).toEqual([{ action_id: "kept", request_hash: h("9"), imported: false }, { action_id: "pruned", request_hash: null, imported: false }]);
+    expect(rows).toEqual([
+      { action_id: "kept", request_hash: h("9"), imported: false },
+      { action_id: "pruned", request_hash: null, imported: false },
+    ]);
     await steps(old.url, "down", 1);
-    const columns = await old.pool.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'ledger_entries' AND column_name IN ('request_hash', 'imported')");
+    const columns = await old.pool.query(
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'ledger_entries' AND column_name IN ('request_hash', 'imported')",
+    );
     expect(columns.rows).toEqual([]);
     const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
     expect(fn.rows[0]?.d).not.toContain("existing_request_hash");
@@ -109,15 +134,35 @@ describe("0170_hash_checks", () => {
       "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'c' AND pg_get_constraintdef(oid) LIKE '%sha256%'",
     );
     expect(checks.map((c) => c.conname).sort()).toEqual([
-      "ack_keys_thumbprint_check", "agents_fingerprint_check", "agreement_ledger_heads_ledger_head_check", "issuer_keys_thumbprint_check",
-      "ledger_entries_entry_hash_check", "ledger_entries_prev_entry_hash_check", "ledger_entries_request_hash_check", "mandates_issuer_jwt_hash_check",
-      "mandates_mandate_hash_check", "reports_evidence_hash_check", "revocations_revocation_id_check",
+      "ack_keys_thumbprint_check",
+      "agents_fingerprint_check",
+      "agreement_ledger_heads_ledger_head_check",
+      "issuer_keys_thumbprint_check",
+      "ledger_entries_entry_hash_check",
+      "ledger_entries_prev_entry_hash_check",
+      "ledger_entries_request_hash_check",
+      "mandates_issuer_jwt_hash_check",
+      "mandates_mandate_hash_check",
+      "reports_evidence_hash_check",
+      "revocations_revocation_id_check",
     ]);
     for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
     const hex = "0123456789abcdef".repeat(4);
     const values = [
-      `sha256:${hex}`, `sha256:${hex.slice(1)}`, `sha256:${hex}0`, `sha256:${hex.toUpperCase()}`, `sha256:${hex.slice(1)}g`, `SHA256:${hex}`,
-      `sha256:${hex.slice(1)}\n`, `sha256:${hex}\n`, `sha256-${hex}`, ` sha256:${hex.slice(1)}`, `sha256:${hex.slice(1)}\u0661`, `sha256:${hex.slice(2)}é`, "", "sha256:",
+      `sha256:${hex}`,
+      `sha256:${hex.slice(1)}`,
+      `sha256:${hex}0`,
+      `sha256:${hex.toUpperCase()}`,
+      `sha256:${hex.slice(1)}g`,
+      `SHA256:${hex}`,
+      `sha256:${hex.slice(1)}\n`,
+      `sha256:${hex}\n`,
+      `sha256-${hex}`,
+      ` sha256:${hex.slice(1)}`,
+      `sha256:${hex.slice(1)}\u0661`,
+      `sha256:${hex.slice(2)}é`,
+      "",
+      "sha256:",
     ];
     const { rows } = await db.pool.query<{ v: string; new: boolean; old: boolean }>(
       "SELECT v, writ_is_sha256(v) AS new, v ~ '^sha256:[0-9a-f]{64}$' AS old FROM unnest($1::text[]) AS v",
@@ -182,7 +227,9 @@ describe("0190_denial_index and 0280_rules_in_one_place", () => {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${AGENT_SNAPSHOT_SQL}`, ["ag-1", 60, 5]);
       expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("verify_decisions_agent_recent");
       const { rows: def } = await client.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'verify_decisions_agent_recent'");
-      expect(def[0]?.indexdef).toMatch(new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(NOT ${BURST_EXEMPT}\\)\\)$`));
+      expect(def[0]?.indexdef).toMatch(
+        new RegExp(`\\(agent_id, created_at\\) WHERE \\(\\(\\(decision ->> 'verdict'::text\\) = 'DENY'::text\\) AND \\(NOT ${BURST_EXEMPT}\\)\\)$`),
+      );
     } finally {
       await client.query("ROLLBACK");
       client.release();
@@ -223,7 +270,9 @@ describe("0280_rules_in_one_place", () => {
 
 describe("SQL functions (src/store/sql/functions)", () => {
   it("has one file per function, named after it, and every migrate puts back the file's body", async () => {
-    const files = readdirSync(FUNCTIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    const files = readdirSync(FUNCTIONS_DIR)
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
     expect(files.length).toBeGreaterThan(5);
     for (const f of files) {
       const text = readFileSync(join(FUNCTIONS_DIR, f), "utf8");
@@ -232,7 +281,9 @@ describe("SQL functions (src/store/sql/functions)", () => {
     // Another body, as an old migration would leave it; migrate (nothing left to migrate) restores the file's.
     await db.pool.query("CREATE OR REPLACE FUNCTION writ_is_sha256(v text) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT true $$");
     expect(await migrate(db.url)).toEqual([]);
-    const { rows } = await db.pool.query<{ ok: boolean; bad: boolean }>("SELECT writ_is_sha256($1) AS ok, writ_is_sha256('sha256:xyz') AS bad", [`sha256:${"a".repeat(64)}`]);
+    const { rows } = await db.pool.query<{ ok: boolean; bad: boolean }>("SELECT writ_is_sha256($1) AS ok, writ_is_sha256('sha256:xyz') AS bad", [
+      `sha256:${"a".repeat(64)}`,
+    ]);
     expect(rows[0]).toEqual({ ok: true, bad: false });
     const spend = await db.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
     expect(spend.rows[0]?.d).toContain("delegation_spend jsonb");

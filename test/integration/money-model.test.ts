@@ -37,24 +37,33 @@ afterAll(async () => {
 });
 
 describe("the money path against a reference model (two processes, one Postgres)", () => {
-  it("no sequence of verify, retry, outcome, revocation and burst beats a budget or answers an ALLOW that does not count", async () => {
-    let runs = 0;
-    let commands = 0;
-    await fc.assert(
-      fc.asyncProperty(moneyCommands(COMMANDS), async (cmds) => {
-        const model = await runMoneyModel(sys, cmds);
-        runs++;
-        commands += model.actions.length;
-      }),
-      {
-        numRuns: RUNS, interruptAfterTimeLimit: SECONDS * 1000, markInterruptAsFailure: false, endOnFailure: true,
-        // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
-        ...(process.env.WRIT_MODEL_SEED ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) } : {}),
-      },
-    );
-    // Bounded in time, but never vacuous: at least a few runs with real traffic.
-    expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
-    expect(commands).toBeGreaterThan(0);
-    console.log(`money model: ${runs} runs, ${commands} verify actions`);
-  }, (SECONDS + 60) * 1000);
+  it(
+    "no sequence of verify, retry, outcome, revocation and burst beats a budget or answers an ALLOW that does not count",
+    async () => {
+      let runs = 0;
+      let commands = 0;
+      await fc.assert(
+        fc.asyncProperty(moneyCommands(COMMANDS), async (cmds) => {
+          const model = await runMoneyModel(sys, cmds);
+          runs++;
+          commands += model.actions.length;
+        }),
+        {
+          numRuns: RUNS,
+          interruptAfterTimeLimit: SECONDS * 1000,
+          markInterruptAsFailure: false,
+          endOnFailure: true,
+          // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
+          ...(process.env.WRIT_MODEL_SEED
+            ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) }
+            : {}),
+        },
+      );
+      // Bounded in time, but never vacuous: at least a few runs with real traffic.
+      expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
+      expect(commands).toBeGreaterThan(0);
+      console.log(`money model: ${runs} runs, ${commands} verify actions`);
+    },
+    (SECONDS + 60) * 1000,
+  );
 });

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { hashOf } from "../../src/core/canonical/index.js";
 import { notifyRevocation, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
-import type { RevocationAnnouncement } from "../../src/store/revocation-announce.js";
-import { RevocationChannel } from "../../src/store/revocation-channel.js";
+import type { RevocationAnnouncement } from "../../src/store/revocation/announce.js";
+import { RevocationChannel } from "../../src/store/revocation/channel.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -77,10 +77,9 @@ describe("RevocationChannel (revocation-feed notices)", () => {
     await listener.start();
     try {
       expect(connected).toEqual([false]);
-      await db.pool.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'writ-revocation-index' AND datname = $1",
-        [db.name],
-      );
+      await db.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'writ-revocation-index' AND datname = $1", [
+        db.name,
+      ]);
       await expect.poll(() => connected, { timeout: 10_000 }).toEqual([false, true]);
       expect(disconnects).toBeGreaterThanOrEqual(1);
       await notifyRevocation(db.pool, notice(3));

@@ -47,16 +47,31 @@ describe("the principal's records", () => {
     const agents = await w.call("GET", "/v1/portal/agents", session);
     expect(agents.status).toBe(200);
     expect(agents.headers.get("cache-control")).toBe("no-store");
-    expect(agents.body).toMatchObject({ principal_id: "prn_demo", agents: [{ agent_id: "agent_demo", status: "active", verification_level: "self_declared" }] });
+    expect(agents.body).toMatchObject({
+      principal_id: "prn_demo",
+      agents: [{ agent_id: "agent_demo", status: "active", verification_level: "self_declared" }],
+    });
 
     const delegations = await w.call("GET", "/v1/portal/delegations", session);
     expect(delegations.body).toMatchObject({
       principal_id: "prn_demo",
-      delegations: [{ delegation_id: "del_demo", agent_id: "agent_demo", status: "active", revocation: null, agreement_ids: ["agr_demo"], budget: { delegation_id: "del_demo", currency: "USD", maximum_amount: "50.00", limit: "500.00", spent: "12.50", remaining: "487.50" } }],
+      delegations: [
+        {
+          delegation_id: "del_demo",
+          agent_id: "agent_demo",
+          status: "active",
+          revocation: null,
+          agreement_ids: ["agr_demo"],
+          budget: { delegation_id: "del_demo", currency: "USD", maximum_amount: "50.00", limit: "500.00", spent: "12.50", remaining: "487.50" },
+        },
+      ],
     });
 
     const agreements = await w.call("GET", "/v1/portal/agreements", session);
-    expect(agreements.body).toMatchObject({ principal_id: "prn_demo", agreements: [{ agreement_id: "agr_demo", agent_id: "agent_demo", status: "active", ledger_sequence: 1 }] });
+    expect(agreements.body).toMatchObject({
+      principal_id: "prn_demo",
+      agreements: [{ agreement_id: "agr_demo", agent_id: "agent_demo", status: "active", ledger_sequence: 1 }],
+    });
     const [agr] = agreements.body.agreements as Array<{ budget: { intents: Array<{ remaining?: string }>; delegation?: { remaining?: string } } }>;
     expect(agr?.budget.delegation?.remaining).toBe("487.50");
     // The same body as the single read.
@@ -73,8 +88,14 @@ describe("the principal's records", () => {
       // An organization key is not a portal session.
       expect((await w.call("GET", path, operatorKey)).status).toBe(401);
     }
-    expect(await w.call("POST", "/v1/portal/delegations/del_demo/revoke", session, {})).toMatchObject({ status: 404, body: { error: "delegation was not found" } });
-    expect(await w.call("POST", "/v1/portal/delegations/del_unknown/revoke", session, {})).toMatchObject({ status: 404, body: { error: "delegation was not found" } });
+    expect(await w.call("POST", "/v1/portal/delegations/del_demo/revoke", session, {})).toMatchObject({
+      status: 404,
+      body: { error: "delegation was not found" },
+    });
+    expect(await w.call("POST", "/v1/portal/delegations/del_unknown/revoke", session, {})).toMatchObject({
+      status: 404,
+      body: { error: "delegation was not found" },
+    });
     expect((await w.call("POST", "/v1/portal/delegations/del_demo/revoke", null, {})).status).toBe(401);
     expect(await w.call("POST", "/v1/portal/delegations/del_demo/revoke", session, { reason: { text: "no" } })).toMatchObject({ status: 400 });
     expect((await verify("act_portal_2")).body.verdict).toBe("ALLOW");
@@ -88,7 +109,10 @@ describe("the principal's records", () => {
     const sequence = r.body.log_sequence as number;
     expect(sequence).toBeGreaterThan(0);
     const entry = await w.call("GET", `/v1/log/entries/${sequence}`);
-    expect(entry.body.entry).toMatchObject({ kind: "revocation", body: { delegation_id: "del_demo", by: "principal", reason: "revoked by the principal in the portal", ids: ["del_demo"] } });
+    expect(entry.body.entry).toMatchObject({
+      kind: "revocation",
+      body: { delegation_id: "del_demo", by: "principal", reason: "revoked by the principal in the portal", ids: ["del_demo"] },
+    });
 
     const d = await w.call("GET", "/v1/delegations/del_demo", session);
     expect(d.body).toMatchObject({ status: "revoked", revocation: { by: "principal", reason: "revoked by the principal in the portal" } });
@@ -96,7 +120,11 @@ describe("the principal's records", () => {
     expect(refused.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK" });
 
     expect((await w.call("POST", "/v1/portal/delegations/del_demo/revoke", session, { reason: "again" })).body).toEqual({
-      revoked: false, delegation_id: "del_demo", revoked_ids: [], agreement_ids: [], log_sequence: null,
+      revoked: false,
+      delegation_id: "del_demo",
+      revoked_ids: [],
+      agreement_ids: [],
+      log_sequence: null,
     });
     const listed = await w.call("GET", "/v1/portal/delegations", session);
     expect(listed.body).toMatchObject({ delegations: [{ delegation_id: "del_demo", status: "revoked" }] });

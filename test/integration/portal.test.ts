@@ -68,7 +68,12 @@ const NO_SESSION = { error: "portal session is missing, invalid or expired" };
 beforeAll(async () => {
   db = await createTestDatabase();
   // A generous per-client limit: every request of this file comes from 127.0.0.1.
-  server = await startTestServer({ DATABASE_URL: db.url, BUR_DEV_MAILBOX: "1", WRIT_PUBLIC_BASE_URL: "https://portal.example.test/", BUR_MAGIC_LINK_PER_CLIENT: "100000" });
+  server = await startTestServer({
+    DATABASE_URL: db.url,
+    BUR_DEV_MAILBOX: "1",
+    WRIT_PUBLIC_BASE_URL: "https://portal.example.test/",
+    BUR_MAGIC_LINK_PER_CLIENT: "100000",
+  });
 });
 
 afterAll(async () => {
@@ -133,7 +138,9 @@ describe("POST /v1/portal/magic-link", () => {
 
   it("answers {sent: true} for an implausible address and does nothing with it", async () => {
     const before = (await mailbox()).body;
-    const { rows: [count] } = await db.pool.query("SELECT count(*)::int AS n FROM portal_principals");
+    const {
+      rows: [count],
+    } = await db.pool.query("SELECT count(*)::int AS n FROM portal_principals");
     for (const email of ["", "no-at-sign", "two@@example.test", "a b@example.test", "x@y\r\nBcc: z@example.test", `${"a".repeat(250)}@example.test`]) {
       expect(await magicLink(email)).toMatchObject({ status: 200, body: { sent: true } });
     }
@@ -157,7 +164,9 @@ describe("POST /v1/sessions", () => {
     expect(lifetime).toBeLessThan(12 * 3600_000 + 5000);
     expect(r.headers.get("cache-control")).toBe("no-store");
     expect(await exchange(token)).toMatchObject({ status: 401, body: INVALID_LINK });
-    const hash = createHash("sha256").update(r.body.session_token as string).digest();
+    const hash = createHash("sha256")
+      .update(r.body.session_token as string)
+      .digest();
     expect((await db.pool.query("SELECT 1 FROM portal_sessions WHERE session_hash = $1", [hash])).rowCount).toBe(1);
   });
 
@@ -404,7 +413,8 @@ describe("sign-in tokens never reach the log", () => {
 
 describe("magic-link rate limits", () => {
   const tokensOf = async (email: string) =>
-    (await db.pool.query("SELECT count(*)::int AS n FROM portal_sign_in_tokens t JOIN portal_principals p USING (principal_id) WHERE p.email = $1", [email])).rows[0].n as number;
+    (await db.pool.query("SELECT count(*)::int AS n FROM portal_sign_in_tokens t JOIN portal_principals p USING (principal_id) WHERE p.email = $1", [email]))
+      .rows[0].n as number;
 
   it("the (N+1)th request for one address in the window sends no mail and stores no token, and still answers {sent: true}", async () => {
     const s = await start({ BUR_DEV_MAILBOX: "1", BUR_MAGIC_LINK_PER_ADDRESS: "2" });
@@ -480,12 +490,21 @@ describe("portal settings", () => {
       BUR_MAGIC_LINK_PER_ADDRESS: "0",
       BUR_MAGIC_LINK_WINDOW_SECONDS: "x",
     });
-    expect(bad.portal).toMatchObject({ publicBaseUrl: null, magicLinkTtlSeconds: 900, sessionTtlSeconds: 43_200, smtpUrl: null, linksPerAddress: 5, linkWindowSeconds: 900 });
+    expect(bad.portal).toMatchObject({
+      publicBaseUrl: null,
+      magicLinkTtlSeconds: 900,
+      sessionTtlSeconds: 43_200,
+      smtpUrl: null,
+      linksPerAddress: 5,
+      linkWindowSeconds: 900,
+    });
     expect(bad.problems.filter((p) => /WRIT_PUBLIC_BASE_URL|BUR_(MAGIC_LINK|SESSION_TTL|SMTP_URL)/.test(p))).toHaveLength(6);
     expect(loadSettings({ WRIT_PUBLIC_BASE_URL: "https://p.example/base/" }).portal.publicBaseUrl).toBe("https://p.example/base");
     expect(loadSettings({ WRIT_PUBLIC_BASE_URL: "https://user:pw@p.example" }).portal.publicBaseUrl).toBeNull();
     // The older name is still read, WRIT_PUBLIC_BASE_URL wins.
     expect(loadSettings({ BUR_PORTAL_URL: "https://old.example" }).portal.publicBaseUrl).toBe("https://old.example");
-    expect(loadSettings({ BUR_PORTAL_URL: "https://old.example", WRIT_PUBLIC_BASE_URL: "https://new.example" }).portal.publicBaseUrl).toBe("https://new.example");
+    expect(loadSettings({ BUR_PORTAL_URL: "https://old.example", WRIT_PUBLIC_BASE_URL: "https://new.example" }).portal.publicBaseUrl).toBe(
+      "https://new.example",
+    );
   });
 });

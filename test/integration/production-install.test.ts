@@ -23,15 +23,18 @@ const STEP_TIMEOUT_MS = 150_000;
 let dir: string;
 let db: TestDatabase;
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "writ-production-"));
-  db = await createTestDatabase({ migrate: false });
-  for (const f of ["package.json", "package-lock.json", "bin"]) await cp(join(REPO, f), join(dir, f), { recursive: true });
-  // The build stage: `npm run build` with its output in the folder (the checkout's dist/ may be stale).
-  await run(process.execPath, ["--import", "tsx", "hack/build/main.ts", "--out", join(dir, "dist")], { cwd: REPO, timeout: STEP_TIMEOUT_MS });
-  // The runtime stage: production dependencies only.
-  await run("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, timeout: STEP_TIMEOUT_MS });
-}, 2 * STEP_TIMEOUT_MS + 10_000);
+beforeAll(
+  async () => {
+    dir = await mkdtemp(join(tmpdir(), "writ-production-"));
+    db = await createTestDatabase({ migrate: false });
+    for (const f of ["package.json", "package-lock.json", "bin"]) await cp(join(REPO, f), join(dir, f), { recursive: true });
+    // The build stage: `npm run build` with its output in the folder (the checkout's dist/ may be stale).
+    await run(process.execPath, ["--import", "tsx", "hack/build/main.ts", "--out", join(dir, "dist")], { cwd: REPO, timeout: STEP_TIMEOUT_MS });
+    // The runtime stage: production dependencies only.
+    await run("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, timeout: STEP_TIMEOUT_MS });
+  },
+  2 * STEP_TIMEOUT_MS + 10_000,
+);
 
 afterAll(async () => {
   await db?.drop();

@@ -80,7 +80,9 @@ describe("who may read what", () => {
     const hidden = await w.call("GET", `/v1/agreements/${agreementId}`, keys.otherOperator as string);
     expect(unknown).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
     expect(hidden.body).toEqual(unknown.body);
-    expect((await w.call("GET", "/v1/delegations/del-none", w.operatorKey)).body).toEqual((await w.call("GET", `/v1/delegations/${delegationId}`, keys.party as string)).body);
+    expect((await w.call("GET", "/v1/delegations/del-none", w.operatorKey)).body).toEqual(
+      (await w.call("GET", `/v1/delegations/${delegationId}`, keys.party as string)).body,
+    );
   });
 });
 
@@ -88,7 +90,12 @@ describe("what they read", () => {
   it("an agent checks its remaining budget before it pays, then sees the spend counted, and a release given back", async () => {
     const before = await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey);
     expect(before.body).toMatchObject({
-      agreement_id: agreementId, agent_id: agentId, delegation_id: delegationId, status: "active", revocation: null, ledger_sequence: 0,
+      agreement_id: agreementId,
+      agent_id: agentId,
+      delegation_id: delegationId,
+      status: "active",
+      revocation: null,
+      ledger_sequence: 0,
       budget: {
         intents: [
           { intent_id: "i1", currency: "USD", maximum_amount: "40.00", limit: "60.00", spent: "0.00", remaining: "60.00" },
@@ -101,7 +108,11 @@ describe("what they read", () => {
     expect((before.body.agreement as { mandates: unknown[] }).mandates).toHaveLength(2);
 
     const paid = [];
-    for (const [intent, amount] of [["i1", 12.5], ["i2", 30], ["i1", 40]] as const) {
+    for (const [intent, amount] of [
+      ["i1", 12.5],
+      ["i2", 30],
+      ["i1", 40],
+    ] as const) {
       const a = action({ intent_id: intent, amount });
       const r = await w.verify({ agent_id: agentId, action: a });
       expect(r.body.verdict).toBe("ALLOW");
@@ -109,9 +120,13 @@ describe("what they read", () => {
     }
     const after = await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey);
     expect(after.body).toMatchObject({
-      ledger_sequence: 3, next_after: null,
+      ledger_sequence: 3,
+      next_after: null,
       budget: {
-        intents: [{ intent_id: "i1", spent: "52.50", remaining: "7.50" }, { intent_id: "i2", spent: "30.00", remaining: "20.00" }],
+        intents: [
+          { intent_id: "i1", spent: "52.50", remaining: "7.50" },
+          { intent_id: "i2", spent: "30.00", remaining: "20.00" },
+        ],
         agreement: { spent: "82.50", remaining: "27.50" },
         delegation: { spent: "82.50", remaining: "17.50" },
       },
@@ -122,7 +137,10 @@ describe("what they read", () => {
     // The payment provider reports the 40 USD payment failed: the budget gets it back.
     expect((await w.outcome({ agreement_id: agreementId, action_id: paid[2]?.action_id, outcome: "failed" })).status).toBe(200);
     const released = await w.call("GET", `/v1/agreements/${agreementId}`, sessionToken);
-    expect(released.body).toMatchObject({ ledger_sequence: 4, budget: { intents: [{ spent: "12.50", remaining: "47.50" }, {}], delegation: { spent: "42.50", remaining: "57.50" } } });
+    expect(released.body).toMatchObject({
+      ledger_sequence: 4,
+      budget: { intents: [{ spent: "12.50", remaining: "47.50" }, {}], delegation: { spent: "42.50", remaining: "57.50" } },
+    });
   });
 
   it("pages the ledger with after and limit", async () => {
@@ -138,10 +156,20 @@ describe("what they read", () => {
 
   it("a delegation and an agent's delegations show their state; a revocation shows who, when and why", async () => {
     const d = await w.call("GET", `/v1/delegations/${delegationId}`, w.operatorKey);
-    expect(d.body).toMatchObject({ delegation_id: delegationId, agent_id: agentId, status: "active", revocation: null, agreement_ids: [agreementId], delegation: { scope: { cumulative_maximum: 100 } } });
+    expect(d.body).toMatchObject({
+      delegation_id: delegationId,
+      agent_id: agentId,
+      status: "active",
+      revocation: null,
+      agreement_ids: [agreementId],
+      delegation: { scope: { cumulative_maximum: 100 } },
+    });
     expect(await w.call("DELETE", `/svc/delegations/${delegationId}`, w.admin, { reason: "lost device" })).toMatchObject({ status: 200 });
     const listed = await w.call("GET", `/v1/agents/${agentId}/delegations`, sessionToken);
-    expect(listed.body).toMatchObject({ agent_id: agentId, delegations: [{ delegation_id: delegationId, status: "revoked", revocation: { reason: "lost device", by: "service" } }] });
+    expect(listed.body).toMatchObject({
+      agent_id: agentId,
+      delegations: [{ delegation_id: delegationId, status: "revoked", revocation: { reason: "lost device", by: "service" } }],
+    });
     // Its agreement reads as revoked too (verify answers DELEGATION_REVOKED), saying why.
     const a = await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey);
     expect(a.body).toMatchObject({ status: "revoked", revocation: { reason: `delegation ${delegationId} is revoked: lost device`, by: "service" } });
@@ -150,6 +178,8 @@ describe("what they read", () => {
   it("an agreement without a delegation has no delegation line; without parent limits no agreement line", async () => {
     const r = await w.call("GET", `/v1/agreements/${bareAgreementId}`, w.operatorKey);
     expect(r.status).toBe(200);
-    expect(r.body.budget).toEqual({ intents: [{ intent_id: "j1", currency: "USD", maximum_amount: "100.00", limit: "50.00", spent: "0.00", remaining: "50.00" }] });
+    expect(r.body.budget).toEqual({
+      intents: [{ intent_id: "j1", currency: "USD", maximum_amount: "100.00", limit: "50.00", spent: "0.00", remaining: "50.00" }],
+    });
   });
 });

@@ -45,6 +45,10 @@ describe("the agent developer's loop with the typed client", () => {
       "",
     ]);
     const ledger = await w.call("GET", "/v1/agreements/agr_demo/ledger", seeded.operator_key as string);
-    expect(ledger.body).toMatchObject({ ledger_sequence: 2, entries: [{ outcome: "allowed", amount: 12.5 }, { outcome: "authorized" }], budget: { delegation: { remaining: "487.50" } } });
+    expect(ledger.body).toMatchObject({
+      ledger_sequence: 2,
+      entries: [{ outcome: "allowed", amount: 12.5 }, { outcome: "authorized" }],
+      budget: { delegation: { remaining: "487.50" } },
+    });
   });
 });

@@ -12,7 +12,8 @@ import { startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
 let w: VerifyWorld;
 const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 const GETTING_STARTED = readFileSync(new URL("../../docs/getting-started/index.md", import.meta.url), "utf8");
-const DENY_SHOWN = /raise `amount` above the ceiling, with a new `action_id`\s+\(the same one with another amount is a 409\), and you get\s+`"verdict":"(\w+)","svc_decision":"(\w+)","reasons":(\[[^\]]*\])`/;
+const DENY_SHOWN =
+  /raise `amount` above the ceiling, with a new `action_id`\s+\(the same one with another amount is a 409\), and you get\s+`"verdict":"(\w+)","svc_decision":"(\w+)","reasons":(\[[^\]]*\])`/;
 
 beforeAll(async () => {
   w = await startVerifyWorld({ BUR_ALLOW_DEMO_SEED: "1" });

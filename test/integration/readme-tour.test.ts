@@ -66,7 +66,10 @@ describe("the README's GitOps flow in a folder", () => {
     // `npx writ` as in the checkout; the README's WRIT_SERVER with this server's port.
     const shims = join(work, ".shims");
     await mkdir(shims);
-    await writeFile(join(shims, "npx"), `#!/bin/sh\n[ "$1" = writ ] || { echo "unexpected: npx $*" >&2; exit 127; }\nshift\nexec '${process.execPath}' '${BIN}' "$@"\n`);
+    await writeFile(
+      join(shims, "npx"),
+      `#!/bin/sh\n[ "$1" = writ ] || { echo "unexpected: npx $*" >&2; exit 127; }\nshift\nexec '${process.execPath}' '${BIN}' "$@"\n`,
+    );
     await chmod(join(shims, "npx"), 0o755);
     const lines = second.split("\n");
     const cut = lines.findIndex((l) => l.startsWith("cp revoked.yaml ../samples/agreement.yaml")) + 1;
@@ -83,8 +86,11 @@ describe("the README's GitOps flow in a folder", () => {
     expect(script).toContain(`WRIT_SERVER=http://127.0.0.1:${port}`);
 
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile("bash", ["-euo", "pipefail", "-c", script], { cwd: work, env: { ...env, PATH: `${shims}:${env.PATH}`, DEV_OUT: devOut }, timeout: 150_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      execFile(
+        "bash",
+        ["-euo", "pipefail", "-c", script],
+        { cwd: work, env: { ...env, PATH: `${shims}:${env.PATH}`, DEV_OUT: devOut }, timeout: 150_000 },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
     const why = `${result.stderr}\n--- writ dev ---\n${out.slice(-4000)}`;
@@ -94,6 +100,7 @@ describe("the README's GitOps flow in a folder", () => {
     expect(verdicts, why).toEqual(["ALLOW  (svc_decision ALLOW)", "DENY  (svc_decision BLOCK)"]);
     expect(result.stdout).toContain("  reasons: AGREEMENT_REVOKED\n");
     // ... which is what the README shows.
-    for (const shown of ["`ALLOW  (svc_decision ALLOW)`", "`DENY  (svc_decision BLOCK)`", "`reasons: AGREEMENT_REVOKED` and exits 1"]) expect(README).toContain(shown);
+    for (const shown of ["`ALLOW  (svc_decision ALLOW)`", "`DENY  (svc_decision BLOCK)`", "`reasons: AGREEMENT_REVOKED` and exits 1"])
+      expect(README).toContain(shown);
   }, 240_000);
 });

@@ -27,7 +27,8 @@ import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 const SEED = "33".repeat(32);
 const signer = signerFromSeed(SEED);
 type Condition = { type: string; status: string; reason: string; message: string };
-const condition = (o: KubeObject | undefined, type: string) => ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
+const condition = (o: KubeObject | undefined, type: string) =>
+  ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
 
 describe("a resource acts only on the record it created", () => {
   let db: TestDatabase;
@@ -37,7 +38,8 @@ describe("a resource acts only on the record it created", () => {
   let base: Record<string, unknown>;
   const lines: string[] = [];
   const get = (ns: string, name: string) => source?.store.get("delegations", ns, name);
-  const revoked = async (id: string) => (await db.pool.query<{ r: boolean }>("SELECT revoked_at IS NOT NULL AS r FROM delegations WHERE delegation_id = $1", [id])).rows[0]?.r;
+  const revoked = async (id: string) =>
+    (await db.pool.query<{ r: boolean }>("SELECT revoked_at IS NOT NULL AS r FROM delegations WHERE delegation_id = $1", [id])).rows[0]?.r;
   let saves = 0;
   const save = async (file: string, doc: Record<string, unknown>) => {
     const tmp = join(dir, `.save-${++saves}`);
@@ -71,7 +73,8 @@ describe("a resource acts only on the record it created", () => {
       debounceMs: 50,
       rescanMs: 1000,
       beforeApply: async (objects) => {
-        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() })) lines.push(l);
+        for (const l of await registerManifestAgents(db.pool, objects, { orgId: org.org_id, signer, logOptions: { now: new Date() }, now: new Date() }))
+          lines.push(l);
       },
     });
   });
@@ -83,9 +86,13 @@ describe("a resource acts only on the record it created", () => {
   });
 
   it("stores each namespace's grant, owned by its resource; a manifest's annotation is not taken", async () => {
-    await expect.poll(() => [condition(get("team-a", "grant"), "Ready")?.status, condition(get("team-b", "grant"), "Ready")?.status], { timeout: 20_000, interval: 100 }).toEqual(["True", "True"]);
+    await expect
+      .poll(() => [condition(get("team-a", "grant"), "Ready")?.status, condition(get("team-b", "grant"), "Ready")?.status], { timeout: 20_000, interval: 100 })
+      .toEqual(["True", "True"]);
     expect(get("team-b", "grant")?.metadata.annotations?.["writ.dev/record-id"]).toBe("del_team_b");
-    const owners = await db.pool.query<{ record_id: string; namespace: string; uid: string }>("SELECT record_id, namespace, uid FROM record_owners WHERE kind = 'delegation' ORDER BY record_id");
+    const owners = await db.pool.query<{ record_id: string; namespace: string; uid: string }>(
+      "SELECT record_id, namespace, uid FROM record_owners WHERE kind = 'delegation' ORDER BY record_id",
+    );
     expect(owners.rows).toEqual([
       { record_id: "del_team_a", namespace: "team-a", uid: "Delegation/team-a/grant" },
       { record_id: "del_team_b", namespace: "team-b", uid: "Delegation/team-b/grant" },
@@ -106,7 +113,13 @@ describe("a resource acts only on the record it created", () => {
 
   it("deleting a resource whose annotation was repointed revokes its own grant, not the other namespace's", async () => {
     // A metadata-only update, as `kubectl annotate --overwrite` makes it.
-    source?.store.patch("delegations", "team-b", "grant", { metadata: { annotations: { "writ.dev/record-id": "del_team_a" } } }, "application/merge-patch+json");
+    source?.store.patch(
+      "delegations",
+      "team-b",
+      "grant",
+      { metadata: { annotations: { "writ.dev/record-id": "del_team_a" } } },
+      "application/merge-patch+json",
+    );
     expect(get("team-b", "grant")?.metadata.annotations?.["writ.dev/record-id"]).toBe("del_team_a");
     await unlink(join(dir, "team-b.yaml"));
     await expect.poll(() => get("team-b", "grant"), { timeout: 10_000, interval: 50 }).toBeUndefined();

@@ -73,8 +73,16 @@ describe("refusalQueue", () => {
     expect(c.batchSizes()).toEqual([5]);
     expect(results.map((r) => r.stored)).toEqual([true, false, true, false, true]);
     for (const i of [1, 3]) expect(results[i]).toMatchObject({ stored: false, decision: { requestHash: OTHER, actionId: `act-${i}` } });
-    const { rows } = await db.pool.query<{ action_id: string; request_hash: string }>("SELECT action_id, request_hash FROM verify_decisions WHERE agent_id = 'agent-mixed' ORDER BY action_id");
-    expect(rows.map((r) => [r.action_id, r.request_hash])).toEqual([["act-0", HASH], ["act-1", OTHER], ["act-2", HASH], ["act-3", OTHER], ["act-4", HASH]]);
+    const { rows } = await db.pool.query<{ action_id: string; request_hash: string }>(
+      "SELECT action_id, request_hash FROM verify_decisions WHERE agent_id = 'agent-mixed' ORDER BY action_id",
+    );
+    expect(rows.map((r) => [r.action_id, r.request_hash])).toEqual([
+      ["act-0", HASH],
+      ["act-1", OTHER],
+      ["act-2", HASH],
+      ["act-3", OTHER],
+      ["act-4", HASH],
+    ]);
   });
 
   it("rejects every refusal of a batch that cannot reach Postgres, in one attempt, and works again afterwards", async () => {

@@ -138,7 +138,10 @@ describe("POST /v1/agents", () => {
       const r = await w.call("POST", "/v1/agents", opToken, body);
       expect(r, x).toMatchObject({
         status: 400,
-        body: { error: "public_key: public key is a small-order point of edwards25519 (the identity or a torsion point): a fixed signature would verify every payload" },
+        body: {
+          error:
+            "public_key: public key is a small-order point of edwards25519 (the identity or a torsion point): a fixed signature would verify every payload",
+        },
       });
       expect((await w.call("GET", `/v1/agents/weak-${i}`, readerToken)).status).toBe(404);
     }
@@ -147,8 +150,16 @@ describe("POST /v1/agents", () => {
     const last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".indexOf(jwk.x.at(-1) ?? "A");
     const respelled = { ...jwk, x: jwk.x.slice(0, -1) + ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last | 3] ?? "") };
     expect(Buffer.from(respelled.x, "base64url").equals(Buffer.from(jwk.x, "base64url")) && respelled.x !== jwk.x).toBe(true);
-    const r = await w.call("POST", "/v1/agents", opToken, { agent_id: "respelled", principal_id: "prn_w", verification_level: "self_declared", public_key: respelled });
-    expect(r).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^public_key: public key member x must be 32 bytes of canonical base64url/) } });
+    const r = await w.call("POST", "/v1/agents", opToken, {
+      agent_id: "respelled",
+      principal_id: "prn_w",
+      verification_level: "self_declared",
+      public_key: respelled,
+    });
+    expect(r).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^public_key: public key member x must be 32 bytes of canonical base64url/) },
+    });
   });
 
   it("answers 503 without the log signing key and stores nothing", async () => {

@@ -95,7 +95,9 @@ describe("POST /v1/inquiries", () => {
     for (let i = 0; i < 8; i++) {
       const h = randomHash();
       theirs.push(h);
-      expect((await w.call("POST", "/v1/reports", otherWalletToken, { agent_id, kind: "transaction_outcome", evidence_hash: h, summary: `t${i}` })).status).toBe(201);
+      expect(
+        (await w.call("POST", "/v1/reports", otherWalletToken, { agent_id, kind: "transaction_outcome", evidence_hash: h, summary: `t${i}` })).status,
+      ).toBe(201);
     }
     const before = await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" });
     expect(before.body).not.toHaveProperty("recent_evidence_hashes");
@@ -104,7 +106,9 @@ describe("POST /v1/inquiries", () => {
     // Reports alone (one bogus report, or several) do not make a contributor.
     const mine = [randomHash(), randomHash(), randomHash()];
     for (const h of mine) {
-      expect((await w.call("POST", "/v1/reports", walletKey.token, { agent_id, kind: "transaction_outcome", evidence_hash: h, summary: "ok" })).status).toBe(201);
+      expect((await w.call("POST", "/v1/reports", walletKey.token, { agent_id, kind: "transaction_outcome", evidence_hash: h, summary: "ok" })).status).toBe(
+        201,
+      );
     }
     expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
 
@@ -113,7 +117,9 @@ describe("POST /v1/inquiries", () => {
     const wallet: PaymentParty = { orgId: walletOrg, key: walletKey.token, signer: generateSigner(), role: "psp" };
     await expect(storeAcknowledged(agent_id, [wallet])).rejects.toMatchObject({ code: "ACK_KEY_UNREGISTERED" });
     await registerAckKey(w, walletOrg, wallet.signer);
-    await expect(storeAcknowledged(agent_id, [wallet], (a) => ({ ...a, acknowledgements: (a.acknowledgements ?? []).map((k) => ({ ...k, at: "2020-01-01T00:00:00Z" })) }))).rejects.toMatchObject({ code: "ACK_KEY_UNREGISTERED" });
+    await expect(
+      storeAcknowledged(agent_id, [wallet], (a) => ({ ...a, acknowledgements: (a.acknowledgements ?? []).map((k) => ({ ...k, at: "2020-01-01T00:00:00Z" })) })),
+    ).rejects.toMatchObject({ code: "ACK_KEY_UNREGISTERED" });
     expect((await inquire(walletKey.token, { agent_id, purpose_code: "dispute_review" })).body).not.toHaveProperty("recent_evidence_hashes");
 
     // A payment party of one of the agent's agreements that has reported: a contributor.
@@ -158,7 +164,9 @@ describe("POST /v1/inquiries", () => {
     try {
       await client.query("BEGIN");
       await client.query(`CREATE OR REPLACE FUNCTION registry_revocation_count(p_agent_id text) RETURNS bigint LANGUAGE sql STABLE AS $$ SELECT 2::bigint $$`);
-      await client.query(`CREATE OR REPLACE FUNCTION registry_active_authorizations(p_agent_id text) RETURNS bigint LANGUAGE sql STABLE AS $$ SELECT 3::bigint $$`);
+      await client.query(
+        `CREATE OR REPLACE FUNCTION registry_active_authorizations(p_agent_id text) RETURNS bigint LANGUAGE sql STABLE AS $$ SELECT 3::bigint $$`,
+      );
       await client.query("COMMIT");
       const seamed = await inquire(walletKey.token, { agent_id, purpose_code: "fraud_investigation" });
       expect(seamed.body).toMatchObject({ revocations: 2, active_authorizations: 3 });

@@ -175,7 +175,9 @@ describe("GET and DELETE /v1/orgs/{org_id}/keys", () => {
     const refused = await w.call("DELETE", `/v1/orgs/${org}/keys/${full.key_id}`, keysOnly.token);
     expect(refused).toMatchObject({
       status: 403,
-      body: { error: "a key cannot revoke a key holding a scope it does not hold: registry:read, inquiries:write, reports:write, subscriptions:write, outcomes:write" },
+      body: {
+        error: "a key cannot revoke a key holding a scope it does not hold: registry:read, inquiries:write, reports:write, subscriptions:write, outcomes:write",
+      },
     });
     expect((await w.call("DELETE", `/v1/orgs/${org}/keys/${narrow.key_id}`, keysOnly.token)).status).toBe(403);
     // The full key still works; a key within the revoker's scopes (itself included) can be revoked.

@@ -35,10 +35,9 @@ async function scoreOf(agentId: string): Promise<number> {
 }
 
 async function outbox(agentId: string): Promise<{ subscription_id: string; event_id: string; payload: AlertPayload }[]> {
-  const { rows } = await w.db.pool.query(
-    "SELECT subscription_id, event_id, payload FROM webhook_outbox WHERE payload->>'agent_id' = $1 ORDER BY id",
-    [agentId],
-  );
+  const { rows } = await w.db.pool.query("SELECT subscription_id, event_id, payload FROM webhook_outbox WHERE payload->>'agent_id' = $1 ORDER BY id", [
+    agentId,
+  ]);
   return rows;
 }
 
@@ -63,10 +62,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  w = await startRegistryWorld(
-    { BUR_REPORT_DAILY_CAP: String(CAP), BUR_WEBHOOK_WORKER: "1", BUR_WEBHOOK_POLL_MS: "20" },
-    { clock: () => now },
-  );
+  w = await startRegistryWorld({ BUR_REPORT_DAILY_CAP: String(CAP), BUR_WEBHOOK_WORKER: "1", BUR_WEBHOOK_POLL_MS: "20" }, { clock: () => now });
   opToken = (await w.issueKey(await w.createOrg("agent_operator"))).token;
   walletToken = (await w.issueKey(await w.createOrg("wallet"))).token;
   bankToken = (await w.issueKey(await w.createOrg("bank_issuer"))).token;
@@ -161,9 +157,7 @@ describe("the daily report cap", () => {
     const org = await w.createOrg("processor_psp");
     const token = (await w.issueKey(org)).token;
     const agents = await Promise.all([1, 2, 3].map(() => w.registerAgent(opToken)));
-    const answers = await Promise.all(
-      Array.from({ length: 3 * CAP }, (_, i) => report(token, { agent_id: agents[i % 3]?.agent_id })),
-    );
+    const answers = await Promise.all(Array.from({ length: 3 * CAP }, (_, i) => report(token, { agent_id: agents[i % 3]?.agent_id })));
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(CAP);
     expect(statuses.filter((s) => s === 429)).toHaveLength(2 * CAP);
@@ -203,7 +197,16 @@ describe("score changes, incidents and alerts", () => {
     await report(a, { agent_id, kind: "policy_violation" });
     expect(await scoreOf(agent_id)).toBe(350); // at most -250 from one organization, whatever it files
     const inquiry = await w.call("POST", "/v1/inquiries", walletToken, { agent_id, purpose_code: "fraud_investigation" });
-    expect(inquiry.body).toMatchObject({ incidents: 1, trust_score: { score: 350, reasons: [{ code: "VERIFICATION_LEVEL", points: 600 }, { code: "FRAUD_INCIDENT", points: -250 }] } });
+    expect(inquiry.body).toMatchObject({
+      incidents: 1,
+      trust_score: {
+        score: 350,
+        reasons: [
+          { code: "VERIFICATION_LEVEL", points: 600 },
+          { code: "FRAUD_INCIDENT", points: -250 },
+        ],
+      },
+    });
     await report(b, { agent_id, kind: "fraud_incident" });
     expect(await scoreOf(agent_id)).toBe(100);
     await report(c, { agent_id, kind: "fraud_incident" });
@@ -261,7 +264,9 @@ describe("score changes, incidents and alerts", () => {
     await w.call("POST", "/v1/subscriptions", walletToken, { agent_id, webhook_url: `${hookUrl}?recovered=1` });
     const event_id = newEventId();
     // What a report's transaction commits: the fan-out row only (the writer then died).
-    await withTransaction(w.db.pool, (c) => enqueueFanout(c, agent_id, { event_id, type: "incident", agent_id, at: now.toISOString(), details: { kind: "fraud_incident" } }));
+    await withTransaction(w.db.pool, (c) =>
+      enqueueFanout(c, agent_id, { event_id, type: "incident", agent_id, at: now.toISOString(), details: { kind: "fraud_incident" } }),
+    );
     const delivered = await waitFor(() => received.find((b) => (b as { event_id?: string }).event_id === event_id));
     expect(await verifyAlert(delivered, signerFromSeed(w.seed).publicJwk)).toMatchObject({ event_id, type: "incident", agent_id });
     expect((await w.db.pool.query("SELECT count(*)::int AS n FROM alert_fanout WHERE agent_id = $1", [agent_id])).rows[0]).toEqual({ n: 0 });
@@ -292,7 +297,10 @@ describe("score changes, incidents and alerts", () => {
 
     const rows = await outbox(agent_id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ subscription_id: sub.body.subscription_id, payload: { type: "incident", details: { kind: "fraud_incident", previous_score: 600, score: 350 } } });
+    expect(rows[0]).toMatchObject({
+      subscription_id: sub.body.subscription_id,
+      payload: { type: "incident", details: { kind: "fraud_incident", previous_score: 600, score: 350 } },
+    });
 
     // A duplicate incident writes nothing: no log entry, no alert.
     expect((await report(bankToken, { agent_id, kind: "fraud_incident", evidence_hash })).status).toBe(409);

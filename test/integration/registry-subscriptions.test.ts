@@ -98,7 +98,13 @@ describe("GET and DELETE /v1/subscriptions", () => {
     const list = await w.call("GET", "/v1/subscriptions", merchantToken);
     expect(list.status).toBe(200);
     expect(list.body.subscriptions).toEqual([
-      { subscription_id: mine.body.subscription_id, agent_id: agentId, webhook_url: "https://merchant.example.com/hook", created_at: expect.any(String), active: true },
+      {
+        subscription_id: mine.body.subscription_id,
+        agent_id: agentId,
+        webhook_url: "https://merchant.example.com/hook",
+        created_at: expect.any(String),
+        active: true,
+      },
     ]);
     const walletList = (await w.call("GET", "/v1/subscriptions", walletToken)).body.subscriptions as { subscription_id: string }[];
     expect(walletList.map((s) => s.subscription_id)).not.toContain(mine.body.subscription_id);
@@ -134,8 +140,7 @@ describe("alertSubscribers", () => {
       }),
     ).rejects.toThrow("roll back");
     const count = async () =>
-      (await w.db.pool.query("SELECT subscription_id, event_id FROM webhook_outbox WHERE payload->>'agent_id' = $1 ORDER BY subscription_id", [agent_id]))
-        .rows;
+      (await w.db.pool.query("SELECT subscription_id, event_id FROM webhook_outbox WHERE payload->>'agent_id' = $1 ORDER BY subscription_id", [agent_id])).rows;
     expect(await count()).toEqual([]);
 
     const n = await withTransaction(w.db.pool, (client) => alertSubscribers(client, agent_id, alert));
@@ -180,14 +185,16 @@ describe("the per-organization subscription cap (BUR_MAX_SUBSCRIPTIONS_PER_ORG)"
     try {
       const token = (await w.issueKey(await w.createOrg("wallet"))).token;
       const statuses = await Promise.all(
-        Array.from({ length: 8 }, async (_, i) =>
-          (
-            await fetch(`${capped.url}/v1/subscriptions`, {
-              method: "POST",
-              headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-              body: JSON.stringify({ agent_id: agentId, webhook_url: `https://hooks.example.com/race/${i}` }),
-            })
-          ).status,
+        Array.from(
+          { length: 8 },
+          async (_, i) =>
+            (
+              await fetch(`${capped.url}/v1/subscriptions`, {
+                method: "POST",
+                headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+                body: JSON.stringify({ agent_id: agentId, webhook_url: `https://hooks.example.com/race/${i}` }),
+              })
+            ).status,
         ),
       );
       expect(statuses.filter((s) => s === 201)).toHaveLength(3);

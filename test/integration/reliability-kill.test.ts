@@ -95,7 +95,9 @@ async function ledgers() {
 /** The intents whose stored total differs from what the ledger says (the core's rule): none, when every release was applied once. */
 async function totalsMatchLedger(id: string, a: Parameters<typeof spentByIntent>[0]): Promise<string[]> {
   const stored = await spendTotals(w.db.pool, id);
-  return [...spentByIntent(a)].filter(([intent, spent]) => (stored.get(intent) ?? 0n) !== spent).map(([intent, spent]) => `${intent}: stored ${stored.get(intent) ?? 0n}, ledger ${spent}`);
+  return [...spentByIntent(a)]
+    .filter(([intent, spent]) => (stored.get(intent) ?? 0n) !== spent)
+    .map(([intent, spent]) => `${intent}: stored ${stored.get(intent) ?? 0n}, ledger ${spent}`);
 }
 
 describe("SIGKILL of writ serve during a verify load", () => {
@@ -115,7 +117,11 @@ describe("SIGKILL of writ serve during a verify load", () => {
     const outcomes: { agreementId: string; actionId: string; outcome: string; status?: number; cut?: boolean }[] = [];
     const outcomeCalls: Promise<void>[] = [];
     const postOutcome = (s: Sent) => {
-      const o = { agreementId: s.agreementId, actionId: s.body.action.action_id as string, outcome: outcomes.length % 3 === 0 ? "failed" : "authorized" } as (typeof outcomes)[number];
+      const o = {
+        agreementId: s.agreementId,
+        actionId: s.body.action.action_id as string,
+        outcome: outcomes.length % 3 === 0 ? "failed" : "authorized",
+      } as (typeof outcomes)[number];
       outcomes.push(o);
       outcomeCalls.push(
         post(first.url, { agreement_id: o.agreementId, action_id: o.actionId, outcome: o.outcome }, "/v1/verify/outcomes", w.psp.key).then(

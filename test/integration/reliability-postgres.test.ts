@@ -54,7 +54,12 @@ async function call(method: string, path: string, token: string | null, body?: u
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const r = await fetch(`${server?.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(15_000) }).catch((e: unknown) => {
+  const r = await fetch(`${server?.url}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(15_000),
+  }).catch((e: unknown) => {
     throw new Error(`${method} ${path} failed (${String(e)}); writ serve wrote:\n${server?.output().slice(-8000) ?? ""}`);
   });
   const text = await r.text();
@@ -87,7 +92,12 @@ beforeAll(async () => {
   expect([org.status, key.status]).toEqual([201, 201]);
   operatorKey = String(key.body.token);
   agentId = `agent-pgstop-${randomBytes(4).toString("hex")}`;
-  const agent = await call("POST", "/v1/agents", operatorKey, { agent_id: agentId, principal_id: "prn_pgstop", verification_level: "operator_verified", public_key: freshPublicKey() });
+  const agent = await call("POST", "/v1/agents", operatorKey, {
+    agent_id: agentId,
+    principal_id: "prn_pgstop",
+    verification_level: "operator_verified",
+    public_key: freshPublicKey(),
+  });
   expect(agent.status).toBe(201);
   // A payment provider the agreement names as a party, to post outcomes.
   const psp = await call("POST", "/v1/orgs", admin, { name: "pg stop psp", org_type: "processor_psp" });
@@ -95,7 +105,10 @@ beforeAll(async () => {
   pspKey = String(pspKeyAnswer.body.token);
   agreementId = `agr-${randomBytes(4).toString("hex")}`;
   const at = Date.now() - HOUR;
-  const signed = await buildSignedAgreement({ agreement_id: agreementId, mandates: [mandate(agentId, "i1", { cumulative_maximum: 1_000_000 })], at: iso(at) }, principalKey);
+  const signed = await buildSignedAgreement(
+    { agreement_id: agreementId, mandates: [mandate(agentId, "i1", { cumulative_maximum: 1_000_000 })], at: iso(at) },
+    principalKey,
+  );
   const pspSigner = generateSigner();
   expect((await call("POST", `/v1/orgs/${String(psp.body.org_id)}/ack-keys`, admin, { public_key: pspSigner.publicJwk })).status).toBe(201);
   const agreement = await acknowledgedBy(signed, [{ orgId: String(psp.body.org_id), key: pspKey, signer: pspSigner, role: "psp" }], iso(at));

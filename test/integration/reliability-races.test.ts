@@ -48,7 +48,9 @@ describe("one action_id, many concurrent requests", () => {
   it("24 different requests with one action_id at once: one answer wins, the others are 409, one spend", async () => {
     const { agentId, agreementId } = await agentWithAgreement();
     const actionId = `act-race-${Date.now()}`;
-    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => w.verify({ agent_id: agentId, action: action({ action_id: actionId, amount: 1 + i }) })));
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => w.verify({ agent_id: agentId, action: action({ action_id: actionId, amount: 1 + i }) })),
+    );
     const ok = answers.filter((a) => a.status === 200);
     expect(ok).toHaveLength(1);
     for (const a of answers.filter((x) => x.status !== 200)) {

@@ -50,7 +50,11 @@ async function delivery(eventId: string, ageDays: number, state: OutboxState): P
 const hash = () => randomBytes(32);
 
 async function token(principal: string, expiresInHours: number): Promise<void> {
-  await pool.query("INSERT INTO portal_sign_in_tokens (token_hash, principal_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3::int))", [hash(), principal, expiresInHours]);
+  await pool.query("INSERT INTO portal_sign_in_tokens (token_hash, principal_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3::int))", [
+    hash(),
+    principal,
+    expiresInHours,
+  ]);
 }
 
 async function session(principal: string, expiresInHours: number, revokedHoursAgo: number | null): Promise<void> {
@@ -172,7 +176,10 @@ describe("the retention worker in the app", () => {
 
     const again = await w.verify({ agent_id: w.agentId, action: act });
     expect(again.body.verdict).toBe("ALLOW");
-    const ledger = await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2", [agreementId, act.action_id]);
+    const ledger = await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2", [
+      agreementId,
+      act.action_id,
+    ]);
     expect(ledger.rows[0]).toEqual({ n: 1 });
   });
 });

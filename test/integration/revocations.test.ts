@@ -7,7 +7,7 @@ import { amendMandate, mandateHash, signRevocation, type AgreementRevocation, ty
 import { signRecord } from "../../src/core/jose/index.js";
 import { listRevokedAgreementIds } from "../../src/store/agreements-read.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
-import type { RevocationLogAppender } from "../../src/store/revocation-log.js";
+import type { RevocationLogAppender } from "../../src/store/revocation/log.js";
 import pg from "pg";
 import { parseRevocationNotice, REVOCATIONS_CHANNEL, type RevocationNotice } from "../../src/store/notify.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
@@ -244,21 +244,37 @@ describe("POST /v1/revocations/push: the principal's own signature, against the 
 
   it("refuses an all-zero inner signature (422) and stores nothing", async () => {
     const rev = await storedRevocation(db.pool);
-    await refused({ ...rev, signature: { ...rev.signature, signature: ZERO_SIGNATURE } }, 422, /^principal revocation did not verify: the revocation signature does not verify/);
+    await refused(
+      { ...rev, signature: { ...rev.signature, signature: ZERO_SIGNATURE } },
+      422,
+      /^principal revocation did not verify: the revocation signature does not verify/,
+    );
   });
 
   it("refuses an inner revocation signed by another key than the agreement's principal", async () => {
     const { agreement } = await storeSignedAgreement(db.pool);
     const { principal: otherPrincipal } = await storeSignedAgreement(db.pool);
     // Well formed and signed, with this agreement's id and live mandate hash, but by another principal.
-    const body = { svc_revocation: 1 as const, agreement_id: agreement.agreement_id, mandate_hash: mandateHash(agreement.mandates[0] as Mandate), at: "2026-01-02T00:00:00Z", reason: "x" };
+    const body = {
+      svc_revocation: 1 as const,
+      agreement_id: agreement.agreement_id,
+      mandate_hash: mandateHash(agreement.mandates[0] as Mandate),
+      at: "2026-01-02T00:00:00Z",
+      reason: "x",
+    };
     const forged = { ...body, signature: await signRecord(body, otherPrincipal, "svc-revocation+jws") };
     await refused(forged, 422, "principal revocation did not verify: the revocation signature does not verify with the principal key of the mandates");
   });
 
   it("names an inner payload that is not canonical JSON JWS_PAYLOAD_NOT_CANONICAL (422), not a signature failure", async () => {
     const { agreement, principal } = await storeSignedAgreement(db.pool);
-    const body = { svc_revocation: 1 as const, agreement_id: agreement.agreement_id, mandate_hash: mandateHash(agreement.mandates[0] as Mandate), at: "2026-01-02T00:00:00Z", reason: "x" };
+    const body = {
+      svc_revocation: 1 as const,
+      agreement_id: agreement.agreement_id,
+      mandate_hash: mandateHash(agreement.mandates[0] as Mandate),
+      at: "2026-01-02T00:00:00Z",
+      reason: "x",
+    };
     // Signed by the agreement's principal over the revocation, spelled with whitespace.
     const spaced = { ...body, signature: await signJws(JSON.stringify(body, null, 2), principal, "svc-revocation+jws") };
     await refused(spaced, 422, "principal revocation did not verify: JWS_PAYLOAD_NOT_CANONICAL: JWS payload is not the RFC 8785 canonical form of its JSON");
@@ -267,7 +283,11 @@ describe("POST /v1/revocations/push: the principal's own signature, against the 
   it("refuses a revocation of a stale mandate hash (the intent was amended since)", async () => {
     const { agreement, principal } = await storeSignedAgreement(db.pool);
     const stale = await signRevocation(agreement, { reason: "old", at: "2026-01-02T00:00:00Z" }, principal);
-    const amended = await amendMandate(agreement, "i1", { maximum_amount: 5 }, principal, { at: "2026-01-01T12:00:00Z", actor: { role: "principal", id: "prn_push" }, event_id: "amend-1" });
+    const amended = await amendMandate(agreement, "i1", { maximum_amount: 5 }, principal, {
+      at: "2026-01-01T12:00:00Z",
+      actor: { role: "principal", id: "prn_push" },
+      event_id: "amend-1",
+    });
     await upsertAgreement(db.pool, amended);
     await refused(stale, 422, "principal revocation did not verify: mandate_hash does not name the live mandate");
     // The same principal's revocation of the current version is stored.

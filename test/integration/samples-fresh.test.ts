@@ -103,7 +103,9 @@ describe("fresh samples", () => {
     for (const f of await renderSamples(at, { dated: true })) expect(await readFile(join(out, f.name), "utf8")).toBe(f.content);
     const source = await apply(out);
     await expectAllReady(source, out);
-    const stored = await w.db.pool.query<{ delegation_id: string }>("SELECT delegation_id FROM delegations WHERE delegation_id LIKE 'del_acme_%' ORDER BY delegation_id");
+    const stored = await w.db.pool.query<{ delegation_id: string }>(
+      "SELECT delegation_id FROM delegations WHERE delegation_id LIKE 'del_acme_%' ORDER BY delegation_id",
+    );
     expect(stored.rows).toHaveLength(4);
   });
 });

@@ -78,10 +78,15 @@ describe("samples Ready as applied", () => {
     expect(r.out).toContain(`registered: agent_travel with organization ${orgId}`);
     expect(r.out).toContain(`kubectl label namespace default writ.dev/org-id=${orgId} --overwrite`);
     // Again: already registered is fine.
-    const again = await runVerb(samplesVerb, ["--out", out, "--register", "--server", cluster.server.url], { env: { WRIT_API_KEY: token }, now: () => new Date() });
+    const again = await runVerb(samplesVerb, ["--out", out, "--register", "--server", cluster.server.url], {
+      env: { WRIT_API_KEY: token },
+      now: () => new Date(),
+    });
     expect(again.code).toBe(0);
     expect(again.out).toContain("already registered: agent_procurement");
-    const agents = await cluster.db.pool.query<{ agent_id: string; org_id: string; principal_id: string }>("SELECT agent_id, org_id, principal_id FROM agents WHERE agent_id IN ('agent_procurement', 'agent_travel') ORDER BY agent_id");
+    const agents = await cluster.db.pool.query<{ agent_id: string; org_id: string; principal_id: string }>(
+      "SELECT agent_id, org_id, principal_id FROM agents WHERE agent_id IN ('agent_procurement', 'agent_travel') ORDER BY agent_id",
+    );
     expect(agents.rows).toEqual([
       { agent_id: "agent_procurement", org_id: orgId, principal_id: "prn_acme" },
       { agent_id: "agent_travel", org_id: orgId, principal_id: "prn_acme" },
@@ -96,10 +101,17 @@ describe("samples Ready as applied", () => {
       print: (l) => lines.push(l),
     });
     sources.push(source);
-    const resources = await manifestsIn(out, (await readdir(out)).filter((f) => f.endsWith(".yaml")).map((f) => join(out, f)));
+    const resources = await manifestsIn(
+      out,
+      (await readdir(out)).filter((f) => f.endsWith(".yaml")).map((f) => join(out, f)),
+    );
     expect(resources).toHaveLength(4);
     await expect
-      .poll(() => resources.map((m) => `${m.kind}/${m.name}: ${readyOf(source, m.kind, m.name)?.status ?? "none"} ${readyOf(source, m.kind, m.name)?.reason ?? ""}`), { timeout: 30_000, interval: 100 })
+      .poll(
+        () =>
+          resources.map((m) => `${m.kind}/${m.name}: ${readyOf(source, m.kind, m.name)?.status ?? "none"} ${readyOf(source, m.kind, m.name)?.reason ?? ""}`),
+        { timeout: 30_000, interval: 100 },
+      )
       .toEqual(resources.map((m) => `${m.kind}/${m.name}: True Reconciled`));
     for (const m of resources.filter((x) => x.kind === "Delegation")) expect(statusOf(source, m.kind, m.name)?.phase).toBe("Active");
   });
@@ -115,16 +127,30 @@ describe("samples Ready as applied", () => {
     const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
     const start = hhmm(Date.now() + 2 * 3600_000);
     const end = hhmm(Date.now() + 3 * 3600_000);
-    await writeFile(file, text.replace(/ {2}conditions:\n {4}- type: max_risk_score\n {6}value: 70\n/, `  conditions:\n    - type: time_window\n      start: "${start}"\n      end: "${end}"\n      timezone: UTC\n`));
+    await writeFile(
+      file,
+      text.replace(
+        / {2}conditions:\n {4}- type: max_risk_score\n {6}value: 70\n/,
+        `  conditions:\n    - type: time_window\n      start: "${start}"\n      end: "${end}"\n      timezone: UTC\n`,
+      ),
+    );
     expect(await readFile(file, "utf8")).toContain("type: time_window");
     const name = (parse(text) as { metadata: { name: string } }).metadata.name;
-    const source = await startDevManifests(w.server.app, { databaseUrl: w.db.url, root: join(root, ".writ-suspended"), cwd: root, env: { WRIT_MANIFESTS_DIR: dir }, print: (l) => lines.push(l) });
+    const source = await startDevManifests(w.server.app, {
+      databaseUrl: w.db.url,
+      root: join(root, ".writ-suspended"),
+      cwd: root,
+      env: { WRIT_MANIFESTS_DIR: dir },
+      print: (l) => lines.push(l),
+    });
     if (!source) throw new Error(lines.join("\n"));
     sources.push(source);
     await expect.poll(() => statusOf(source, "Delegation", name)?.phase, { timeout: 30_000, interval: 100 }).toBe("Suspended");
     const ready = readyOf(source, "Delegation", name);
     expect(ready?.message).toMatch(
-      new RegExp(`effective status suspended \\(suspended: \\d\\d:\\d\\d in UTC is outside ${start}-${end} \\(OUTSIDE_TIME_WINDOW\\); verify answers DENY until \\S+Z at least\\)`),
+      new RegExp(
+        `effective status suspended \\(suspended: \\d\\d:\\d\\d in UTC is outside ${start}-${end} \\(OUTSIDE_TIME_WINDOW\\); verify answers DENY until \\S+Z at least\\)`,
+      ),
     );
   });
 
@@ -136,7 +162,14 @@ describe("samples Ready as applied", () => {
     receivers.push(receiver);
     expect(receiver.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/writ\/alerts$/);
     const workspace = join(root, ".writ-dev");
-    const source = await startDevManifests(w.server.app, { databaseUrl: w.db.url, root: workspace, cwd: root, env: {}, webhookUrl: receiver.url, print: (l) => lines.push(l) });
+    const source = await startDevManifests(w.server.app, {
+      databaseUrl: w.db.url,
+      root: workspace,
+      cwd: root,
+      env: {},
+      webhookUrl: receiver.url,
+      print: (l) => lines.push(l),
+    });
     if (!source) throw new Error(lines.join("\n"));
     sources.push(source);
     const subFile = join(workspace, "samples", "writ.dev_v1alpha1_subscription.yaml");
@@ -147,7 +180,13 @@ describe("samples Ready as applied", () => {
     expect(stored.rows.map((x) => x.webhook_url)).toContain(receiver.url);
 
     const eventId = newEventId();
-    await alertSubscribers(w.db.pool, sub.spec.agentId, { event_id: eventId, type: "incident", agent_id: sub.spec.agentId, at: new Date().toISOString().replace(/\.\d+Z$/, "Z"), details: { note: "sample" } });
+    await alertSubscribers(w.db.pool, sub.spec.agentId, {
+      event_id: eventId,
+      type: "incident",
+      agent_id: sub.spec.agentId,
+      at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+      details: { note: "sample" },
+    });
     await expect.poll(() => readFile(logFile, "utf8").catch(() => ""), { timeout: 30_000, interval: 100 }).toContain(eventId);
     const entry = (await readFile(logFile, "utf8"))
       .trim()
@@ -158,9 +197,15 @@ describe("samples Ready as applied", () => {
     expect(lines.join("\n")).toContain(`webhook received: incident about ${sub.spec.agentId} (event ${eventId}), signature verified`);
 
     // A forged body is logged as not verified, and still acknowledged (the receiver is a dev tool).
-    const forged = await fetch(receiver.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ event_id: "evt_forged", type: "revocation", agent_id: "x", signature: { protected: "e30", payload: "e30", signature: "AA" } }) });
+    const forged = await fetch(receiver.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ event_id: "evt_forged", type: "revocation", agent_id: "x", signature: { protected: "e30", payload: "e30", signature: "AA" } }),
+    });
     expect(forged.status).toBe(204);
-    await expect.poll(() => readFile(logFile, "utf8"), { timeout: 5000, interval: 50 }).toMatch(/"event_id":"evt_forged".*"signature":"NOT verified: alert signature does not verify/);
+    await expect
+      .poll(() => readFile(logFile, "utf8"), { timeout: 5000, interval: 50 })
+      .toMatch(/"event_id":"evt_forged".*"signature":"NOT verified: alert signature does not verify/);
     expect((await fetch(receiver.url, { method: "POST", body: "not json" })).status).toBe(400);
     expect((await fetch(receiver.url)).status).toBe(405);
 
@@ -168,7 +213,14 @@ describe("samples Ready as applied", () => {
     await source.stop();
     sources.splice(sources.indexOf(source), 1);
     const moved = "http://127.0.0.1:1/writ/alerts";
-    const again = await startDevManifests(w.server.app, { databaseUrl: w.db.url, root: workspace, cwd: root, env: {}, webhookUrl: moved, print: (l) => lines.push(l) });
+    const again = await startDevManifests(w.server.app, {
+      databaseUrl: w.db.url,
+      root: workspace,
+      cwd: root,
+      env: {},
+      webhookUrl: moved,
+      print: (l) => lines.push(l),
+    });
     if (!again) throw new Error(lines.join("\n"));
     sources.push(again);
     expect((parse(await readFile(subFile, "utf8")) as typeof sub).spec.webhookUrl).toBe(moved);

@@ -54,7 +54,12 @@ describe("issuer key kids are per organization", () => {
     const { agent_id } = await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk });
     const now = Date.now();
     const sdJwt = await presentMandate({
-      issuer: mine, holder: agentKey, kid, audience: "writ", nonce: "n-1", kbIatSec: sec(now),
+      issuer: mine,
+      holder: agentKey,
+      kid,
+      audience: "writ",
+      nonce: "n-1",
+      kbIatSec: sec(now),
       claims: openPaymentMandateClaims(agentKey, { iatSec: sec(now) - 10, expSec: sec(now) + 3600 }),
     });
     const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-1" });
@@ -75,27 +80,47 @@ describe("issuer keys: a proven registration wins over another wallet's unproven
     const proof = (org: string, by: Signer = issuer) => signIssuerKeyPop({ org_id: org, thumbprint, at: new Date().toISOString() }, by);
     expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: issuer.publicJwk })).status).toBe(201);
     expect(await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk })).toMatchObject({
-      status: 409, body: { error: "issuer key is already registered" },
+      status: 409,
+      body: { error: "issuer key is already registered" },
     });
-    const bad = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful, generateSigner("ES256")) });
+    const bad = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, {
+      public_key: issuer.publicJwk,
+      key_proof: await proof(rightful, generateSigner("ES256")),
+    });
     expect(bad.status).toBe(400);
     expect(String(bad.body.error)).toMatch(/^key_proof: /);
-    expect((await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(squatter) })).status).toBe(400);
+    expect(
+      (await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(squatter) })).status,
+    ).toBe(400);
 
     const won = await w.call("POST", `/v1/orgs/${rightful}/issuer-keys`, rightfulKey, { public_key: issuer.publicJwk, key_proof: await proof(rightful) });
-    expect(won).toMatchObject({ status: 201, body: { org_id: rightful, thumbprint, key_proven: true, revoked_at: null, displaced: { org_id: squatter, kid: thumbprint } } });
+    expect(won).toMatchObject({
+      status: 201,
+      body: { org_id: rightful, thumbprint, key_proven: true, revoked_at: null, displaced: { org_id: squatter, kid: thumbprint } },
+    });
     const theirs = (await w.call("GET", `/v1/orgs/${squatter}/issuer-keys`, squatterKey)).body.keys as Array<Record<string, unknown>>;
     expect(theirs).toEqual([expect.objectContaining({ thumbprint, displaced_by: rightful, revoked_at: expect.any(String) })]);
     // The squatter cannot take it back, with or without a proof it cannot make.
     expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") } })).status).toBe(409);
-    expect((await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, { public_key: { ...issuer.publicJwk, kid: uid("k") }, key_proof: await proof(squatter, generateSigner("ES256")) })).status).toBe(400);
+    expect(
+      (
+        await w.call("POST", `/v1/orgs/${squatter}/issuer-keys`, squatterKey, {
+          public_key: { ...issuer.publicJwk, kid: uid("k") },
+          key_proof: await proof(squatter, generateSigner("ES256")),
+        })
+      ).status,
+    ).toBe(400);
 
     // A mandate signed with the key is issued by the wallet that proved it.
     const agentKey = generateSigner("EdDSA");
     const { agent_id } = await w.registerAgent(w.operatorKey, { public_key: agentKey.publicJwk });
     const now = Date.now();
     const sdJwt = await presentMandate({
-      issuer, holder: agentKey, audience: "writ", nonce: "n-2", kbIatSec: sec(now),
+      issuer,
+      holder: agentKey,
+      audience: "writ",
+      nonce: "n-2",
+      kbIatSec: sec(now),
       claims: openPaymentMandateClaims(agentKey, { iatSec: sec(now) - 10, expSec: sec(now) + 3600 }),
     });
     const r = await w.call("POST", "/v1/mandates", w.operatorKey, { agent_id, sd_jwt: sdJwt, nonce: "n-2" });
@@ -118,7 +143,8 @@ describe("agent keys: a proven registration wins over an unproven squat", () => 
     // Without a proof, A still gets the 409 of a taken key.
     const ownId = uid("mine");
     expect(await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, ownId, agentKey))).toMatchObject({
-      status: 409, body: { error: "agent public key is already registered" },
+      status: 409,
+      body: { error: "agent public key is already registered" },
     });
     // With one, A's registration wins and B's is displaced.
     const proven = await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, ownId, agentKey, {}));
@@ -128,7 +154,8 @@ describe("agent keys: a proven registration wins over an unproven squat", () => 
     expect(displaced.body).toMatchObject({ status: "suspended", displaced_by: ownId });
     expect((await w.call("GET", `/v1/agents/${ownId}`, w.operatorKey)).body).toMatchObject({ status: "active", key_proven: true });
     expect(await w.call("PATCH", `/v1/agents/${squatId}`, keyB, { status: "active" })).toMatchObject({
-      status: 409, body: { error: "agent was displaced by a proven registration of its key and cannot be made active" },
+      status: 409,
+      body: { error: "agent was displaced by a proven registration of its key and cannot be made active" },
     });
     // Verify refuses the displaced agent; the key's owner verifies under its own agent id.
     const keyBVerify = await w.call("POST", "/v1/verify", keyB, { agent_id: squatId, action: action() });
@@ -138,13 +165,16 @@ describe("agent keys: a proven registration wins over an unproven squat", () => 
     expect((await w.call("POST", "/v1/agents", keyB, await registration(tenantB, uid("again"), agentKey, { by: generateSigner() }))).status).toBe(400);
     // A proven holder is never displaced, also not by another proven registration.
     expect(await w.call("POST", "/v1/agents", w.operatorKey, await registration(w.operatorOrg, uid("twice"), agentKey, {}))).toMatchObject({
-      status: 409, body: { error: "agent public key is already registered" },
+      status: 409,
+      body: { error: "agent public key is already registered" },
     });
     // The registration log records the proven key.
     const head = await w.call("GET", "/v1/log/head");
     const size = Number(head.body.tree_size);
     const entries = await Promise.all([size - 1, size].map((n) => w.call("GET", `/v1/log/entries/${n}`)));
-    const logged = entries.map((e) => e.body.entry as { kind: string; body: Record<string, unknown> }).find((e) => e.kind === "registration" && e.body.agent_id === ownId);
+    const logged = entries
+      .map((e) => e.body.entry as { kind: string; body: Record<string, unknown> })
+      .find((e) => e.kind === "registration" && e.body.agent_id === ownId);
     expect(logged?.body).toMatchObject({ key_proven: true, fingerprint: keyId(agentKey.publicJwk) });
   });
 

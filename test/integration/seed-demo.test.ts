@@ -61,7 +61,14 @@ describe("POST /v1/admin/seed-demo", () => {
     const verdict = await w.call("POST", "/v1/verify", publicKeys.operator, {
       agent_id: "agent_demo",
       agreement_id: "agr_demo",
-      action: { action_id: "act_seed_check", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: new Date().toISOString(), merchant: "Corner Market" },
+      action: {
+        action_id: "act_seed_check",
+        action_type: "purchase",
+        amount: 12.5,
+        currency: "USD",
+        proposed_at: new Date().toISOString(),
+        merchant: "Corner Market",
+      },
     });
     expect(verdict.body).toMatchObject({ verdict: "ALLOW", agreement_id: "agr_demo", intent_id: "int_demo" });
     const above = await w.call("POST", "/v1/verify", publicKeys.operator, {
@@ -73,8 +80,14 @@ describe("POST /v1/admin/seed-demo", () => {
     // The demo wallet and merchant are the agreement's payment-side parties: they record outcomes; the operator cannot.
     const base = { agreement_id: "agr_demo", action_id: "act_seed_check" };
     expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.operator, { ...base, outcome: "failed" })).status).toBe(403);
-    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.wallet, { ...base, outcome: "authorized" })).body).toMatchObject({ outcome: "authorized", replayed: false });
-    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.merchant, { ...base, outcome: "settled" })).body).toMatchObject({ outcome: "settled", replayed: false });
+    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.wallet, { ...base, outcome: "authorized" })).body).toMatchObject({
+      outcome: "authorized",
+      replayed: false,
+    });
+    expect((await w.call("POST", "/v1/verify/outcomes", publicKeys.merchant, { ...base, outcome: "settled" })).body).toMatchObject({
+      outcome: "settled",
+      replayed: false,
+    });
   });
 
   it("concurrent seeds on a fresh registry insert once", async () => {

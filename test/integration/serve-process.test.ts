@@ -25,15 +25,10 @@ describe("writ serve (child process)", () => {
   });
 
   it("migrates at start-up, serves from the database, and exits 0 on SIGINT", async () => {
-    const [a, b] = await Promise.all([
-      startServeProcess({ env: { DATABASE_URL: db.url } }),
-      startServeProcess({ env: { DATABASE_URL: db.url } }),
-    ]);
+    const [a, b] = await Promise.all([startServeProcess({ env: { DATABASE_URL: db.url } }), startServeProcess({ env: { DATABASE_URL: db.url } })]);
     try {
       for (const p of [a, b]) {
-        await expect
-          .poll(async () => (await fetch(`${p.url}/readyz`)).status, { timeout: 20_000, interval: 100 })
-          .toBe(200);
+        await expect.poll(async () => (await fetch(`${p.url}/readyz`)).status, { timeout: 20_000, interval: 100 }).toBe(200);
         const r = await fetch(`${p.url}/v1/revocations`);
         expect(r.status).toBe(200);
         expect(await r.json()).toEqual({ revocations: [] });

@@ -46,7 +46,11 @@ async function signedBy(signer: Signer, url = "https://shop.example/cart"): Prom
 }
 
 async function verifyAt(server: string, body: unknown, token = merchant) {
-  const r = await fetch(`${server}/v1/agents/verify-request`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(`${server}/v1/agents/verify-request`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 }
 
@@ -77,8 +81,18 @@ describe("POST /v1/agents/verify-request", () => {
     expect(first.body).toMatchObject({
       verified: true,
       keyid: webKeyId(signer.publicJwk),
-      agent: { agent_id, status: "active", verification_level: "operator_verified", trust_score: expect.any(Number), operator_org_id: expect.stringMatching(/^org_/) },
-      signature: { tag: "web-bot-auth", components: ['"@authority"', '"@method"', '"@path"', '"signature-agent"'], signature_agent: `sig1="${w.server.url}${DIRECTORY_PATH}"` },
+      agent: {
+        agent_id,
+        status: "active",
+        verification_level: "operator_verified",
+        trust_score: expect.any(Number),
+        operator_org_id: expect.stringMatching(/^org_/),
+      },
+      signature: {
+        tag: "web-bot-auth",
+        components: ['"@authority"', '"@method"', '"@path"', '"signature-agent"'],
+        signature_agent: `sig1="${w.server.url}${DIRECTORY_PATH}"`,
+      },
     });
     expect(first.body).not.toHaveProperty("reason");
     const replay = await verifyAt(second.url, { request });
@@ -88,9 +102,18 @@ describe("POST /v1/agents/verify-request", () => {
   it("refuses a tampered request, an unknown key and an unsigned one, each with its reason", async () => {
     const { signer } = await newAgent();
     const request = await signedBy(signer);
-    expect((await verifyAt(w.server.url, { request: { ...request, url: "https://shop.example/admin" } })).body).toMatchObject({ verified: false, reason: "REQUEST_SIGNATURE_INVALID" });
-    expect((await verifyAt(w.server.url, { request: await signedBy(generateSigner()) })).body).toMatchObject({ verified: false, reason: "REQUEST_KEY_UNKNOWN" });
-    expect((await verifyAt(w.server.url, { request: { method: "GET", url: "https://shop.example/", headers: {} } })).body).toMatchObject({ verified: false, reason: "REQUEST_SIGNATURE_MISSING" });
+    expect((await verifyAt(w.server.url, { request: { ...request, url: "https://shop.example/admin" } })).body).toMatchObject({
+      verified: false,
+      reason: "REQUEST_SIGNATURE_INVALID",
+    });
+    expect((await verifyAt(w.server.url, { request: await signedBy(generateSigner()) })).body).toMatchObject({
+      verified: false,
+      reason: "REQUEST_KEY_UNKNOWN",
+    });
+    expect((await verifyAt(w.server.url, { request: { method: "GET", url: "https://shop.example/", headers: {} } })).body).toMatchObject({
+      verified: false,
+      reason: "REQUEST_SIGNATURE_MISSING",
+    });
   });
 
   it("refuses a request of an agent suspended after signing, at once, and the directory drops it", async () => {
@@ -99,7 +122,11 @@ describe("POST /v1/agents/verify-request", () => {
     const patched = await w.call("PATCH", `/v1/agents/${agent_id}`, operator, { status: "suspended" });
     expect(patched.status).toBe(200);
     // Both processes answer from Postgres: no wait for a cache.
-    expect((await verifyAt(second.url, { request })).body).toMatchObject({ verified: false, reason: "AGENT_NOT_ACTIVE", agent: { agent_id, status: "suspended" } });
+    expect((await verifyAt(second.url, { request })).body).toMatchObject({
+      verified: false,
+      reason: "AGENT_NOT_ACTIVE",
+      agent: { agent_id, status: "suspended" },
+    });
     const dir = (await (await fetch(`${second.url}${DIRECTORY_PATH}`)).json()) as { keys: Array<{ agent_id: string }> };
     expect(dir.keys.map((k) => k.agent_id)).not.toContain(agent_id);
   });
@@ -108,7 +135,11 @@ describe("POST /v1/agents/verify-request", () => {
     const request = await signedBy(demoAgentSigner());
     const payment = { amount: 12.5, currency: "USD", merchant: "Corner Market" };
     const yes = await verifyAt(w.server.url, { request, payment });
-    expect(yes.body).toMatchObject({ verified: true, agent: { agent_id: "agent_demo" }, grant: { live: true, agreement_id: "agr_demo", verdict: "ALLOW", reasons: [] } });
+    expect(yes.body).toMatchObject({
+      verified: true,
+      agent: { agent_id: "agent_demo" },
+      grant: { live: true, agreement_id: "agr_demo", verdict: "ALLOW", reasons: [] },
+    });
     const no = await verifyAt(w.server.url, { request: await signedBy(demoAgentSigner()), payment: { ...payment, amount: 5000 } });
     expect(no.body).toMatchObject({ verified: true, grant: { live: false, agreement_id: "agr_demo", verdict: "DENY" } });
     const ledger = await w.call("GET", "/v1/agreements/agr_demo/ledger", seeded.operator_key as string);

@@ -22,12 +22,23 @@ let pool: Pool;
 beforeAll(async () => {
   db = await createTestDatabase();
   pool = createPool(db.url, { max: 2 });
-  await withTransaction(pool, (c) => upsertDelegation(c, delegation(undefined, { delegation_id: "del-lat", agent: { agent_id: "agent-lat" }, delegation_chain: [] })));
+  await withTransaction(pool, (c) =>
+    upsertDelegation(c, delegation(undefined, { delegation_id: "del-lat", agent: { agent_id: "agent-lat" }, delegation_chain: [] })),
+  );
   for (const id of ["agr-warm", "agr-lat", "agr-lat-d"]) {
     const a = await buildSignedAgreement(
       {
         agreement_id: id,
-        mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: "agent-lat" }, currency: "USD", maximum_amount: 100, cumulative_maximum: 1_000_000 }],
+        mandates: [
+          {
+            intent_id: "i1",
+            principal: { ...PRINCIPAL },
+            agent: { agent_id: "agent-lat" },
+            currency: "USD",
+            maximum_amount: 100,
+            cumulative_maximum: 1_000_000,
+          },
+        ],
         at: iso(T0),
       },
       principalKey,
@@ -48,7 +59,15 @@ async function measure(agreementId: string, limits: SpendLimits, calls = CALLS):
   const wall: number[] = [];
   for (let i = 0; i < calls; i++) {
     const t = performance.now();
-    const r = await recordAllowedSpend(pool, { agreementId, intentId: "i1", actionId: `lat-${i}`, amountMinor: 100n, currency: "USD", at: iso(T0 + i), limits });
+    const r = await recordAllowedSpend(pool, {
+      agreementId,
+      intentId: "i1",
+      actionId: `lat-${i}`,
+      amountMinor: 100n,
+      currency: "USD",
+      at: iso(T0 + i),
+      limits,
+    });
     wall.push(performance.now() - t);
     if (!r.recorded) throw new Error(`spend ${i} refused: ${r.reason}`);
   }

@@ -31,9 +31,22 @@ const DELEGATED = 40;
 
 describe("the spend read under a delegation budget", () => {
   it("probes the spend's own delegation, never every delegated agreement, when the delegation has no sub-delegations", async () => {
-    const mandate: Mandate = { intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: AGENT }, currency: "USD", maximum_amount: 1000, cumulative_maximum: 100_000, expires_at: iso(T0 + 86_400_000) };
+    const mandate: Mandate = {
+      intent_id: "i1",
+      principal: { ...PRINCIPAL },
+      agent: { agent_id: AGENT },
+      currency: "USD",
+      maximum_amount: 1000,
+      cumulative_maximum: 100_000,
+      expires_at: iso(T0 + 86_400_000),
+    };
     for (let k = 0; k < DELEGATED; k++) {
-      const d = fixtureDelegation(undefined, { delegation_id: `del-${k}`, agent: { agent_id: AGENT }, delegation_chain: [], scope: { currency: "USD", maximum_amount: 1000, cumulative_maximum: 100_000 } });
+      const d = fixtureDelegation(undefined, {
+        delegation_id: `del-${k}`,
+        agent: { agent_id: AGENT },
+        delegation_chain: [],
+        scope: { currency: "USD", maximum_amount: 1000, cumulative_maximum: 100_000 },
+      });
       const a = await buildSignedAgreement({ agreement_id: `agr-${k}`, mandates: [mandate], at: iso(T0) }, principalKey);
       await withTransaction(pool, async (c) => {
         await upsertDelegation(c, d);
@@ -46,7 +59,9 @@ describe("the spend read under a delegation budget", () => {
     c.on("notice", onNotice);
     try {
       await c.query("LOAD 'auto_explain'");
-      await c.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_level = notice");
+      await c.query(
+        "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_analyze = on; SET auto_explain.log_level = notice",
+      );
       await c.query("SET track_functions = 'all'");
     } finally {
       c.release();
@@ -55,7 +70,13 @@ describe("the spend read under a delegation budget", () => {
     for (const [i, actionId] of ["first", "second"].entries()) {
       notices.length = 0;
       const r = await recordAllowedSpend(pool, {
-        agreementId: "agr-7", intentId: "i1", actionId, amountMinor: 100n + BigInt(i), currency: "USD", at: iso(T0 + 1000), revision: 1,
+        agreementId: "agr-7",
+        intentId: "i1",
+        actionId,
+        amountMinor: 100n + BigInt(i),
+        currency: "USD",
+        at: iso(T0 + 1000),
+        revision: 1,
         limits: { sliceMinor: 10_000_000n, delegation: { delegationId: "del-7", cumulativeMinor: 10_000_000n, currency: "USD" } },
       });
       expect(r).toMatchObject({ recorded: true, delegationSpentMinor: [100n, 201n][i] });
@@ -74,7 +95,9 @@ describe("the spend read under a delegation budget", () => {
       await done.query("SET auto_explain.log_min_duration = -1");
       // The subtree's spend (writ_subtree_spend) is not computed for a delegation without sub-delegations.
       await done.query("SELECT pg_stat_force_next_flush()");
-      const { rows: calls } = await done.query<{ n: string }>("SELECT coalesce(sum(calls), 0)::text AS n FROM pg_stat_user_functions WHERE funcname = 'writ_subtree_spend'");
+      const { rows: calls } = await done.query<{ n: string }>(
+        "SELECT coalesce(sum(calls), 0)::text AS n FROM pg_stat_user_functions WHERE funcname = 'writ_subtree_spend'",
+      );
       expect(calls[0]?.n).toBe("0");
     } finally {
       done.release();

@@ -34,7 +34,11 @@ afterAll(async () => {
 
 async function storeAgreement(id: string): Promise<void> {
   const a = await buildSignedAgreement(
-    { agreement_id: id, mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: AGENT }, currency: "USD", maximum_amount: 100, cumulative_maximum: 1000 }], at: iso(T0) },
+    {
+      agreement_id: id,
+      mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: AGENT }, currency: "USD", maximum_amount: 100, cumulative_maximum: 1000 }],
+      at: iso(T0),
+    },
     principalKey,
   );
   await withTransaction(pool, (c) => upsertAgreement(c, a, { orgId: "org_test" }));
@@ -46,9 +50,20 @@ async function ledgerOf(id: string): Promise<IntentAgreement> {
   return a;
 }
 
-function spend(agreementId: string, actionId: string, amountMinor: bigint, body: Record<string, unknown> = { verdict: "ALLOW", action_id: actionId }): AllowedSpend {
+function spend(
+  agreementId: string,
+  actionId: string,
+  amountMinor: bigint,
+  body: Record<string, unknown> = { verdict: "ALLOW", action_id: actionId },
+): AllowedSpend {
   return {
-    agreementId, intentId: "i1", actionId, amountMinor, currency: "USD", at: iso(T0 + 1000), limits: { sliceMinor: 100_000n },
+    agreementId,
+    intentId: "i1",
+    actionId,
+    amountMinor,
+    currency: "USD",
+    at: iso(T0 + 1000),
+    limits: { sliceMinor: 100_000n },
     decision: { agentId: AGENT, requestHash: hashOf({ actionId }), body },
   };
 }
@@ -100,7 +115,12 @@ describe("spendQueue", () => {
     for (const id of ["gc-iso-1", "gc-iso-2"]) {
       const a = await ledgerOf(id);
       expect(verifyLedger(a), id).toEqual({ state: "ok" });
-      expect((a.ledger ?? []).map((e) => e.action_id).sort(), id).toEqual(good.filter((s) => s.agreementId === id).map((s) => s.actionId).sort());
+      expect((a.ledger ?? []).map((e) => e.action_id).sort(), id).toEqual(
+        good
+          .filter((s) => s.agreementId === id)
+          .map((s) => s.actionId)
+          .sort(),
+      );
     }
     expect(await findVerifyDecision(pool, AGENT, "iso-bad")).toBeUndefined();
     expect(await findVerifyDecision(pool, AGENT, "iso-0")).toMatchObject({ agreementId: "gc-iso-1" });

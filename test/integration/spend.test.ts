@@ -13,7 +13,15 @@ import { revokeDelegation, upsertDelegation } from "../../src/store/delegations.
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { RecordStoreError } from "../../src/store/record-errors.js";
 import { findVerifyDecision } from "../../src/store/verify-decisions.js";
-import { recordAllowedSpend, recordAllowedSpends, recordOutcome, spendTotals, type AllowedSpend, type SpendBatchResult, type SpendResult } from "../../src/store/ledger/index.js";
+import {
+  recordAllowedSpend,
+  recordAllowedSpends,
+  recordOutcome,
+  spendTotals,
+  type AllowedSpend,
+  type SpendBatchResult,
+  type SpendResult,
+} from "../../src/store/ledger/index.js";
 import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -112,7 +120,9 @@ describe("recordAllowedSpend", () => {
 
   it("is idempotent on action_id: 50 concurrent retries spend once and all get the same entry", async () => {
     await storeAgreement("agr-idem", [mandate("i1")]);
-    const results = await Promise.all(Array.from({ length: 50 }, () => recordAllowedSpend(pool, spend("agr-idem", "same-action", 2500n, { limits: { sliceMinor: 10_000n } }))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => recordAllowedSpend(pool, spend("agr-idem", "same-action", 2500n, { limits: { sliceMinor: 10_000n } }))),
+    );
     const recorded = results.filter((r): r is Extract<SpendResult, { recorded: true }> => r.recorded);
     expect(recorded).toHaveLength(50);
     expect(recorded.filter((r) => !r.replayed)).toHaveLength(1);
@@ -120,7 +130,14 @@ describe("recordAllowedSpend", () => {
     const a = await ledgerOf("agr-idem");
     expect(a.ledger).toHaveLength(1);
     expect(a.ledger?.[0]).toEqual(recorded[0]?.entry);
-    expect(a.ledger?.[0]).toMatchObject({ action_id: "same-action", outcome: "allowed", amount: 25, currency: "USD", intent_id: "i1", idempotency_key: "same-action" });
+    expect(a.ledger?.[0]).toMatchObject({
+      action_id: "same-action",
+      outcome: "allowed",
+      amount: 25,
+      currency: "USD",
+      intent_id: "i1",
+      idempotency_key: "same-action",
+    });
     expect((await spendTotals(pool, "agr-idem")).get("i1")).toBe(2500n);
   });
 
@@ -192,7 +209,9 @@ describe("recordAllowedSpend", () => {
     await storeAgreement("agr-pin", [mandate("i2", { currency: "EUR" })]);
     expect(await recordAllowedSpend(pool, spend("agr-pin", "p3", 100n, { revision: first }))).toMatchObject({ recorded: false, reason: "INTENT_NOT_FOUND" });
     // The stored revision named: its intent's currency is the spend's.
-    expect(await recordAllowedSpend(pool, spend("agr-pin", "p4", 100n, { intentId: "i2", currency: "EUR", revision: await revisionOf() }))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, spend("agr-pin", "p4", 100n, { intentId: "i2", currency: "EUR", revision: await revisionOf() }))).toMatchObject({
+      recorded: true,
+    });
     await expect(recordAllowedSpend(pool, spend("agr-pin", "p5", 100n, { revision: 0 }))).rejects.toMatchObject({ code: "SPEND_INVALID" });
     expect((await ledgerOf("agr-pin")).ledger?.map((e) => e.action_id)).toEqual(["p1", "p4"]);
   });
@@ -203,8 +222,14 @@ describe("recordAllowedSpend", () => {
     await storeAgreement("agr-m-usd", [mandate("i1")], { delegationId: "del-mixed" });
     await storeAgreement("agr-m-eur", [mandate("i1", { currency: "EUR" })], { delegationId: "del-mixed" });
     const limits = (cumulativeMinor: bigint) => ({ sliceMinor: 10_000n, delegation: { delegationId: "del-mixed", cumulativeMinor, currency: "USD" } });
-    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m1", 3000n, { limits: limits(5000n) }))).toMatchObject({ recorded: true, delegationSpentMinor: 3000n });
-    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m2", 3000n, { limits: limits(5000n) }))).toMatchObject({ recorded: false, reason: "DELEGATION_BUDGET_EXCEEDED" });
+    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m1", 3000n, { limits: limits(5000n) }))).toMatchObject({
+      recorded: true,
+      delegationSpentMinor: 3000n,
+    });
+    expect(await recordAllowedSpend(pool, spend("agr-m-usd", "m2", 3000n, { limits: limits(5000n) }))).toMatchObject({
+      recorded: false,
+      reason: "DELEGATION_BUDGET_EXCEEDED",
+    });
     // Spend under the delegation in EUR (no delegation budget on that spend): the USD budget can no longer be added up.
     expect(await recordAllowedSpend(pool, spend("agr-m-eur", "m3", 100n, { currency: "EUR" }))).toMatchObject({ recorded: true });
     const mixed = await recordAllowedSpend(pool, spend("agr-m-usd", "m4", 100n, { limits: limits(50_000n) }));
@@ -257,7 +282,9 @@ describe("recordAllowedSpend", () => {
     expect((await spendTotals(pool, "agr-b1")).get("i1")).toBe(10_000n);
     expect((await spendTotals(pool, "agr-b2")).get("i1")).toBe(500n);
     // One transaction wrote the batch's three entries (one xmin); the one before it, another.
-    const { rows } = await pool.query<{ action_id: string; tx: string }>("SELECT action_id, xmin::text AS tx FROM ledger_entries WHERE agreement_id IN ('agr-b1', 'agr-b2')");
+    const { rows } = await pool.query<{ action_id: string; tx: string }>(
+      "SELECT action_id, xmin::text AS tx FROM ledger_entries WHERE agreement_id IN ('agr-b1', 'agr-b2')",
+    );
     const tx = new Map(rows.map((r) => [r.action_id, r.tx]));
     expect(new Set(["b-1", "b-3", "b-x"].map((x) => tx.get(x))).size).toBe(1);
     expect(tx.get("b-before")).not.toBe(tx.get("b-1"));
@@ -299,7 +326,10 @@ describe("recordAllowedSpend", () => {
     expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 900n))).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
     expect(await recordAllowedSpend(pool, spend("agr-reuse", "r-1", 100n, { intentId: "i2" }))).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
     // In one batch, as against the stored entry.
-    const [a, b] = await recordAllowedSpends(pool, [spend("agr-reuse", "r-2", 100n, { decision: asked(3) }), spend("agr-reuse", "r-2", 100n, { decision: asked(4) })]);
+    const [a, b] = await recordAllowedSpends(pool, [
+      spend("agr-reuse", "r-2", 100n, { decision: asked(3) }),
+      spend("agr-reuse", "r-2", 100n, { decision: asked(4) }),
+    ]);
     expect(a).toMatchObject({ recorded: true, replayed: false });
     expect(b).toMatchObject({ recorded: false, reason: "ACTION_REUSED" });
     expect((await ledgerOf("agr-reuse")).ledger?.map((e) => e.action_id)).toEqual(["r-1", "r-2"]);
@@ -332,14 +362,23 @@ describe("recordOutcome", () => {
       replayed: true,
       entry: auth.recorded ? auth.entry : {},
     });
-    expect(await recordOutcome(pool, { agreementId: "agr-out", actionId: "pay-1", outcome: "settled", at: iso(T0 + 4000) })).toMatchObject({ recorded: true, replayed: false });
+    expect(await recordOutcome(pool, { agreementId: "agr-out", actionId: "pay-1", outcome: "settled", at: iso(T0 + 4000) })).toMatchObject({
+      recorded: true,
+      replayed: false,
+    });
     expect(await recordOutcome(pool, { agreementId: "agr-out", actionId: "pay-1", outcome: "failed", at: iso(T0 + 5000) })).toEqual({
       recorded: false,
       code: "OUTCOME_NOT_ALLOWED",
       current: "settled",
     });
-    expect(await recordOutcome(pool, { agreementId: "agr-out", actionId: "nope", outcome: "failed", at: iso(T0) })).toEqual({ recorded: false, code: "ACTION_NOT_RECORDED" });
-    expect(await recordOutcome(pool, { agreementId: "agr-none", actionId: "pay-1", outcome: "failed", at: iso(T0) })).toEqual({ recorded: false, code: "AGREEMENT_NOT_FOUND" });
+    expect(await recordOutcome(pool, { agreementId: "agr-out", actionId: "nope", outcome: "failed", at: iso(T0) })).toEqual({
+      recorded: false,
+      code: "ACTION_NOT_RECORDED",
+    });
+    expect(await recordOutcome(pool, { agreementId: "agr-none", actionId: "pay-1", outcome: "failed", at: iso(T0) })).toEqual({
+      recorded: false,
+      code: "AGREEMENT_NOT_FOUND",
+    });
     const a = await ledgerOf("agr-out");
     expect(verifyLedger(a)).toEqual({ state: "ok" });
     expect(a.ledger?.map((e) => e.outcome)).toEqual(["allowed", "authorized", "settled"]);
@@ -352,7 +391,10 @@ describe("recordOutcome", () => {
     const limits = { sliceMinor: 5000n };
     expect((await recordAllowedSpend(pool, spend("agr-fail", "f-1", 3000n, { limits }))).recorded).toBe(true);
     expect((await recordAllowedSpend(pool, spend("agr-fail", "f-2", 2000n, { limits }))).recorded).toBe(true);
-    expect(await recordAllowedSpend(pool, spend("agr-fail", "f-3", 1000n, { limits }))).toMatchObject({ recorded: false, reason: "CUMULATIVE_BUDGET_EXCEEDED" });
+    expect(await recordAllowedSpend(pool, spend("agr-fail", "f-3", 1000n, { limits }))).toMatchObject({
+      recorded: false,
+      reason: "CUMULATIVE_BUDGET_EXCEEDED",
+    });
     await recordOutcome(pool, { agreementId: "agr-fail", actionId: "f-2", outcome: "authorized", at: iso(T0 + 2000) });
     expect(await recordOutcome(pool, { agreementId: "agr-fail", actionId: "f-1", outcome: "failed", at: iso(T0 + 2000) })).toMatchObject({ recorded: true });
     expect(await recordOutcome(pool, { agreementId: "agr-fail", actionId: "f-2", outcome: "failed", at: iso(T0 + 3000) })).toMatchObject({ recorded: true });
@@ -373,9 +415,16 @@ describe("recordOutcome", () => {
     await storeAgreement("agr-race-out", [mandate("i1", { maximum_amount: 1000, cumulative_maximum: 1_000_000 })]);
     for (let i = 0; i < 20; i++) expect((await recordAllowedSpend(pool, spend("agr-race-out", `first-${i}`, 100n))).recorded).toBe(true);
     // 20 outcomes (each a new entry) and 40 spends at once, in batches and alone.
-    const outcomes = Array.from({ length: 20 }, (_, i) => recordOutcome(pool, { agreementId: "agr-race-out", actionId: `first-${i}`, outcome: i % 2 ? "failed" : "authorized", at: iso(T0 + 2000) }));
+    const outcomes = Array.from({ length: 20 }, (_, i) =>
+      recordOutcome(pool, { agreementId: "agr-race-out", actionId: `first-${i}`, outcome: i % 2 ? "failed" : "authorized", at: iso(T0 + 2000) }),
+    );
     const alone = Array.from({ length: 20 }, (_, i) => recordAllowedSpend(pool, spend("agr-race-out", `alone-${i}`, 100n)));
-    const batches = Array.from({ length: 4 }, (_, b) => recordAllowedSpends(pool, Array.from({ length: 5 }, (_, i) => spend("agr-race-out", `batch-${b}-${i}`, 100n))));
+    const batches = Array.from({ length: 4 }, (_, b) =>
+      recordAllowedSpends(
+        pool,
+        Array.from({ length: 5 }, (_, i) => spend("agr-race-out", `batch-${b}-${i}`, 100n)),
+      ),
+    );
     const [o, a, bs] = await Promise.all([Promise.all(outcomes), Promise.all(alone), Promise.all(batches)]);
     expect(o.every((r) => r.recorded && !r.replayed)).toBe(true);
     expect(a.every((r) => r.recorded)).toBe(true);

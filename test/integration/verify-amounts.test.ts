@@ -55,17 +55,26 @@ describe("amounts are read exactly", () => {
   it("more decimals than the currency has are refused (1.5 JPY, 1.0005 IQD); IQD has 3 and HUF 2 (ISO 4217, not CLDR's 0)", async () => {
     const { agent_id } = await w.registerAgent(w.operatorKey);
     const { agreementId } = await storeAgreement(w, {
-      mandates: [mandate(agent_id, "jpy", { currency: "JPY", maximum_amount: 1000 }), mandate(agent_id, "iqd", { currency: "IQD", maximum_amount: 10 }), mandate(agent_id, "huf", { currency: "HUF", maximum_amount: 5000 })],
+      mandates: [
+        mandate(agent_id, "jpy", { currency: "JPY", maximum_amount: 1000 }),
+        mandate(agent_id, "iqd", { currency: "IQD", maximum_amount: 10 }),
+        mandate(agent_id, "huf", { currency: "HUF", maximum_amount: 5000 }),
+      ],
       delegation: false,
     });
-    const send = (amount: number, currency: string, intent_id: string) => w.verify({ agent_id, agreement_id: agreementId, action: action({ amount, currency, intent_id }) });
+    const send = (amount: number, currency: string, intent_id: string) =>
+      w.verify({ agent_id, agreement_id: agreementId, action: action({ amount, currency, intent_id }) });
     expect((await send(1.5, "JPY", "jpy")).body).toMatchObject({ verdict: "DENY", reasons: ["AMOUNT_INVALID"] });
     expect((await send(1.0005, "IQD", "iqd")).body).toMatchObject({ verdict: "DENY", reasons: ["AMOUNT_INVALID"] });
     expect((await send(15, "JPY", "jpy")).body).toMatchObject({ verdict: "ALLOW" });
     expect((await send(1.005, "IQD", "iqd")).body).toMatchObject({ verdict: "ALLOW" });
     expect((await send(1999.99, "HUF", "huf")).body).toMatchObject({ verdict: "ALLOW" });
     const ledger = (await loadAgreementWithLedger(w.db.pool, agreementId))?.ledger ?? [];
-    expect(ledger.map((e) => [e.currency, e.amount])).toEqual([["JPY", 15], ["IQD", 1.005], ["HUF", 1999.99]]);
+    expect(ledger.map((e) => [e.currency, e.amount])).toEqual([
+      ["JPY", 15],
+      ["IQD", 1.005],
+      ["HUF", 1999.99],
+    ]);
   });
 
   it("XTS and XXX are not payment currencies: 400 on verify and on the demo check", async () => {
@@ -86,7 +95,8 @@ describe("amounts are read exactly", () => {
   });
 
   it("the demo check refuses an inexact amount with a 400 too (every route's JSON body)", async () => {
-    const text = '{"intent":{"maximum_amount":50,"currency":"USD","purpose":"p","category":"c","natural_language":"n","include_expiry":false,"time_limit":"2030-01-01"},' +
+    const text =
+      '{"intent":{"maximum_amount":50,"currency":"USD","purpose":"p","category":"c","natural_language":"n","include_expiry":false,"time_limit":"2030-01-01"},' +
       '"payment":{"amount":50.000000000000001,"currency":"USD","merchant":"m","item":"i"}}';
     const r = await postRaw("/demo/check", text, null);
     expect(r.status).toBe(400);

@@ -31,7 +31,11 @@ async function until(call: () => Promise<Answer>, done: (a: Answer) => boolean, 
 }
 
 async function callOther(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  const r = await fetch(`${other.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const r = await fetch(`${other.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.text();
   return { status: r.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: r.headers };
 }
@@ -54,12 +58,18 @@ describe("verify snapshots across two data-plane processes", () => {
     expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
     // The snapshot is kept (bounded wait: the agreement's own change notice may arrive after the first verify and drop it once).
     const kept = () => w.server.app.verifyRuntime?.snapshots.has(agent_id) ?? false;
-    await until(() => w.verify({ agent_id, action: action() }), () => kept());
+    await until(
+      () => w.verify({ agent_id, action: action() }),
+      () => kept(),
+    );
     expect(kept()).toBe(true);
 
     const patched = await callOther("PATCH", `/v1/agents/${agent_id}`, w.operatorKey, { status: "suspended" });
     expect(patched.status).toBe(200);
-    const { answer } = await until(() => w.verify({ agent_id, action: action() }), (a) => a.body.verdict === "DENY");
+    const { answer } = await until(
+      () => w.verify({ agent_id, action: action() }),
+      (a) => a.body.verdict === "DENY",
+    );
     expect(answer.body).toMatchObject({ verdict: "DENY", reasons: ["AGENT_NOT_ACTIVE"] });
   });
 
@@ -68,7 +78,10 @@ describe("verify snapshots across two data-plane processes", () => {
     expect((await w.verify({ agent_id, action: action() })).body.reasons).toEqual(["NO_ACTIVE_AGREEMENT"]);
     // Stored through the repository on the test's own pool: no app was told.
     await storeAgreement(w, { mandates: [mandate(agent_id, "i1")] });
-    const { answer } = await until(() => w.verify({ agent_id, action: action() }), (a) => a.body.verdict === "ALLOW");
+    const { answer } = await until(
+      () => w.verify({ agent_id, action: action() }),
+      (a) => a.body.verdict === "ALLOW",
+    );
     expect(answer.body.verdict).toBe("ALLOW");
   });
 
@@ -83,7 +96,9 @@ describe("verify snapshots across two data-plane processes", () => {
     // This process's snapshot still says 10: the engine allows, the spend transaction refuses.
     const late = await w.verify({ agent_id, action: action() });
     expect(late.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
-    const { rows } = await w.db.pool.query<{ n: string }>("SELECT coalesce(sum(spent_minor), 0)::text AS n FROM agreement_spend WHERE agreement_id = $1", [agreementId]);
+    const { rows } = await w.db.pool.query<{ n: string }>("SELECT coalesce(sum(spent_minor), 0)::text AS n FROM agreement_spend WHERE agreement_id = $1", [
+      agreementId,
+    ]);
     expect(rows[0]?.n).toBe("3000");
   });
 
@@ -92,7 +107,10 @@ describe("verify snapshots across two data-plane processes", () => {
 
     const failed = await callOther("POST", "/v1/verify/outcomes", w.psp.key, { agreement_id: agreementId, action_id: first.action_id, outcome: "failed" });
     expect(failed.status).toBe(200);
-    const { answer } = await until(() => w.verify({ agent_id, action: action() }), (a) => a.body.verdict === "ALLOW");
+    const { answer } = await until(
+      () => w.verify({ agent_id, action: action() }),
+      (a) => a.body.verdict === "ALLOW",
+    );
     expect(answer.body.verdict).toBe("ALLOW");
   });
 
@@ -145,7 +163,10 @@ describe("the snapshot bound (WRIT_CACHE_MAX_AGENTS) and its metrics", () => {
   }
 
   it("keeps at most the bound; agents taken in turn beyond it are read every time, and the metrics say so", async () => {
-    const bounded = await startTestServer({ BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", WRIT_CACHE_MAX_AGENTS: "1" }, { pool: w.db.pool });
+    const bounded = await startTestServer(
+      { BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", WRIT_CACHE_MAX_AGENTS: "1" },
+      { pool: w.db.pool },
+    );
     try {
       await listening(bounded);
       const agents: string[] = [];
@@ -157,7 +178,11 @@ describe("the snapshot bound (WRIT_CACHE_MAX_AGENTS) and its metrics", () => {
       const turns = async (base: string) => {
         for (let round = 0; round < 3; round++) {
           for (const agent_id of agents) {
-            const r = await fetch(`${base}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" }, body: JSON.stringify({ agent_id, action: action() }) });
+            const r = await fetch(`${base}/v1/verify`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" },
+              body: JSON.stringify({ agent_id, action: action() }),
+            });
             expect(((await r.json()) as { verdict?: string }).verdict).toBe("ALLOW");
           }
         }

@@ -65,14 +65,26 @@ describe("credential matrix", () => {
     const walletKey = (await w.issueKey(wallet)).token; // no verify, no agents:write
     expect(await w.call("POST", "/v1/verify", walletKey, ROUTES[0]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope verify" } });
     // A wallet holds outcomes:write, but is no party of this agreement: the same 404 as an unknown one.
-    expect(await w.call("POST", "/v1/verify/outcomes", walletKey, ROUTES[1]?.body())).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
-    expect(await w.call("DELETE", `/svc/delegations/${delegationId}`, walletKey)).toMatchObject({ status: 403, body: { error: "API key lacks the scope agents:write" } });
+    expect(await w.call("POST", "/v1/verify/outcomes", walletKey, ROUTES[1]?.body())).toMatchObject({
+      status: 404,
+      body: { error: "agreement was not found" },
+    });
+    expect(await w.call("DELETE", `/svc/delegations/${delegationId}`, walletKey)).toMatchObject({
+      status: 403,
+      body: { error: "API key lacks the scope agents:write" },
+    });
     expect((await w.call("POST", "/v1/admin/seed-demo", walletKey)).status).toBe(403);
     const verifyOnly = (await w.issueKey(w.operatorOrg, { scopes: ["verify"] })).token;
     expect((await w.call("POST", "/v1/verify", verifyOnly, ROUTES[0]?.body())).status).toBe(200);
     // The operator never records outcomes (it would release its own spend).
-    expect(await w.call("POST", "/v1/verify/outcomes", verifyOnly, ROUTES[1]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope outcomes:write" } });
-    expect(await w.call("POST", "/v1/verify/outcomes", w.operatorKey, ROUTES[1]?.body())).toMatchObject({ status: 403, body: { error: "API key lacks the scope outcomes:write" } });
+    expect(await w.call("POST", "/v1/verify/outcomes", verifyOnly, ROUTES[1]?.body())).toMatchObject({
+      status: 403,
+      body: { error: "API key lacks the scope outcomes:write" },
+    });
+    expect(await w.call("POST", "/v1/verify/outcomes", w.operatorKey, ROUTES[1]?.body())).toMatchObject({
+      status: 403,
+      body: { error: "API key lacks the scope outcomes:write" },
+    });
     expect((await w.call("POST", "/v1/verify/outcomes", w.psp.key, ROUTES[1]?.body())).status).toBe(404); // a party: passes; the action is unknown
   });
 });
@@ -84,7 +96,10 @@ describe("storage", () => {
       for (const r of ROUTES) {
         const res = await fetch(`${bare.url}${r.path()}`, {
           method: r.method,
-          headers: { authorization: `Bearer ${r.name === "seed" || r.name === "delete" ? w.admin : w.operatorKey}`, ...(r.body() ? { "content-type": "application/json" } : {}) },
+          headers: {
+            authorization: `Bearer ${r.name === "seed" || r.name === "delete" ? w.admin : w.operatorKey}`,
+            ...(r.body() ? { "content-type": "application/json" } : {}),
+          },
           body: r.body() ? JSON.stringify(r.body()) : undefined,
         });
         expect(res.status, r.name).toBe(503);
@@ -116,7 +131,8 @@ describe("storage", () => {
     const server = await startTestServer({ BUR_WEBHOOK_WORKER: "0", DATABASE_URL: w.db.url, SVC_LOG_SIGNING_SEED: w.seed }, { pool });
     try {
       const body = JSON.stringify({ agent_id: w.agentId, action: action() });
-      const post = () => fetch(`${server.url}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" }, body });
+      const post = () =>
+        fetch(`${server.url}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" }, body });
       expect((await post()).status).toBe(200);
       const closed = new Promise<void>((resolve) => proxy.close(() => resolve()));
       for (const s of sockets) s.destroy();

@@ -36,7 +36,14 @@ beforeAll(async () => {
   // 20 budget DENYs per agent inside a minute would otherwise trip DENIED_ATTEMPT_BURST (which
   // REVOKEs, depending on how the answers interleave): this test is about the group commit, the
   // burst rule has its own tests.
-  const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn", WRIT_DENIED_ATTEMPT_BURST: "0" };
+  const env = {
+    DATABASE_URL: w.db.url,
+    BUR_ADMIN_TOKEN: w.admin,
+    SVC_LOG_SIGNING_SEED: w.seed,
+    BUR_WEBHOOK_WORKER: "0",
+    LOG_LEVEL: "warn",
+    WRIT_DENIED_ATTEMPT_BURST: "0",
+  };
   children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
   const { agent_id: warm } = await w.registerAgent(w.operatorKey);
   await storeAgreement(w, { mandates: [mandate(warm, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
@@ -69,7 +76,12 @@ describe("group-committed ALLOWs across two processes", () => {
     }
     // A retry sent together with its original gets the same answer, with the same entry.
     const byAction = new Map<string, Record<string, unknown>[]>();
-    sends.forEach((s, i) => byAction.set(s.body.action.action_id as string, [...(byAction.get(s.body.action.action_id as string) ?? []), (answers[i] as { answer: Record<string, unknown> }).answer]));
+    sends.forEach((s, i) =>
+      byAction.set(s.body.action.action_id as string, [
+        ...(byAction.get(s.body.action.action_id as string) ?? []),
+        (answers[i] as { answer: Record<string, unknown> }).answer,
+      ]),
+    );
     for (const [id, got] of byAction) if (got.length > 1) expect(got[1], id).toEqual(got[0]);
 
     for (const { agreementId } of agreements) {
@@ -82,7 +94,10 @@ describe("group-committed ALLOWs across two processes", () => {
       expect((await spendTotals(w.db.pool, agreementId)).get("i1"), agreementId).toBe(BigInt(BUDGET_PAYMENTS) * 1000n);
       // The ALLOWs answered for this agreement are exactly its entries (a retry names its original's).
       const answered = new Set(
-        [...byAction.values()].map((got) => got[0] as Record<string, unknown>).filter((x) => x.verdict === "ALLOW" && x.agreement_id === agreementId).map((x) => (x.ledger_entry as { entry_hash: string }).entry_hash),
+        [...byAction.values()]
+          .map((got) => got[0] as Record<string, unknown>)
+          .filter((x) => x.verdict === "ALLOW" && x.agreement_id === agreementId)
+          .map((x) => (x.ledger_entry as { entry_hash: string }).entry_hash),
       );
       expect([...answered].sort(), agreementId).toEqual(allowed.map((e) => e.entry_hash).sort());
     }

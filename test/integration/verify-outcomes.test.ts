@@ -9,7 +9,16 @@ import { signerFromSeed } from "../../src/core/jose/index.js";
 import { verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { spendTotals } from "../../src/store/ledger/index.js";
-import { action, mandate, paymentParty, startVerifyWorld, storeAgreement, type PaymentParty, type VerifyWorld, exhaustedBudget } from "../helpers/verify-world.js";
+import {
+  action,
+  mandate,
+  paymentParty,
+  startVerifyWorld,
+  storeAgreement,
+  type PaymentParty,
+  type VerifyWorld,
+  exhaustedBudget,
+} from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -36,7 +45,12 @@ describe("POST /v1/verify/outcomes", () => {
 
     const authorized = await outcome({ ...base, outcome: "authorized" });
     expect(authorized.status).toBe(200);
-    expect(authorized.body).toMatchObject({ ...base, outcome: "authorized", replayed: false, entry: { outcome: "authorized", sequence: 2, amount: 10, action_id: act.action_id } });
+    expect(authorized.body).toMatchObject({
+      ...base,
+      outcome: "authorized",
+      replayed: false,
+      entry: { outcome: "authorized", sequence: 2, amount: 10, action_id: act.action_id },
+    });
     const again = await outcome({ ...base, outcome: "authorized" });
     expect(again.body).toMatchObject({ replayed: true, entry: { sequence: 2 } });
     expect((await outcome({ ...base, outcome: "settled" })).body).toMatchObject({ replayed: false, entry: { outcome: "settled", sequence: 3 } });
@@ -128,7 +142,10 @@ describe("POST /v1/verify/outcomes", () => {
   it("404 for an unknown agreement or an action never allowed; 400 for a bad outcome", async () => {
     const { agent_id } = await w.registerAgent(w.operatorKey);
     const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1")] });
-    expect(await outcome({ agreement_id: "agr-none", action_id: "x", outcome: "settled" })).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
+    expect(await outcome({ agreement_id: "agr-none", action_id: "x", outcome: "settled" })).toMatchObject({
+      status: 404,
+      body: { error: "agreement was not found" },
+    });
     const notAllowed = await outcome({ agreement_id: agreementId, action_id: "never", outcome: "settled" });
     expect(notAllowed.status).toBe(404);
     expect(notAllowed.body.error).toContain("is not recorded as allowed");

@@ -100,7 +100,10 @@ describe("which refusals count toward the burst, and its settings", () => {
     const three = await startVerifyWorld({ WRIT_DENIED_ATTEMPT_BURST: "3" });
     const off = await startVerifyWorld({ WRIT_DENIED_ATTEMPT_BURST: "0" });
     try {
-      for (const [world, revokesAt] of [[three, 4], [off, 0]] as const) {
+      for (const [world, revokesAt] of [
+        [three, 4],
+        [off, 0],
+      ] as const) {
         const { agent_id } = await world.registerAgent(world.operatorKey);
         const { delegationId } = await storeAgreement(world, { mandates: [mandate(agent_id, "i1", { maximum_amount: 20 })] });
         for (let i = 1; i <= 8; i++) {

@@ -30,13 +30,30 @@ describe("ALLOW", () => {
     const act = action({ merchant: "m-1" });
     const r = await w.verify({ agent_id: w.agentId, action: act });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], messages: [], required_action: "NONE", agent_id: w.agentId, agreement_id: agreementId, action_id: act.action_id, intent_id: "i1" });
+    expect(r.body).toMatchObject({
+      verdict: "ALLOW",
+      svc_decision: "ALLOW",
+      reasons: [],
+      messages: [],
+      required_action: "NONE",
+      agent_id: w.agentId,
+      agreement_id: agreementId,
+      action_id: act.action_id,
+      intent_id: "i1",
+    });
     const entry = r.body.ledger_entry as { sequence: number; entry_hash: string };
     expect(entry.sequence).toBe(1);
     const a = await ledgerOf(agreementId);
     expect(verifyLedger(a)).toEqual({ state: "ok" });
     expect(a.ledger).toHaveLength(1);
-    expect(a.ledger?.[0]).toMatchObject({ action_id: act.action_id, outcome: "allowed", amount: 10, currency: "USD", intent_id: "i1", entry_hash: entry.entry_hash });
+    expect(a.ledger?.[0]).toMatchObject({
+      action_id: act.action_id,
+      outcome: "allowed",
+      amount: 10,
+      currency: "USD",
+      intent_id: "i1",
+      entry_hash: entry.entry_hash,
+    });
   });
 
   it("is idempotent on action_id: a retry gets the same answer and spends nothing; another body is a 409", async () => {
@@ -159,7 +176,11 @@ describe("agreements without a delegation", () => {
   it("a standing agreement not re-signed for 30 days steps up (RECONFIRMATION_OVERDUE)", async () => {
     const { agent_id } = await w.registerAgent(w.operatorKey);
     const signed = Date.now() - 40 * 24 * HOUR;
-    await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { not_before: iso(signed), expires_at: iso(Date.now() + 10 * 24 * HOUR) })], delegation: false, at: signed });
+    await storeAgreement(w, {
+      mandates: [mandate(agent_id, "i1", { not_before: iso(signed), expires_at: iso(Date.now() + 10 * 24 * HOUR) })],
+      delegation: false,
+      at: signed,
+    });
     const r = await w.verify({ agent_id, action: action() });
     expect(r.body).toMatchObject({ verdict: "STEP_UP", reasons: ["RECONFIRMATION_OVERDUE"] });
   });
@@ -187,7 +208,11 @@ describe("errors", () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(typeof r.body.error).toBe("string");
     }
-    const raw = await fetch(`${w.server.url}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" }, body: "{not json" });
+    const raw = await fetch(`${w.server.url}/v1/verify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(raw.status).toBe(400);
   });
 
@@ -195,7 +220,10 @@ describe("errors", () => {
     expect(await w.verify({ agent_id: "agent-nobody", action: action() })).toMatchObject({ status: 404, body: { error: "agent was not found" } });
     const otherOrg = await w.createOrg("agent_operator");
     const { token } = await w.issueKey(otherOrg);
-    expect(await w.verify({ agent_id: w.agentId, action: action() }, token)).toMatchObject({ status: 403, body: { error: "agent belongs to another organization" } });
+    expect(await w.verify({ agent_id: w.agentId, action: action() }, token)).toMatchObject({
+      status: 403,
+      body: { error: "agent belongs to another organization" },
+    });
   });
 });
 
@@ -225,8 +253,14 @@ describe("a stale revocation index", () => {
         body: JSON.stringify({ agent_id: w.agentId, action: act }),
       });
       expect(r.status).toBe(200);
-      expect(await r.json()).toMatchObject({ verdict: "STEP_UP", svc_decision: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"], required_action: "RETRY_LATER", agreement_id: null });
-      expect((await fetch(`${server.url}/metrics`).then((x) => x.text()))).toContain("writ_revocation_index_stale 1");
+      expect(await r.json()).toMatchObject({
+        verdict: "STEP_UP",
+        svc_decision: "STEP_UP",
+        reasons: ["REVOCATION_STATE_STALE"],
+        required_action: "RETRY_LATER",
+        agreement_id: null,
+      });
+      expect(await fetch(`${server.url}/metrics`).then((x) => x.text())).toContain("writ_revocation_index_stale 1");
       // Not stored: the same action through the healthy server is decided normally.
       expect((await w.verify({ agent_id: w.agentId, action: act })).body.reasons).not.toContain("REVOCATION_STATE_STALE");
     } finally {
@@ -234,4 +268,3 @@ describe("a stale revocation index", () => {
     }
   });
 });
-

@@ -131,7 +131,12 @@ describe("webhook delivery and the outbound policy", () => {
       await Promise.all(servers.splice(0).map((s) => s.close()));
 
       const connections = listener.connections;
-      await startWorker({ WRIT_OUTBOUND_ALLOW_LOOPBACK: "0", BUR_WEBHOOK_MAX_ATTEMPTS: "2", BUR_WEBHOOK_BACKOFF_MIN_MS: "20", BUR_WEBHOOK_BACKOFF_MAX_MS: "40" });
+      await startWorker({
+        WRIT_OUTBOUND_ALLOW_LOOPBACK: "0",
+        BUR_WEBHOOK_MAX_ATTEMPTS: "2",
+        BUR_WEBHOOK_BACKOFF_MIN_MS: "20",
+        BUR_WEBHOOK_BACKOFF_MAX_MS: "40",
+      });
       const refused = alert();
       await enqueue([{ alert: refused, url: listener.url, subscription: "sub_loop" }]);
       await expect.poll(async () => (await row(refused.event_id))?.failed_at, { timeout: 5000, interval: 20 }).toBeInstanceOf(Date);
@@ -153,7 +158,12 @@ describe("webhook delivery is fair", () => {
     const listener = await new Listener().start();
     listener.hang = true;
     try {
-      await startWorker({ BUR_WEBHOOK_CONCURRENCY: "16", BUR_WEBHOOK_DESTINATION_CONCURRENCY: "2", BUR_WEBHOOK_TIMEOUT_MS: "800", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
+      await startWorker({
+        BUR_WEBHOOK_CONCURRENCY: "16",
+        BUR_WEBHOOK_DESTINATION_CONCURRENCY: "2",
+        BUR_WEBHOOK_TIMEOUT_MS: "800",
+        BUR_WEBHOOK_MAX_ATTEMPTS: "1",
+      });
       const alerts = Array.from({ length: 6 }, () => alert());
       await enqueue(alerts.map((a) => ({ alert: a, url: listener.url, subscription: "sub_one" })));
       for (const a of alerts) await expect.poll(async () => (await row(a.event_id))?.failed_at, { timeout: 10_000, interval: 20 }).toBeInstanceOf(Date);
@@ -191,19 +201,42 @@ describe("webhook delivery is fair", () => {
       const org = await createOrg(db.pool, { name: orgName, org_type: "agent_operator" }, now);
       const key = generateSigner("EdDSA");
       const agentId = `agent_${orgName.toLowerCase().replace(/\W/g, "_")}_${randomBytes(3).toString("hex")}`;
-      const agent = await insertAgent(db.pool, { agent_id: agentId, org_id: org.org_id, principal_id: "prn_x", verification_level: "operator_verified", public_key: key.publicJwk, fingerprint: keyId(key.publicJwk) }, now);
+      const agent = await insertAgent(
+        db.pool,
+        {
+          agent_id: agentId,
+          org_id: org.org_id,
+          principal_id: "prn_x",
+          verification_level: "operator_verified",
+          public_key: key.publicJwk,
+          fingerprint: keyId(key.publicJwk),
+        },
+        now,
+      );
       expect(agent.ok).toBe(true);
       const subs: string[] = [];
-      for (const webhook_url of urls) subs.push((await withTransaction(db.pool, (c) => createSubscription(c, { org_id: org.org_id, agent_id: agentId, webhook_url }, now))).subscription.subscription_id);
+      for (const webhook_url of urls)
+        subs.push(
+          (await withTransaction(db.pool, (c) => createSubscription(c, { org_id: org.org_id, agent_id: agentId, webhook_url }, now))).subscription
+            .subscription_id,
+        );
       return subs;
     };
     const silent = await Promise.all(Array.from({ length: 60 }, () => silentListener()));
     const prompt = await new Listener().start();
     try {
-      const subsA = await subscribe("Org A", silent.map((s) => s.url));
+      const subsA = await subscribe(
+        "Org A",
+        silent.map((s) => s.url),
+      );
       const [subB = ""] = await subscribe("Org B", [prompt.url]);
       // Fewer slots than org A has ports: per port, A's silent requests would hold every slot.
-      await startWorker({ BUR_WEBHOOK_CONCURRENCY: "16", BUR_WEBHOOK_TIMEOUT_MS: "4000", BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "4000", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
+      await startWorker({
+        BUR_WEBHOOK_CONCURRENCY: "16",
+        BUR_WEBHOOK_TIMEOUT_MS: "4000",
+        BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "4000",
+        BUR_WEBHOOK_MAX_ATTEMPTS: "1",
+      });
       const alertsA = subsA.map((subscription, i) => ({ alert: alert(), url: silent[i]?.url ?? "", subscription }));
       await enqueue(alertsA);
       // A's requests are out (held by the silent receivers) before B's alert exists.

@@ -90,7 +90,14 @@ async function startServer(over: Record<string, string> = {}): Promise<TestServe
 let n = 0;
 function alertFor(over: Partial<Alert> = {}): Alert {
   n += 1;
-  return { event_id: `evt_${n}_${randomBytes(4).toString("hex")}`, type: "revocation", agent_id: "agent-7", at: "2026-03-01T10:00:00Z", details: { n }, ...over };
+  return {
+    event_id: `evt_${n}_${randomBytes(4).toString("hex")}`,
+    type: "revocation",
+    agent_id: "agent-7",
+    at: "2026-03-01T10:00:00Z",
+    details: { n },
+    ...over,
+  };
 }
 
 async function enqueue(alert: Alert, subscription = "sub_a", url = receiver.url) {
@@ -98,10 +105,17 @@ async function enqueue(alert: Alert, subscription = "sub_a", url = receiver.url)
 }
 
 async function row(eventId: string, subscription = "sub_a") {
-  const { rows } = await db.pool.query<{ attempts: number; delivered_at: Date | null; failed_at: Date | null; next_attempt_at: Date | null; last_error: string | null; created_at: Date }>(
-    "SELECT attempts, delivered_at, failed_at, next_attempt_at, last_error, created_at FROM webhook_outbox WHERE event_id = $1 AND subscription_id = $2",
-    [eventId, subscription],
-  );
+  const { rows } = await db.pool.query<{
+    attempts: number;
+    delivered_at: Date | null;
+    failed_at: Date | null;
+    next_attempt_at: Date | null;
+    last_error: string | null;
+    created_at: Date;
+  }>("SELECT attempts, delivered_at, failed_at, next_attempt_at, last_error, created_at FROM webhook_outbox WHERE event_id = $1 AND subscription_id = $2", [
+    eventId,
+    subscription,
+  ]);
   return rows[0];
 }
 
@@ -146,9 +160,16 @@ describe("webhook delivery", () => {
     expect(got?.contentType).toBe("application/json");
     expect(got?.attempt).toBe(1);
     expect(got?.verified).toEqual({ svc_bureau_alert: 1, subscription_id: "sub_a", ...alert });
-    expect(Object.keys(got?.body as object).sort()).toEqual(
-      ["agent_id", "at", "details", "event_id", "signature", "subscription_id", "svc_bureau_alert", "type"],
-    );
+    expect(Object.keys(got?.body as object).sort()).toEqual([
+      "agent_id",
+      "at",
+      "details",
+      "event_id",
+      "signature",
+      "subscription_id",
+      "svc_bureau_alert",
+      "type",
+    ]);
     await expect.poll(async () => (await row(alert.event_id))?.delivered_at).toBeInstanceOf(Date);
     expect(await metric(server, "delivered")).toBe(1);
   });
@@ -169,7 +190,12 @@ describe("webhook delivery", () => {
     await expect.poll(() => receiver.successes(twice.event_id), { timeout: 3000 }).toBe(2);
     await delay(400);
     expect(receiver.successes(twice.event_id)).toBe(2);
-    expect(receiver.received.filter((r) => r.eventId === twice.event_id).map((r) => (r.verified as AlertPayload).subscription_id).sort()).toEqual(["sub_a", "sub_b"]);
+    expect(
+      receiver.received
+        .filter((r) => r.eventId === twice.event_id)
+        .map((r) => (r.verified as AlertPayload).subscription_id)
+        .sort(),
+    ).toEqual(["sub_a", "sub_b"]);
     expect(receiver.received.some((r) => r.eventId === rolledBack.event_id)).toBe(false);
     expect(await row(rolledBack.event_id)).toBeUndefined();
   });
@@ -246,7 +272,12 @@ describe("webhook delivery", () => {
   });
 
   it("keeps API answers fast while deliveries hang, bounds them in time and in number", async () => {
-    const server = await startServer({ BUR_WEBHOOK_TIMEOUT_MS: "1200", BUR_WEBHOOK_CONCURRENCY: "4", BUR_WEBHOOK_DESTINATION_CONCURRENCY: "8", BUR_WEBHOOK_MAX_ATTEMPTS: "1" });
+    const server = await startServer({
+      BUR_WEBHOOK_TIMEOUT_MS: "1200",
+      BUR_WEBHOOK_CONCURRENCY: "4",
+      BUR_WEBHOOK_DESTINATION_CONCURRENCY: "8",
+      BUR_WEBHOOK_MAX_ATTEMPTS: "1",
+    });
     receiver.maxOpen = 0;
     receiver.behaviour = () => "hang";
     const alerts = Array.from({ length: 8 }, () => alertFor());

@@ -76,7 +76,7 @@ describe("path and query values", () => {
 });
 
 describe("POST /v1/log/entries", () => {
-  it("400 naming body.lone for {kind: incident, body: {lone: \"\\ud800x\"}}; nothing is appended, and a sound entry is", async () => {
+  it('400 naming body.lone for {kind: incident, body: {lone: "\\ud800x"}}; nothing is appended, and a sound entry is', async () => {
     const r = await w.call("POST", "/v1/log/entries", APPEND_TOKEN, { kind: "incident", body: { lone: "\ud800x" } });
     expect(r).toMatchObject({ status: 400, body: { error: "body.lone must not contain a lone surrogate" } });
     const { rows } = await w.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM log_entries WHERE kind = 'incident'");
@@ -94,7 +94,11 @@ describe("POST /v1/log/entries", () => {
  */
 describe("bodies bounded before they are parsed", () => {
   const post = (path: string, body: string, token?: string) =>
-    fetch(`${w.server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body });
+    fetch(`${w.server.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    });
   const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 
   it("a megabyte of nested arrays is a 400 {error} after a few bytes of scanning, and JSON.parse never sees it", async () => {

@@ -16,8 +16,37 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Short names of Kubernetes' built-in resources (kubectl api-resources, 1.20 to 1.33). */
 const BUILTIN_SHORT_NAMES = [
-  "cs", "cm", "ep", "ev", "limits", "ns", "no", "pvc", "pv", "po", "rc", "quota", "sa", "svc", "crd", "crds",
-  "deploy", "ds", "rs", "sts", "hpa", "cj", "csr", "ing", "netpol", "pdb", "psp", "pc", "sc", "ingclass", "vac",
+  "cs",
+  "cm",
+  "ep",
+  "ev",
+  "limits",
+  "ns",
+  "no",
+  "pvc",
+  "pv",
+  "po",
+  "rc",
+  "quota",
+  "sa",
+  "svc",
+  "crd",
+  "crds",
+  "deploy",
+  "ds",
+  "rs",
+  "sts",
+  "hpa",
+  "cj",
+  "csr",
+  "ing",
+  "netpol",
+  "pdb",
+  "psp",
+  "pc",
+  "sc",
+  "ingclass",
+  "vac",
 ];
 
 describe("crds/ is generated from the schemas", () => {
@@ -60,8 +89,23 @@ function* nodes(schema: StructuralSchema, path = ""): Generator<[string, Structu
 }
 
 const FORBIDDEN = [
-  "$ref", "$defs", "$schema", "$id", "$comment", "if", "then", "else", "oneOf", "allOf", "discriminator",
-  "const", "uniqueItems", "title", "examples", "patternProperties", "prefixItems",
+  "$ref",
+  "$defs",
+  "$schema",
+  "$id",
+  "$comment",
+  "if",
+  "then",
+  "else",
+  "oneOf",
+  "allOf",
+  "discriminator",
+  "const",
+  "uniqueItems",
+  "title",
+  "examples",
+  "patternProperties",
+  "prefixItems",
 ];
 
 describe.each(writCrds().map((c) => [c.spec.names.kind, c] as const))("the %s CRD", (kind, crd) => {
@@ -149,7 +193,11 @@ describe("spec fields", () => {
     expect(props.mandate?.required).toEqual(["sdJwt"]);
     expect(props.scope?.properties?.maximum_amount).toMatchObject({ type: "number", minimum: 0 });
     expect(props.conditions?.items?.properties?.type?.enum).toEqual([
-      "time_window", "max_risk_score", "merchant_allowlist", "business_hours_only", "principal_present",
+      "time_window",
+      "max_risk_score",
+      "merchant_allowlist",
+      "business_hours_only",
+      "principal_present",
     ]);
     expect(props.principal?.properties?.public_key?.not).toEqual({ required: ["d"] });
     expect(props.agent?.["x-kubernetes-preserve-unknown-fields"]).toBe(true);

@@ -100,7 +100,14 @@ describe("the docs", () => {
       throw new Error(`vitepress build failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`);
     });
     expect(stdout).toContain("build complete");
-    for (const page of ["index.html", "getting-started/index.html", "getting-started/cluster.html", "reference/settings.html", "operations/troubleshooting.html", "reasons.html"]) {
+    for (const page of [
+      "index.html",
+      "getting-started/index.html",
+      "getting-started/cluster.html",
+      "reference/settings.html",
+      "operations/troubleshooting.html",
+      "reasons.html",
+    ]) {
       expect(existsSync(join(dir, "site", page)), page).toBe(true);
     }
   }, 180_000);

@@ -49,7 +49,10 @@ function settingsRead(): string[] {
   for (const file of [...walk(join(root, "src")), ...walk(join(root, "bin"))]) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(/"((?:WRIT|SVC|BUR)_[A-Z0-9_]+)"/g)) names.add(m[1] as string);
-    for (const m of text.matchAll(/env\??\.((?:WRIT|SVC|BUR)_[A-Z0-9_]+|PORT|HOST|DATABASE_URL|DATABASE_READ_URL|LOG_LEVEL|METRICS_PORT|METRICS_HOST|KUBECONFIG)\b/g)) names.add(m[1] as string);
+    for (const m of text.matchAll(
+      /env\??\.((?:WRIT|SVC|BUR)_[A-Z0-9_]+|PORT|HOST|DATABASE_URL|DATABASE_READ_URL|LOG_LEVEL|METRICS_PORT|METRICS_HOST|KUBECONFIG)\b/g,
+    ))
+      names.add(m[1] as string);
   }
   return [...names].sort();
 }

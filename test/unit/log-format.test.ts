@@ -35,7 +35,9 @@ describe("the log format", () => {
     app.log.warn({ error: "gone" }, "expected");
     await app.close();
     jsonLogger("info", (l) => lines.push(l)).warn("from the controller", { error: "gone" });
-    const [unexpected, expected, controller] = lines.filter((l) => /unexpected|expected|controller/.test(l)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [unexpected, expected, controller] = lines
+      .filter((l) => /unexpected|expected|controller/.test(l))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(unexpected).toMatchObject({ error: "boom", stack: expect.stringContaining("Error: boom") });
     expect(unexpected).not.toHaveProperty("err");
     expect(expected).toMatchObject({ error: "gone" });

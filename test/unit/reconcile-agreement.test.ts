@@ -24,19 +24,50 @@ beforeAll(async () => {
 });
 
 const row = (over: Partial<AgreementRow> = {}): AgreementRow => ({
-  orgId: "org_acme", delegationId: grant.delegation_id, revokedAt: null, revokedReason: null, revokedBy: null, pushedRevocation: false, ledgerSequence: 0, ledgerHead: null, ...over,
+  orgId: "org_acme",
+  delegationId: grant.delegation_id,
+  revokedAt: null,
+  revokedReason: null,
+  revokedBy: null,
+  pushedRevocation: false,
+  ledgerSequence: 0,
+  ledgerHead: null,
+  ...over,
 });
 const bound = (over: Partial<StoredDelegation> = {}): StoredDelegation => ({
-  delegationId: grant.delegation_id, generation: 1, orgId: "org_acme", agentId: grant.agent.agent_id, status: "active",
-  revokedAt: null, revokedReason: null, revokedBy: null, parentDelegationId: null, record: grant, ...over,
+  delegationId: grant.delegation_id,
+  generation: 1,
+  orgId: "org_acme",
+  agentId: grant.agent.agent_id,
+  status: "active",
+  revokedAt: null,
+  revokedReason: null,
+  revokedBy: null,
+  parentDelegationId: null,
+  record: grant,
+  ...over,
 });
 const base: AgreementReadiness = {
-  refusals: [], inForce: "", enforced: { status: "active" }, pending: undefined, stored: true, effective: { status: "active" }, noLog: false, declared: "active", agreementId: "agr_1", revokedReason: null,
+  refusals: [],
+  inForce: "",
+  enforced: { status: "active" },
+  pending: undefined,
+  stored: true,
+  effective: { status: "active" },
+  noLog: false,
+  declared: "active",
+  agreementId: "agr_1",
+  revokedReason: null,
 };
 
 describe("enforcedOf", () => {
   it("is the delegation's revocation (DELEGATION_REVOKED) when the delegation it is stored with is revoked", () => {
-    const e = enforcedOf(row(), bound({ revokedAt: new Date(T - 1000), revokedBy: "principal", revokedReason: "lost laptop", status: "revoked" }), undefined, T);
+    const e = enforcedOf(
+      row(),
+      bound({ revokedAt: new Date(T - 1000), revokedBy: "principal", revokedReason: "lost laptop", status: "revoked" }),
+      undefined,
+      T,
+    );
     expect(e).toMatchObject({ status: "revoked", code: "DELEGATION_REVOKED", why: expect.stringContaining("lost laptop") });
   });
 
@@ -62,12 +93,20 @@ describe("enforcedOf", () => {
 
 describe("agreement readiness", () => {
   it("is Ready True when no policy objects", () => {
-    expect(agreementReadiness(base)).toEqual({ type: "Ready", status: "True", reason: "Reconciled", message: "stored as agreement agr_1; effective status active" });
+    expect(agreementReadiness(base)).toEqual({
+      type: "Ready",
+      status: "True",
+      reason: "Reconciled",
+      message: "stored as agreement agr_1; effective status active",
+    });
   });
 
   it("says each objection with its reason, the first in order deciding", () => {
     const cases: [Partial<AgreementReadiness>, string][] = [
-      [{ refusals: [{ condition: "Valid", code: "SIGNATURE_INVALID", message: "bad" }], enforced: { status: "revoked", code: "AGREEMENT_REVOKED" } }, "SIGNATURE_INVALID"],
+      [
+        { refusals: [{ condition: "Valid", code: "SIGNATURE_INVALID", message: "bad" }], enforced: { status: "revoked", code: "AGREEMENT_REVOKED" } },
+        "SIGNATURE_INVALID",
+      ],
       [{ enforced: { status: "revoked", code: "DELEGATION_REVOKED", why: "x" }, pending: "waiting" }, "DELEGATION_REVOKED"],
       [{ pending: "the Delegation d is not stored yet", stored: false }, "DelegationNotReady"],
       [{ stored: false, noLog: true }, "NotStored"],

@@ -33,16 +33,26 @@ class FakeStore implements DelegationReads {
   readonly owners = new Map<string, RecordOwner>();
   readonly revocations = new Set<string>();
   bound: Binding = { ok: true, orgId: ORG };
-  readonly agents = new Map<string, string>([["agent_procurement", ORG], ["agent_travel", ORG]]);
+  readonly agents = new Map<string, string>([
+    ["agent_procurement", ORG],
+    ["agent_travel", ORG],
+  ]);
   readonly reads: string[] = [];
 
   /** Stores `record` as the resource `name` would (its own owner), optionally revoked. */
   put(record: Delegation, name: string, opts: { revoked?: boolean } = {}): void {
     const revoked = opts.revoked === true;
     this.delegations.set(record.delegation_id, {
-      delegationId: record.delegation_id, generation: 1, orgId: ORG, agentId: record.agent.agent_id, status: revoked ? "revoked" : record.status,
-      revokedAt: revoked ? new Date(T - 3600_000) : null, revokedReason: revoked ? "compromised key" : null, revokedBy: revoked ? "principal" : null,
-      parentDelegationId: record.delegation_chain.at(-1)?.delegation_id ?? null, record: revoked ? { ...record, status: "revoked" } : record,
+      delegationId: record.delegation_id,
+      generation: 1,
+      orgId: ORG,
+      agentId: record.agent.agent_id,
+      status: revoked ? "revoked" : record.status,
+      revokedAt: revoked ? new Date(T - 3600_000) : null,
+      revokedReason: revoked ? "compromised key" : null,
+      revokedBy: revoked ? "principal" : null,
+      parentDelegationId: record.delegation_chain.at(-1)?.delegation_id ?? null,
+      record: revoked ? { ...record, status: "revoked" } : record,
     });
     if (revoked) this.revocations.add(record.delegation_id);
     this.owners.set(`delegation:${record.delegation_id}`, ownerOf(name));
@@ -78,7 +88,12 @@ class FakeStore implements DelegationReads {
 }
 
 /** One reconcile of the resource `name` declaring `s`, with the store write simulated as the reconciler's apply does it. */
-async function reconcile(store: FakeStore, name: string, s: Record<string, unknown>, declaredId?: string): Promise<{ plan: StorePlan; ready: DesiredCondition; fields: Record<string, unknown> }> {
+async function reconcile(
+  store: FakeStore,
+  name: string,
+  s: Record<string, unknown>,
+  declaredId?: string,
+): Promise<{ plan: StorePlan; ready: DesiredCondition; fields: Record<string, unknown> }> {
   const check = await checkDelegationSpec(s, T);
   const facts = await gatherStoreFacts(store, { namespace: NS, now: T, check, declaredId, owner: ownerOf(name) });
   const plan = planStore(facts);
@@ -88,7 +103,17 @@ async function reconcile(store: FakeStore, name: string, s: Record<string, unkno
     stored = store.delegations.get(plan.record.delegation_id);
   }
   const { revoked, ancestors } = await gatherStatusFacts(store, stored);
-  const status = planStatus({ namespace: NS, generation: 1, now: T, binding: facts.binding, record: plan.record, refusals: plan.refusals, stored, revoked, ancestors });
+  const status = planStatus({
+    namespace: NS,
+    generation: 1,
+    now: T,
+    binding: facts.binding,
+    record: plan.record,
+    refusals: plan.refusals,
+    stored,
+    revoked,
+    ancestors,
+  });
   const ready = status.conditions.find((c) => c.type === "Ready") as DesiredCondition;
   return { plan, ready, fields: status.fields };
 }
@@ -122,7 +147,9 @@ describe("planStore (gathered from a fake store)", () => {
     const store = new FakeStore();
     store.agents.set("agent_procurement", "org_other");
     const r = await reconcile(store, SAMPLE_NAMES.delegation, spec(SAMPLE_NAMES.delegation));
-    expect(r.plan.refusals).toEqual([expect.objectContaining({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: expect.stringContaining("not registered to org_acme") })]);
+    expect(r.plan.refusals).toEqual([
+      expect.objectContaining({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: expect.stringContaining("not registered to org_acme") }),
+    ]);
     expect(r.plan.store).toBe(false);
   });
 
@@ -144,7 +171,11 @@ describe("planStore (gathered from a fake store)", () => {
     s.expires_at = new Date(Date.parse(parent.expires_at) + 86_400_000).toISOString().replace(".000Z", "Z");
     const r = await reconcile(store, SAMPLE_NAMES.delegation, s, parent.delegation_id);
     expect(r.plan.refusals).toEqual([expect.objectContaining({ code: "SPEC_INVALID", message: expect.stringContaining("silent extension") })]);
-    expect(r.ready).toMatchObject({ status: "False", reason: "SPEC_INVALID", message: expect.stringContaining("verify still answers with the record stored before") });
+    expect(r.ready).toMatchObject({
+      status: "False",
+      reason: "SPEC_INVALID",
+      message: expect.stringContaining("verify still answers with the record stored before"),
+    });
   });
 
   it("refuses a child whose parent is not stored yet (CHAIN_BROKEN) and waits for it", async () => {
@@ -180,8 +211,22 @@ describe("Ready of a child is judged on its stored parents", () => {
     store.put(parent, SAMPLE_NAMES.delegation, { revoked: true });
     const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
     const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({ namespace: NS, generation: 1, now: T, binding: { ok: true, orgId: ORG }, record: child, refusals: [], stored: inForce, revoked, ancestors });
-    expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "CHAIN_LINK_REVOKED", message: expect.stringContaining(parent.delegation_id) });
+    const status = planStatus({
+      namespace: NS,
+      generation: 1,
+      now: T,
+      binding: { ok: true, orgId: ORG },
+      record: child,
+      refusals: [],
+      stored: inForce,
+      revoked,
+      ancestors,
+    });
+    expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "CHAIN_LINK_REVOKED",
+      message: expect.stringContaining(parent.delegation_id),
+    });
     expect(status.fields).toMatchObject({ phase: "Revoked", effectiveStatus: "revoked" });
   });
 
@@ -189,7 +234,11 @@ describe("Ready of a child is judged on its stored parents", () => {
     const { store, parent, child } = await stored();
     store.put({ ...parent, status: "suspended" }, SAMPLE_NAMES.delegation);
     const { ready } = await readyNow(store, child);
-    expect(ready).toMatchObject({ status: "False", reason: "DELEGATION_SUSPENDED", message: expect.stringContaining(`link 1 (${parent.delegation_id}) above this grant is suspended`) });
+    expect(ready).toMatchObject({
+      status: "False",
+      reason: "DELEGATION_SUSPENDED",
+      message: expect.stringContaining(`link 1 (${parent.delegation_id}) above this grant is suspended`),
+    });
   });
 
   it("a stored parent narrowed below the child is CHAIN_SCOPE_WIDENED, whatever the child's copy says", async () => {
@@ -198,8 +247,22 @@ describe("Ready of a child is judged on its stored parents", () => {
     // The status of the record stored before (the child's spec, unchanged, is now refused as a stale copy).
     const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
     const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({ namespace: NS, generation: 1, now: T, binding: { ok: true, orgId: ORG }, record: child, refusals: [], stored: inForce, revoked, ancestors });
-    expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "CHAIN_SCOPE_WIDENED", message: expect.stringContaining("maximum_amount") });
+    const status = planStatus({
+      namespace: NS,
+      generation: 1,
+      now: T,
+      binding: { ok: true, orgId: ORG },
+      record: child,
+      refusals: [],
+      stored: inForce,
+      revoked,
+      ancestors,
+    });
+    expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "CHAIN_SCOPE_WIDENED",
+      message: expect.stringContaining("maximum_amount"),
+    });
   });
 
   it("a stored parent expired (its record says so) is CHAIN_LINK_EXPIRED, with the effective expiry", async () => {
@@ -207,7 +270,17 @@ describe("Ready of a child is judged on its stored parents", () => {
     store.put({ ...parent, status: "expired" }, SAMPLE_NAMES.delegation);
     const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
     const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({ namespace: NS, generation: 1, now: T, binding: { ok: true, orgId: ORG }, record: child, refusals: [], stored: inForce, revoked, ancestors });
+    const status = planStatus({
+      namespace: NS,
+      generation: 1,
+      now: T,
+      binding: { ok: true, orgId: ORG },
+      record: child,
+      refusals: [],
+      stored: inForce,
+      revoked,
+      ancestors,
+    });
     expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "CHAIN_LINK_EXPIRED" });
     expect(status.fields).toMatchObject({ phase: "Expired" });
   });
@@ -226,7 +299,13 @@ describe("the readiness policy chain", () => {
     const { parent } = await records();
     store.put(parent, SAMPLE_NAMES.delegation);
     const stored = store.delegations.get(parent.delegation_id) as StoredDelegation;
-    const r = { record: parent, stored, view: { effective: "active" as const, expiresAtMs: Date.parse(parent.expires_at), chainFindings: [] }, revoked: new Set<string>(), ancestors: [] };
+    const r = {
+      record: parent,
+      stored,
+      view: { effective: "active" as const, expiresAtMs: Date.parse(parent.expires_at), chainFindings: [] },
+      revoked: new Set<string>(),
+      ancestors: [],
+    };
     expect(readinessOf(r)).toMatchObject({ status: "True", reason: "Reconciled" });
     const first = () => ({ type: "Ready", status: "False" as const, reason: "NotStored" as const, message: "first" });
     const second = () => ({ type: "Ready", status: "False" as const, reason: "NotStored" as const, message: "second" });

@@ -32,7 +32,9 @@ async function candidate(): Promise<VerifyCandidate> {
   const a = await agreement();
   const base = await new RecordCache().agreement("agr-1", 1, () => splitAgreement(a).record);
   return {
-    agreementId: "agr-1", revision: 1, orgId: null,
+    agreementId: "agr-1",
+    revision: 1,
+    orgId: null,
     agreement: withLedgerTotals(base, { ledgerSequence: 0, ledgerHead: undefined, spent: new Map(), asOfMs: T0 }),
     delegation: prepareDelegation(delegation(a)),
     row: {} as ActiveAgreementRow,
@@ -42,8 +44,19 @@ async function candidate(): Promise<VerifyCandidate> {
 function request(over: Partial<VerifyRequest["action"]> = {}, top: Partial<VerifyRequest> = {}): VerifyRequest {
   return {
     agent_id: AGENT,
-    action: { action_id: "act-new", action_type: "purchase", amount: 42.5, currency: "USD", proposed_at: iso(T0), merchant: "m-fresh", category: "groceries", ...over },
-    risk_score: 10, principal_present: true, ...top,
+    action: {
+      action_id: "act-new",
+      action_type: "purchase",
+      amount: 42.5,
+      currency: "USD",
+      proposed_at: iso(T0),
+      merchant: "m-fresh",
+      category: "groceries",
+      ...over,
+    },
+    risk_score: 10,
+    principal_present: true,
+    ...top,
   };
 }
 
@@ -68,7 +81,16 @@ async function run(req: VerifyRequest, w: World = {}) {
   const spends: AllowedSpend[] = [];
   const stored = w.stored ?? new Map<string, StoredVerifyDecision>();
   const cs = w.candidates ?? [await candidate()];
-  const agent = w.agent === null ? undefined : (w.agent ?? { agent_id: AGENT, org_id: ORG, status: "active", public_key: {} as AgentForVerify["public_key"], fingerprint: "fp" as AgentForVerify["fingerprint"] });
+  const agent =
+    w.agent === null
+      ? undefined
+      : (w.agent ?? {
+          agent_id: AGENT,
+          org_id: ORG,
+          status: "active",
+          public_key: {} as AgentForVerify["public_key"],
+          fingerprint: "fp" as AgentForVerify["fingerprint"],
+        });
   const gather: Gather = {
     staleness: () => w.stale,
     agent: async () => (reads.push("agent"), agent ? { agent } : {}),
@@ -114,18 +136,33 @@ async function run(req: VerifyRequest, w: World = {}) {
     release: async (agreementId, actionId) => writes.push(`release ${agreementId} ${actionId}`),
     revoke: async (p) => {
       writes.push(`revoke ${p.reason.split(":")[0]}`);
-      const d = keep({ agentId: p.agentId, actionId: p.decision.actionId, agreementId: p.candidate.agreementId, requestHash: p.decision.requestHash, decision: p.decision.body });
+      const d = keep({
+        agentId: p.agentId,
+        actionId: p.decision.actionId,
+        agreementId: p.candidate.agreementId,
+        requestHash: p.decision.requestHash,
+        decision: p.decision.body,
+      });
       return { revocation: { ids: ["del-1"], found: true, agreementIds: ["agr-1"], logSequence: null } as never, saved: { stored: true, decision: d } };
     },
   };
   const deps: VerifyDeps = {
     gather,
-    log: new DecisionLog({ store, upkeep, metrics: { countDecision: (v, r) => counted.push(`${v} ${r.join(",")}`) }, logSigner: () => null, logOptions: (now) => ({ now }) }),
+    log: new DecisionLog({
+      store,
+      upkeep,
+      metrics: { countDecision: (v, r) => counted.push(`${v} ${r.join(",")}`) },
+      logSigner: () => null,
+      logOptions: (now) => ({ now }),
+    }),
     clock: () => new Date(T0),
     proposedAtSkewMs: 300_000,
     policy: DEFAULT_POLICY,
   };
-  const out: { answer?: VerifyResponse; error?: unknown } = await verifyAction(deps, ORG, req).then((answer) => ({ answer }), (error: unknown) => ({ error }));
+  const out: { answer?: VerifyResponse; error?: unknown } = await verifyAction(deps, ORG, req).then(
+    (answer) => ({ answer }),
+    (error: unknown) => ({ error }),
+  );
   return { ...out, reads, writes, counted, saved, spends, stored };
 }
 
@@ -137,13 +174,25 @@ describe("verifyAction", () => {
     expect(r.answer).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", agreement_id: "agr-1", intent_id: "groceries", ledger_entry: ENTRY });
     expect(r.reads).toEqual(["agent", "candidates", "evidence"]);
     expect(r.writes).toEqual(["spend", "noted spend"]);
-    expect(r.spends[0]).toMatchObject({ agreementId: "agr-1", intentId: "groceries", actionId: "act-new", amountMinor: 4250n, at: iso(T0), decision: { agentId: AGENT, requestHash: hashOf(request()) } });
+    expect(r.spends[0]).toMatchObject({
+      agreementId: "agr-1",
+      intentId: "groceries",
+      actionId: "act-new",
+      amountMinor: 4250n,
+      at: iso(T0),
+      decision: { agentId: AGENT, requestHash: hashOf(request()) },
+    });
     expect(r.counted).toEqual(["ALLOW "]);
   });
 
   it("a stale revocation index: STEP_UP REVOCATION_STATE_STALE with its reason, nothing read, nothing stored", async () => {
     const r = await run(request(), { stale: "the LISTEN connection is down" });
-    expect(r.answer).toMatchObject({ verdict: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"], messages: [{ message: "the LISTEN connection is down; retry later" }], agreement_id: null });
+    expect(r.answer).toMatchObject({
+      verdict: "STEP_UP",
+      reasons: ["REVOCATION_STATE_STALE"],
+      messages: [{ message: "the LISTEN connection is down; retry later" }],
+      agreement_id: null,
+    });
     expect(r.reads).toEqual([]);
     expect(r.writes).toEqual([]);
     expect(r.counted).toEqual(["STEP_UP REVOCATION_STATE_STALE"]);
@@ -166,7 +215,20 @@ describe("verifyAction", () => {
     expect(r.error).toBeInstanceOf(VerifyError);
     expect(r.error).toMatchObject({ code: "PROPOSED_AT_SKEW" });
     expect(r.reads).toEqual(["agent", "find"]);
-    const before = new Map([["act-new", { agentId: AGENT, actionId: "act-new", agreementId: null, requestHash: hashOf(skewed), decision: { verdict: "DENY", reasons: ["AGENT_NOT_ACTIVE"] }, burstExempt: true, createdAt: new Date(T0) }]]);
+    const before = new Map([
+      [
+        "act-new",
+        {
+          agentId: AGENT,
+          actionId: "act-new",
+          agreementId: null,
+          requestHash: hashOf(skewed),
+          decision: { verdict: "DENY", reasons: ["AGENT_NOT_ACTIVE"] },
+          burstExempt: true,
+          createdAt: new Date(T0),
+        },
+      ],
+    ]);
     const again = await run(skewed, { stored: before });
     expect(again.answer).toEqual({ verdict: "DENY", reasons: ["AGENT_NOT_ACTIVE"] });
     expect(again.counted).toEqual([]);
@@ -182,7 +244,11 @@ describe("verifyAction", () => {
 
   it("no live candidate: the revocation that explains it is read and answered", async () => {
     const r = await run(request(), { candidates: [], cause: { agreementId: "agr-9", reason: "DELEGATION_REVOKED", delegationId: "del-9" } });
-    expect(r.answer).toMatchObject({ reasons: ["DELEGATION_REVOKED"], agreement_id: "agr-9", messages: [{ message: "delegation del-9 of agreement agr-9 is revoked" }] });
+    expect(r.answer).toMatchObject({
+      reasons: ["DELEGATION_REVOKED"],
+      agreement_id: "agr-9",
+      messages: [{ message: "delegation del-9 of agreement agr-9 is revoked" }],
+    });
     expect(r.reads).toEqual(["agent", "candidates", "revokedCause"]);
     const none = await run(request(), { candidates: [] });
     expect(none.answer).toMatchObject({ reasons: ["NO_ACTIVE_AGREEMENT"], agreement_id: null });
@@ -202,7 +268,12 @@ describe("verifyAction", () => {
     expect(deny.saved[0]?.burstExempt).toBe(false);
 
     const raced = await run(request(), { spend: () => ({ recorded: false, reason: "CUMULATIVE_BUDGET_EXCEEDED", message: "taken meanwhile" }) });
-    expect(raced.answer).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"], intent_id: "groceries", messages: [{ message: "taken meanwhile" }] });
+    expect(raced.answer).toMatchObject({
+      verdict: "DENY",
+      reasons: ["CUMULATIVE_BUDGET_EXCEEDED"],
+      intent_id: "groceries",
+      messages: [{ message: "taken meanwhile" }],
+    });
     expect(raced.writes).toEqual(["spend", "save refusal"]);
     expect(raced.saved[0]?.burstExempt).toBe(true);
   });
@@ -215,15 +286,40 @@ describe("verifyAction", () => {
   });
 
   it("a retry of a stored ALLOW gets it again with its entry; another request with that action_id is ACTION_REUSED", async () => {
-    const first = await run(request(), { spend: () => ({ recorded: false, reason: "ACTION_DECIDED", message: "decided" }) , stored: new Map([["act-new", { agentId: AGENT, actionId: "act-new", agreementId: "agr-1", requestHash: hashOf(request()), decision: { verdict: "ALLOW", agreement_id: "agr-1" }, createdAt: new Date(T0) }]]) });
+    const first = await run(request(), {
+      spend: () => ({ recorded: false, reason: "ACTION_DECIDED", message: "decided" }),
+      stored: new Map([
+        [
+          "act-new",
+          {
+            agentId: AGENT,
+            actionId: "act-new",
+            agreementId: "agr-1",
+            requestHash: hashOf(request()),
+            decision: { verdict: "ALLOW", agreement_id: "agr-1" },
+            createdAt: new Date(T0),
+          },
+        ],
+      ]),
+    });
     expect(first.answer).toEqual({ verdict: "ALLOW", agreement_id: "agr-1", ledger_entry: ENTRY });
-    const other = await run(request({ amount: 10 }), { spend: () => ({ recorded: false, reason: "ACTION_DECIDED", message: "decided" }), stored: first.stored });
+    const other = await run(request({ amount: 10 }), {
+      spend: () => ({ recorded: false, reason: "ACTION_DECIDED", message: "decided" }),
+      stored: first.stored,
+    });
     expect(other.error).toMatchObject({ code: "ACTION_REUSED" });
   });
 
   it("a spend recorded while a concurrent request stored another answer first is released, and that answer returned", async () => {
     const req = request();
-    const winner = { agentId: AGENT, actionId: "act-new", agreementId: null, requestHash: hashOf(req), decision: { verdict: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"] }, createdAt: new Date(T0) };
+    const winner = {
+      agentId: AGENT,
+      actionId: "act-new",
+      agreementId: null,
+      requestHash: hashOf(req),
+      decision: { verdict: "STEP_UP", reasons: ["REVOCATION_STATE_STALE"] },
+      createdAt: new Date(T0),
+    };
     const r = await run(req, {
       stored: new Map([["act-new", winner]]),
       spend: () => ({ recorded: true, replayed: false, entry: { ...ENTRY } as never, intentSpentMinor: 4250n, decisionStored: false }),

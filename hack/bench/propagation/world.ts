@@ -63,12 +63,33 @@ export async function storeGrants(pool: Pool, orgId: string, prefix: string, cou
         const name = `${prefix}-${String(i).padStart(4, "0")}`;
         const agentId = `agent_${name.replace(/-/g, "_")}`;
         const publicKey = generateSigner().publicJwk;
-        const r = await insertAgent(pool, { agent_id: agentId, org_id: orgId, principal_id: "prn_propagation", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) }, new Date(now));
+        const r = await insertAgent(
+          pool,
+          {
+            agent_id: agentId,
+            org_id: orgId,
+            principal_id: "prn_propagation",
+            verification_level: "operator_verified",
+            public_key: publicKey,
+            fingerprint: keyId(publicKey),
+          },
+          new Date(now),
+        );
         if (!r.ok) throw new Error(`agent ${agentId}: its ${r.conflict} is taken`);
         const agreement = await buildSignedAgreement(
           {
             agreement_id: `agr_${name.replace(/-/g, "_")}`,
-            mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: agentId }, currency: "USD", maximum_amount: 100, cumulative_maximum: 1_000_000, expires_at: new Date(now + 24 * HOUR).toISOString() }],
+            mandates: [
+              {
+                intent_id: "i1",
+                principal: { ...PRINCIPAL },
+                agent: { agent_id: agentId },
+                currency: "USD",
+                maximum_amount: 100,
+                cumulative_maximum: 1_000_000,
+                expires_at: new Date(now + 24 * HOUR).toISOString(),
+              },
+            ],
             at: new Date(now - HOUR).toISOString(),
           },
           principalKey,
@@ -115,7 +136,12 @@ export function delegationResource(g: Grant, opts: { stored?: boolean } = {}): R
  * controller does when it stores a record through a resource (src/store/record-owners.ts): the
  * data plane's watch marks a resource's revocation only for the record's owner.
  */
-export async function claimAsOwner(pool: Pool, kind: "delegation" | "agreement", id: string, obj: { metadata: { namespace?: string; name: string; uid?: string } }): Promise<void> {
+export async function claimAsOwner(
+  pool: Pool,
+  kind: "delegation" | "agreement",
+  id: string,
+  obj: { metadata: { namespace?: string; name: string; uid?: string } },
+): Promise<void> {
   const namespace = obj.metadata.namespace ?? "";
   const uid = ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name);
   await claimRecord(pool, kind, id, { namespace, name: obj.metadata.name, uid });
@@ -136,7 +162,13 @@ export function verifyBody(g: Grant): Record<string, unknown> {
   return {
     agent_id: g.agentId,
     agreement_id: g.agreementId,
-    action: { action_id: `act_${randomBytes(8).toString("hex")}`, action_type: "purchase", amount: 0.01, currency: "USD", proposed_at: new Date().toISOString() },
+    action: {
+      action_id: `act_${randomBytes(8).toString("hex")}`,
+      action_type: "purchase",
+      amount: 0.01,
+      currency: "USD",
+      proposed_at: new Date().toISOString(),
+    },
   };
 }
 
@@ -150,7 +182,11 @@ export interface VerifyAnswer {
 
 /** POSTs one verify of `g` to `url` with `key`. */
 export async function verifyOnce(url: string, key: string, g: Grant): Promise<VerifyAnswer> {
-  const r = await fetch(`${url}/v1/verify`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(verifyBody(g)) });
+  const r = await fetch(`${url}/v1/verify`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(verifyBody(g)),
+  });
   const body = (await r.json()) as Omit<VerifyAnswer, "status">;
   return { status: r.status, ...body };
 }

@@ -35,7 +35,11 @@ export interface Seeded {
 }
 
 async function api(base: string, admin: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const out = (await r.json()) as Record<string, unknown>;
   if (r.status !== 201) throw new Error(`POST ${path}: ${r.status} ${JSON.stringify(out)}`);
   return out;
@@ -69,12 +73,33 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
           const i = next++;
           const a = agents[i] as SeededAgent;
           const publicKey = generateSigner().publicJwk;
-          const r = await insertAgent(pool, { agent_id: a.agentId, org_id: orgId, principal_id: "prn_bench", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) }, new Date(now));
+          const r = await insertAgent(
+            pool,
+            {
+              agent_id: a.agentId,
+              org_id: orgId,
+              principal_id: "prn_bench",
+              verification_level: "operator_verified",
+              public_key: publicKey,
+              fingerprint: keyId(publicKey),
+            },
+            new Date(now),
+          );
           if (!r.ok) throw new Error(`agent ${a.agentId}: ${r.conflict} taken`);
           const agreement = await buildSignedAgreement(
             {
               agreement_id: a.agreementId,
-              mandates: [{ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: a.agentId }, currency: "USD", maximum_amount: CEILING, cumulative_maximum: opts.cumulative?.(i) ?? CUMULATIVE, expires_at: new Date(now + 24 * HOUR).toISOString() }],
+              mandates: [
+                {
+                  intent_id: "i1",
+                  principal: { ...PRINCIPAL },
+                  agent: { agent_id: a.agentId },
+                  currency: "USD",
+                  maximum_amount: CEILING,
+                  cumulative_maximum: opts.cumulative?.(i) ?? CUMULATIVE,
+                  expires_at: new Date(now + 24 * HOUR).toISOString(),
+                },
+              ],
               at: new Date(now - HOUR).toISOString(),
             },
             principalKey,

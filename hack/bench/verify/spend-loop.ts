@@ -33,12 +33,32 @@ export async function spendLoop(databaseUrl: string, agents: readonly SeededAgen
   const proposedAt = new Date().toISOString();
   try {
     // As verify does, each spend names the revision it was decided on (allowedSpendFor).
-    const revisions = new Map((await loadAgreementRecords(pool, agents.map((a) => a.agreementId))).map((r) => [r.agreementId, r.revision]));
+    const revisions = new Map(
+      (
+        await loadAgreementRecords(
+          pool,
+          agents.map((a) => a.agreementId),
+        )
+      ).map((r) => [r.agreementId, r.revision]),
+    );
     return await closedLoop(o.connections, o.seconds, async (i) => {
       const a = agents[i % agents.length] as SeededAgent;
       const actionId = `${o.idPrefix}-${i}`;
-      const req: VerifyRequest = { agent_id: a.agentId, action: { action_id: actionId, action_type: "purchase", amount: 1, currency: "USD", proposed_at: proposedAt, merchant: "m-bench" } };
-      const body = { verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], messages: [], required_action: "NONE", agent_id: a.agentId, agreement_id: a.agreementId, action_id: actionId, intent_id: "i1" };
+      const req: VerifyRequest = {
+        agent_id: a.agentId,
+        action: { action_id: actionId, action_type: "purchase", amount: 1, currency: "USD", proposed_at: proposedAt, merchant: "m-bench" },
+      };
+      const body = {
+        verdict: "ALLOW",
+        svc_decision: "ALLOW",
+        reasons: [],
+        messages: [],
+        required_action: "NONE",
+        agent_id: a.agentId,
+        agreement_id: a.agreementId,
+        action_id: actionId,
+        intent_id: "i1",
+      };
       const r = await recordSpend(writer, {
         agreementId: a.agreementId,
         intentId: "i1",

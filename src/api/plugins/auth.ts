@@ -25,14 +25,12 @@ import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { looksLikeKeyToken, type OrgType, type Scope } from "../../core/registry/index.js";
-import { findKeyByToken } from "../../store/keys.js";
-import { FollowedCache } from "../../verify/caches/followed-cache.js";
+import { findKeyByToken } from "../../store/index.js";
+import { FollowedCache } from "../../verify/index.js";
 import { ApiError, settingNotSet } from "../errors.js";
 
 /** Who is calling. */
-export type Credential =
-  | { kind: "admin" }
-  | { kind: "key"; org_id: string; org_type: OrgType; key_id: string; scopes: Scope[] };
+export type Credential = { kind: "admin" } | { kind: "key"; org_id: string; org_type: OrgType; key_id: string; scopes: Scope[] };
 
 /** An organization API key credential. */
 export type KeyCredential = Extract<Credential, { kind: "key" }>;

@@ -1,12 +1,12 @@
 /**
- * The process's LISTEN connection (src/store/revocation-channel.ts): revocations for the
+ * The process's LISTEN connection (src/store/revocation/channel.ts): revocations for the
  * revocation index, change notices for the in-memory caches (verify snapshots, API key
  * credentials). Decorates `app.changeFeed` (null without a database). Building it does no I/O:
  * the verify runtime starts it on ready (with the revocation index) and stops it in preClose.
  */
 import fp from "fastify-plugin";
 import type { ClientConfig } from "pg";
-import { RevocationChannel } from "../../store/revocation-channel.js";
+import { RevocationChannel } from "../../store/index.js";
 
 declare module "fastify" {
   interface FastifyInstance {

@@ -11,7 +11,7 @@
  * decides on the controller's path with its own watch down.
  */
 import fp from "fastify-plugin";
-import { ping } from "../../store/pool.js";
+import { ping } from "../../store/index.js";
 import { API_ERRORS, ERROR_BODY_SCHEMA } from "../errors.js";
 
 const READY_TIMEOUT_MS = 2000;
@@ -24,7 +24,13 @@ async function pingWithin(ping: Promise<unknown>, ms: number): Promise<boolean> 
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([ping.then(() => true, () => false), timeout]);
+    return await Promise.race([
+      ping.then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -32,11 +38,7 @@ async function pingWithin(ping: Promise<unknown>, ms: number): Promise<boolean> 
 
 export default fp(
   async (app) => {
-    app.get(
-      "/healthz",
-      { schema: { tags: ["health"], summary: "Liveness", response: { 200: statusSchema } } },
-      async () => ({ status: "ok" }),
-    );
+    app.get("/healthz", { schema: { tags: ["health"], summary: "Liveness", response: { 200: statusSchema } } }, async () => ({ status: "ok" }));
     app.get(
       "/readyz",
       { schema: { tags: ["health"], summary: "Readiness", response: { 200: statusSchema, 503: ERROR_BODY_SCHEMA } } },

@@ -54,12 +54,25 @@ const READER = ["apiKey", "portalSession"] as const;
 /** Every operation of the API, by `METHOD /path/{param}`. */
 export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   // verify
-  "POST /v1/verify": { security: KEY, ok: "The decision: verdict ALLOW, DENY or STEP_UP with its reasons; an ALLOW is recorded in the ledger (ledger_entry); the same action_id answers the same" },
-  "GET /v1/approvals/{approval_id}": { security: KEY, ok: "The approval a STEP_UP opened: its content, the text the principal signs, and its state (pending, approved, declined, expired)" },
-  "POST /v1/approvals/{approval_id}/decision": { security: NONE, ok: "The decision, signed with the grant principal's key, is recorded and logged (log_sequence)" },
+  "POST /v1/verify": {
+    security: KEY,
+    ok: "The decision: verdict ALLOW, DENY or STEP_UP with its reasons; an ALLOW is recorded in the ledger (ledger_entry); the same action_id answers the same",
+  },
+  "GET /v1/approvals/{approval_id}": {
+    security: KEY,
+    ok: "The approval a STEP_UP opened: its content, the text the principal signs, and its state (pending, approved, declined, expired)",
+  },
+  "POST /v1/approvals/{approval_id}/decision": {
+    security: NONE,
+    ok: "The decision, signed with the grant principal's key, is recorded and logged (log_sequence)",
+  },
   "POST /v1/verify/outcomes": { security: KEY, ok: "The outcome is recorded in the agreement's ledger (replayed: true when the action already had it)" },
   "POST /v1/mandates": { security: KEY, ok: "The payment mandate verified and recorded as a delegation (201; 200 when it was recorded before)" },
-  "DELETE /svc/delegations/{id}": { security: ADMIN_OR_KEY, anonymousToo: true, ok: "Revoked with everything below it, logged and alerted (or already revoked: revoked false)" },
+  "DELETE /svc/delegations/{id}": {
+    security: ADMIN_OR_KEY,
+    anonymousToo: true,
+    ok: "Revoked with everything below it, logged and alerted (or already revoked: revoked false)",
+  },
   // records
   "GET /v1/delegations/{delegation_id}": { security: READER, ok: "The delegation as stored, with its state and revocation" },
   "GET /v1/agents/{agent_id}/delegations": { security: READER, ok: "The agent's delegations, newest grant first" },
@@ -73,7 +86,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   "GET /v1/portal/agents": { security: SESSION, ok: "The agents registered with the session's principal" },
   "GET /v1/portal/delegations": { security: SESSION, ok: "The principal's delegations, each with what is left of its budget" },
   "GET /v1/portal/agreements": { security: SESSION, ok: "The principal's agreements, each with its state and remaining budget" },
-  "POST /v1/portal/delegations/{delegation_id}/revoke": { security: SESSION, ok: "Revoked by the principal, logged and alerted (or already revoked: revoked false)" },
+  "POST /v1/portal/delegations/{delegation_id}/revoke": {
+    security: SESSION,
+    ok: "Revoked by the principal, logged and alerted (or already revoked: revoked false)",
+  },
   "GET /v1/portal/approvals": { security: SESSION, ok: "The principal's approvals, newest first, and how many passkeys it registered" },
   "GET /v1/dev/mailbox": { security: NONE, ok: "The latest sign-in link this process sent (development only)" },
   // registry
@@ -90,8 +106,14 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
   "POST /v1/agents": { security: KEY, ok: "The registered agent (logged as a registration entry)" },
   "GET /v1/agents/{agent_id}": { security: KEY, ok: "The agent (principal_id only for its operator)" },
   "PATCH /v1/agents/{agent_id}": { security: KEY, ok: "The agent with its new status" },
-  "POST /v1/agents/verify-request": { security: KEY, ok: "Whether the request is signed by a registered, active agent (verified, or reason), who it is, and with a payment whether a live grant could pay it now" },
-  "GET /.well-known/http-message-signatures-directory": { security: NONE, ok: "The key directory of active agents (JWKS), signed by the log key (public, max-age 300)" },
+  "POST /v1/agents/verify-request": {
+    security: KEY,
+    ok: "Whether the request is signed by a registered, active agent (verified, or reason), who it is, and with a payment whether a live grant could pay it now",
+  },
+  "GET /.well-known/http-message-signatures-directory": {
+    security: NONE,
+    ok: "The key directory of active agents (JWKS), signed by the log key (public, max-age 300)",
+  },
   "POST /v1/inquiries": { security: KEY, ok: "The inquiry's answer: identity, verification, trust score with reasons, authorizations, revocations, incidents" },
   "POST /v1/reports": { security: KEY, ok: "The filed report" },
   "POST /v1/subscriptions": { security: KEY, ok: "The subscription (201 new; 200 the same one already held)" },
@@ -120,7 +142,10 @@ export const OPERATIONS: Readonly<Record<string, OperationDoc>> = {
 /** What each error status means, and its example when the capture has none. */
 export const ERROR_STATUSES: Readonly<Record<number, { description: string; example: string }>> = {
   400: { description: "The request is not valid; `error` names the field", example: "body/agent_id must be string" },
-  401: { description: "No credential, or one that is not recognized, revoked or expired (or a signature that does not verify)", example: "bearer token required" },
+  401: {
+    description: "No credential, or one that is not recognized, revoked or expired (or a signature that does not verify)",
+    example: "bearer token required",
+  },
   403: { description: "The credential may not do this: another kind of credential, or a key without the scope", example: "API key lacks the required scope" },
   404: { description: "Not found, or not visible to this caller (the same answer)", example: "not found" },
   409: { description: "Conflicts with what is stored", example: "conflict" },

@@ -31,7 +31,10 @@ export default fp(
       transformObject: (documentObject) => completeDocument("openapiObject" in documentObject ? documentObject.openapiObject : documentObject.swaggerObject),
     });
     // Try it out keeps the credentials entered with Authorize for the tab's life only.
-    await app.register(swaggerUi, { routePrefix: "/docs/openapi", uiConfig: { persistAuthorization: false, tryItOutEnabled: false, displayRequestDuration: true } });
+    await app.register(swaggerUi, {
+      routePrefix: "/docs/openapi",
+      uiConfig: { persistAuthorization: false, tryItOutEnabled: false, displayRequestDuration: true },
+    });
     app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   },
   { name: "writ-openapi" },

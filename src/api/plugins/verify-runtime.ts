@@ -29,22 +29,29 @@
 import fp from "fastify-plugin";
 import { DEFAULT_POLICY, type EvalPolicy } from "../../core/evaluate/index.js";
 import { fxSourceFor, rateFor } from "../../fx/index.js";
-import { DecisionLog, storeDecisions } from "../../verify/commit/decision-log.js";
-import { refusalQueue, spendQueue } from "../../verify/commit/queues.js";
-import { CandidateCache } from "../../verify/gather/candidate-cache.js";
-import { StoreGather } from "../../verify/gather/index.js";
-import { AckDomainDirectory } from "../../verify/pipeline/ack-domains.js";
-import { verifyMetrics, type VerifyMetrics } from "../../verify/metrics.js";
-import type { VerifyDeps } from "../../verify/verify-action.js";
+import {
+  DecisionLog,
+  storeDecisions,
+  refusalQueue,
+  spendQueue,
+  CandidateCache,
+  StoreGather,
+  AckDomainDirectory,
+  verifyMetrics,
+  type VerifyMetrics,
+  type VerifyDeps,
+  type RevocationIndex,
+  WatchedRevocationIndex,
+  type Freshness,
+  VerifyApprovals,
+  ControllerPath,
+  controllerPathMetrics,
+  createKubeWatch,
+  type KubeRevocationWatch,
+  kubeWatchEnabled,
+} from "../../verify/index.js";
 import { logAppendOptions } from "../routes/shared/registry-log.js";
-import type { RevocationIndex } from "../../verify/revocation/index.js";
-import { WatchedRevocationIndex, type Freshness } from "../../verify/revocation/kube-watch-index.js";
-import { VerifyApprovals } from "../../verify/approvals.js";
 import { approvalOptionsOf } from "../routes/approvals/approval.js";
-import { ControllerPath } from "../../verify/revocation/controller-path.js";
-import { controllerPathMetrics } from "../../verify/revocation/controller-path-metrics.js";
-import { createKubeWatch, type KubeRevocationWatch } from "../../verify/revocation/kube-watch.js";
-import { kubeWatchEnabled } from "../../verify/revocation/kube-watch-settings.js";
 
 /** The verify path's state. */
 export interface VerifyRuntime {
@@ -111,7 +118,11 @@ export default fp(
               via = now;
               if (now === undefined) app.log.warn({ reason: f.detail }, "revocation state is stale: verify steps up (REVOCATION_STATE_STALE)");
               else if (now === "watch") app.log.info("revocation state is fresh through the Kubernetes watch");
-              else app.log.warn({ via: now, reason: f.detail }, "verify decides degraded: the Kubernetes watch is down, the controller's path vouches for revocation state");
+              else
+                app.log.warn(
+                  { via: now, reason: f.detail },
+                  "verify decides degraded: the Kubernetes watch is down, the controller's path vouches for revocation state",
+                );
             },
           });
           idx.attachControllerPath(controllerPath, k.staleMs);

@@ -47,7 +47,9 @@ export const agreementAmend = defineVerb({
     ["--output yaml|json", "manifest format (default yaml)"],
   ],
   notes: ["Exit status: 0 printed; 1 the manifest or the amended agreement is invalid, or the key is not the principal's; 2 bad usage."],
-  examples: ["writ agreement amend --in agreement.yaml --intent int_travel --set maximum_amount=150 --set merchants=db-bahn,hotel-adlon --key-file principal.private.jwk.json > amended.yaml"],
+  examples: [
+    "writ agreement amend --in agreement.yaml --intent int_travel --set maximum_amount=150 --set merchants=db-bahn,hotel-adlon --key-file principal.private.jwk.json > amended.yaml",
+  ],
   options: {
     in: { type: "string" },
     intent: { type: "string" },
@@ -68,7 +70,10 @@ export const agreementAmend = defineVerb({
     const doc = readAgreementDocument(input);
     const old = doc.record.mandates.find((m) => m.intent_id === intent);
     if (old === undefined) {
-      throw new CliError("CHECK_FAILED", `no live intent ${JSON.stringify(intent)}; the agreement holds ${doc.record.mandates.map((m) => m.intent_id).join(", ")}`);
+      throw new CliError(
+        "CHECK_FAILED",
+        `no live intent ${JSON.stringify(intent)}; the agreement holds ${doc.record.mandates.map((m) => m.intent_id).join(", ")}`,
+      );
     }
     const changes = Object.fromEntries(sets) as MandateChanges;
     if (!sets.has("rendering")) {
@@ -91,7 +96,9 @@ export const agreementAmend = defineVerb({
     }
     const event = record.events.at(-1);
     io.stdout(renderData(agreementManifest({ ...doc, record }), format));
-    io.stderr(`amended ${intent}: mandate hash ${String(event?.detail?.previous_mandate_hash)} -> ${String(event?.mandate_hash)}; acknowledgements of the old hash now count as outdated\n`);
+    io.stderr(
+      `amended ${intent}: mandate hash ${String(event?.detail?.previous_mandate_hash)} -> ${String(event?.mandate_hash)}; acknowledgements of the old hash now count as outdated\n`,
+    );
     return 0;
   },
 });

@@ -40,7 +40,8 @@ export function readPlainAgreement(doc: unknown, source: string, signer: Signer)
   doc.mandates.forEach((m: unknown, i) => {
     if (!isObj(m)) throw bad(`mandate ${i} is not an object`);
     for (const signed of ["signature", "algorithm"]) {
-      if (signed in m) throw bad(`mandate ${i} already carries ${signed}: sign takes unsigned mandates (to change a signed agreement, use writ agreement amend)`);
+      if (signed in m)
+        throw bad(`mandate ${i} already carries ${signed}: sign takes unsigned mandates (to change a signed agreement, use writ agreement amend)`);
     }
     const principal = m.principal;
     if (isObj(principal) && principal.public_key !== undefined) {
@@ -61,7 +62,8 @@ export function readPlainAgreement(doc: unknown, source: string, signer: Signer)
 export const agreementSign = defineVerb({
   name: "agreement sign",
   summary: "sign a plain agreement file into an IntentAgreement manifest",
-  synopsis: "--in plain.yaml --key-file principal.private.jwk.json --delegation NAME [--name N] [--namespace NS] [--status active|accepted] [--at TIME] [--output yaml|json]",
+  synopsis:
+    "--in plain.yaml --key-file principal.private.jwk.json --delegation NAME [--name N] [--namespace NS] [--status active|accepted] [--at TIME] [--output yaml|json]",
   flags: [
     ["--in <file>", "plain agreement (YAML or JSON): agreement_id, mandates without signatures, optional parent_limits"],
     ["--key-file <file>", "the principal's private JWK (writ keys generate)"],

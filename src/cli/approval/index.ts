@@ -27,7 +27,10 @@ export function approvalContentOf(doc: unknown, source: string): ApprovalContent
   const candidates = [doc, isObj(doc) ? doc.content : undefined, isObj(doc) && isObj(doc.details) ? doc.details.content : undefined];
   const c = candidates.find((x) => isObj(x) && x.writ_approval === 1);
   if (!isObj(c) || typeof c.approval_id !== "string" || typeof c.request_hash !== "string" || typeof c.confirmation_text !== "string") {
-    throw new CliError("INPUT_INVALID", `${source}: not an approval's content (writ_approval 1, approval_id, request_hash, confirmation_text): use the content of GET /v1/approvals/{id}`);
+    throw new CliError(
+      "INPUT_INVALID",
+      `${source}: not an approval's content (writ_approval 1, approval_id, request_hash, confirmation_text): use the content of GET /v1/approvals/{id}`,
+    );
   }
   return c as unknown as ApprovalContent;
 }
@@ -43,7 +46,10 @@ export const approvalSign = defineVerb({
     ["--decline", "decline instead of approve"],
     ["--server <url>", "post the decision to this Writ server (POST /v1/approvals/{id}/decision) and print its answer"],
   ],
-  notes: ["The text you sign is printed to standard error first: read it.", "Exit status: 0 signed (and accepted); 1 the file is not an approval, or the server refused; 2 bad usage."],
+  notes: [
+    "The text you sign is printed to standard error first: read it.",
+    "Exit status: 0 signed (and accepted); 1 the file is not an approval, or the server refused; 2 bad usage.",
+  ],
   examples: ["writ approval sign --in approval.json --key-file principal.private.jwk.json --server http://127.0.0.1:8080"],
   options: { in: { type: "string" }, "key-file": { type: "string" }, decline: { type: "boolean" }, server: { type: "string" } },
   async run(values, io) {
@@ -67,7 +73,6 @@ export const approvalSign = defineVerb({
     return 0;
   },
 });
-
 
 /** The `writ approval` group. */
 export const approvalGroup = defineGroup("approval", "sign the principal's decision on an approval of a STEP_UP", [approvalSign]);

@@ -14,20 +14,24 @@
  * revocability, privilege) and whatever `prepareChain` finds wrong with the whole chain.
  */
 import { canonicalJson } from "../../core/canonical/index.js";
-import {
-  conditionWidenings,
-  parentLink,
-  prepareChain,
-  privilegeOf,
-  scopeWidenings,
-  type Delegation,
-  type Privilege,
-} from "../../core/delegation/index.js";
+import { conditionWidenings, parentLink, prepareChain, privilegeOf, scopeWidenings, type Delegation, type Privilege } from "../../core/delegation/index.js";
 import { parseInstant } from "../../core/time/index.js";
 
 const CHILD_MEMBERS = new Set([
-  "delegation_id", "agent", "granted_at", "expires_at", "purpose", "scope", "conditions", "revocable",
-  "revocation_endpoint", "privilege", "approval", "principal", "delegation_chain", "status",
+  "delegation_id",
+  "agent",
+  "granted_at",
+  "expires_at",
+  "purpose",
+  "scope",
+  "conditions",
+  "revocable",
+  "revocation_endpoint",
+  "privilege",
+  "approval",
+  "principal",
+  "delegation_chain",
+  "status",
 ]);
 const RANK: Readonly<Record<Privilege, number>> = { standard: 0, standing: 1, high: 2 };
 

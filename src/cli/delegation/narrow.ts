@@ -67,7 +67,8 @@ export const delegationNarrow = defineVerb({
   async run(values, io) {
     const parentPath = required(values.parent, "parent", "the parent Delegation manifest");
     const sets = typedSets(setPairs(values.set), DELEGATION_FIELDS);
-    if (values.child === undefined && sets.size === 0) throw usageError("give the child with --child <file> or --set field=value (at least delegation_id and agent.agent_id)");
+    if (values.child === undefined && sets.size === 0)
+      throw usageError("give the child with --child <file> or --set field=value (at least delegation_id and agent.agent_id)");
     const format = outputFormat(values.output, ["yaml", "json"] as const, "yaml");
     const at = atFlag(values.at, io.now());
     const parentFile = delegationFile(readDocument(parentPath, "--parent"), parentPath);
@@ -76,20 +77,26 @@ export const delegationNarrow = defineVerb({
     const fields = applySets(childFile.fields, sets);
     const shape = childFieldProblems(parent, fields);
     if (shape.length > 0) throw new CliError("INPUT_INVALID", `the child cannot be derived:\n  - ${shape.join("\n  - ")}`);
-    if (typeof fields.delegation_id !== "string" || fields.delegation_id === "") throw usageError("the child needs a delegation_id (--set delegation_id=... or in --child)");
+    if (typeof fields.delegation_id !== "string" || fields.delegation_id === "")
+      throw usageError("the child needs a delegation_id (--set delegation_id=... or in --child)");
     if (fields.delegation_id === parent.delegation_id) throw usageError(`the child needs its own delegation_id, not the parent's ${parent.delegation_id}`);
     const agent = fields.agent as { agent_id?: unknown } | undefined;
-    if (typeof agent?.agent_id !== "string" || agent.agent_id === "") throw usageError("the child needs an agent (--set agent.agent_id=... or agent in --child)");
+    if (typeof agent?.agent_id !== "string" || agent.agent_id === "")
+      throw usageError("the child needs an agent (--set agent.agent_id=... or agent in --child)");
     const child: Delegation = deriveChild(parent, fields, at);
     const problems = narrowingProblems(parent, child);
     if (problems.length > 0) {
-      throw new CliError("CHECK_FAILED", `refused: ${child.delegation_id} would widen or break its parent ${parent.delegation_id}:\n  - ${problems.join("\n  - ")}`);
+      throw new CliError(
+        "CHECK_FAILED",
+        `refused: ${child.delegation_id} would widen or break its parent ${parent.delegation_id}:\n  - ${problems.join("\n  - ")}`,
+      );
     }
     const checked = checkDelegation(child, "the sub-delegation");
     const metadata: ManifestMetadata = {
       name: values.name !== undefined ? nameFlag(values.name, "name") : (childFile.metadata?.name ?? nameFromId(checked.delegation_id)),
     };
-    const namespace = values.namespace !== undefined ? nameFlag(values.namespace, "namespace") : (childFile.metadata?.namespace ?? parentFile.metadata?.namespace);
+    const namespace =
+      values.namespace !== undefined ? nameFlag(values.namespace, "namespace") : (childFile.metadata?.namespace ?? parentFile.metadata?.namespace);
     if (namespace !== undefined) metadata.namespace = namespace;
     if (childFile.metadata?.labels) metadata.labels = childFile.metadata.labels;
     io.stdout(renderData(delegationManifest(metadata, checked), format));

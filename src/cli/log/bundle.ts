@@ -35,7 +35,9 @@ export const logBundle = defineVerb({
     const bundle = await fetchBundle(io, server, sequence);
     writeFileSafely(out, `${JSON.stringify(bundle, null, 2)}\n`, { mode: 0o644, force: values.force === true });
     const size = (bundle.tree_head as { tree_size?: unknown }).tree_size;
-    io.stderr(`wrote ${out}: entry ${sequence} with its inclusion proof against the signed head of ${String(size)} entries; verify it with writ log verify --bundle ${out}\n`);
+    io.stderr(
+      `wrote ${out}: entry ${sequence} with its inclusion proof against the signed head of ${String(size)} entries; verify it with writ log verify --bundle ${out}\n`,
+    );
     return 0;
   },
 });

@@ -63,7 +63,9 @@ export async function checkHead(io: CliIo, server: URL, pin: KeyPin, last: LastH
   const keys = pin.kind === "key" ? undefined : await fetchJson(io, server, "/.well-known/svc-keys.json");
   const key = chooseKey(raw?.signature, keys, pin, "the server's key list");
   if (last !== undefined && pin.kind === "none" && key.kid !== last.kid) {
-    throw failed(`the log key changed from ${last.kid} to ${key.kid}; if this rotation is expected, pin the new key with --kid ${key.kid} or start a new state file`);
+    throw failed(
+      `the log key changed from ${last.kid} to ${key.kid}; if this rotation is expected, pin the new key with --kid ${key.kid} or start a new state file`,
+    );
   }
   let head: TreeHead;
   try {
@@ -75,12 +77,16 @@ export async function checkHead(io: CliIo, server: URL, pin: KeyPin, last: LastH
   const prev = last.head;
   if (head.tree_size === prev.tree_size) {
     if (head.root !== prev.root) {
-      throw failed(`split view: two signed heads of size ${head.tree_size} with different roots, ${prev.root} (at ${prev.at}) and ${head.root} (at ${head.at})${evidence(prev, head)}`);
+      throw failed(
+        `split view: two signed heads of size ${head.tree_size} with different roots, ${prev.root} (at ${prev.at}) and ${head.root} (at ${head.at})${evidence(prev, head)}`,
+      );
     }
     return { head, kid: key.kid, outcome: { kind: "unchanged" } };
   }
   if (head.tree_size < prev.tree_size) {
-    throw failed(`rollback: the signed head has ${head.tree_size} entries, fewer than the ${prev.tree_size} already verified; a log never shrinks${evidence(prev, head)}`);
+    throw failed(
+      `rollback: the signed head has ${head.tree_size} entries, fewer than the ${prev.tree_size} already verified; a log never shrinks${evidence(prev, head)}`,
+    );
   }
   const proof = await consistencyProof(io, server, prev.tree_size, head.tree_size);
   try {

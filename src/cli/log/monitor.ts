@@ -25,7 +25,9 @@ function describe(check: HeadCheck): string {
 
 function report(io: CliIo, json: boolean, check: HeadCheck): void {
   if (json) {
-    io.stdout(`${JSON.stringify({ ok: true, outcome: check.outcome.kind, tree_size: check.head.tree_size, root: check.head.root, at: check.head.at, kid: check.kid })}\n`);
+    io.stdout(
+      `${JSON.stringify({ ok: true, outcome: check.outcome.kind, tree_size: check.head.tree_size, root: check.head.root, at: check.head.at, kid: check.kid })}\n`,
+    );
   } else {
     io.stdout(`${describe(check)}\n`);
   }

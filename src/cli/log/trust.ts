@@ -83,14 +83,16 @@ export function chooseKey(signature: unknown, list: unknown, pin: KeyPin, listSo
   const named = signatureKid(signature);
   if (pin.kind === "key") {
     const kid = keyId(pin.key);
-    if (named !== undefined && named !== kid) throw new CliError("CHECK_FAILED", `the tree head is signed by kid ${named}, not by the pinned key ${kid} (--key-file ${pin.source})`);
+    if (named !== undefined && named !== kid)
+      throw new CliError("CHECK_FAILED", `the tree head is signed by kid ${named}, not by the pinned key ${kid} (--key-file ${pin.source})`);
     return { key: pin.key, kid, how: `pinned by --key-file ${pin.source}`, pinned: true };
   }
   const keys = keysByKid(list);
   if (pin.kind === "kid") {
     const key = keys.get(pin.kid);
     if (key === undefined) throw new CliError("CHECK_FAILED", `${listSource} holds no key with the pinned kid ${pin.kid}`);
-    if (named !== undefined && named !== pin.kid) throw new CliError("CHECK_FAILED", `the tree head is signed by kid ${named}, not by the pinned kid ${pin.kid}`);
+    if (named !== undefined && named !== pin.kid)
+      throw new CliError("CHECK_FAILED", `the tree head is signed by kid ${named}, not by the pinned kid ${pin.kid}`);
     return { key, kid: pin.kid, how: `pinned by --kid, key from ${listSource}`, pinned: true };
   }
   if (named === undefined) throw new CliError("CHECK_FAILED", "the tree head's signature names no kid; pin the log key with --key-file");

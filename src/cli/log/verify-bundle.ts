@@ -13,16 +13,7 @@
  * Verification stops at the first failed step; every step ran is reported. Nothing throws.
  */
 import { hashBytes, hashFromBytes, isHashString, type HashString } from "../../core/canonical/index.js";
-import {
-  logLeafHash,
-  proofSides,
-  treeHeadRoot,
-  verifyInclusion,
-  verifyLogEntry,
-  verifyTreeHead,
-  type LogEntry,
-  type TreeHead,
-} from "../../core/tlog/index.js";
+import { logLeafHash, proofSides, treeHeadRoot, verifyInclusion, verifyLogEntry, verifyTreeHead, type LogEntry, type TreeHead } from "../../core/tlog/index.js";
 import { CliError } from "../errors.js";
 import type { LogBundle } from "./bundle-format.js";
 import { chooseKey, type ChosenKey, type KeyPin } from "./trust.js";
@@ -61,7 +52,8 @@ class StepFailure extends Error {}
 function parseProof(p: unknown): ProofParts {
   if (!isObj(p)) throw new StepFailure("the inclusion proof is not an object");
   for (const k of Object.keys(p)) if (!PROOF_MEMBERS.includes(k)) throw new StepFailure(`the inclusion proof has an unexpected member ${JSON.stringify(k)}`);
-  if (!isCount(p.sequence) || !isCount(p.index) || !isCount(p.tree_size)) throw new StepFailure("the inclusion proof's sequence, index and tree_size must be whole numbers");
+  if (!isCount(p.sequence) || !isCount(p.index) || !isCount(p.tree_size))
+    throw new StepFailure("the inclusion proof's sequence, index and tree_size must be whole numbers");
   if (!isHashString(p.leaf) || !isHashString(p.root)) throw new StepFailure("the inclusion proof's leaf and root must be sha256: hashes");
   if (!Array.isArray(p.proof)) throw new StepFailure("the inclusion proof's proof must be a list");
   const hashes: Buffer[] = [];
@@ -95,7 +87,8 @@ function leafStep(entry: LogEntry, proof: ProofParts): { leaf: Buffer; detail: s
     throw new StepFailure(`the proof does not fit index ${proof.index} in a tree of ${proof.treeSize}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const wrong = derived.findIndex((s, i) => proof.sides[i] !== s);
-  if (wrong !== -1) throw new StepFailure(`proof step ${wrong}'s side ${JSON.stringify(proof.sides[wrong])} is not the ${derived[wrong]} that index and size give`);
+  if (wrong !== -1)
+    throw new StepFailure(`proof step ${wrong}'s side ${JSON.stringify(proof.sides[wrong])} is not the ${derived[wrong]} that index and size give`);
   const leaf = logLeafHash(entry);
   const leafText = hashFromBytes(leaf);
   if (leafText !== proof.leaf) throw new StepFailure(`the entry's leaf hash ${leafText} is not the proof's leaf ${proof.leaf}`);

@@ -10,7 +10,13 @@
  */
 import { keyId } from "../../core/jose/index.js";
 import {
-  DEFAULT_KB_MAX_AGE_MS, acceptOpenPaymentMandate, isConstraintObject, mandateDelegationId, verifyMandatePresentation, type MandateAcceptance, type TrustedIssuerKey,
+  DEFAULT_KB_MAX_AGE_MS,
+  acceptOpenPaymentMandate,
+  isConstraintObject,
+  mandateDelegationId,
+  verifyMandatePresentation,
+  type MandateAcceptance,
+  type TrustedIssuerKey,
 } from "../../core/mandates/index.js";
 import { readJwkFile, readPublicKeyFile } from "../files.js";
 import { atFlag, required } from "../flags.js";
@@ -56,7 +62,9 @@ export const mandateInspect = defineVerb({
     const agentKey = values["agent-key-file"] !== undefined ? readPublicKeyFile(values["agent-key-file"], "agent-key-file") : undefined;
     const now = Date.parse(atFlag(values.at, io.now()));
     const opts = {
-      issuerKeys, now, kbMaxAgeMs: DEFAULT_KB_MAX_AGE_MS,
+      issuerKeys,
+      now,
+      kbMaxAgeMs: DEFAULT_KB_MAX_AGE_MS,
       ...(values.audience !== undefined ? { audience: values.audience } : {}),
       ...(values.nonce !== undefined ? { nonce: values.nonce } : {}),
     };
@@ -90,16 +98,28 @@ export const mandateInspect = defineVerb({
     const lines: string[] = [];
     if (v.decoded) {
       lines.push(`mandate ${report.delegation_id ?? ""} (mandate hash ${v.decoded.mandateHash}, of what the issuer signed)`);
-      lines.push(`  issuer kid ${JSON.stringify(v.decoded.header.kid)}, typ ${JSON.stringify(v.decoded.header.typ)}, alg ${JSON.stringify(v.decoded.header.alg)}${v.issuer ? ": signature verified" : ""}`);
-      lines.push("  claims:", ...JSON.stringify(v.decoded.claims, null, 2).split("\n").map((l) => `    ${l}`));
+      lines.push(
+        `  issuer kid ${JSON.stringify(v.decoded.header.kid)}, typ ${JSON.stringify(v.decoded.header.typ)}, alg ${JSON.stringify(v.decoded.header.alg)}${v.issuer ? ": signature verified" : ""}`,
+      );
+      lines.push(
+        "  claims:",
+        ...JSON.stringify(v.decoded.claims, null, 2)
+          .split("\n")
+          .map((l) => `    ${l}`),
+      );
       for (const u of v.decoded.undisclosed) {
-        lines.push(u.kind === "element"
-          ? `  withheld: ${u.path} (an array element without its disclosure; refused)`
-          : isConstraintObject(u.path)
-            ? `  withheld: a claim of ${u.path || "the payload"} (a claim without its disclosure where constraints live; refused)`
-            : `  undisclosed: a claim of ${u.path} (a decoy, or an informative claim left out; accepted)`);
+        lines.push(
+          u.kind === "element"
+            ? `  withheld: ${u.path} (an array element without its disclosure; refused)`
+            : isConstraintObject(u.path)
+              ? `  withheld: a claim of ${u.path || "the payload"} (a claim without its disclosure where constraints live; refused)`
+              : `  undisclosed: a claim of ${u.path} (a decoy, or an informative claim left out; accepted)`,
+        );
       }
-      if (v.decoded.kb) lines.push(`  key binding: aud ${JSON.stringify(v.decoded.kb.payload.aud)}, nonce ${JSON.stringify(v.decoded.kb.payload.nonce)}, iat ${String(v.decoded.kb.payload.iat)}`);
+      if (v.decoded.kb)
+        lines.push(
+          `  key binding: aud ${JSON.stringify(v.decoded.kb.payload.aud)}, nonce ${JSON.stringify(v.decoded.kb.payload.nonce)}, iat ${String(v.decoded.kb.payload.iat)}`,
+        );
     }
     if (a.ok) {
       const d = a.delegation;

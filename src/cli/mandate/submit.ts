@@ -43,7 +43,12 @@ export const mandateSubmit = defineVerb({
     const text = readPresentation(required(values.file, "file", "the mandate's SD-JWT file"));
     const format = outputFormat(values.output, ["text", "json", "yaml"] as const, "text");
     const key = apiKey(io, values["api-key-file"], server);
-    const body = { agent_id: agent, sd_jwt: text, ...(values.nonce !== undefined ? { nonce: values.nonce } : {}), ...(values.audience !== undefined ? { audience: values.audience } : {}) };
+    const body = {
+      agent_id: agent,
+      sd_jwt: text,
+      ...(values.nonce !== undefined ? { nonce: values.nonce } : {}),
+      ...(values.audience !== undefined ? { audience: values.audience } : {}),
+    };
     const answer = await requestJson(io, endpoint(server, "/v1/mandates"), { method: "POST", body, bearer: key });
     if (answer.status !== 200 && answer.status !== 201) {
       const hint = answer.status === 401 || answer.status === 403 ? " (check WRIT_API_KEY / --api-key-file: an agents:write key of the agent's operator)" : "";

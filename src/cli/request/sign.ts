@@ -26,7 +26,8 @@ function headerPairs(values: readonly string[] | undefined): Record<string, stri
 export const requestSign = defineVerb({
   name: "request sign",
   summary: "sign an HTTP request as an agent (RFC 9421, Web Bot Auth): prints the header fields to send",
-  synopsis: "--key-file agent.private.jwk.json --server URL --url URL [--method M] [--header 'Name: value']... [--component C]... [--lifetime S] [--output text|json]",
+  synopsis:
+    "--key-file agent.private.jwk.json --server URL --url URL [--method M] [--header 'Name: value']... [--component C]... [--lifetime S] [--output text|json]",
   flags: [
     ["--key-file <file>", "the agent's private JWK (the key it is registered with)"],
     ["--server <url>", "the Writ server whose key directory lists the agent (sent as Signature-Agent)"],
@@ -56,7 +57,8 @@ export const requestSign = defineVerb({
     const signer = readPrivateKeyFile(required(values["key-file"], "key-file", "the agent's private JWK file"), io);
     const server = serverFlag(values.server);
     const url = required(values.url, "url", "the absolute URL of the request");
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw usageError(`--url must be an absolute http or https URL, not ${JSON.stringify(url)}`);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+      throw usageError(`--url must be an absolute http or https URL, not ${JSON.stringify(url)}`);
     const method = (values.method ?? "GET").toUpperCase();
     if (!/^[A-Z]{1,16}$/.test(method)) throw usageError(`--method must be an HTTP method, not ${JSON.stringify(values.method)}`);
     const lifetime = values.lifetime === undefined ? undefined : positiveIntFlag(values.lifetime, "lifetime");
@@ -67,13 +69,25 @@ export const requestSign = defineVerb({
     try {
       fields = await signRequest(
         { method, url, headers },
-        { signer, created: io.now(), directoryUrl: `${server.href.replace(/\/+$/, "")}${DIRECTORY_PATH}`, components: values.component ?? ["@method", "@path"], ...(lifetime !== undefined ? { lifetimeSeconds: lifetime } : {}) },
+        {
+          signer,
+          created: io.now(),
+          directoryUrl: `${server.href.replace(/\/+$/, "")}${DIRECTORY_PATH}`,
+          components: values.component ?? ["@method", "@path"],
+          ...(lifetime !== undefined ? { lifetimeSeconds: lifetime } : {}),
+        },
       );
     } catch (e) {
       throw new CliError("INPUT_INVALID", `cannot sign the request: ${e instanceof Error ? e.message : String(e)}`);
     }
     const out = { "Signature-Input": fields["signature-input"], Signature: fields.signature, "Signature-Agent": fields["signature-agent"] ?? "" };
-    io.stdout(format === "json" ? `${JSON.stringify(out, null, 2)}\n` : Object.entries(out).map(([k, v]) => `${k}: ${v}\n`).join(""));
+    io.stdout(
+      format === "json"
+        ? `${JSON.stringify(out, null, 2)}\n`
+        : Object.entries(out)
+            .map(([k, v]) => `${k}: ${v}\n`)
+            .join(""),
+    );
     return 0;
   },
 });

@@ -67,9 +67,12 @@ export const inquireVerb = defineVerb({
     const format = outputFormat(values.output, ["text", "json", "yaml"] as const, "text");
     const key = apiKey(io, values["api-key-file"], server);
     const client = apiClient(io, server, key);
-    const answer = await callApi(server, "/v1/inquiries", (init) => client.POST("/v1/inquiries", { body: { agent_id: agent, purpose_code: purpose }, ...init }));
+    const answer = await callApi(server, "/v1/inquiries", (init) =>
+      client.POST("/v1/inquiries", { body: { agent_id: agent, purpose_code: purpose }, ...init }),
+    );
     if (answer.status !== 200) {
-      const hint = answer.status === 401 || answer.status === 403 ? " (check WRIT_API_KEY / --api-key-file and that the key has the inquiries:write scope)" : "";
+      const hint =
+        answer.status === 401 || answer.status === 403 ? " (check WRIT_API_KEY / --api-key-file and that the key has the inquiries:write scope)" : "";
       throw new CliError("SERVER_ERROR", `POST /v1/inquiries answered ${errorText(answer)}${hint}`);
     }
     io.stdout(format === "text" ? renderAnswer(answer.body as InquiryAnswer) : renderData(answer.body, format));

@@ -35,18 +35,33 @@ async function registerSampleAgents(io: CliIo, server: URL, key: string): Promis
   const agents: Registered[] = [];
   let orgId: string | undefined;
   for (const a of sampleAgents()) {
-    const body = { agent_id: a.agent_id, principal_id: SAMPLE_PRINCIPAL_ID, verification_level: "self_declared" as const, public_key: a.public_key as RequestBody<"/v1/agents", "post">["public_key"] };
+    const body = {
+      agent_id: a.agent_id,
+      principal_id: SAMPLE_PRINCIPAL_ID,
+      verification_level: "self_declared" as const,
+      public_key: a.public_key as RequestBody<"/v1/agents", "post">["public_key"],
+    };
     const posted = await callApi(server, "/v1/agents", (init) => client.POST("/v1/agents", { body, ...init }));
     if (posted.status !== 201 && posted.status !== 409) {
-      throw new CliError("SERVER_ERROR", `POST /v1/agents (${a.agent_id}) answered ${errorText(posted)}${posted.status === 401 || posted.status === 403 ? " (check WRIT_API_KEY / --api-key-file: an agent operator's key with agents:write)" : ""}`);
+      throw new CliError(
+        "SERVER_ERROR",
+        `POST /v1/agents (${a.agent_id}) answered ${errorText(posted)}${posted.status === 401 || posted.status === 403 ? " (check WRIT_API_KEY / --api-key-file: an agent operator's key with agents:write)" : ""}`,
+      );
     }
-    const got = await callApi(server, "/v1/agents/{agent_id}", (init) => client.GET("/v1/agents/{agent_id}", { params: { path: { agent_id: a.agent_id } }, ...init }));
+    const got = await callApi(server, "/v1/agents/{agent_id}", (init) =>
+      client.GET("/v1/agents/{agent_id}", { params: { path: { agent_id: a.agent_id } }, ...init }),
+    );
     const record = got.body as { operator_org_id?: string; public_key?: Record<string, unknown>; principal_id?: string };
-    if (got.status !== 200 || typeof record.operator_org_id !== "string") throw new CliError("SERVER_ERROR", `GET /v1/agents/${a.agent_id} answered ${errorText(got)}`);
+    if (got.status !== 200 || typeof record.operator_org_id !== "string")
+      throw new CliError("SERVER_ERROR", `GET /v1/agents/${a.agent_id} answered ${errorText(got)}`);
     if (posted.status === 409 && (record.principal_id === undefined || record.public_key?.x !== a.public_key.x)) {
-      throw new CliError("SERVER_ERROR", `POST /v1/agents (${a.agent_id}) answered ${errorText(posted)}: the agent id or its PUBLIC sample key is held by another registration`);
+      throw new CliError(
+        "SERVER_ERROR",
+        `POST /v1/agents (${a.agent_id}) answered ${errorText(posted)}: the agent id or its PUBLIC sample key is held by another registration`,
+      );
     }
-    if (orgId !== undefined && orgId !== record.operator_org_id) throw new CliError("SERVER_ERROR", `${a.agent_id} is registered to ${record.operator_org_id}, not ${orgId}`);
+    if (orgId !== undefined && orgId !== record.operator_org_id)
+      throw new CliError("SERVER_ERROR", `${a.agent_id} is registered to ${record.operator_org_id}, not ${orgId}`);
     orgId = record.operator_org_id;
     agents.push({ agent_id: a.agent_id, outcome: posted.status === 201 ? "registered" : "already registered" });
   }
@@ -62,7 +77,10 @@ export const samplesVerb = defineVerb({
   flags: [
     ["--out <dir>", "the folder to write (created; sample files in it are replaced)"],
     ["--webhook-url <url>", `where the sample Subscription delivers (default ${SAMPLE_WEBHOOK_URL}, the receiver writ dev runs)`],
-    ["--register", `register the sample agents with the organization of WRIT_API_KEY (POST /v1/agents, principal ${SAMPLE_PRINCIPAL_ID}, self_declared) and print the namespace label that binds it`],
+    [
+      "--register",
+      `register the sample agents with the organization of WRIT_API_KEY (POST /v1/agents, principal ${SAMPLE_PRINCIPAL_ID}, self_declared) and print the namespace label that binds it`,
+    ],
     ["--server <url>", "the Writ server (with --register)"],
     ["--api-key-file <file>", "the API key (with --register; default: WRIT_API_KEY)"],
     ["--at <time>", "RFC 3339 time the samples are dated and signed at (default now); the grants run from it for days"],
@@ -90,8 +108,10 @@ export const samplesVerb = defineVerb({
     const at = new Date(Date.parse(atFlag(values.at, io.now()))).toISOString().replace(/\.\d+Z$/, "Z");
     const format = outputFormat(values.output, ["text", "json", "yaml"] as const, "text");
     const webhookUrl = values["webhook-url"];
-    if (webhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(webhookUrl)) throw usageError(`--webhook-url must be an http or https URL, not ${JSON.stringify(webhookUrl)}`);
-    if (values.register !== true && (values.server !== undefined || values["api-key-file"] !== undefined)) throw usageError("--server and --api-key-file are used with --register only");
+    if (webhookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(webhookUrl))
+      throw usageError(`--webhook-url must be an http or https URL, not ${JSON.stringify(webhookUrl)}`);
+    if (values.register !== true && (values.server !== undefined || values["api-key-file"] !== undefined))
+      throw usageError("--server and --api-key-file are used with --register only");
     let registration: { agents: Registered[]; orgId: string } | undefined;
     if (values.register === true) {
       const server = serverFlag(values.server);
@@ -100,7 +120,12 @@ export const samplesVerb = defineVerb({
     const files = await writeFreshSamples(out, at, webhookUrl);
     const agents = sampleAgents();
     if (format !== "text") {
-      io.stdout(renderData({ at, suffix: sampleSuffix(at), files, agents, ...(registration ? { registered: registration.agents, org_id: registration.orgId } : {}) }, format));
+      io.stdout(
+        renderData(
+          { at, suffix: sampleSuffix(at), files, agents, ...(registration ? { registered: registration.agents, org_id: registration.orgId } : {}) },
+          format,
+        ),
+      );
       return 0;
     }
     if (registration) {

@@ -75,7 +75,9 @@ export const verifyVerb = defineVerb({
     "Exit status: 0 ALLOW; 1 DENY, STEP_UP, any other verdict or an error answer; 2 bad usage.",
   ],
   // Answers ALLOW against `writ dev` (npm start): the PUBLIC demo operator key and the demo agent it seeds.
-  examples: ["WRIT_API_KEY=bur_f-sGsUrJQHACja5SyeafOMFOnvA8ues53Q_7k-FPJl4 writ verify --server http://127.0.0.1:8080 --agent agent_demo --amount 12.50 --currency USD --merchant 'Corner Market'"],
+  examples: [
+    "WRIT_API_KEY=bur_f-sGsUrJQHACja5SyeafOMFOnvA8ues53Q_7k-FPJl4 writ verify --server http://127.0.0.1:8080 --agent agent_demo --amount 12.50 --currency USD --merchant 'Corner Market'",
+  ],
   options: {
     server: { type: "string" },
     agent: { type: "string" },
@@ -101,7 +103,8 @@ export const verifyVerb = defineVerb({
     if (isIsoCurrency(currency) && !isCurrency(currency)) throw usageError(`--currency ${currency} ${currencyRefusal(currency) ?? ""}`);
     if (!isCurrency(currency)) throw usageError(`--currency ${JSON.stringify(values.currency)} is not an ISO 4217 currency code such as USD`);
     const amountText = required(values.amount, "amount", "the amount in major units, e.g. 12.50");
-    if (!/^(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?$/.test(amountText)) throw usageError(`--amount must be a plain decimal such as 12.50, not ${JSON.stringify(amountText)}`);
+    if (!/^(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?$/.test(amountText))
+      throw usageError(`--amount must be a plain decimal such as 12.50, not ${JSON.stringify(amountText)}`);
     const amount = Number(amountText);
     // The text itself, not the double it reads as: 123456789012345.12345678 is not a double.
     if (!isExactNumberLiteral(amountText)) throw usageError(`--amount ${amountText}: a JSON number cannot carry it exactly (at most 15 significant digits)`);

@@ -7,9 +7,8 @@
  * warning.
  */
 import type { Pool } from "pg";
-import { loadDelegation } from "../../store/delegations.js";
-import { agreementRow } from "../../store/status-reads.js";
-import type { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
+import { loadDelegation, agreementRow } from "../../store/index.js";
+import type { NamespaceBindings } from "../../sources/kubernetes/index.js";
 import type { AdmissionLookup, RevokedRecord } from "./review.js";
 
 /** What the lookup asks of the revocation index. */
@@ -31,7 +30,8 @@ export function admissionLookup(pool: Pool, bindings: Pick<NamespaceBindings, "l
   };
   return {
     revoked(kind, id, namespace) {
-      if (revoked && !revoked.stale() && !(kind === "delegation" ? revoked.isDelegationRevoked(id) : revoked.isAgreementRevoked(id))) return Promise.resolve(undefined);
+      if (revoked && !revoked.stale() && !(kind === "delegation" ? revoked.isDelegationRevoked(id) : revoked.isAgreementRevoked(id)))
+        return Promise.resolve(undefined);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
       return Promise.race([read(kind, id, namespace).catch(() => undefined), timeout]).finally(() => clearTimeout(timer));

@@ -115,11 +115,13 @@ function immutableId(obj: WritResource, old: WritResource | undefined, field: "d
   if (now === undefined) return [];
   const before = storedRecordId(obj) ?? idOf(old, field);
   if (before === undefined || before === now) return [];
-  return [{
-    condition: "Valid",
-    code: "SPEC_INVALID",
-    message: `spec.${field} is immutable: this resource declared ${before}; a new ${noun} (${now}) is a new resource with its own name`,
-  }];
+  return [
+    {
+      condition: "Valid",
+      code: "SPEC_INVALID",
+      message: `spec.${field} is immutable: this resource declared ${before}; a new ${noun} (${now}) is a new resource with its own name`,
+    },
+  ];
 }
 
 /** True when `old` was stored as its current generation (its status says so). */

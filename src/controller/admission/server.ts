@@ -118,7 +118,14 @@ export async function startAdmissionServer(opts: AdmissionServerOptions): Promis
       verdict = { allowed: false, message: `the Writ admission webhook could not review this object: ${errorText(err)}` };
     }
     if (!verdict.allowed) {
-      log.info("admission refused", { phase, kind: review.kind.kind, namespace: review.namespace, name: review.name, operation: review.operation, message: verdict.message });
+      log.info("admission refused", {
+        phase,
+        kind: review.kind.kind,
+        namespace: review.namespace,
+        name: review.name,
+        operation: review.operation,
+        message: verdict.message,
+      });
     }
     send(200, reviewResponse(review.uid, verdict));
   };

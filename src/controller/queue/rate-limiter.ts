@@ -11,7 +11,7 @@
  *
  * Pure apart from the clock they are given.
  */
-import type { Clock } from "../../core/time/clock.js";
+import type { Clock } from "../../core/time/index.js";
 
 /** A retry delay policy. */
 export interface RateLimiter {

@@ -14,7 +14,7 @@
  *
  * Time comes from the injected `Clock`, so tests drive delays and backoff with a fake clock.
  */
-import type { Clock, ClockTimer } from "../../core/time/clock.js";
+import type { Clock, ClockTimer } from "../../core/time/index.js";
 import { DelayHeap } from "./delay-heap.js";
 import type { RateLimiter } from "./rate-limiter.js";
 

@@ -12,10 +12,9 @@
  *   signed by the delegation principal's key (PRINCIPAL_KEY_MISMATCH), names the delegation's
  *   agent (AGENT_MISMATCH) and, when the scope binds intents, a bound intent (INTENT_NOT_BOUND).
  */
-import { type IntentAgreement } from "../../core/agreement/index.js";
+import { type IntentAgreement, prepareAgreement } from "../../core/agreement/index.js";
 import { agreementFromSpec } from "../../core/crd/index.js";
-import type { PreparedAgreement, PreparedDelegation } from "../../core/evaluate/types.js";
-import { prepareAgreement } from "../../core/agreement/index.js";
+import type { PreparedAgreement, PreparedDelegation } from "../../core/evaluate/index.js";
 import { SIGNED_STATUSES, validate } from "../../core/schemas/index.js";
 import { privateKeyRefusals, schemaRefusal, type Refusal } from "../spec-errors.js";
 
@@ -44,8 +43,10 @@ export function integrityRefusals(p: PreparedAgreement, where = "spec"): Refusal
   });
   if (p.eventChainProblem !== undefined) out.push({ condition: "Signed", code: "EVENT_CHAIN_BROKEN", message: `${where}.events: ${p.eventChainProblem}` });
   if (p.ledger.state === "broken") out.push({ condition: "Signed", code: "LEDGER_CHAIN_BROKEN", message: `${where}.ledger: ${p.ledger.problem}` });
-  if (typeof p.revocation === "object") out.push({ condition: "Signed", code: "REVOCATION_UNVERIFIED", message: `${where}.revocation: ${p.revocation.problem}` });
-  if (p.parentLimitsProblem !== undefined) out.push({ condition: "Valid", code: "PARENT_LIMITS_EXCEEDED", message: `${where}.parent_limits: ${p.parentLimitsProblem}` });
+  if (typeof p.revocation === "object")
+    out.push({ condition: "Signed", code: "REVOCATION_UNVERIFIED", message: `${where}.revocation: ${p.revocation.problem}` });
+  if (p.parentLimitsProblem !== undefined)
+    out.push({ condition: "Valid", code: "PARENT_LIMITS_EXCEEDED", message: `${where}.parent_limits: ${p.parentLimitsProblem}` });
   return out;
 }
 
@@ -71,7 +72,11 @@ export function bindingRefusals(p: PreparedAgreement, d: PreparedDelegation, whe
       });
     }
     if (bound && !bound.has(m.mandate.intent_id)) {
-      out.push({ condition: "Valid", code: "INTENT_NOT_BOUND", message: `${at}: delegation ${delegation.delegation_id} does not bind intent ${m.mandate.intent_id} (spec.scope.intents)` });
+      out.push({
+        condition: "Valid",
+        code: "INTENT_NOT_BOUND",
+        message: `${at}: delegation ${delegation.delegation_id} does not bind intent ${m.mandate.intent_id} (spec.scope.intents)`,
+      });
     }
   });
   return out;
@@ -83,7 +88,8 @@ export async function checkAgreementSpec(spec: unknown, now: number): Promise<Ag
   const refusals: Refusal[] = [];
   const secrets = privateKeyRefusals(spec);
   if (secrets.length > 0) return delegationName === undefined ? { refusals: secrets } : { refusals: secrets, delegationName };
-  if (delegationName === undefined) refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: "spec.delegationRef.name: is required (the Delegation this agreement is bound to)" });
+  if (delegationName === undefined)
+    refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: "spec.delegationRef.name: is required (the Delegation this agreement is bound to)" });
   const v = validate<IntentAgreement>("intent-agreement", record);
   if (!v.ok) {
     refusals.push(schemaRefusal(v.errors));

@@ -14,9 +14,7 @@
 import type { PoolClient } from "pg";
 import { canonicalJson, type HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
-import { appendLogEntries } from "../../store/log.js";
-import { logEntryBySequence } from "../../store/log-read.js";
-import { agreementLogSequence } from "../../store/status-reads.js";
+import { appendLogEntries, logEntryBySequence, agreementLogSequence } from "../../store/index.js";
 
 /** The body of an agreement's log entry. */
 export function agreementLogBody(agreementId: string, delegationId: string | null, mandateHashes: readonly HashString[]): Record<string, unknown> {
@@ -46,7 +44,12 @@ export async function ensureAgreementLogged(
   }
   const found = await agreementLogSequence(client, text);
   if (found !== undefined) return { sequence: found, appended: false };
-  const res = await appendLogEntries(client, [{ kind: "agreement", body }], signer, opts.origin !== undefined ? { now: opts.now, origin: opts.origin } : { now: opts.now });
+  const res = await appendLogEntries(
+    client,
+    [{ kind: "agreement", body }],
+    signer,
+    opts.origin !== undefined ? { now: opts.now, origin: opts.origin } : { now: opts.now },
+  );
   const entry = res.entries[0];
   if (!entry) throw new Error("the log append returned no entry");
   return { sequence: entry.sequence, appended: true };

@@ -5,11 +5,9 @@
  * and Ready, decided by `AGREEMENT_READINESS`, an ordered chain of policies (the first that
  * objects decides Ready False; none objecting is Ready True).
  */
-import type { ReasonCode } from "../../core/evaluate/reasons.js";
-import type { PreparedAgreement } from "../../core/evaluate/types.js";
+import type { ReasonCode, PreparedAgreement } from "../../core/evaluate/index.js";
 import type { StoredAncestor } from "../../core/delegation/index.js";
-import type { StoredDelegation } from "../../store/delegations.js";
-import type { AgreementRow } from "../../store/status-reads.js";
+import type { StoredDelegation, AgreementRow } from "../../store/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { delegationView } from "./delegation-checks.js";
@@ -47,7 +45,11 @@ export function enforcedOf(
     return { status: "revoked", code: prepared?.agreement.status === "revoked" ? undefined : "AGREEMENT_REVOKED", why };
   }
   if (bound?.revokedAt) {
-    return { status: "revoked", code: "DELEGATION_REVOKED", why: `the delegation it is bound to, ${bound.delegationId}, is revoked${at(bound.revokedAt)}: ${revokedMessage(bound)}; verify answers DENY DELEGATION_REVOKED` };
+    return {
+      status: "revoked",
+      code: "DELEGATION_REVOKED",
+      why: `the delegation it is bound to, ${bound.delegationId}, is revoked${at(bound.revokedAt)}: ${revokedMessage(bound)}; verify answers DENY DELEGATION_REVOKED`,
+    };
   }
   if (bound) {
     // Its chain as the stored parents give it (`ancestors`, in link order), as verify judges it.
@@ -55,12 +57,24 @@ export function enforcedOf(
     const view = delegationView(bound.record, now, new Set(), chained);
     const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_REVOKED" || f.code === "CHAIN_LINK_EXPIRED");
     if (view.effective === "revoked" && link) {
-      return { status: "revoked", code: link.code, why: `the delegation it is bound to, ${bound.delegationId}, is invalidated: ${link.message}; verify answers DENY ${link.code}` };
+      return {
+        status: "revoked",
+        code: link.code,
+        why: `the delegation it is bound to, ${bound.delegationId}, is invalidated: ${link.message}; verify answers DENY ${link.code}`,
+      };
     }
     if (view.effective === "expired") {
       return link
-        ? { status: "expired", code: link.code, why: `the delegation it is bound to, ${bound.delegationId}, lapses with its chain: ${link.message}; verify answers DENY ${link.code}` }
-        : { status: "expired", code: "DELEGATION_EXPIRED", why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED` };
+        ? {
+            status: "expired",
+            code: link.code,
+            why: `the delegation it is bound to, ${bound.delegationId}, lapses with its chain: ${link.message}; verify answers DENY ${link.code}`,
+          }
+        : {
+            status: "expired",
+            code: "DELEGATION_EXPIRED",
+            why: `the delegation it is bound to, ${bound.delegationId}, has expired; verify answers DENY DELEGATION_EXPIRED`,
+          };
     }
   }
   const own = prepared ? effectiveOf(prepared, row, now).status : undefined;
@@ -118,5 +132,10 @@ export function agreementReadiness(r: AgreementReadiness, policies: readonly Agr
     const c = p(r);
     if (c) return c;
   }
-  return { type: "Ready", status: "True", reason: "Reconciled", message: `stored as agreement ${r.agreementId}; effective status ${r.effective?.status ?? ""}` };
+  return {
+    type: "Ready",
+    status: "True",
+    reason: "Reconciled",
+    message: `stored as agreement ${r.agreementId}; effective status ${r.effective?.status ?? ""}`,
+  };
 }

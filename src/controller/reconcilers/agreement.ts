@@ -26,21 +26,24 @@
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
 import { prepareDelegation } from "../../core/delegation/index.js";
-import { upsertAgreement } from "../../store/agreements.js";
-import { recordRevocation } from "../../store/revocation-record.js";
-import { loadDelegation, loadStoredChain, type StoredDelegation } from "../../store/delegations.js";
-import { withTransaction } from "../../store/pool.js";
-import { RecordStoreError } from "../../store/record-errors.js";
-import { splitKey } from "../../sources/kubernetes/objects.js";
+import {
+  upsertAgreement,
+  recordRevocationFromRecord as recordRevocation,
+  loadDelegation,
+  loadStoredChain,
+  type StoredDelegation,
+  withTransaction,
+  RecordStoreError,
+  agreementRow,
+  type AgreementRow,
+} from "../../store/index.js";
+import { splitKey, writRef, UNBOUND_RETRY_MS } from "../../sources/kubernetes/index.js";
 import type { DesiredCondition } from "../conditions.js";
-import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
-import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
 import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import type { Refusal } from "../spec-errors.js";
-import { agreementRow, type AgreementRow } from "../../store/status-reads.js";
 import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
@@ -56,7 +59,12 @@ const KIND = "IntentAgreement";
 /** Retry of an agreement whose Delegation is not stored yet (it is also queued when the Delegation is). */
 const PENDING_RETRY_MS = 15_000;
 
-const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN", ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED" };
+const STORE_REFUSALS: Record<string, Refusal["code"]> = {
+  RECORD_INVALID: "SPEC_INVALID",
+  LEDGER_INVALID: "LEDGER_CHAIN_BROKEN",
+  LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN",
+  ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED",
+};
 
 /** Reconciles the IntentAgreement `key` (`namespace/name`). */
 export async function reconcileAgreement(ctx: ReconcileContext, key: string): Promise<ReconcileResult> {
@@ -87,7 +95,11 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   }
   if (record && prepared) {
     if (declaredId !== undefined && declaredId !== record.agreement_id) {
-      refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `spec.agreement_id is immutable: this resource declared ${declaredId}; a new agreement is a new resource` });
+      refusals.push({
+        condition: "Valid",
+        code: "SPEC_INVALID",
+        message: `spec.agreement_id is immutable: this resource declared ${declaredId}; a new agreement is a new resource`,
+      });
     }
     if (binding.ok) {
       const refName = check.delegationName ?? "";
@@ -98,7 +110,11 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         delegation = await loadDelegation(ctx.pool, targetId);
         if (!delegation) pending = `the Delegation ${refName} (${targetId}) is not stored yet`;
         else if (delegation.orgId !== binding.orgId) {
-          refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegationRef: delegation ${targetId} is stored for another organization` });
+          refusals.push({
+            condition: "Bound",
+            code: "NAMESPACE_NOT_BOUND",
+            message: `spec.delegationRef: delegation ${targetId} is stored for another organization`,
+          });
           delegation = undefined;
         } else refusals.push(...bindingRefusals(prepared, prepareDelegation(delegation.record)));
       }
@@ -108,7 +124,11 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         refusals.push(foreign);
         row = undefined;
       } else if (row && row.orgId !== binding.orgId) {
-        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agreement_id: ${record.agreement_id} is stored for another organization` });
+        refusals.push({
+          condition: "Bound",
+          code: "NAMESPACE_NOT_BOUND",
+          message: `spec.agreement_id: ${record.agreement_id} is stored for another organization`,
+        });
         row = undefined;
       }
     }
@@ -129,7 +149,11 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         const up = await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at });
         let appended = false;
         if (signed && ctx.logSigner) {
-          const body = agreementLogBody(record.agreement_id, bound.delegationId, prepared.mandates.map((m) => m.hash));
+          const body = agreementLogBody(
+            record.agreement_id,
+            bound.delegationId,
+            prepared.mandates.map((m) => m.hash),
+          );
           const logged = await ensureAgreementLogged(c, body, ctx.logSigner, {
             now: at,
             ...(known !== undefined ? { knownSequence: known } : {}),
@@ -158,7 +182,8 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       });
       stored = true;
       ledgerIgnored = ignored;
-      if (appended) ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
+      if (appended)
+        ctx.events.record(obj, KIND, "Normal", "Logged", `transparency log entry ${logSequence} records the mandate hashes of ${record.agreement_id}`);
       if (revokedNow) {
         const logged = loggedText(revocationSequence);
         ctx.events.record(obj, KIND, "Normal", "Revoked", `declared revoked: agreement ${record.agreement_id} revoked; ${logged}`);
@@ -186,8 +211,21 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
   const declared = record?.status;
   const noLog = signed && !ctx.logSigner;
-  const inForce = enforced ? `; verify still answers with the agreement stored before: effective status ${enforced.status}${enforced.why ? ` (${enforced.why})` : ""}` : "";
-  const ready = agreementReadiness({ refusals, inForce, enforced, pending, stored, effective: eff, noLog, declared, agreementId: record?.agreement_id ?? "", revokedReason: row?.revokedReason ?? null });
+  const inForce = enforced
+    ? `; verify still answers with the agreement stored before: effective status ${enforced.status}${enforced.why ? ` (${enforced.why})` : ""}`
+    : "";
+  const ready = agreementReadiness({
+    refusals,
+    inForce,
+    enforced,
+    pending,
+    stored,
+    effective: eff,
+    noLog,
+    declared,
+    agreementId: record?.agreement_id ?? "",
+    revokedReason: row?.revokedReason ?? null,
+  });
   const conditions: DesiredCondition[] = [
     conditionOf("Valid", refusals, { reason: "Validated", message: "the spec validates and fits its delegation" }),
     prepared
@@ -195,25 +233,47 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       : { type: "Signed", status: "Unknown", reason: "NotChecked", message: "the spec does not validate" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
     stored
-      ? { type: "Stored", status: "True", reason: "Stored", message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}${ledgerIgnored !== undefined ? `; ${ledgerIgnored}` : ""}` }
-      : { type: "Stored", status: "False", reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"), message: `generation ${obj.metadata.generation ?? 0} is not stored${row ? "; the agreement stored before stays in force" : ""}` },
+      ? {
+          type: "Stored",
+          status: "True",
+          reason: "Stored",
+          message: `stored as agreement ${record?.agreement_id ?? ""}, bound to delegation ${delegation?.delegationId ?? ""}${ledgerIgnored !== undefined ? `; ${ledgerIgnored}` : ""}`,
+        }
+      : {
+          type: "Stored",
+          status: "False",
+          reason: refusals[0]?.code ?? (pending !== undefined ? "DelegationNotReady" : "NotStored"),
+          message: `generation ${obj.metadata.generation ?? 0} is not stored${row ? "; the agreement stored before stays in force" : ""}`,
+        },
     logSequence !== undefined
       ? { type: "Logged", status: "True", reason: "Logged", message: `transparency log entry ${logSequence} records the current mandate hashes` }
       : !signed
         ? { type: "Logged", status: "False", reason: "AwaitingSignatures", message: "mandate hashes are logged once every mandate is signed" }
-        : { type: "Logged", status: "False", reason: noLog ? "LogNotConfigured" : "NotStored", message: noLog ? "SVC_LOG_SIGNING_SEED is unset" : "logged once stored" },
+        : {
+            type: "Logged",
+            status: "False",
+            reason: noLog ? "LogNotConfigured" : "NotStored",
+            message: noLog ? "SVC_LOG_SIGNING_SEED is unset" : "logged once stored",
+          },
     ready,
   ];
   const effective = enforced?.status ?? (stored ? eff?.status : undefined);
-  await report(ctx, AGREEMENTS, KIND, obj, {
-    // What verify enforces for this resource's agreement; Invalid or Pending only when nothing is stored.
-    phase: effective !== undefined ? phaseOf(effective) : refused ? "Invalid" : "Pending",
-    effectiveStatus: effective,
-    mandateHashes: prepared?.mandates.map((m) => m.hash),
-    ledgerSequence: row?.ledgerSequence,
-    ledgerHead: row?.ledgerHead ?? undefined,
-    logSequence: logSequence ?? (typeof obj.status?.logSequence === "number" && !stored ? obj.status.logSequence : undefined),
-  }, conditions);
+  await report(
+    ctx,
+    AGREEMENTS,
+    KIND,
+    obj,
+    {
+      // What verify enforces for this resource's agreement; Invalid or Pending only when nothing is stored.
+      phase: effective !== undefined ? phaseOf(effective) : refused ? "Invalid" : "Pending",
+      effectiveStatus: effective,
+      mandateHashes: prepared?.mandates.map((m) => m.hash),
+      ledgerSequence: row?.ledgerSequence,
+      ledgerHead: row?.ledgerHead ?? undefined,
+      logSequence: logSequence ?? (typeof obj.status?.logSequence === "number" && !stored ? obj.status.logSequence : undefined),
+    },
+    conditions,
+  );
 
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (pending !== undefined && !row) return { requeueAfterMs: PENDING_RETRY_MS };

@@ -6,19 +6,17 @@
  */
 import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
-import type { KubeTransport } from "../../sources/kubernetes/client.js";
-import type { ResourceRef } from "../../sources/kubernetes/objects.js";
-import type { Clock } from "../../core/time/clock.js";
+import type { KubeTransport, ResourceRef, NamespaceBindings } from "../../sources/kubernetes/index.js";
+import type { Clock } from "../../core/time/index.js";
 import { findCondition, mergeConditions, type DesiredCondition } from "../conditions.js";
 import type { ControllerReason } from "../reasons.js";
 import type { EventRecorder } from "../events.js";
 import type { WritResource } from "../kinds.js";
 import type { Logger } from "../log.js";
-import type { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
 import { writeStatus } from "../resource-writes.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import type { StatusMemo } from "../status-memo.js";
-import { isDbUnavailable } from "../../store/db-errors.js";
+import { isDbUnavailable } from "../../store/index.js";
 import { errorText } from "../log.js";
 
 /** Cached resources of one kind (the informers' caches). */
@@ -154,7 +152,9 @@ export async function reportingStoreOutage<T>(
     if (!isDbUnavailable(err)) throw err;
     const message = `Postgres cannot be reached (${errorText(err)}): what is stored for this resource, and so what verify answers, cannot be read; retrying`;
     const conditions = types.map((type): DesiredCondition => ({ type, status: "Unknown", reason: STORE_UNAVAILABLE, message }));
-    await report(ctx, ref, kind, obj, { phase: "Unknown" }, conditions).catch((e: unknown) => ctx.log.warn("cannot report the database outage in the status", { error: errorText(e) }));
+    await report(ctx, ref, kind, obj, { phase: "Unknown" }, conditions).catch((e: unknown) =>
+      ctx.log.warn("cannot report the database outage in the status", { error: errorText(e) }),
+    );
     throw err;
   }
 }

@@ -29,8 +29,7 @@ import {
   type PreparedDelegationWithProblems,
   type StoredAncestor,
 } from "../../core/delegation/index.js";
-import type { Finding } from "../../core/evaluate/reasons.js";
-import { DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/types.js";
+import { type Finding, DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/index.js";
 import { validate } from "../../core/schemas/index.js";
 import { privateKeyRefusals, schemaRefusal, type Refusal } from "../spec-errors.js";
 import { bindingRefusals, integrityRefusals } from "./agreement-checks.js";
@@ -58,11 +57,16 @@ export async function checkDelegationSpec(spec: unknown, now: number): Promise<D
   const granted = Date.parse(record.granted_at);
   const expires = Date.parse(record.expires_at);
   if (Number.isFinite(granted) && Number.isFinite(expires) && expires <= granted) {
-    refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `spec.expires_at (${record.expires_at}) must be after spec.granted_at (${record.granted_at}): this grant would end before it starts` });
+    refusals.push({
+      condition: "Valid",
+      code: "SPEC_INVALID",
+      message: `spec.expires_at (${record.expires_at}) must be after spec.granted_at (${record.granted_at}): this grant would end before it starts`,
+    });
   } else if (prepared.expiresAtMs === 0 && (prepared.problems ?? []).length > 0) {
     refusals.push({ condition: "Valid", code: "SPEC_INVALID", message: `the grant cannot bound authority: ${prepared.problems.join("; ")}` });
   }
-  if (prepared.chainBroken !== undefined) refusals.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${prepared.chainBroken}` });
+  if (prepared.chainBroken !== undefined)
+    refusals.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${prepared.chainBroken}` });
   if (prepared.chainWidened !== undefined) {
     refusals.push({ condition: "ChainValid", code: "CHAIN_SCOPE_WIDENED", message: `spec.delegation_chain: ${prepared.chainWidened}` });
   }
@@ -91,7 +95,11 @@ export function storedChainRefusals(prepared: PreparedDelegationWithProblems, or
     out.push({ condition: "ChainValid", code: "CHAIN_SCOPE_WIDENED", message: `spec.delegation_chain (as stored): ${stored.chainWidened}` });
   }
   for (const why of chainCopyProblems(prepared.delegation, ancestors)) {
-    out.push({ condition: "ChainValid", code: "CHAIN_BROKEN", message: `spec.delegation_chain: ${why}; derive the chain from the stored parent (writ delegation narrow)` });
+    out.push({
+      condition: "ChainValid",
+      code: "CHAIN_BROKEN",
+      message: `spec.delegation_chain: ${why}; derive the chain from the stored parent (writ delegation narrow)`,
+    });
   }
   return out;
 }
@@ -153,7 +161,9 @@ export function delegationView(
   const ctx = context(now, revoked);
   const effective = effectiveStatus(p, ctx);
   const expiresAtMs = Math.min(p.expiresAtMs, ...p.chain.map((l) => l.expiresAtMs));
-  const kept = new Set(stored ? ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED", "CHAIN_BROKEN", "CHAIN_SCOPE_WIDENED"] : ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED"]);
+  const kept = new Set(
+    stored ? ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED", "CHAIN_BROKEN", "CHAIN_SCOPE_WIDENED"] : ["CHAIN_LINK_REVOKED", "CHAIN_LINK_EXPIRED"],
+  );
   const chainFindings = evaluateChain(p, ctx).filter((f) => kept.has(f.code));
   const view: DelegationView = { effective, expiresAtMs, chainFindings };
   if (effective === "suspended") view.suspended = suspensionReason(p, ctx);

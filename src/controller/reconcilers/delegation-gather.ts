@@ -9,11 +9,8 @@
  * a revoked record and its chain, the stored delegations the STORED record's links cite).
  */
 import type { StoredAncestor } from "../../core/delegation/index.js";
-import type { Binding } from "../../sources/kubernetes/namespace-binding.js";
-import { loadDelegation, loadStoredChain, type StoredDelegation } from "../../store/delegations.js";
-import type { Queryable } from "../../store/pool.js";
-import { ownerOf, type RecordOwner } from "../../store/record-owners.js";
-import { revokedDelegationIds } from "../../store/status-reads.js";
+import type { Binding } from "../../sources/kubernetes/index.js";
+import { loadDelegation, loadStoredChain, type StoredDelegation, type Queryable, ownerOf, type RecordOwner, revokedDelegationIds } from "../../store/index.js";
 import type { DelegationCheck } from "./delegation-checks.js";
 import type { StoreFacts } from "./delegation-plan.js";
 
@@ -65,7 +62,8 @@ export async function gatherStoreFacts(
   facts.existing = await reads.delegation(id);
   facts.owners.delegation = await reads.owner("delegation", id);
   if (record.intent_agreement) facts.owners.agreement = await reads.owner("agreement", record.intent_agreement.agreement_id);
-  if (record.delegation_chain.length > 0 && input.check.prepared) facts.ancestors = await reads.storedChain(record.delegation_chain.map((l) => l.delegation_id));
+  if (record.delegation_chain.length > 0 && input.check.prepared)
+    facts.ancestors = await reads.storedChain(record.delegation_chain.map((l) => l.delegation_id));
   return facts;
 }
 

@@ -20,17 +20,12 @@
 import { canonicalJson } from "../../core/canonical/index.js";
 import { MANDATE_FIELD } from "../../core/crd/index.js";
 import { decodeMandatePresentation, mandateDelegationId } from "../../core/mandates/index.js";
-import { getAgent } from "../../store/agents.js";
-import { loadDelegation, type StoredDelegation } from "../../store/delegations.js";
-import { revokedDelegationIds } from "../../store/status-reads.js";
-import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../verify/pipeline/mandates.js";
-import { splitKey } from "../../sources/kubernetes/objects.js";
-import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
-import { writRef } from "../../sources/kubernetes/writ-refs.js";
+import { getAgent, loadDelegation, type StoredDelegation, revokedDelegationIds, claimRecord } from "../../store/index.js";
+import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../verify/index.js";
+import { splitKey, UNBOUND_RETRY_MS, writRef } from "../../sources/kubernetes/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import type { WritResource } from "../kinds.js";
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
-import { claimRecord } from "../../store/record-owners.js";
 import { foreignOwnerRefusal, notOwnedRefusal, ownedBy } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
@@ -65,20 +60,25 @@ export function isMandateSpec(spec: unknown): boolean {
 /** The declared mandate, or the refusal of a malformed spec. */
 function readSpec(spec: Record<string, unknown>): MandateSpec | Refusal {
   // The API server fills the CRD's defaults in: those values are not declarations.
-  const extra = Object.keys(spec).filter((k) => k !== MANDATE_FIELD && k !== "agent" && k !== "state" && !(k in CRD_DEFAULTS && canonicalJson(spec[k]) === canonicalJson(CRD_DEFAULTS[k])));
-  if (extra.length > 0) return invalid(`spec.${extra[0] ?? ""}: the mandate form holds only mandate, agent and state; every other field comes from the mandate`);
+  const extra = Object.keys(spec).filter(
+    (k) => k !== MANDATE_FIELD && k !== "agent" && k !== "state" && !(k in CRD_DEFAULTS && canonicalJson(spec[k]) === canonicalJson(CRD_DEFAULTS[k])),
+  );
+  if (extra.length > 0)
+    return invalid(`spec.${extra[0] ?? ""}: the mandate form holds only mandate, agent and state; every other field comes from the mandate`);
   if (spec.state !== undefined && spec.state !== "active") {
     return invalid("spec.state: a mandate is withdrawn by deleting its resource (or DELETE /svc/delegations/{id}), so its state is active");
   }
   const m = spec[MANDATE_FIELD];
   const agent = spec.agent;
   if (!isObj(m) || typeof m.sdJwt !== "string" || m.sdJwt === "") return invalid("spec.mandate.sdJwt: the mandate's SD-JWT is required");
-  for (const k of ["audience", "nonce"]) if (m[k] !== undefined && (typeof m[k] !== "string" || m[k] === "")) return invalid(`spec.mandate.${k} must be a non-empty string`);
+  for (const k of ["audience", "nonce"])
+    if (m[k] !== undefined && (typeof m[k] !== "string" || m[k] === "")) return invalid(`spec.mandate.${k} must be a non-empty string`);
   if (!isObj(agent) || typeof agent.agent_id !== "string" || agent.agent_id === "" || Object.keys(agent).length !== 1) {
     return invalid("spec.agent: the mandate form names the registered agent as {agent_id}");
   }
   return {
-    sdJwt: m.sdJwt, agentId: agent.agent_id,
+    sdJwt: m.sdJwt,
+    agentId: agent.agent_id,
     ...(typeof m.audience === "string" ? { audience: m.audience } : {}),
     ...(typeof m.nonce === "string" ? { nonce: m.nonce } : {}),
   };
@@ -91,7 +91,11 @@ async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpe
   const checks = ctx.mandates ?? DEFAULT_CHECKS;
   const at = new Date(now);
   const checked = await checkPresentedMandate(ctx.pool, {
-    sdJwt: spec.sdJwt, agent, audience: spec.audience ?? checks.audience, kbMaxAgeMs: checks.kbMaxAgeMs, now: at,
+    sdJwt: spec.sdJwt,
+    agent,
+    audience: spec.audience ?? checks.audience,
+    kbMaxAgeMs: checks.kbMaxAgeMs,
+    now: at,
     ...(spec.nonce !== undefined ? { nonce: spec.nonce } : {}),
   });
   if (!checked.ok) return invalid(`spec.mandate.sdJwt: ${refusalText(checked.refusals)}`);
@@ -101,7 +105,13 @@ async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpe
   const log = ctx.logSigner ? { signer: ctx.logSigner, options: ctx.logOrigin !== undefined ? { now: at, origin: ctx.logOrigin } : { now: at } } : null;
   // The id it is stored under: a mandate recorded before keeps the id it was recorded with.
   const { delegationId } = await recordAcceptedMandate(ctx.pool, a, { sdJwt: spec.sdJwt, now: at, orgId }, log);
-  ctx.events.record(obj, KIND, "Normal", "MandateRecorded", `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${delegationId}`);
+  ctx.events.record(
+    obj,
+    KIND,
+    "Normal",
+    "MandateRecorded",
+    `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${delegationId}`,
+  );
   const stored = await loadDelegation(ctx.pool, delegationId);
   if (!stored) throw new Error(`delegation ${delegationId} was recorded but is not stored`);
   return stored;
@@ -150,7 +160,11 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   let stored: StoredDelegation | undefined;
   if (spec && id !== undefined && binding.ok && refusals.length === 0) {
     if ((await ctx.bindings.agentOrg(spec.agentId)) !== binding.orgId) {
-      refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to` });
+      refusals.push({
+        condition: "Bound",
+        code: "NAMESPACE_NOT_BOUND",
+        message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to`,
+      });
     } else {
       const before = await loadDelegation(ctx.pool, id);
       const foreign = await foreignOwnerRefusal(ctx.pool, "delegation", id, owner, "spec.mandate");
@@ -196,23 +210,43 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
       : stored.revokedAt
         ? { type: "Ready", status: "False", reason: "DELEGATION_REVOKED", message: revokedMessage(stored, "a new mandate is a new resource") }
         : view.effective === "expired"
-          ? { type: "Ready", status: "False", reason: "DELEGATION_EXPIRED", message: `the mandate's delegation ${stored.delegationId} expired at ${stored.record.expires_at}; a new mandate is a new resource` }
-          : { type: "Ready", status: "True", reason: "Reconciled", message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}${suspendedNote(view)}` };
+          ? {
+              type: "Ready",
+              status: "False",
+              reason: "DELEGATION_EXPIRED",
+              message: `the mandate's delegation ${stored.delegationId} expired at ${stored.record.expires_at}; a new mandate is a new resource`,
+            }
+          : {
+              type: "Ready",
+              status: "True",
+              reason: "Reconciled",
+              message: `payment mandate recorded as delegation ${stored.delegationId}; effective status ${view.effective}${suspendedNote(view)}`,
+            };
   const conditions: DesiredCondition[] = [
-    conditionOf("Valid", refusals, { reason: "Validated", message: "the payment mandate verifies: trusted issuer, every disclosure, key binding to the agent's key" }),
+    conditionOf("Valid", refusals, {
+      reason: "Validated",
+      message: "the payment mandate verifies: trusted issuer, every disclosure, key binding to the agent's key",
+    }),
     { type: "ChainValid", status: "True", reason: "ChainIntact", message: "a direct grant from the principal (a payment mandate)" },
     conditionOf("Bound", refusals, { reason: "Bound", message: binding.ok ? `namespace ${namespace} is bound to ${binding.orgId}` : "" }),
     storedCondition(obj.metadata.generation, refusals, refused, stored, "the mandate recorded before"),
     ready,
   ];
-  await report(ctx, DELEGATIONS, KIND, obj, {
-    // What verify enforces for this resource's record; Invalid only when nothing is recorded.
-    phase: view ? phaseOf(view.effective) : refused ? "Invalid" : "Pending",
-    effectiveStatus: view?.effective,
-    expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
-    chainDepth: 0,
-    revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
-  }, conditions);
+  await report(
+    ctx,
+    DELEGATIONS,
+    KIND,
+    obj,
+    {
+      // What verify enforces for this resource's record; Invalid only when nothing is recorded.
+      phase: view ? phaseOf(view.effective) : refused ? "Invalid" : "Pending",
+      effectiveStatus: view?.effective,
+      expiresAt: view && Number.isFinite(view.expiresAtMs) && view.expiresAtMs > 0 ? new Date(view.expiresAtMs).toISOString() : undefined,
+      chainDepth: 0,
+      revokedAt: stored?.revokedAt ? stored.revokedAt.toISOString() : undefined,
+    },
+    conditions,
+  );
   if (refusals.some((r) => r.code === "NAMESPACE_NOT_BOUND")) return { requeueAfterMs: UNBOUND_RETRY_MS };
   if (!refused && view?.nextChangeMs !== undefined) return { requeueAfterMs: requeueAt(view.nextChangeMs, now) };
   return {};

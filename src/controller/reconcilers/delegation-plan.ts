@@ -11,9 +11,8 @@
  * copies a child's spec carries.
  */
 import { silentExtension, type Delegation, type StoredAncestor } from "../../core/delegation/index.js";
-import type { Binding } from "../../sources/kubernetes/namespace-binding.js";
-import type { StoredDelegation } from "../../store/delegations.js";
-import type { RecordOwner } from "../../store/record-owners.js";
+import type { Binding } from "../../sources/kubernetes/index.js";
+import type { StoredDelegation, RecordOwner } from "../../store/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import { summary, type Refusal } from "../spec-errors.js";
 import { conditionOf, phaseOf } from "./context.js";
@@ -85,7 +84,8 @@ export function planStore(f: StoreFacts): StorePlan {
       stored = f.existing;
       const foreign: Refusal[] = [];
       const { delegation: delegationOwner, agreement: agreementOwner } = f.owners;
-      if (delegationOwner && delegationOwner.uid !== owner.uid) foreign.push(notOwnedRefusal("delegation", declaredId ?? record.delegation_id, delegationOwner, "spec.delegation_id"));
+      if (delegationOwner && delegationOwner.uid !== owner.uid)
+        foreign.push(notOwnedRefusal("delegation", declaredId ?? record.delegation_id, delegationOwner, "spec.delegation_id"));
       const embedded = record.intent_agreement;
       if (embedded && agreementOwner && agreementOwner.uid !== owner.uid) {
         foreign.push(notOwnedRefusal("agreement", embedded.agreement_id, agreementOwner, "spec.intent_agreement.agreement_id"));
@@ -94,7 +94,11 @@ export function planStore(f: StoreFacts): StorePlan {
         refusals.push(...foreign);
         stored = undefined;
       } else if (stored && stored.orgId !== binding.orgId) {
-        refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegation_id: ${record.delegation_id} is stored for another organization` });
+        refusals.push({
+          condition: "Bound",
+          code: "NAMESPACE_NOT_BOUND",
+          message: `spec.delegation_id: ${record.delegation_id} is stored for another organization`,
+        });
         stored = undefined;
       } else if (stored && !stored.revokedAt) {
         const why = silentExtension(stored.record, record);
@@ -146,7 +150,8 @@ const notReady = (reason: DesiredCondition["reason"], message: string): DesiredC
 const revokedPolicy: ReadinessPolicy = ({ record, stored, view, revoked }) => {
   if (record.status === "revoked" || (!stored.revokedAt && view.effective !== "revoked")) return undefined;
   const link = record.delegation_chain.find((l) => revoked.has(l.delegation_id));
-  if (link) return notReady("CHAIN_LINK_REVOKED", `link ${link.delegation_id} above this grant is revoked, which revokes it (${stored.revokedReason ?? "revoked"})`);
+  if (link)
+    return notReady("CHAIN_LINK_REVOKED", `link ${link.delegation_id} above this grant is revoked, which revokes it (${stored.revokedReason ?? "revoked"})`);
   const finding = view.chainFindings.find((f) => f.code === "CHAIN_LINK_REVOKED");
   if (!stored.revokedAt && finding) return notReady("CHAIN_LINK_REVOKED", `${finding.message} (as stored)`);
   return notReady("DELEGATION_REVOKED", revokedMessage(stored));
@@ -162,7 +167,9 @@ const storedChainPolicy: ReadinessPolicy = ({ view }) => {
 const expiredPolicy: ReadinessPolicy = ({ record, stored, view }) => {
   if (view.effective !== "expired" || record.status === "expired") return undefined;
   const link = view.chainFindings.find((f) => f.code === "CHAIN_LINK_EXPIRED");
-  return link ? notReady("CHAIN_LINK_EXPIRED", link.message) : notReady("DELEGATION_EXPIRED", `delegation ${stored.delegationId} expired at ${record.expires_at}; a renewal is a new grant`);
+  return link
+    ? notReady("CHAIN_LINK_EXPIRED", link.message)
+    : notReady("DELEGATION_EXPIRED", `delegation ${stored.delegationId} expired at ${record.expires_at}; a renewal is a new grant`);
 };
 
 /** A stored link above is suspended: verify refuses what it delegated while it is. */
@@ -170,7 +177,10 @@ const suspendedParentPolicy: ReadinessPolicy = ({ record, ancestors }) => {
   const i = ancestors.findIndex((a) => a?.delegation.status === "suspended");
   if (i < 0) return undefined;
   const id = record.delegation_chain[i]?.delegation_id ?? ancestors[i]?.delegation.delegation_id;
-  return notReady("DELEGATION_SUSPENDED", `link ${i + 1} (${id}) above this grant is suspended as stored, which suspends everything below it; verify answers DENY until it is lifted`);
+  return notReady(
+    "DELEGATION_SUSPENDED",
+    `link ${i + 1} (${id}) above this grant is suspended as stored, which suspends everything below it; verify answers DENY until it is lifted`,
+  );
 };
 
 /** The readiness policies, in order: the first that objects decides. */
@@ -182,7 +192,12 @@ export function readinessOf(r: Readiness, policies: readonly ReadinessPolicy[] =
     const c = p(r);
     if (c) return c;
   }
-  return { type: "Ready", status: "True", reason: "Reconciled", message: `stored as delegation ${r.stored.delegationId}; effective status ${r.view.effective}${suspendedNote(r.view)}` };
+  return {
+    type: "Ready",
+    status: "True",
+    reason: "Reconciled",
+    message: `stored as delegation ${r.stored.delegationId}; effective status ${r.view.effective}${suspendedNote(r.view)}`,
+  };
 }
 
 /** What `planStatus` decided. */
@@ -193,7 +208,12 @@ export interface StatusPlan {
 }
 
 /** The effective view of what is stored, with its chain as the stored parents give it. */
-export function storedView(stored: StoredDelegation, now: number, revoked: ReadonlySet<string>, ancestors: readonly (StoredAncestor | undefined)[]): DelegationView {
+export function storedView(
+  stored: StoredDelegation,
+  now: number,
+  revoked: ReadonlySet<string>,
+  ancestors: readonly (StoredAncestor | undefined)[],
+): DelegationView {
   return delegationView(stored.record, now, revoked, stored.record.delegation_chain.length > 0 ? { orgId: stored.orgId, ancestors } : undefined);
 }
 

@@ -3,7 +3,7 @@
  * payment mandate) and by the agreements bound to one: what verify enforces while a generation
  * is refused, and why a revoked one stays revoked (revoked by deletion says so).
  */
-import type { StoredDelegation } from "../../store/delegations.js";
+import type { StoredDelegation } from "../../store/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import type { Refusal } from "../spec-errors.js";
 import type { DelegationView } from "./delegation-checks.js";
@@ -17,10 +17,12 @@ export function inForce(stored: StoredDelegation, view: DelegationView): string 
 /** Why a suspended delegation is suspended and until when a time condition keeps it so (empty when not suspended). */
 export function suspendedNote(view: DelegationView): string {
   if (view.effective !== "suspended" || view.suspended === undefined) return "";
-  const until = view.nextChangeMs !== undefined && view.nextChangeMs < view.expiresAtMs ? `; verify answers DENY until ${new Date(view.nextChangeMs).toISOString()} at least` : "; verify answers DENY";
+  const until =
+    view.nextChangeMs !== undefined && view.nextChangeMs < view.expiresAtMs
+      ? `; verify answers DENY until ${new Date(view.nextChangeMs).toISOString()} at least`
+      : "; verify answers DENY";
   return ` (${view.suspended}${until})`;
 }
-
 
 /** The Ready message of a delegation revoked by its own revocation (not a link's); `renewal` says what a new grant takes. */
 export function revokedMessage(stored: StoredDelegation, renewal = "a new grant needs a new delegation_id"): string {
@@ -35,7 +37,13 @@ export function revokedMessage(stored: StoredDelegation, renewal = "a new grant 
  * The Stored condition of a Delegation's generation: stored, or not (the first refusal's code),
  * saying that `keptWhat` (the record stored before) stays in force when there is one.
  */
-export function storedCondition(generation: number | undefined, refusals: readonly Refusal[], refused: boolean, stored: StoredDelegation | undefined, keptWhat: string): DesiredCondition {
+export function storedCondition(
+  generation: number | undefined,
+  refusals: readonly Refusal[],
+  refused: boolean,
+  stored: StoredDelegation | undefined,
+  keptWhat: string,
+): DesiredCondition {
   return refused || !stored
     ? {
         type: "Stored",

@@ -35,17 +35,19 @@
  * when the store reports that this call newly revoked something (`revocation-log.ts`).
  */
 import type { Delegation } from "../../core/delegation/index.js";
-import { loadDelegation, upsertDelegation, type UpsertDelegationResult } from "../../store/delegations.js";
-import { recordRevocation } from "../../store/revocation-record.js";
-import { withTransaction } from "../../store/pool.js";
-import { RecordStoreError } from "../../store/record-errors.js";
-import { mandateHash } from "../../core/agreement/index.js";
-import { splitKey } from "../../sources/kubernetes/objects.js";
-import { writRef } from "../../sources/kubernetes/writ-refs.js";
+import {
+  loadDelegation,
+  upsertDelegation,
+  type UpsertDelegationResult,
+  recordRevocationFromRecord as recordRevocation,
+  withTransaction,
+  RecordStoreError,
+  type RecordOwner,
+} from "../../store/index.js";
+import { mandateHash, prepareAgreement } from "../../core/agreement/index.js";
+import { splitKey, writRef, UNBOUND_RETRY_MS } from "../../sources/kubernetes/index.js";
 import type { WritResource } from "../kinds.js";
-import { UNBOUND_RETRY_MS } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
-import type { RecordOwner } from "../../store/record-owners.js";
 import { claimOrRefuse, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import type { Refusal } from "../spec-errors.js";
@@ -58,7 +60,6 @@ import { checkDelegationSpec } from "./delegation-checks.js";
 import { gatherStatusFacts, gatherStoreFacts, pgDelegationReads } from "./delegation-gather.js";
 import { planStatus, planStore } from "./delegation-plan.js";
 import { checkMandateSpec, isMandateSpec, reconcileMandateDelegation } from "./delegation-mandate.js";
-import { prepareAgreement } from "../../core/agreement/index.js";
 
 /** The resource reference of Delegations. */
 export const DELEGATIONS = writRef("delegations");
@@ -66,7 +67,12 @@ export const DELEGATIONS = writRef("delegations");
 const CONDITION_TYPES = ["Valid", "ChainValid", "Bound", "Stored", "Ready"];
 const KIND = "Delegation";
 
-const STORE_REFUSALS: Record<string, Refusal["code"]> = { RECORD_INVALID: "SPEC_INVALID", LEDGER_INVALID: "LEDGER_CHAIN_BROKEN", LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN", ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED" };
+const STORE_REFUSALS: Record<string, Refusal["code"]> = {
+  RECORD_INVALID: "SPEC_INVALID",
+  LEDGER_INVALID: "LEDGER_CHAIN_BROKEN",
+  LEDGER_CONFLICT: "LEDGER_CHAIN_BROKEN",
+  ACK_KEY_UNREGISTERED: "ACKNOWLEDGEMENT_KEY_UNREGISTERED",
+};
 
 /** What `store` did: the store's outcome and the revocation entries it appended. */
 interface StoreOutcome {
@@ -90,14 +96,25 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
     const out: StoreOutcome = { upserted: r };
     const embedded = record.intent_agreement;
     if (embedded && ctx.logSigner && fullySigned(await prepareAgreement(embedded, { now }))) {
-      const body = agreementLogBody(embedded.agreement_id, record.delegation_id, embedded.mandates.map((m) => mandateHash(m)));
+      const body = agreementLogBody(
+        embedded.agreement_id,
+        record.delegation_id,
+        embedded.mandates.map((m) => mandateHash(m)),
+      );
       await ensureAgreementLogged(c, body, ctx.logSigner, { now: at, ...(ctx.logOrigin !== undefined ? { origin: ctx.logOrigin } : {}) });
     }
     // Only the revocation the record itself declares: one inherited from a link above (or made
     // before, over HTTP) was logged when it was made.
     const origin = { source: "kubernetes" as const, resource };
     if (r.revocation?.declared) {
-      const body = { delegation_id: record.delegation_id, ids: r.revocation.ids, reason: r.revocation.reason, by: "principal" as const, at: r.revocation.at.toISOString(), ...origin };
+      const body = {
+        delegation_id: record.delegation_id,
+        ids: r.revocation.ids,
+        reason: r.revocation.reason,
+        by: "principal" as const,
+        at: r.revocation.at.toISOString(),
+        ...origin,
+      };
       out.revocationSequence = (await recordRevocation(c, body, controllerLogging(ctx, at))) ?? undefined;
     }
     if (embedded && r.agreement?.revokedNow) {
@@ -150,7 +167,13 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       const made = upserted.revocation?.declared ? upserted.revocation : undefined;
       if (made) {
         const logged = loggedText(outcome.revocationSequence);
-        ctx.events.record(obj, KIND, "Normal", "Revoked", `spec.state revoked: delegation ${record.delegation_id} revoked with everything below it (${made.ids.length} record(s)); ${logged}`);
+        ctx.events.record(
+          obj,
+          KIND,
+          "Normal",
+          "Revoked",
+          `spec.state revoked: delegation ${record.delegation_id} revoked with everything below it (${made.ids.length} record(s)); ${logged}`,
+        );
       }
     } catch (err) {
       if (err instanceof RecordNotOwnedError) {
@@ -166,8 +189,16 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
       // Stored live as given (the store keeps the record without its embedded agreement).
       const { intent_agreement: _embedded, ...kept } = record;
       stored = {
-        delegationId: record.delegation_id, generation: upserted.generation, orgId: binding.orgId, agentId: record.agent.agent_id, status: record.status,
-        revokedAt: null, revokedReason: null, revokedBy: null, parentDelegationId: record.delegation_chain.at(-1)?.delegation_id ?? null, record: kept,
+        delegationId: record.delegation_id,
+        generation: upserted.generation,
+        orgId: binding.orgId,
+        agentId: record.agent.agent_id,
+        status: record.status,
+        revokedAt: null,
+        revokedReason: null,
+        revokedBy: null,
+        parentDelegationId: record.delegation_chain.at(-1)?.delegation_id ?? null,
+        record: kept,
       };
     }
   }
@@ -175,7 +206,16 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   // What verify answers now: the stored record of this resource, whatever this generation declares, its chain as stored.
   const { revoked, ancestors } = await gatherStatusFacts(reads, stored);
   const status = planStatus({
-    namespace, generation: obj.metadata.generation, now, binding, record, refusals, stored, revoked, ancestors, ledgerIgnored: upserted?.agreement?.ledgerIgnored,
+    namespace,
+    generation: obj.metadata.generation,
+    now,
+    binding,
+    record,
+    refusals,
+    stored,
+    revoked,
+    ancestors,
+    ledgerIgnored: upserted?.agreement?.ledgerIgnored,
   });
   await report(ctx, DELEGATIONS, KIND, obj, status.fields, status.conditions);
 

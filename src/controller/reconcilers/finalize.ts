@@ -8,12 +8,10 @@
  * the resource goes. A retried finalizer (or a second replica) revokes and logs nothing twice.
  */
 import type { OwnerKind } from "../../core/crd/index.js";
-import type { ResourceRef } from "../../sources/kubernetes/objects.js";
-import { withTransaction } from "../../store/pool.js";
-import { revokeAndRecord, type RevocationTarget } from "../../store/revocation-record.js";
+import type { ResourceRef } from "../../sources/kubernetes/index.js";
+import { withTransaction, revokeAndRecord, type RevocationTarget, claimRecord, claimsOf, ownerName, ownerOf } from "../../store/index.js";
 import type { WritResource } from "../kinds.js";
 import { hasFinalizer, removeFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
-import { claimRecord, claimsOf, ownerName, ownerOf } from "../../store/record-owners.js";
 import type { SingleOwnerKind } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import type { ReconcileContext } from "./context.js";
@@ -58,7 +56,13 @@ export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource,
       ids.push(annotated);
     } else if (await k.load(ctx, annotated)) {
       const by = owner ? `it was created by another resource (${ownerName(owner)})` : "this resource's spec does not declare it";
-      ctx.events.record(obj, k.kind, "Warning", "RECORD_NOT_OWNED", `deleted: ${k.noun} ${annotated} not revoked: ${by}; a resource acts only on the record it created`);
+      ctx.events.record(
+        obj,
+        k.kind,
+        "Warning",
+        "RECORD_NOT_OWNED",
+        `deleted: ${k.noun} ${annotated} not revoked: ${by}; a resource acts only on the record it created`,
+      );
     }
   }
   const org = ids.length > 0 ? await ctx.bindings.labelledOrg(namespace) : undefined;
@@ -80,7 +84,13 @@ export async function finalizeRevoking(ctx: ReconcileContext, obj: WritResource,
         k.after?.(ctx, obj, id);
       }
     } else if (stored) {
-      ctx.events.record(obj, k.kind, "Warning", "NAMESPACE_NOT_BOUND", `deleted: ${k.noun} ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`);
+      ctx.events.record(
+        obj,
+        k.kind,
+        "Warning",
+        "NAMESPACE_NOT_BOUND",
+        `deleted: ${k.noun} ${id} not revoked: it is stored for another organization than namespace ${namespace}'s`,
+      );
     }
   }
   await removeFinalizer(ctx.client, k.ref, obj);

@@ -5,8 +5,7 @@
  * annotation, which anyone who may edit the resource can write. A record another resource owns
  * is refused with RECORD_NOT_OWNED, and nothing is written through this resource.
  */
-import type { Queryable } from "../../store/pool.js";
-import { claimRecord, ownerName, ownerOf, type RecordOwner } from "../../store/record-owners.js";
+import { type Queryable, claimRecord, ownerName, ownerOf, type RecordOwner } from "../../store/index.js";
 import type { Refusal } from "../spec-errors.js";
 
 /** The two kinds of records with one owner each. */

@@ -1,9 +1,9 @@
 /**
  * How the controller's revocations are logged: through the one revocation path
- * (src/store/revocation-record.ts) with the controller's log signer and checkpoint origin, and
+ * (src/store/revocation/record.ts) with the controller's log signer and checkpoint origin, and
  * how an Event says where the entry went. Bodies carry `source: "kubernetes"` and the resource.
  */
-import type { RevocationLogging } from "../../store/revocation-record.js";
+import type { RevocationLogging } from "../../store/index.js";
 import type { ReconcileContext } from "./context.js";
 
 /** The controller's logging of a revocation at `at`. */

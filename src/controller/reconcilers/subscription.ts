@@ -16,17 +16,21 @@
  *
  * Conditions: Valid, Bound, Stored, Ready. Phase: Invalid, Pending or Ready.
  */
-import { getAgent } from "../../store/agents.js";
-import { withTransaction } from "../../store/pool.js";
-import { createSubscription, deactivateSubscription } from "../../store/subscriptions.js";
-import { splitKey } from "../../sources/kubernetes/objects.js";
+import {
+  getAgent,
+  withTransaction,
+  createSubscription,
+  deactivateSubscription,
+  claimCount,
+  claimRecord,
+  claimsOf,
+  releaseClaimFromRecordOwners as releaseClaim,
+} from "../../store/index.js";
+import { splitKey, writRef, UNBOUND_RETRY_MS, type Binding } from "../../sources/kubernetes/index.js";
 import { WEBHOOK_URL_PATTERN } from "../../core/crd/index.js";
 import type { DesiredCondition } from "../conditions.js";
-import { writRef } from "../../sources/kubernetes/writ-refs.js";
 import type { WritResource } from "../kinds.js";
-import { UNBOUND_RETRY_MS, type Binding } from "../../sources/kubernetes/namespace-binding.js";
 import { ensureFinalizer, hasFinalizer, removeFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
-import { claimCount, claimRecord, claimsOf, releaseClaim } from "../../store/record-owners.js";
 import type { Pool } from "pg";
 import type { ReconcileResult } from "../runner.js";
 import { summary, type Refusal } from "../spec-errors.js";
@@ -45,7 +49,8 @@ export function checkSubscriptionSpec(spec: unknown): { agentId?: string; webhoo
   const refusals: Refusal[] = [];
   const bad = (message: string) => refusals.push({ condition: "Valid", code: "SPEC_INVALID", message });
   if (typeof s.agentId !== "string" || s.agentId === "") bad("spec.agentId: must be a non-empty string");
-  if (typeof s.webhookUrl !== "string" || !URL_RE.test(s.webhookUrl)) bad("spec.webhookUrl: must be https, or http on localhost, without credentials or fragment");
+  if (typeof s.webhookUrl !== "string" || !URL_RE.test(s.webhookUrl))
+    bad("spec.webhookUrl: must be https, or http on localhost, without credentials or fragment");
   else {
     try {
       new URL(s.webhookUrl);

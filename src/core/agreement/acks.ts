@@ -10,7 +10,7 @@
  */
 import type { HashString } from "../canonical/index.js";
 import { signRecord, signedRecordVerifies, unsignedPart, type Signer } from "../jose/index.js";
-import type { AckState } from "../evaluate/types.js";
+import type { AckState } from "./prepared.js";
 import type { AckRole, Acknowledgement, Mandate } from "./types.js";
 
 /** The protected-header `typ` of an acknowledgement signature. */

@@ -103,12 +103,7 @@ export async function amendMandate(
  * Adds a new intent: signs `mandate` with `signer` and appends it with an `added` event whose
  * detail names the intent and its mandate hash. Throws AgreementError.
  */
-export async function addMandate(
-  agreement: IntentAgreement,
-  mandate: Mandate,
-  signer: Signer,
-  opts: ChangeOptions,
-): Promise<IntentAgreement> {
+export async function addMandate(agreement: IntentAgreement, mandate: Mandate, signer: Signer, opts: ChangeOptions): Promise<IntentAgreement> {
   const status = statusAfter(agreement, "added");
   if (agreement.mandates.some((m) => m.intent_id === mandate.intent_id)) {
     throw new AgreementError("INTENT_DUPLICATE", `intent ${JSON.stringify(mandate.intent_id)} already exists`);

@@ -11,8 +11,7 @@
  * added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so `remaining` is
  * "0". Pure.
  */
-import { agreementSpentIn, remainingOf } from "../money/budget.js";
-import { formatMinor, toMinor } from "../money/index.js";
+import { agreementSpentIn, remainingOf, formatMinor, toMinor } from "../money/index.js";
 import type { Mandate, ParentLimits } from "./types.js";
 
 /** One budget line. */
@@ -67,7 +66,10 @@ function line(currency: string, maximum: number | undefined, cumulative: number 
 
 /** The budget view (see the module comment). */
 export function budgetView(b: BudgetInput): BudgetView {
-  const intents = b.mandates.map((m) => ({ intent_id: m.intent_id, ...line(m.currency, m.maximum_amount, m.cumulative_maximum, b.spent.get(m.intent_id) ?? 0n) }));
+  const intents = b.mandates.map((m) => ({
+    intent_id: m.intent_id,
+    ...line(m.currency, m.maximum_amount, m.cumulative_maximum, b.spent.get(m.intent_id) ?? 0n),
+  }));
   const out: BudgetView = { intents };
   const p = b.parentLimits;
   if (p) {

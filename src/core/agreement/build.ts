@@ -31,7 +31,16 @@ export async function buildSignedAgreement(input: NewAgreement, principal: Signe
   const types: EventType[] = input.status === "accepted" ? ["proposed", "accepted"] : ["proposed", "accepted", "activated"];
   const events: AgreementEvent[] = [];
   for (const type of types) {
-    events.push(buildEvent(events.at(-1), { event_id: `${input.agreement_id}-${events.length + 1}`, type, at: input.at, actor, agreement_id: input.agreement_id, mandate_hash: hash }));
+    events.push(
+      buildEvent(events.at(-1), {
+        event_id: `${input.agreement_id}-${events.length + 1}`,
+        type,
+        at: input.at,
+        actor,
+        agreement_id: input.agreement_id,
+        mandate_hash: hash,
+      }),
+    );
   }
   return {
     agreement_id: input.agreement_id,

@@ -30,3 +30,4 @@ export { budgetView, type BudgetInput, type BudgetLine, type BudgetView } from "
 export { PUSH_TYP, signRevocationPush, verifyRevocationPush } from "./push.js";
 export { prepareAgreement, type PrepareOptions } from "./prepare.js";
 export { buildSignedAgreement, renderMandate, type NewAgreement } from "./build.js";
+export type { AckState, PreparedAgreement, PreparedMandate, SignatureState } from "./prepared.js";

@@ -83,11 +83,7 @@ export function entryIntent(e: LedgerEntry, mandates: readonly Mandate[]): strin
  * updated. Throws AgreementError: LEDGER_UNKNOWN when the agreement omits its ledger,
  * LEDGER_ENTRY_INVALID when the entry names no live intent or another currency than it.
  */
-export function withLedgerEntry(
-  agreement: IntentAgreement,
-  fields: LedgerEntryFields,
-  asOf?: string,
-): { agreement: IntentAgreement; entry: LedgerEntry } {
+export function withLedgerEntry(agreement: IntentAgreement, fields: LedgerEntryFields, asOf?: string): { agreement: IntentAgreement; entry: LedgerEntry } {
   const ledger = agreement.ledger;
   if (ledger === undefined) throw new AgreementError("LEDGER_UNKNOWN", "the agreement omits its ledger; refusing to start one");
   const intent = entryIntent(fields as LedgerEntry, agreement.mandates);

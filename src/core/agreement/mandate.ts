@@ -8,7 +8,7 @@
  */
 import { canonicalBytes, hashWithout, type HashString } from "../canonical/index.js";
 import { signRecord, unsignedPart, verifySignedRecord, type Signer } from "../jose/index.js";
-import type { SignatureState } from "../evaluate/types.js";
+import type { SignatureState } from "./prepared.js";
 import type { Mandate } from "./types.js";
 
 /** The protected-header `typ` of a mandate signature. */

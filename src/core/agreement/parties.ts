@@ -13,7 +13,7 @@
  */
 import type { HashString } from "../canonical/index.js";
 import { keyId, parsePublicJwk } from "../jose/index.js";
-import { isId } from "../registry/ids.js";
+import { isId } from "../registry/index.js";
 import { verifyAcknowledgement } from "./acks.js";
 import { mandateHash } from "./mandate.js";
 import type { AckRole, IntentAgreement } from "./types.js";

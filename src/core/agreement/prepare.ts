@@ -12,14 +12,14 @@
  */
 import { sha256Hash, type HashString } from "../canonical/index.js";
 import { keyId, parsePublicJwk } from "../jose/index.js";
-import type { PreparedAgreement, PreparedMandate, SignatureState } from "../evaluate/types.js";
+import type { PreparedAgreement, PreparedMandate, SignatureState } from "./prepared.js";
 import { ackStates } from "./acks.js";
 import { verifyEventChain } from "./events.js";
 import { spentByIntent, verifyLedger } from "./ledger.js";
 import { optionalMinor, parentLimitsProblem } from "./limits.js";
 import { mandateHash, verifyMandate } from "./mandate.js";
 import { verifyRevocation } from "./revocation.js";
-import { agreementSpentIn, ledgerCurrencyOf } from "../money/budget.js";
+import { agreementSpentIn, ledgerCurrencyOf } from "../money/index.js";
 import { parseInstant } from "../time/index.js";
 import type { Acknowledgement, IntentAgreement, Mandate } from "./types.js";
 

@@ -18,19 +18,8 @@ export interface Actor {
   id: string;
 }
 
-export type EventType =
-  | "proposed"
-  | "clarified"
-  | "accepted"
-  | "activated"
-  | "acknowledged"
-  | "amended"
-  | "added"
-  | "revoked"
-  | "expired";
-export const EVENT_TYPES: readonly EventType[] = [
-  "proposed", "clarified", "accepted", "activated", "acknowledged", "amended", "added", "revoked", "expired",
-];
+export type EventType = "proposed" | "clarified" | "accepted" | "activated" | "acknowledged" | "amended" | "added" | "revoked" | "expired";
+export const EVENT_TYPES: readonly EventType[] = ["proposed", "clarified", "accepted", "activated", "acknowledged", "amended", "added", "revoked", "expired"];
 
 /** One entry of the agreement's hash-chained audit trail. */
 export interface AgreementEvent {

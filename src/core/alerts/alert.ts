@@ -14,7 +14,7 @@
  */
 import { canonicalBytes } from "../canonical/index.js";
 import { signRecord, unsignedPart, verifySignedRecord, type JwsObject, type Signer } from "../jose/index.js";
-import { hasNul } from "../schemas/text.js";
+import { hasNul } from "../schemas/index.js";
 import { parseInstant } from "../time/index.js";
 import { WebhookError } from "./errors.js";
 
@@ -63,7 +63,6 @@ function id(v: unknown, name: string): string {
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
-
 
 /**
  * The payload for `subscriptionId` from an untrusted alert; throws WebhookError ALERT_INVALID

@@ -14,13 +14,18 @@
  *   DENY reason: a budget, a ceiling, a revocation).
  */
 import { canonicalBytes, sha256, type HashString } from "../canonical/index.js";
-import type { ReasonCode } from "../evaluate/reasons.js";
+import type { ReasonCode } from "../evaluate/index.js";
 
 /** The protected-header `typ` of an approval signed with the principal's key (`writ approval sign`). */
 export const APPROVAL_TYP = "writ-approval+jws";
 
 /** Reasons the principal's confirmation clears (each with required_action PRINCIPAL_CONFIRMATION). */
-export const APPROVABLE_REASONS: ReadonlySet<ReasonCode> = new Set<ReasonCode>(["OVER_BROAD_INTENT", "INTENT_DRIFT", "PRINCIPAL_NOT_PRESENT", "RISK_SCORE_ABOVE_LIMIT"]);
+export const APPROVABLE_REASONS: ReadonlySet<ReasonCode> = new Set<ReasonCode>([
+  "OVER_BROAD_INTENT",
+  "INTENT_DRIFT",
+  "PRINCIPAL_NOT_PRESENT",
+  "RISK_SCORE_ABOVE_LIMIT",
+]);
 
 /** True when a STEP_UP with these reasons can be resolved by the principal's approval. */
 export function approvable(reasons: readonly ReasonCode[]): boolean {

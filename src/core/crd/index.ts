@@ -20,14 +20,7 @@ export {
   WRIT_VERSION,
   type WritKind,
 } from "./kinds.js";
-export {
-  AGREEMENT_PHASES,
-  DELEGATION_PHASES,
-  SUBSCRIPTION_PHASES,
-  agreementStatusSchema,
-  delegationStatusSchema,
-  subscriptionStatusSchema,
-} from "./status.js";
+export { AGREEMENT_PHASES, DELEGATION_PHASES, SUBSCRIPTION_PHASES, agreementStatusSchema, delegationStatusSchema, subscriptionStatusSchema } from "./status.js";
 export { crdFor, writCrds } from "./definition.js";
 export { agreementFromSpec, agreementSpecOf, delegationFromSpec, delegationSpecOf } from "./spec-mapping.js";
 export { ownerIdentity, type OwnerKind } from "./owner.js";

@@ -92,7 +92,12 @@ const mandateSpec: SchemaNode = {
   required: ["sdJwt"],
   properties: {
     sdJwt: { type: "string", minLength: 1, maxLength: 65_536, description: "The presentation: <issuer-jwt>~<disclosures>~<kb-jwt>." },
-    audience: { type: "string", minLength: 1, maxLength: 512, description: "The aud the key-binding JWT must name (default: the controller's WRIT_MANDATE_AUDIENCE)." },
+    audience: {
+      type: "string",
+      minLength: 1,
+      maxLength: 512,
+      description: "The aud the key-binding JWT must name (default: the controller's WRIT_MANDATE_AUDIENCE).",
+    },
     nonce: { type: "string", minLength: 1, maxLength: 256, description: "The nonce the key-binding JWT must carry (default: any)." },
   },
 };
@@ -161,8 +166,7 @@ function subscriptionSpec(): SchemaNode {
       agentId: {
         type: "string",
         minLength: 1,
-        description:
-          "agent_id of the registered agent to follow. Alerts: a revocation, a new incident, a trust score drop of 50 points or more.",
+        description: "agent_id of the registered agent to follow. Alerts: a revocation, a new incident, a trust score drop of 50 points or more.",
       },
       webhookUrl: {
         type: "string",

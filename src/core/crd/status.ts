@@ -4,9 +4,9 @@
  * `observedGeneration` and `phase`; each kind adds its own fields. Written by the controller
  * through the status subresource only; users never set them.
  */
-import { AGREEMENT_STATUSES } from "../agreement/types.js";
+import { AGREEMENT_STATUSES } from "../agreement/index.js";
 import { HASH_PATTERN } from "../canonical/index.js";
-import { DELEGATION_STATUSES } from "../delegation/types.js";
+import { DELEGATION_STATUSES } from "../delegation/index.js";
 import type { StructuralSchema } from "./types.js";
 
 /**
@@ -33,8 +33,7 @@ const CONDITION: StructuralSchema = {
   properties: {
     type: {
       type: "string",
-      description:
-        "Condition type, in CamelCase. Ready: the record is stored and enforced as declared (False with the refusal's reason code when it is not).",
+      description: "Condition type, in CamelCase. Ready: the record is stored and enforced as declared (False with the refusal's reason code when it is not).",
       maxLength: 316,
       pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
     },

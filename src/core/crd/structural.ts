@@ -31,8 +31,17 @@ const isNode = (v: unknown): v is SchemaNode => typeof v === "object" && v !== n
 
 /** Keywords that carry over unchanged (when present). Order here is the output order. */
 const COPIED = [
-  "format", "pattern", "minLength", "maxLength", "minimum", "maximum", "multipleOf",
-  "minItems", "maxItems", "minProperties", "maxProperties",
+  "format",
+  "pattern",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "multipleOf",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
 ] as const;
 
 /** Keywords dropped without a trace. */
@@ -40,14 +49,50 @@ const DROPPED = new Set(["title", "$comment", "$schema", "$id", "examples", "dep
 
 /** Every keyword the converter knows. */
 const KNOWN = new Set([
-  ...COPIED, ...DROPPED, "type", "description", "properties", "required", "items", "additionalProperties", "enum", "const",
-  "exclusiveMinimum", "exclusiveMaximum", "uniqueItems", "default", "nullable", "oneOf", "anyOf", "allOf", "not",
+  ...COPIED,
+  ...DROPPED,
+  "type",
+  "description",
+  "properties",
+  "required",
+  "items",
+  "additionalProperties",
+  "enum",
+  "const",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "uniqueItems",
+  "default",
+  "nullable",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
 ]);
 
 /** String formats Kubernetes 1.20 validates (k8s.io/kube-openapi strfmt) plus numeric ones. */
 const FORMATS = new Set([
-  "date-time", "datetime", "date", "duration", "byte", "password", "uri", "email", "hostname", "ipv4", "ipv6", "cidr",
-  "mac", "uuid", "uuid3", "uuid4", "uuid5", "int32", "int64", "float", "double",
+  "date-time",
+  "datetime",
+  "date",
+  "duration",
+  "byte",
+  "password",
+  "uri",
+  "email",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "cidr",
+  "mac",
+  "uuid",
+  "uuid3",
+  "uuid4",
+  "uuid5",
+  "int32",
+  "int64",
+  "float",
+  "double",
 ]);
 
 const SCALARS = new Set(["string", "integer", "number", "boolean"]);
@@ -159,7 +204,10 @@ function convert(raw: SchemaNode, path: string, isProperty: boolean): Structural
   if (typeof out.format === "string" && !FORMATS.has(out.format)) {
     throw new CrdError("UNSUPPORTED_FORMAT", `${path}/format`, `format ${out.format} is unknown to Kubernetes`);
   }
-  for (const [key, bound] of [["exclusiveMinimum", "minimum"], ["exclusiveMaximum", "maximum"]] as const) {
+  for (const [key, bound] of [
+    ["exclusiveMinimum", "minimum"],
+    ["exclusiveMaximum", "maximum"],
+  ] as const) {
     const v = node[key];
     if (typeof v === "number") {
       out[bound] = v;

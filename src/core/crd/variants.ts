@@ -17,8 +17,19 @@ const isNode = (v: unknown): v is SchemaNode => typeof v === "object" && v !== n
 
 /** Keywords whose values must agree across variants to be kept. */
 const AGREEING = [
-  "pattern", "format", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-  "multipleOf", "minItems", "maxItems", "uniqueItems", "default",
+  "pattern",
+  "format",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "default",
 ] as const;
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -90,7 +101,10 @@ function unionOf(items: readonly Labelled[], path: string): SchemaNode {
     if (v !== undefined && items.every((i) => same(i.node[k], v))) out[k] = v;
   }
   if (items.every((i) => isNode(i.node.items))) {
-    out.items = unionOf(items.map((i) => ({ label: i.label, node: i.node.items as SchemaNode })), `${path}/items`);
+    out.items = unionOf(
+      items.map((i) => ({ label: i.label, node: i.node.items as SchemaNode })),
+      `${path}/items`,
+    );
   }
   if (items.some((i) => isNode(i.node.properties))) Object.assign(out, unionObject({}, items, undefined, path));
   return out;

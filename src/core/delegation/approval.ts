@@ -9,7 +9,8 @@
  * every `ctx.policy.reconfirmEveryMs` (counted from the latest of `reconfirmed_at` and the
  * approval; a `reconfirmed_at` in the future is ignored).
  */
-import type { EvalContext, PreparedDelegation } from "../evaluate/types.js";
+import type { EvalContext } from "../evaluate/types.js";
+import type { PreparedDelegation } from "./prepared.js";
 import type { Finding } from "../evaluate/reasons.js";
 import { formatInstant, parseInstant } from "../time/index.js";
 import type { Delegation, Privilege } from "./types.js";

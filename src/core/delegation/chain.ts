@@ -21,7 +21,8 @@
  * where a declared copy differs from the stored delegation it cites (the controller refuses
  * such a declaration). docs/threat-model/chains.md.
  */
-import type { EvalContext, PreparedDelegation, PreparedLink } from "../evaluate/types.js";
+import type { EvalContext } from "../evaluate/types.js";
+import type { PreparedDelegation, PreparedLink } from "./prepared.js";
 import type { Finding } from "../evaluate/reasons.js";
 import { conditionWidenings } from "./condition-narrowing.js";
 import { canonicalJson } from "../canonical/index.js";
@@ -299,8 +300,13 @@ export function chainCopyProblems(child: Delegation, ancestors: readonly (Stored
     if (!a) return;
     const stored = parentLink(a.delegation) as unknown as Record<string, unknown>;
     const declared = copy as unknown as Record<string, unknown>;
-    const fields = [...new Set([...Object.keys(stored), ...Object.keys(declared)])].filter((k) => canonicalJson(stored[k] ?? null) !== canonicalJson(declared[k] ?? null));
-    if (fields.length > 0) out.push(`link ${i + 1} (${copy.delegation_id}) is not a copy of the stored delegation it cites: ${fields.join(", ")} differ${fields.length === 1 ? "s" : ""}`);
+    const fields = [...new Set([...Object.keys(stored), ...Object.keys(declared)])].filter(
+      (k) => canonicalJson(stored[k] ?? null) !== canonicalJson(declared[k] ?? null),
+    );
+    if (fields.length > 0)
+      out.push(
+        `link ${i + 1} (${copy.delegation_id}) is not a copy of the stored delegation it cites: ${fields.join(", ")} differ${fields.length === 1 ? "s" : ""}`,
+      );
   });
   return out;
 }

@@ -20,7 +20,12 @@ function windowIntervals(start: unknown, end: unknown): Interval[] | undefined {
   const s = parseMinuteOfDay(start);
   const e = parseMinuteOfDay(end);
   if (s === undefined || e === undefined || s === e) return undefined;
-  return s < e ? [[s, e]] : [[s, 1440], [0, e]];
+  return s < e
+    ? [[s, e]]
+    : [
+        [s, 1440],
+        [0, e],
+      ];
 }
 
 function windowInside(child: Condition & { type: "time_window" }, parent: Condition & { type: "time_window" }): boolean {
@@ -90,7 +95,10 @@ export function describeCondition(c: Condition): string {
     case "merchant_allowlist":
       return `merchant_allowlist of ${Array.isArray(c.merchants) ? c.merchants.length : 0} merchants`;
     case "principal_present": {
-      const parts = [c.above_amount !== undefined ? ` above ${String(c.above_amount)} ${String(c.currency)}` : "", Array.isArray(c.categories) ? ` for ${c.categories.join(", ")}` : ""];
+      const parts = [
+        c.above_amount !== undefined ? ` above ${String(c.above_amount)} ${String(c.currency)}` : "",
+        Array.isArray(c.categories) ? ` for ${c.categories.join(", ")}` : "",
+      ];
       return `principal_present${parts.join("")}`;
     }
     default:

@@ -49,8 +49,12 @@ export function validateCondition(c: unknown): string | undefined {
         return `principal_present above_amount ${JSON.stringify(o.above_amount)} is not a number of at least 0`;
       }
       if (hasAbove !== (o.currency !== undefined)) return "principal_present above_amount and currency go together";
-      if (o.currency !== undefined && (typeof o.currency !== "string" || !/^[A-Z]{3}$/.test(o.currency))) return `principal_present currency ${JSON.stringify(o.currency)} is not three capital letters`;
-      if (o.categories !== undefined && (!Array.isArray(o.categories) || o.categories.length === 0 || !o.categories.every((c) => typeof c === "string" && c.length > 0))) {
+      if (o.currency !== undefined && (typeof o.currency !== "string" || !/^[A-Z]{3}$/.test(o.currency)))
+        return `principal_present currency ${JSON.stringify(o.currency)} is not three capital letters`;
+      if (
+        o.categories !== undefined &&
+        (!Array.isArray(o.categories) || o.categories.length === 0 || !o.categories.every((c) => typeof c === "string" && c.length > 0))
+      ) {
         return "principal_present categories must be a non-empty array of non-empty strings";
       }
       return undefined;
@@ -80,7 +84,10 @@ function timeWindowFinding(start: unknown, end: unknown, zone: string, now: numb
   const e = parseMinuteOfDay(end);
   const local = s === undefined || e === undefined ? undefined : localTime(zone, now);
   if (s === undefined || e === undefined || local === undefined) {
-    return { code: "OUTSIDE_TIME_WINDOW", message: `time_window ${String(start)}-${String(end)} in ${String(zone)} cannot be evaluated (invalid time or zone), so it does not hold` };
+    return {
+      code: "OUTSIDE_TIME_WINDOW",
+      message: `time_window ${String(start)}-${String(end)} in ${String(zone)} cannot be evaluated (invalid time or zone), so it does not hold`,
+    };
   }
   const m = local.minuteOfDay;
   const inside = s < e ? m >= s && m < e : m >= s || m < e;
@@ -115,7 +122,8 @@ function presenceNeeded(c: Condition & { type: "principal_present" }, action: Ac
   if (above === undefined && cats === undefined) return "";
   const reasons: string[] = [];
   if (above !== undefined) {
-    if (action === undefined || action.currency !== c.currency) reasons.push(` for an action not in ${String(c.currency)} (threshold ${String(above)} ${String(c.currency)})`);
+    if (action === undefined || action.currency !== c.currency)
+      reasons.push(` for an action not in ${String(c.currency)} (threshold ${String(above)} ${String(c.currency)})`);
     else if (!(action.amount <= above)) reasons.push(` for an amount above ${String(above)} ${String(c.currency)}`);
   }
   if (Array.isArray(cats)) {

@@ -11,3 +11,4 @@ export { STANDING_LIFETIME_MS, evaluateApproval, preparedPrivilege, privilegeOf 
 export { renewDelegation, silentExtension, type RenewalInit } from "./renewal.js";
 export { prepareDelegation, type PreparedDelegationWithProblems } from "./prepare.js";
 export { effectiveStatus, suspensionReason } from "./status.js";
+export { MAX_REASON_LENGTH, verifyDelegationRevocation } from "./signed-revocation.js";

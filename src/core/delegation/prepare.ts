@@ -8,7 +8,7 @@
  * listed in `problems` too but does not expire the grant: evaluation already fails that
  * condition closed with a precise message. Chain facts come from `prepareChain`.
  */
-import type { PreparedDelegation, PreparedScope } from "../evaluate/types.js";
+import type { PreparedDelegation, PreparedScope } from "./prepared.js";
 import { prepareChain } from "./chain.js";
 import { validateCondition } from "./conditions.js";
 import { parseInstant } from "../time/index.js";

@@ -44,7 +44,8 @@ export function silentExtension(before: Delegation, after: Delegation): string |
   const pb = privilegeOf(before);
   const pa = privilegeOf(after);
   if (PRIVILEGE_RANK[pa] < PRIVILEGE_RANK[pb]) reasons.push(`privilege lowers from ${pb} to ${pa}`);
-  if (before.agent?.agent_id !== after.agent?.agent_id) reasons.push(`agent changes from ${String(before.agent?.agent_id)} to ${String(after.agent?.agent_id)}`);
+  if (before.agent?.agent_id !== after.agent?.agent_id)
+    reasons.push(`agent changes from ${String(before.agent?.agent_id)} to ${String(after.agent?.agent_id)}`);
   if (before.principal?.type !== after.principal?.type || before.principal?.id !== after.principal?.id) reasons.push("principal changes");
   if (reasons.length === 0) return undefined;
   return `${reasons.join("; ")}: a renewal must be a new grant whose renewal_of names ${before.delegation_id}`;

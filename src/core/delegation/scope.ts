@@ -8,7 +8,7 @@
  * Money is compared only as bigint minor units, never as floats.
  */
 import { MoneyError, formatMinor, isIsoCurrency, toMinor } from "../money/index.js";
-import type { PreparedScope } from "../evaluate/types.js";
+import type { PreparedScope } from "./prepared.js";
 import type { Scope } from "./types.js";
 
 /** The list fields of a scope, in the order widenings are reported. */
@@ -90,7 +90,10 @@ function listWidening(field: ScopeListField, parent: Scope, child: Scope): strin
   const allowed = new Set(p);
   const extra = c.filter((x) => !allowed.has(x));
   if (extra.length === 0) return undefined;
-  const shown = extra.slice(0, 5).map((x) => JSON.stringify(x)).join(", ");
+  const shown = extra
+    .slice(0, 5)
+    .map((x) => JSON.stringify(x))
+    .join(", ");
   return `${field}: ${shown}${extra.length > 5 ? ` and ${extra.length - 5} more` : ""} not in the parent's ${field}`;
 }
 

@@ -13,7 +13,8 @@
  * an action is given. A condition of unknown type always suspends.
  */
 import type { Finding } from "../evaluate/reasons.js";
-import type { Action, EvalContext, PreparedDelegation } from "../evaluate/types.js";
+import type { Action, EvalContext } from "../evaluate/types.js";
+import type { PreparedDelegation } from "./prepared.js";
 import { DELEGATION_STATUSES, type DelegationStatus } from "./types.js";
 import { evaluateCondition } from "./conditions.js";
 

@@ -2,7 +2,7 @@
  * The delegation record: who authorized which agent to do what, for how long, under which
  * conditions, through which chain of agents.
  */
-import type { PrincipalType, IntentAgreement } from "../agreement/types.js";
+import type { PrincipalType, IntentAgreement } from "../agreement/index.js";
 import type { JwsObject, PublicJwk } from "../jose/index.js";
 
 export type DelegationStatus = "active" | "suspended" | "revoked" | "expired";
@@ -71,12 +71,7 @@ export interface PrincipalPresentCondition {
   currency?: string;
   categories?: string[];
 }
-export type Condition =
-  | TimeWindowCondition
-  | MaxRiskScoreCondition
-  | MerchantAllowlistCondition
-  | BusinessHoursCondition
-  | PrincipalPresentCondition;
+export type Condition = TimeWindowCondition | MaxRiskScoreCondition | MerchantAllowlistCondition | BusinessHoursCondition | PrincipalPresentCondition;
 export type ConditionType = Condition["type"];
 
 /** One link of an agent-to-agent chain: `delegator` gave `delegate` the narrowed `scope`. */

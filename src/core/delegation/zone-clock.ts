@@ -61,17 +61,38 @@ export function isTimeZone(zone: unknown): zone is string {
 
 /** The zone's UTC offset at `ms`, computed with Intl (slow; used to fill the cache). */
 function intlOffset(fmt: Intl.DateTimeFormat, ms: number): number {
-  let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
+  let y = 0,
+    mo = 0,
+    d = 0,
+    h = 0,
+    mi = 0,
+    s = 0,
+    bc = false;
   for (const p of fmt.formatToParts(ms)) {
     switch (p.type) {
-      case "year": y = Number(p.value); break;
-      case "month": mo = Number(p.value); break;
-      case "day": d = Number(p.value); break;
-      case "hour": h = Number(p.value); break;
-      case "minute": mi = Number(p.value); break;
-      case "second": s = Number(p.value); break;
-      case "era": bc = p.value.startsWith("B"); break;
-      default: break;
+      case "year":
+        y = Number(p.value);
+        break;
+      case "month":
+        mo = Number(p.value);
+        break;
+      case "day":
+        d = Number(p.value);
+        break;
+      case "hour":
+        h = Number(p.value);
+        break;
+      case "minute":
+        mi = Number(p.value);
+        break;
+      case "second":
+        s = Number(p.value);
+        break;
+      case "era":
+        bc = p.value.startsWith("B");
+        break;
+      default:
+        break;
     }
   }
   const date = new Date(0);
@@ -130,7 +151,10 @@ export function formatMinuteOfDay(minute: number): string {
 /** Minutes since midnight of a strict "HH:MM" (00:00-23:59), or undefined. */
 export function parseMinuteOfDay(text: unknown): number | undefined {
   if (typeof text !== "string" || text.length !== 5 || text.charCodeAt(2) !== 58) return undefined;
-  const d0 = text.charCodeAt(0) - 48, d1 = text.charCodeAt(1) - 48, d3 = text.charCodeAt(3) - 48, d4 = text.charCodeAt(4) - 48;
+  const d0 = text.charCodeAt(0) - 48,
+    d1 = text.charCodeAt(1) - 48,
+    d3 = text.charCodeAt(3) - 48,
+    d4 = text.charCodeAt(4) - 48;
   if (d0 < 0 || d0 > 9 || d1 < 0 || d1 > 9 || d3 < 0 || d3 > 5 || d4 < 0 || d4 > 9) return undefined;
   const h = d0 * 10 + d1;
   if (h > 23) return undefined;

@@ -11,14 +11,19 @@
  * answers OVER_BROAD_INTENT). The payment's `merchant` and `item` are carried on the action;
  * the intent declares neither, so they never block.
  */
-import type { IntentAgreement, Mandate } from "../agreement/types.js";
-import { buildSignedAgreement } from "../agreement/index.js";
-import type { Delegation } from "../delegation/types.js";
-import type { Action } from "../evaluate/types.js";
+import { type IntentAgreement, type Mandate, buildSignedAgreement } from "../agreement/index.js";
+import type { Delegation } from "../delegation/index.js";
+import type { Action } from "../evaluate/index.js";
 import { formatInstant } from "../time/index.js";
 import {
-  DEMO_ACTION_ID, DEMO_AGENT_ID, DEMO_AGREEMENT_ID, DEMO_DELEGATION_ID, DEMO_INTENT_ID, DEMO_PRINCIPAL,
-  demoAgentSigner, demoPrincipalSigner,
+  DEMO_ACTION_ID,
+  DEMO_AGENT_ID,
+  DEMO_AGREEMENT_ID,
+  DEMO_DELEGATION_ID,
+  DEMO_INTENT_ID,
+  DEMO_PRINCIPAL,
+  demoAgentSigner,
+  demoPrincipalSigner,
 } from "./keys.js";
 import type { DemoCheckRequest, DemoIntent, DemoPayment } from "./request.js";
 import { expiryFor } from "./time-limit.js";

@@ -7,11 +7,18 @@
  * Same request and same UTC day give the same answer, except when the outcome depends on the
  * time itself (a `time_limit` that passes during the day).
  */
-import { mandateHash, prepareAgreement } from "../agreement/index.js";
+import { mandateHash, prepareAgreement, type AgreementStatus } from "../agreement/index.js";
 import { prepareDelegation } from "../delegation/index.js";
-import { DEFAULT_POLICY, NO_REVOCATIONS, evaluate } from "../evaluate/index.js";
-import type { Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../evaluate/index.js";
-import type { AgreementStatus } from "../agreement/types.js";
+import {
+  DEFAULT_POLICY,
+  NO_REVOCATIONS,
+  evaluate,
+  type Finding,
+  type ReasonCode,
+  type RequiredAction,
+  type SvcDecision,
+  type Verdict,
+} from "../evaluate/index.js";
 import type { HashString } from "../canonical/index.js";
 import { buildDemoRecords } from "./build.js";
 import { DEMO_AGENT_ID, DEMO_PRINCIPAL, demoPrincipalFingerprint } from "./keys.js";

@@ -4,9 +4,8 @@
  * sample agreements only. They are public by design: never use them for anything else, and
  * never trust a signature by them as evidence of anything.
  */
-import { sha256 } from "../canonical/index.js";
+import { sha256, type HashString } from "../canonical/index.js";
 import { keyId, signerFromSeed, type Signer } from "../jose/index.js";
-import type { HashString } from "../canonical/index.js";
 
 /** Label whose SHA-256 is the demo principal's Ed25519 seed. */
 export const DEMO_PRINCIPAL_SEED_LABEL = "writ demo principal";

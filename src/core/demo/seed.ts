@@ -11,11 +11,10 @@
  * The grant runs for exactly seven days from the seeding (the longest standard grant, which
  * needs no human approval): per payment at most 50 USD, in all at most 500 USD.
  */
-import { mandateHash, signAcknowledgement } from "../agreement/index.js";
-import type { AckRole, IntentAgreement } from "../agreement/types.js";
+import { mandateHash, signAcknowledgement, type AckRole, type IntentAgreement } from "../agreement/index.js";
 import { signerFromSeed, type Signer } from "../jose/index.js";
 import { sha256 } from "../canonical/index.js";
-import type { Delegation } from "../delegation/types.js";
+import type { Delegation } from "../delegation/index.js";
 import { formatKeyToken, type OrgType } from "../registry/index.js";
 import { formatInstant } from "../time/index.js";
 import { buildDemoAgreement, demoDelegation } from "./build.js";
@@ -54,14 +53,23 @@ export function demoAckSigner(role: DemoSeedOrg["role"]): Signer {
  * records outcomes"). The signing keys are public: their Ed25519 seeds are SHA-256 of
  * "writ demo wallet" and "writ demo merchant".
  */
-export async function acknowledgedByDemoParties(agreement: IntentAgreement, orgIds: ReadonlyMap<DemoSeedOrg["role"], string>, nowMs: number): Promise<IntentAgreement> {
+export async function acknowledgedByDemoParties(
+  agreement: IntentAgreement,
+  orgIds: ReadonlyMap<DemoSeedOrg["role"], string>,
+  nowMs: number,
+): Promise<IntentAgreement> {
   const acks = [...(agreement.acknowledgements ?? [])];
   for (const o of DEMO_SEED_ORGS) {
     const id = orgIds.get(o.role);
     if (!o.ackRole || id === undefined) continue;
     const signer = demoAckSigner(o.role);
     for (const m of agreement.mandates) {
-      acks.push(await signAcknowledgement({ agreement_id: agreement.agreement_id, mandate_hash: mandateHash(m), role: o.ackRole, id, at: formatInstant(nowMs) }, signer));
+      acks.push(
+        await signAcknowledgement(
+          { agreement_id: agreement.agreement_id, mandate_hash: mandateHash(m), role: o.ackRole, id, at: formatInstant(nowMs) },
+          signer,
+        ),
+      );
     }
   }
   return { ...agreement, acknowledgements: acks };

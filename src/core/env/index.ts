@@ -42,7 +42,13 @@ export type SettingBound = readonly [name: string, value: number];
  * `atLeast`) it becomes that setting's value, with one problem of the form
  * `NAME is above OTHER; using OTHER's value`.
  */
-export function envIntegerWithin(env: Env, name: string, r: IntegerRange, bound: { atMost?: SettingBound; atLeast?: SettingBound }, problems: string[]): number {
+export function envIntegerWithin(
+  env: Env,
+  name: string,
+  r: IntegerRange,
+  bound: { atMost?: SettingBound; atLeast?: SettingBound },
+  problems: string[],
+): number {
   const v = envInteger(env, name, r, problems);
   if (bound.atMost && v > bound.atMost[1]) {
     problems.push(`${name} is above ${bound.atMost[0]}; using ${bound.atMost[0]}'s value`);

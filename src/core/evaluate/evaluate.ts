@@ -20,7 +20,14 @@ import { revokeOnRisk } from "./policies/risk.js";
 import { delegationAmount, usableAmount } from "./policies/amount.js";
 import { agreementRevocation, eventChain, ledgerIntegrity, parentLimits } from "./policies/agreement.js";
 import {
-  intentAcks, intentAgent, intentAmount, intentBound, intentBreadth, intentSignature, intentVerb, intentWindow,
+  intentAcks,
+  intentAgent,
+  intentAmount,
+  intentBound,
+  intentBreadth,
+  intentSignature,
+  intentVerb,
+  intentWindow,
   type IntentPolicy,
 } from "./policies/intent.js";
 import { intentDistance } from "./policies/distance.js";
@@ -76,12 +83,7 @@ function candidates(agreement: PreparedAgreement, action: Action): PreparedManda
 }
 
 /** Evaluates one proposed action. Pure: same inputs, same Decision. */
-export function evaluate(
-  delegation: PreparedDelegation,
-  agreement: PreparedAgreement | undefined,
-  action: Action,
-  ctx: EvalContext,
-): Decision {
+export function evaluate(delegation: PreparedDelegation, agreement: PreparedAgreement | undefined, action: Action, ctx: EvalContext): Decision {
   const s: EvalState = { action, ctx, delegation, agreement, amountMinor: actionMinor(action) };
   const common = new Findings();
   for (const p of DELEGATION_POLICIES) p(s, common);

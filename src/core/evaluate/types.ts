@@ -4,11 +4,12 @@
  * functions; `evaluate` then only reads these prepared facts, so it is pure, synchronous and
  * allocation-light on the hot path.
  */
-import type { HashString } from "../canonical/index.js";
 import type { Rate } from "../money/index.js";
-import type { AckRole, IntentAgreement, Mandate } from "../agreement/types.js";
-import type { ChainLink, Condition, Delegation, Scope } from "../delegation/types.js";
 import type { Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "./reasons.js";
+
+// Built beside their producers (core/agreement, core/delegation); part of the evaluator's vocabulary.
+export type { SignatureState, AckState, PreparedMandate, PreparedAgreement } from "../agreement/index.js";
+export type { PreparedScope, PreparedLink, PreparedDelegation } from "../delegation/prepared.js";
 
 /** The action an agent proposes. Amount in major units of `currency`. */
 export interface Action {
@@ -77,85 +78,6 @@ export interface EvalContext {
    * findings are dropped before the verdict is taken. Only STEP_UP reasons are ever passed.
    */
   approvedReasons?: ReadonlySet<ReasonCode>;
-}
-
-/** Signature state of one mandate. */
-export type SignatureState = "valid" | "missing" | "invalid";
-
-/** Per-role acknowledgement state against the current mandate hash. */
-export type AckState = "current" | "outdated" | "missing";
-
-/** A mandate with everything the engine needs precomputed. */
-export interface PreparedMandate {
-  mandate: Mandate;
-  hash: HashString;
-  signature: SignatureState;
-  /** Key id of the signing principal key, when the mandate names one. */
-  principalKid?: HashString;
-  ceilingMinor?: bigint;
-  sliceMinor?: bigint;
-  notBeforeMs?: number;
-  expiresAtMs?: number;
-  /** State of every role in `required_acknowledgements`. */
-  acks: ReadonlyArray<{ role: AckRole; state: AckState }>;
-  /** Spent under this intent per the ledger (minor units of the mandate currency). */
-  spentMinor: bigint;
-}
-
-export interface PreparedAgreement {
-  agreement: IntentAgreement;
-  mandates: PreparedMandate[];
-  /** First problem in the event chain, or undefined when intact. */
-  eventChainProblem?: string;
-  /** "ok", "unknown" (ledger omitted) or a description of the first problem. */
-  ledger: { state: "ok" } | { state: "unknown" } | { state: "broken"; problem: string };
-  ledgerAsOfMs: number;
-  ledgerSequence: number;
-  /** Total spent across intents (minor units of parent_limits currency, or of the mandates when they share one). */
-  totalSpentMinor: bigint;
-  /** First parent_limits violation, or undefined. */
-  parentLimitsProblem?: string;
-  parentCeilingMinor?: bigint;
-  parentCumulativeMinor?: bigint;
-  revocation: "none" | "valid" | { state: "invalid"; problem: string };
-}
-
-/** A scope with amounts in minor units. */
-export interface PreparedScope {
-  scope: Scope;
-  ceilingMinor?: bigint;
-  cumulativeMinor?: bigint;
-  actionTypes?: ReadonlySet<string>;
-  merchants?: ReadonlySet<string>;
-  categories?: ReadonlySet<string>;
-  intents?: ReadonlySet<string>;
-}
-
-export interface PreparedLink {
-  link: ChainLink;
-  expiresAtMs: number;
-  /** The stored delegation of this link is revoked (set when the chain was read from the store: `withStoredChain`). */
-  revoked?: boolean;
-  /** The stored delegation of this link is suspended (set by `withStoredChain`): everything below it is suspended too. */
-  suspended?: boolean;
-}
-
-export interface PreparedDelegation {
-  delegation: Delegation;
-  grantedAtMs: number;
-  expiresAtMs: number;
-  scope: PreparedScope;
-  conditions: Condition[];
-  chain: PreparedLink[];
-  /** First structural chain problem (discontinuity), or undefined. */
-  chainBroken?: string;
-  /** First widening found (field and link), or undefined. */
-  chainWidened?: string;
-  reconfirmedAtMs?: number;
-  /** Key id of `principal.public_key`, when the delegation names the principal's key. */
-  principalKid?: HashString;
-  /** Problems found while preparing (each also fails closed: the delegation counts as expired). */
-  problems?: string[];
 }
 
 /** The engine's answer. */

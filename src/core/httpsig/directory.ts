@@ -92,7 +92,14 @@ export async function verifyDirectory(
   const writKid = webKeyId(opts.writKey);
   const check: SignatureCheck<PublicJwk> = await checkSignature(
     { request: { method: "GET", url: answer.url, headers: {} }, response: { status: 200, headers: answer.headers } },
-    { keyFor: (kid) => (kid === writKid ? opts.writKey : undefined), jwkOf: (k) => k, nowMs: opts.nowMs, tag: DIRECTORY_TAG, required: ["content-digest"], authority: ['"@authority";req'] },
+    {
+      keyFor: (kid) => (kid === writKid ? opts.writKey : undefined),
+      jwkOf: (k) => k,
+      nowMs: opts.nowMs,
+      tag: DIRECTORY_TAG,
+      required: ["content-digest"],
+      authority: ['"@authority";req'],
+    },
   );
   if (!check.ok) return bad(`the directory's signature is refused (${check.code}): ${check.message}`);
   let parsed: unknown;
@@ -102,7 +109,8 @@ export async function verifyDirectory(
     return bad("the directory body is not JSON");
   }
   const keys = (parsed as { keys?: unknown }).keys;
-  if (!Array.isArray(keys) || !keys.every(isDirectoryKey)) return bad("the directory body is not a JWKS of Ed25519 or P-256 public keys with kid, agent_id and operator_org_id");
+  if (!Array.isArray(keys) || !keys.every(isDirectoryKey))
+    return bad("the directory body is not a JWKS of Ed25519 or P-256 public keys with kid, agent_id and operator_org_id");
   for (const k of keys) if (webKeyId(k) !== k.kid) return bad(`directory key ${k.kid} is not its key's thumbprint`);
   return { ok: true, directory: { keys }, expires: check.facts.expires };
 }

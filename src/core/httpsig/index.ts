@@ -6,4 +6,13 @@
 export * from "./params.js";
 export { signBytes, signRequest, type HttpRequestLike, type SignRequestOptions, type SignatureFields } from "./sign.js";
 export { checkSignature, type CheckOptions, type SignatureCheck, type SignatureFacts, type SignatureRefusal } from "./verify.js";
-export { contentDigest, directoryKey, signDirectory, verifyDirectory, type DirectoryCheck, type DirectoryFields, type DirectoryKey, type KeyDirectory } from "./directory.js";
+export {
+  contentDigest,
+  directoryKey,
+  signDirectory,
+  verifyDirectory,
+  type DirectoryCheck,
+  type DirectoryFields,
+  type DirectoryKey,
+  type KeyDirectory,
+} from "./directory.js";

@@ -49,7 +49,9 @@ export function jwsAlgOf(alg: HttpSigAlg): JwsAlg {
 
 /** The Web Bot Auth keyid of `jwk`: its RFC 7638 SHA-256 thumbprint, base64url. */
 export function webKeyId(jwk: PublicJwk): string {
-  return createHash("sha256").update(canonicalJson(thumbprintInput(jwk))).digest("base64url");
+  return createHash("sha256")
+    .update(canonicalJson(thumbprintInput(jwk)))
+    .digest("base64url");
 }
 
 /** The Writ fingerprint (`sha256:` + hex) a Web Bot Auth keyid names, or undefined when it is not one. */

@@ -21,11 +21,7 @@ import type { HttpRequestLike } from "./sign.js";
 
 /** Why a signature is refused (reason codes of src/core/evaluate/reasons.ts). */
 export type SignatureRefusal =
-  | "REQUEST_SIGNATURE_MISSING"
-  | "REQUEST_SIGNATURE_MALFORMED"
-  | "REQUEST_SIGNATURE_EXPIRED"
-  | "REQUEST_KEY_UNKNOWN"
-  | "REQUEST_SIGNATURE_INVALID";
+  "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID";
 
 /** What a signature says of itself. */
 export interface SignatureFacts {
@@ -45,8 +41,7 @@ export interface SignatureFacts {
 
 /** The outcome of a check: the key and facts, or a refusal with its reason. */
 export type SignatureCheck<K> =
-  | { ok: true; key: K; jwk: PublicJwk; facts: SignatureFacts }
-  | { ok: false; code: SignatureRefusal; message: string; facts?: SignatureFacts };
+  { ok: true; key: K; jwk: PublicJwk; facts: SignatureFacts } | { ok: false; code: SignatureRefusal; message: string; facts?: SignatureFacts };
 
 /** Options of a check. */
 export interface CheckOptions<K> {
@@ -67,11 +62,14 @@ export interface CheckOptions<K> {
 type Headers = Record<string, string | string[]>;
 
 function field(headers: Headers, name: string): string | undefined {
-  const values = Object.entries(headers).filter(([k]) => k.toLowerCase() === name).map(([, v]) => (Array.isArray(v) ? v.join(", ") : v));
+  const values = Object.entries(headers)
+    .filter(([k]) => k.toLowerCase() === name)
+    .map(([, v]) => (Array.isArray(v) ? v.join(", ") : v));
   return values.length === 0 ? undefined : values.join(", ");
 }
 
-const refuse = (code: SignatureRefusal, message: string, facts?: SignatureFacts): SignatureCheck<never> => (facts ? { ok: false, code, message, facts } : { ok: false, code, message });
+const refuse = (code: SignatureRefusal, message: string, facts?: SignatureFacts): SignatureCheck<never> =>
+  facts ? { ok: false, code, message, facts } : { ok: false, code, message };
 
 /**
  * Checks the signature tagged `opts.tag` on `message` (a request; or a response given with the
@@ -106,28 +104,54 @@ export async function checkSignature<K>(
   const nonce = str("nonce");
   const agentField = field(message.request.headers, "signature-agent");
   const alg = str("alg");
-  const missing = [["keyid", keyid], ["created", created], ["expires", expires], ["nonce", nonce]].filter(([, v]) => v === undefined).map(([k]) => k);
+  const missing = [
+    ["keyid", keyid],
+    ["created", created],
+    ["expires", expires],
+    ["nonce", nonce],
+  ]
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
   if (keyid === undefined || created === undefined || expires === undefined || nonce === undefined) {
     return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} lacks ${missing.join(", ")}`);
   }
-  const facts: SignatureFacts = { label, keyid, created, expires, nonce, tag, components, ...(alg !== undefined ? { alg } : {}), ...(agentField !== undefined ? { signature_agent: agentField } : {}) };
+  const facts: SignatureFacts = {
+    label,
+    keyid,
+    created,
+    expires,
+    nonce,
+    tag,
+    components,
+    ...(alg !== undefined ? { alg } : {}),
+    ...(agentField !== undefined ? { signature_agent: agentField } : {}),
+  };
   const names = input[0].map((i) => String(i[0]));
   const authority = opts.authority ?? ['"@authority"'];
   if (!components.some((c) => authority.includes(c))) return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} does not cover @authority`, facts);
-  if (agentField !== undefined && !names.includes("signature-agent")) return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} does not cover the Signature-Agent field the request carries`, facts);
+  if (agentField !== undefined && !names.includes("signature-agent"))
+    return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} does not cover the Signature-Agent field the request carries`, facts);
   for (const r of opts.required ?? []) if (!names.includes(r)) return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} does not cover ${r}`, facts);
   const now = Math.floor(opts.nowMs / 1000);
   if (expires <= created || expires - created > MAX_LIFETIME_SECONDS) {
-    return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} lives ${expires - created} seconds (expires - created); at most ${MAX_LIFETIME_SECONDS} and more than 0 are accepted`, facts);
+    return refuse(
+      "REQUEST_SIGNATURE_MALFORMED",
+      `signature ${label} lives ${expires - created} seconds (expires - created); at most ${MAX_LIFETIME_SECONDS} and more than 0 are accepted`,
+      facts,
+    );
   }
-  if (created > now + CLOCK_SKEW_SECONDS) return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} was created ${created - now} seconds in the future`, facts);
-  if (expires < now - CLOCK_SKEW_SECONDS) return refuse("REQUEST_SIGNATURE_EXPIRED", `signature ${label} expired at ${new Date(expires * 1000).toISOString()}`, facts);
+  if (created > now + CLOCK_SKEW_SECONDS)
+    return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} was created ${created - now} seconds in the future`, facts);
+  if (expires < now - CLOCK_SKEW_SECONDS)
+    return refuse("REQUEST_SIGNATURE_EXPIRED", `signature ${label} expired at ${new Date(expires * 1000).toISOString()}`, facts);
   const key = await opts.keyFor(keyid);
   if (key === undefined) return refuse("REQUEST_KEY_UNKNOWN", `keyid ${keyid} names no key in the directory`, facts);
   const jwk = opts.jwkOf(key);
-  if (alg !== undefined && alg !== httpSigAlgOf(jwk)) return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} says alg ${alg}; the key's algorithm is ${httpSigAlgOf(jwk)}`, facts);
+  if (alg !== undefined && alg !== httpSigAlgOf(jwk))
+    return refuse("REQUEST_SIGNATURE_MALFORMED", `signature ${label} says alg ${alg}; the key's algorithm is ${httpSigAlgOf(jwk)}`, facts);
   const sig = sigs.get(label);
-  if (!sig || isInnerList(sig) || !(sig[0] instanceof ArrayBuffer)) return refuse("REQUEST_SIGNATURE_MALFORMED", `Signature has no byte sequence for label ${label}`, facts);
+  if (!sig || isInnerList(sig) || !(sig[0] instanceof ArrayBuffer))
+    return refuse("REQUEST_SIGNATURE_MALFORMED", `Signature has no byte sequence for label ${label}`, facts);
   let base: string;
   try {
     const parts = message.response

@@ -19,7 +19,8 @@
  *   (`R` a small-order point, `S = 0`) verifies every payload. A P-256 key's coordinates are
  *   below the field prime (on the curve is checked when node imports it); `keyEncodingProblem`.
  */
-import type { JwsAlg } from "./jwk.js";
+/** Signature algorithms Writ accepts. */
+export type JwsAlg = "EdDSA" | "ES256";
 
 const B64URL_RE = /^[A-Za-z0-9_-]*$/;
 
@@ -75,7 +76,10 @@ export function keyEncodingProblem(kty: "OKP" | "EC", x: Uint8Array, y?: Uint8Ar
     if (yy >= ED25519_PRIME) return "public key is not a canonical Ed25519 point encoding (y is not below p)";
     return undefined;
   }
-  for (const [name, c] of [["x", x], ["y", y]] as const) {
+  for (const [name, c] of [
+    ["x", x],
+    ["y", y],
+  ] as const) {
     if (c === undefined || bigBE(c) >= P256_PRIME) return `public key member ${name} is not a canonical P-256 coordinate (not below p)`;
   }
   return undefined;

@@ -17,11 +17,10 @@
  */
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { hashOf, type HashString } from "../canonical/index.js";
-import { isCanonicalBase64url, keyEncodingProblem } from "./canonical-forms.js";
+import { isCanonicalBase64url, keyEncodingProblem, type JwsAlg } from "./canonical-forms.js";
 import { JoseError } from "./errors.js";
 
-/** Signature algorithms Writ accepts. */
-export type JwsAlg = "EdDSA" | "ES256";
+export type { JwsAlg };
 export const ALLOWED_ALGS: readonly JwsAlg[] = ["EdDSA", "ES256"];
 
 export interface Ed25519PublicJwk {
@@ -99,9 +98,7 @@ export function parsePublicJwk(input: unknown): PublicJwk {
 
 /** The RFC 7638 required members of a public JWK. */
 export function thumbprintInput(jwk: PublicJwk): Record<string, string> {
-  return jwk.kty === "OKP"
-    ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x }
-    : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
+  return jwk.kty === "OKP" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y };
 }
 
 /** Key id / agent fingerprint: `sha256:` + hex RFC 7638 thumbprint. */

@@ -173,7 +173,8 @@ export function lowSJws<T extends JwsObject>(jws: T): T {
 export function withLowSSignature<T>(record: T): T {
   if (typeof record !== "object" || record === null || Array.isArray(record)) return record;
   const sig = (record as { signature?: unknown }).signature;
-  if (typeof sig !== "object" || sig === null || typeof (sig as JwsObject).protected !== "string" || typeof (sig as JwsObject).signature !== "string") return record;
+  if (typeof sig !== "object" || sig === null || typeof (sig as JwsObject).protected !== "string" || typeof (sig as JwsObject).signature !== "string")
+    return record;
   const low = lowSJws(sig as JwsObject);
   return low === sig ? record : { ...record, signature: low };
 }

@@ -61,8 +61,7 @@ export function signerFromJwk(jwk: unknown): Signer {
 
 /** A fresh key pair. */
 export function generateSigner(alg: JwsAlg = "EdDSA"): Signer {
-  const { privateKey } =
-    alg === "EdDSA" ? generateKeyPairSync("ed25519") : generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const { privateKey } = alg === "EdDSA" ? generateKeyPairSync("ed25519") : generateKeyPairSync("ec", { namedCurve: "P-256" });
   return fromPrivateKeyObject(privateKey);
 }
 

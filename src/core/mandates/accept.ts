@@ -11,9 +11,9 @@
  * the trusted surface is the grant's HUMAN_APPROVAL (at `iat`, else at the grant's start),
  * which a mandate living longer than seven days (a standing grant) needs.
  */
-import type { PrincipalType } from "../agreement/types.js";
+import type { PrincipalType } from "../agreement/index.js";
 import type { HashString } from "../canonical/index.js";
-import type { Delegation } from "../delegation/types.js";
+import type { Delegation } from "../delegation/index.js";
 import type { PublicJwk } from "../jose/index.js";
 import { Ap2ImportError, type Ap2ImportErrorCode } from "./ap2-errors.js";
 import { importOpenPaymentMandate } from "./ap2.js";

@@ -127,9 +127,14 @@ function readExecutionDate(c: Record<string, unknown>, out: Partial<Ap2Constrain
 
 function readRecurrence(c: Record<string, unknown>, out: Partial<Ap2Constraints>): void {
   const type = "payment.agent_recurrence";
-  if (typeof c.frequency !== "string" || !FREQUENCIES.includes(c.frequency)) throw invalid(type, `frequency ${JSON.stringify(c.frequency)} is not one of ${FREQUENCIES.join(", ")}`);
+  if (typeof c.frequency !== "string" || !FREQUENCIES.includes(c.frequency))
+    throw invalid(type, `frequency ${JSON.stringify(c.frequency)} is not one of ${FREQUENCIES.join(", ")}`);
   if (c.frequency !== "ON_DEMAND") {
-    throw new Ap2ImportError("CONSTRAINT_UNENFORCEABLE", `${type}: frequency ${c.frequency} cannot be enforced (delegations have no per-period limit); only ON_DEMAND is accepted`, type);
+    throw new Ap2ImportError(
+      "CONSTRAINT_UNENFORCEABLE",
+      `${type}: frequency ${c.frequency} cannot be enforced (delegations have no per-period limit); only ON_DEMAND is accepted`,
+      type,
+    );
   }
   if (c.max_occurrences !== undefined && (!Number.isSafeInteger(c.max_occurrences) || (c.max_occurrences as number) < 1)) {
     throw invalid(type, "max_occurrences must be a positive integer");
@@ -159,12 +164,17 @@ export function readConstraints(raw: unknown): Ap2Constraints {
   const seen = new Set<string>();
   for (const c of raw) {
     if (isUndisclosedElement(c)) throw new Ap2ImportError("SD_JWT_UNPROCESSED", "constraints holds an undisclosed element", "constraints");
-    if (!isRecord(c) || typeof c.type !== "string") throw new Ap2ImportError("CONSTRAINT_INVALID", "every constraint must be an object with a string type", "constraints");
+    if (!isRecord(c) || typeof c.type !== "string")
+      throw new Ap2ImportError("CONSTRAINT_INVALID", "every constraint must be an object with a string type", "constraints");
     const type = c.type;
     const read = Object.prototype.hasOwnProperty.call(READERS, type) ? READERS[type] : undefined;
     if (!read) {
       const why = Object.prototype.hasOwnProperty.call(KNOWN_UNSUPPORTED, type) ? KNOWN_UNSUPPORTED[type] : "Writ does not know it";
-      throw new Ap2ImportError("CONSTRAINT_UNSUPPORTED", `constraint ${JSON.stringify(type)} cannot be mapped to a delegation scope (${why}); the mandate is refused rather than imported without it`, type);
+      throw new Ap2ImportError(
+        "CONSTRAINT_UNSUPPORTED",
+        `constraint ${JSON.stringify(type)} cannot be mapped to a delegation scope (${why}); the mandate is refused rather than imported without it`,
+        type,
+      );
     }
     if (seen.has(type)) throw new Ap2ImportError("CONSTRAINT_DUPLICATE", `constraint ${type} appears more than once`, type);
     seen.add(type);

@@ -27,8 +27,8 @@
  *   enforce them); `risk_data`, `iss`, `sub`, `aud`, `jti` are informative; any other
  *   claim is refused.
  */
-import type { PrincipalType } from "../agreement/types.js";
-import type { Delegation, HumanApproval, Scope } from "../delegation/types.js";
+import type { PrincipalType } from "../agreement/index.js";
+import type { Delegation, HumanApproval, Scope } from "../delegation/index.js";
 import { formatInstant } from "../time/index.js";
 import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../jose/index.js";
 import { formatMinor, isCurrency, toMinor } from "../money/index.js";
@@ -72,9 +72,14 @@ function epochSeconds(v: unknown, name: string): number | undefined {
 
 function checkClaimNames(claims: Record<string, unknown>): void {
   for (const k of Object.keys(claims)) {
-    if (k === "_sd" || k === "_sd_alg") throw new Ap2ImportError("SD_JWT_UNPROCESSED", `claim ${k} shows undisclosed SD-JWT content; pass the processed claims`, k);
+    if (k === "_sd" || k === "_sd_alg")
+      throw new Ap2ImportError("SD_JWT_UNPROCESSED", `claim ${k} shows undisclosed SD-JWT content; pass the processed claims`, k);
     if (Object.prototype.hasOwnProperty.call(REFUSED_CLAIMS, k)) {
-      throw new Ap2ImportError("CLAIM_UNSUPPORTED", `claim ${k} cannot be honoured (${REFUSED_CLAIMS[k]}); the mandate is refused rather than imported without it`, k);
+      throw new Ap2ImportError(
+        "CLAIM_UNSUPPORTED",
+        `claim ${k} cannot be honoured (${REFUSED_CLAIMS[k]}); the mandate is refused rather than imported without it`,
+        k,
+      );
     }
     if (!INFORMATIVE.has(k)) throw new Ap2ImportError("CLAIM_UNSUPPORTED", `claim ${JSON.stringify(k)} is not known to Writ; the mandate is refused`, k);
   }
@@ -143,7 +148,13 @@ function majorNumber(minor: bigint, currency: string, subject: string): number {
  * cannot honour.
  */
 export function importOpenPaymentMandate(claims: unknown, opts: Ap2ImportOptions): Delegation {
-  if (typeof opts.delegationId !== "string" || opts.delegationId.length === 0 || typeof opts.principal?.id !== "string" || opts.principal.id.length === 0 || !Number.isFinite(opts.now)) {
+  if (
+    typeof opts.delegationId !== "string" ||
+    opts.delegationId.length === 0 ||
+    typeof opts.principal?.id !== "string" ||
+    opts.principal.id.length === 0 ||
+    !Number.isFinite(opts.now)
+  ) {
     throw new Ap2ImportError("OPTIONS_INVALID", "delegationId and principal.id must be non-empty strings and now a finite epoch-ms time");
   }
   if (!isRecord(claims)) throw new Ap2ImportError("CLAIMS_INVALID", "the mandate claims must be a JSON object");
@@ -163,7 +174,8 @@ export function importOpenPaymentMandate(claims: unknown, opts: Ap2ImportOptions
 
   const currencies = new Set([c.amountRange?.currency, c.budget?.currency, preset?.currency].filter((x): x is string => x !== undefined));
   const [currency] = currencies;
-  if (currency === undefined) throw new Ap2ImportError("NO_AMOUNT_BOUND", "the mandate has no payment.amount_range, payment.budget or payment_amount, so no amount bound");
+  if (currency === undefined)
+    throw new Ap2ImportError("NO_AMOUNT_BOUND", "the mandate has no payment.amount_range, payment.budget or payment_amount, so no amount bound");
   if (currencies.size > 1) throw new Ap2ImportError("CURRENCY_MISMATCH", `amount constraints name several currencies: ${[...currencies].join(", ")}`);
 
   const perPayment = smaller(c.amountRange?.maxMinor, preset?.minor);
@@ -196,7 +208,10 @@ export function importOpenPaymentMandate(claims: unknown, opts: Ap2ImportOptions
     }
   }
   if (grantedMs >= expiresMs) {
-    throw new Ap2ImportError("UNSATISFIABLE", `the mandate's window is empty: it starts at ${formatInstant(grantedMs)} and ends at ${formatInstant(expiresMs)}`);
+    throw new Ap2ImportError(
+      "UNSATISFIABLE",
+      `the mandate's window is empty: it starts at ${formatInstant(grantedMs)} and ends at ${formatInstant(expiresMs)}`,
+    );
   }
 
   const scope: Scope = { currency };

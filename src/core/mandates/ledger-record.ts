@@ -5,8 +5,8 @@
  * the scope, so the ledger's entries and per-intent total are in the scope's currency and the
  * spend transaction re-checks the same bounds under its lock. Pure.
  */
-import type { IntentAgreement, Mandate } from "../agreement/types.js";
-import type { Delegation } from "../delegation/types.js";
+import type { IntentAgreement, Mandate } from "../agreement/index.js";
+import type { Delegation } from "../delegation/index.js";
 
 /** The intent id of a recorded mandate's ledger entries. */
 export const MANDATE_INTENT_ID = "mandate";

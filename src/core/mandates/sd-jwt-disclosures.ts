@@ -72,11 +72,13 @@ export function disclosureDigest(encoded: string): string {
   return sha256(encoded).toString("base64url");
 }
 
-const describe = (d: Disclosure): string => (d.name === undefined ? `disclosure ${d.index} (an array element)` : `disclosure ${d.index} (claim ${JSON.stringify(d.name)})`);
+const describe = (d: Disclosure): string =>
+  d.name === undefined ? `disclosure ${d.index} (an array element)` : `disclosure ${d.index} (claim ${JSON.stringify(d.name)})`;
 const where = (path: string): string => path || "the payload";
 const isArrayDigest = (v: unknown): v is { "...": unknown } => isRecord(v) && Object.keys(v).length === 1 && "..." in v;
 /** Sets an own member, even one named `__proto__` (a plain assignment would set the prototype). */
-const put = (o: Record<string, unknown>, k: string, v: unknown): void => void Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+const put = (o: Record<string, unknown>, k: string, v: unknown): void =>
+  void Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
 
 /** Decodes one presented disclosure, or says why it is not one. */
 function decodeDisclosure(encoded: string, index: number): Disclosure | string {

@@ -34,7 +34,18 @@
 import { SDJwt } from "@sd-jwt/core";
 import { digest } from "@sd-jwt/crypto-nodejs";
 import { describeInexactNumber, findInexactNumber, sha256, sha256Hash, type HashString } from "../canonical/index.js";
-import { ALLOWED_ALGS, JoseError, algForJwk, isCanonicalBase64url, jwsSignatureProblem, lowSSignatureText, parsePublicJwk, verifyJwsInput, type JwsAlg, type PublicJwk } from "../jose/index.js";
+import {
+  ALLOWED_ALGS,
+  JoseError,
+  algForJwk,
+  isCanonicalBase64url,
+  jwsSignatureProblem,
+  lowSSignatureText,
+  parsePublicJwk,
+  verifyJwsInput,
+  type JwsAlg,
+  type PublicJwk,
+} from "../jose/index.js";
 import { SD_ALG, resolveDisclosures, type DisclosureResolution, type UndisclosedDigest } from "./sd-jwt-disclosures.js";
 import type { MandateProblem, MandateProblemCode } from "./sd-jwt-problems.js";
 import { withheldConstraintProblems } from "./withheld-constraints.js";
@@ -145,7 +156,8 @@ function headerProblems(header: Record<string, unknown>, what: string, code: Man
     out.push(problem(code, `${what} alg ${alg} does not fit its ${key.kty} ${key.crv} key`));
   }
   for (const h of FORBIDDEN_HEADERS) {
-    if (h in header) out.push(problem(code, `${what} header ${h} is not allowed${h === "crit" ? " (no extensions are understood)" : " (keys never come from the token)"}`));
+    if (h in header)
+      out.push(problem(code, `${what} header ${h} is not allowed${h === "crit" ? " (no extensions are understood)" : " (keys never come from the token)"}`));
   }
   return out;
 }
@@ -187,7 +199,10 @@ async function parse(text: unknown): Promise<Parsed | MandateProblem> {
   if ((parts[0] ?? "").split(".").length !== 3) return problem("SD_JWT_MALFORMED", "the issuer JWT is not header.payload.signature");
   const respelled = nonCanonicalPart(parts);
   if (respelled !== undefined) {
-    return problem("SD_JWT_MALFORMED", `${respelled} is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling`);
+    return problem(
+      "SD_JWT_MALFORMED",
+      `${respelled} is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling`,
+    );
   }
   try {
     const sdjwt = await SDJwt.fromEncode(text, hasher);
@@ -280,7 +295,14 @@ function cnfKeyOf(claims: Record<string, unknown>): PublicJwk | MandateProblem {
 }
 
 /** The key-binding checks (explicit ones first, then the library's signature check). */
-async function checkKeyBinding(sdjwt: SDJwt, withoutKb: string, kbText: string, cnfKey: PublicJwk | undefined, opts: MandateVerifyOptions, out: MandateVerification): Promise<void> {
+async function checkKeyBinding(
+  sdjwt: SDJwt,
+  withoutKb: string,
+  kbText: string,
+  cnfKey: PublicJwk | undefined,
+  opts: MandateVerifyOptions,
+  out: MandateVerification,
+): Promise<void> {
   const kb = sdjwt.kbJwt;
   if (kbText.length === 0 || !kb?.header || !isRecord(kb.payload)) {
     out.problems.push(problem("KB_JWT_MISSING", "the mandate carries no key-binding JWT: the agent's key must sign the presentation"));
@@ -292,7 +314,8 @@ async function checkKeyBinding(sdjwt: SDJwt, withoutKb: string, kbText: string, 
   if (h.typ !== KB_JWT_TYP) out.problems.push(problem("KB_JWT_INVALID", `key-binding JWT typ ${JSON.stringify(h.typ)} is not ${KB_JWT_TYP}`));
   out.problems.push(...headerProblems(h, "key-binding JWT", "KB_JWT_INVALID", cnfKey));
   for (const c of ["aud", "nonce", "sd_hash"]) {
-    if (typeof p[c] !== "string" || (p[c] as string).length === 0) out.problems.push(problem("KB_JWT_INVALID", `key-binding JWT claim ${c} must be a non-empty string`));
+    if (typeof p[c] !== "string" || (p[c] as string).length === 0)
+      out.problems.push(problem("KB_JWT_INVALID", `key-binding JWT claim ${c} must be a non-empty string`));
   }
   if (!Number.isSafeInteger(p.iat)) out.problems.push(problem("KB_JWT_INVALID", "key-binding JWT claim iat must be an integer (seconds)"));
   if (out.problems.length > before) return;
@@ -306,10 +329,16 @@ async function checkKeyBinding(sdjwt: SDJwt, withoutKb: string, kbText: string, 
   const iatMs = (p.iat as number) * 1000;
   const maxAge = opts.kbMaxAgeMs ?? DEFAULT_KB_MAX_AGE_MS;
   if (iatMs < opts.now - maxAge || iatMs > opts.now + KB_FUTURE_SKEW_MS) {
-    out.problems.push(problem("KB_JWT_STALE", `key-binding JWT iat ${new Date(iatMs).toISOString()} is not within ${maxAge / 1000} s before ${new Date(opts.now).toISOString()}`));
+    out.problems.push(
+      problem(
+        "KB_JWT_STALE",
+        `key-binding JWT iat ${new Date(iatMs).toISOString()} is not within ${maxAge / 1000} s before ${new Date(opts.now).toISOString()}`,
+      ),
+    );
   }
   const want = sha256(withoutKb).toString("base64url");
-  if (p.sd_hash !== want) out.problems.push(problem("KB_JWT_SD_HASH_MISMATCH", "key-binding JWT sd_hash is not the hash of the presented SD-JWT (issuer JWT and disclosures)"));
+  if (p.sd_hash !== want)
+    out.problems.push(problem("KB_JWT_SD_HASH_MISMATCH", "key-binding JWT sd_hash is not the hash of the presented SD-JWT (issuer JWT and disclosures)"));
   if (!cnfKey) return;
   try {
     await kb.verifyKB({

@@ -26,9 +26,32 @@ export class MoneyError extends Error {
  * IDR, PKR and IQD with 0 decimals; ISO gives HUF, COP, IDR, PKR 2 and IQD 3).
  */
 const ISO_4217_MINOR_UNITS: Readonly<Record<string, number>> = {
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
-  CLF: 4, UYW: 4,
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
+  CLF: 4,
+  UYW: 4,
 };
 
 /**
@@ -166,3 +189,4 @@ export function convertMinor(minor: bigint, from: string, to: string, rate: Rate
   const den = rate.den * scaleFrom;
   return (num + den - 1n) / den;
 }
+export { addSpend, agreementSpentIn, agreementTotalAs, checkBudget, ledgerCurrencyOf, remainingOf, spentIn } from "./budget.js";

@@ -4,13 +4,7 @@
  */
 
 /** The purpose codes an inquiry may state. */
-export const PURPOSE_CODES = [
-  "payment_authorization",
-  "account_opening",
-  "dispute_review",
-  "fraud_investigation",
-  "compliance_check",
-] as const;
+export const PURPOSE_CODES = ["payment_authorization", "account_opening", "dispute_review", "fraud_investigation", "compliance_check"] as const;
 
 /** A purpose code. */
 export type PurposeCode = (typeof PURPOSE_CODES)[number];

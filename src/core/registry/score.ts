@@ -24,13 +24,7 @@ import type { VerificationLevel } from "./agents.js";
 import type { ReportKind } from "./reports.js";
 
 /** Codes of the score's reasons. */
-export type ScoreReasonCode =
-  | "VERIFICATION_LEVEL"
-  | "TRANSACTION_HISTORY"
-  | "CHARGEBACK"
-  | "POLICY_VIOLATION"
-  | "FRAUD_INCIDENT"
-  | "REVOCATION";
+export type ScoreReasonCode = "VERIFICATION_LEVEL" | "TRANSACTION_HISTORY" | "CHARGEBACK" | "POLICY_VIOLATION" | "FRAUD_INCIDENT" | "REVOCATION";
 
 /** One contribution to the score. */
 export interface ScoreReason {

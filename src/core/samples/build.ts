@@ -12,8 +12,7 @@
  * `acme-procurement-20261124t090000z`), so a later rendering never collides with what an earlier
  * one stored (records are history: a revoked or expired grant keeps its id for good).
  */
-import { buildSignedAgreement } from "../agreement/index.js";
-import type { IntentAgreement, Mandate } from "../agreement/index.js";
+import { buildSignedAgreement, type IntentAgreement, type Mandate } from "../agreement/index.js";
 import { agreementSpecOf, delegationSpecOf, WRIT_GROUP, WRIT_VERSION } from "../crd/index.js";
 import type { ChainLink, Condition, Delegation, Scope } from "../delegation/index.js";
 import { parseInstant } from "../time/index.js";
@@ -52,7 +51,11 @@ export const SAMPLE_NAMES = {
 export function sampleSuffix(at: string): string {
   const t = parseInstant(at);
   if (t === undefined) throw new TypeError(`not an RFC 3339 time: ${at}`);
-  return new Date(t).toISOString().replace(/\.\d+Z$/, "z").replace(/[-:]/g, "").toLowerCase();
+  return new Date(t)
+    .toISOString()
+    .replace(/\.\d+Z$/, "z")
+    .replace(/[-:]/g, "")
+    .toLowerCase();
 }
 
 /** The resource names of samples with `suffix` (none: the reference names). */

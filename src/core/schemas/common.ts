@@ -7,7 +7,7 @@
  * can be lifted out and used on its own once all Writ schemas are registered with a validator.
  */
 import { HASH_PATTERN } from "../canonical/index.js";
-import { PRINCIPAL_TYPES } from "../agreement/types.js";
+import { PRINCIPAL_TYPES } from "../agreement/index.js";
 
 /** JSON Schema dialect of every Writ schema. */
 export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
@@ -149,8 +149,7 @@ export const commonSchema = {
     },
     publicJwk: {
       type: "object",
-      description:
-        "Public JWK: Ed25519 (kty OKP) or P-256 (kty EC). A key carrying the private member `d` is refused.",
+      description: "Public JWK: Ed25519 (kty OKP) or P-256 (kty EC). A key carrying the private member `d` is refused.",
       required: ["kty"],
       properties: {
         kty: { enum: ["OKP", "EC"], description: "Key type: OKP (Ed25519) or EC (P-256)." },

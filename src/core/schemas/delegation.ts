@@ -35,8 +35,7 @@ const TIME_ZONE = {
   description: "IANA time zone name, for example Europe/Berlin.",
 } as const;
 
-const stringList = (what: string, each: string) =>
-  ({ type: "array", items: { type: "string", minLength: 1, description: each }, description: what }) as const;
+const stringList = (what: string, each: string) => ({ type: "array", items: { type: "string", minLength: 1, description: each }, description: what }) as const;
 
 /** The delegation schema. */
 export const delegationSchema = {
@@ -118,20 +117,14 @@ export const delegationSchema = {
       additionalProperties: false,
       required: ["currency"],
       properties: {
-        intents: stringList(
-          "Bound intents (mandate intent_ids). Empty or absent: every intent of the agreement.",
-          "One bound intent_id.",
-        ),
+        intents: stringList("Bound intents (mandate intent_ids). Empty or absent: every intent of the agreement.", "One bound intent_id."),
         currency: { $ref: COMMON_REF.currency, description: "Currency of the scope's amounts." },
         maximum_amount: { $ref: COMMON_REF.amount, description: "Per-transaction ceiling, in major units." },
         cumulative_maximum: {
           $ref: COMMON_REF.amount,
           description: "Cumulative total across every action under this delegation, in major units.",
         },
-        action_types: stringList(
-          "Allowed action verbs (for example purchase, refund). Absent: not restricted.",
-          "One allowed action verb.",
-        ),
+        action_types: stringList("Allowed action verbs (for example purchase, refund). Absent: not restricted.", "One allowed action verb."),
         merchants: stringList("Allowed merchants. Absent: not restricted.", "One allowed merchant."),
         categories: stringList("Allowed categories. Absent: not restricted.", "One allowed category."),
       },
@@ -199,14 +192,25 @@ export const delegationSchema = {
     },
     principalPresent: {
       type: "object",
-      description: "Actions are allowed only while the principal is present or approves them (AP2/Visa human present); optionally only above an amount or for categories.",
+      description:
+        "Actions are allowed only while the principal is present or approves them (AP2/Visa human present); optionally only above an amount or for categories.",
       additionalProperties: false,
       required: ["type"],
       properties: {
         type: { const: "principal_present", description: "Condition type: principal_present." },
-        above_amount: { type: "number", minimum: 0, description: "Only for an action above this amount (major units of currency; another currency always needs the principal). With neither this nor categories: every action." },
+        above_amount: {
+          type: "number",
+          minimum: 0,
+          description:
+            "Only for an action above this amount (major units of currency; another currency always needs the principal). With neither this nor categories: every action.",
+        },
         currency: { type: "string", pattern: "^[A-Z]{3}$", description: "Currency of above_amount (required with it)." },
-        categories: { type: "array", minItems: 1, items: { type: "string", minLength: 1, description: "A category that needs the principal." }, description: "Only for an action in one of these categories (an action without a category always needs the principal)." },
+        categories: {
+          type: "array",
+          minItems: 1,
+          items: { type: "string", minLength: 1, description: "A category that needs the principal." },
+          description: "Only for an action in one of these categories (an action without a category always needs the principal).",
+        },
       },
     },
     chainLink: {

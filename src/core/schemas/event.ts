@@ -4,7 +4,7 @@
  * the first names its predecessor in `prev_event_hash` (checked by the agreement engine, not
  * here: a schema sees one event at a time).
  */
-import { EVENT_TYPES } from "../agreement/types.js";
+import { EVENT_TYPES } from "../agreement/index.js";
 import { COMMON_REF, DRAFT_2020_12 } from "./common.js";
 
 /** `$id` of the event schema. */
@@ -23,8 +23,7 @@ export const eventSchema = {
     event_id: { $ref: COMMON_REF.identifier, description: "Unique identifier of the event." },
     type: {
       enum: EVENT_TYPES,
-      description:
-        "What happened: proposed, clarified, accepted, activated, acknowledged, amended, added, revoked or expired.",
+      description: "What happened: proposed, clarified, accepted, activated, acknowledged, amended, added, revoked or expired.",
     },
     at: { $ref: COMMON_REF.dateTime, description: "When it happened." },
     actor: { $ref: COMMON_REF.actor, description: "Who made it happen." },

@@ -16,12 +16,4 @@ export { REVOCATION_ID, revocationSchema } from "./revocation.js";
 export { MANDATE_ID, mandateSchema } from "./mandate.js";
 export { INTENT_AGREEMENT_ID, SIGNED_STATUSES, intentAgreementSchema } from "./intent-agreement.js";
 export { DELEGATION_ID, DELEGATION_REF, delegationSchema } from "./delegation.js";
-export {
-  INCLUSION_PROOF_ID,
-  LOG_ENTRY_ID,
-  LOG_ENTRY_KINDS,
-  TREE_HEAD_ID,
-  inclusionProofSchema,
-  logEntrySchema,
-  treeHeadSchema,
-} from "./log.js";
+export { INCLUSION_PROOF_ID, LOG_ENTRY_ID, LOG_ENTRY_KINDS, TREE_HEAD_ID, inclusionProofSchema, logEntrySchema, treeHeadSchema } from "./log.js";

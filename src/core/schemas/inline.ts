@@ -16,8 +16,16 @@ type SchemaNode = { [k: string]: Json };
 const SCHEMA_MAPS = new Set(["properties", "patternProperties", "dependentSchemas"]);
 /** Keywords whose value is one subschema. */
 const SCHEMA_SINGLE = new Set([
-  "items", "not", "if", "then", "else", "contains", "additionalProperties", "propertyNames",
-  "unevaluatedItems", "unevaluatedProperties",
+  "items",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "additionalProperties",
+  "propertyNames",
+  "unevaluatedItems",
+  "unevaluatedProperties",
 ]);
 /** Keywords whose value is a list of subschemas. */
 const SCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);

@@ -9,7 +9,7 @@
  *
  * A subschema's `$comment` is the plain-words reason the validator appends to its errors.
  */
-import { AGREEMENT_STATUSES } from "../agreement/types.js";
+import { AGREEMENT_STATUSES } from "../agreement/index.js";
 import { ACKNOWLEDGEMENT_ID } from "./acknowledgement.js";
 import { COMMON_REF, DRAFT_2020_12 } from "./common.js";
 import { EVENT_ID } from "./event.js";
@@ -86,8 +86,7 @@ export const intentAgreementSchema = {
   $schema: DRAFT_2020_12,
   $id: INTENT_AGREEMENT_ID,
   title: "Intent agreement",
-  description:
-    "A signed intent agreement: live mandates, the spend ledger, acknowledgements, revocation and the event log.",
+  description: "A signed intent agreement: live mandates, the spend ledger, acknowledgements, revocation and the event log.",
   type: "object",
   additionalProperties: false,
   required: ["agreement_id", "status", "mandates", "events", "ledger", "ledger_sequence", "ledger_as_of"],
@@ -108,8 +107,7 @@ export const intentAgreementSchema = {
     },
     parent_limits: {
       type: "object",
-      description:
-        "The parent set. A live intent's per-transaction ceiling and cumulative slice, and the sum of slices, must not exceed it.",
+      description: "The parent set. A live intent's per-transaction ceiling and cumulative slice, and the sum of slices, must not exceed it.",
       additionalProperties: false,
       required: ["currency"],
       properties: {

@@ -67,10 +67,7 @@ export const mandateSchema = {
     categories: stringList("Allowed merchant categories. Absent: not restricted.", "One allowed category."),
     merchants: stringList("Allowed merchants. Absent: not restricted.", "One allowed merchant."),
     items: stringList("Allowed items. Absent: not restricted.", "One allowed item."),
-    action_types: stringList(
-      "Allowed action verbs (for example purchase, refund). Absent: not restricted.",
-      "One allowed action verb.",
-    ),
+    action_types: stringList("Allowed action verbs (for example purchase, refund). Absent: not restricted.", "One allowed action verb."),
     not_before: { $ref: COMMON_REF.dateTime, description: "The intent is not valid before this time." },
     expires_at: { $ref: COMMON_REF.dateTime, description: "The intent lapses at this time." },
     required_acknowledgements: {

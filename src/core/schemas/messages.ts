@@ -88,9 +88,7 @@ function describe(e: ErrorObject): { path: string; rule: string } | undefined {
       return { path, rule: `must not have duplicate items (items ${show(p.j)} and ${show(p.i)} are identical)` };
     case "not": {
       const forbidden = isObject(e.schema) && Array.isArray(e.schema.required) ? e.schema.required : undefined;
-      return forbidden?.length === 1
-        ? { path, rule: `must not have property '${show(forbidden[0])}'` }
-        : { path, rule: "must not match the forbidden schema" };
+      return forbidden?.length === 1 ? { path, rule: `must not have property '${show(forbidden[0])}'` } : { path, rule: "must not match the forbidden schema" };
     }
     case "oneOf":
       return { path, rule: "must match exactly one of the allowed shapes" };

@@ -2,7 +2,7 @@
  * The text rule of every input, in one place: Postgres text cannot hold U+0000 (NUL), so no
  * string Writ stores or looks up may contain it. Request schemas carry it as a pattern
  * (`NO_NUL_PATTERN`, in `textSchema` fragments; the edge's one formatter,
- * src/api/routes/orgs/schema-errors.ts, answers it as "<field> must not contain U+0000"); values
+ * src/api/routes/shared/schema-errors.ts, answers it as "<field> must not contain U+0000"); values
  * checked by hand use `hasNul`. Behind the edge, the core and the store trust the typed values.
  */
 

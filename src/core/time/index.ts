@@ -30,3 +30,4 @@ export function parseInstant(text: unknown): number | undefined {
 export function formatInstant(ms: number): string {
   return new Date(ms).toISOString();
 }
+export { type Clock, type ClockTimer, systemClock } from "./clock.js";

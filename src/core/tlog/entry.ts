@@ -63,12 +63,7 @@ function headProblem(kind: unknown, sequence: unknown, body: unknown, prev: unkn
  * the hash. `prevEntryHash` is required for every sequence after 1 and refused for sequence 1.
  * Throws LogEntryError.
  */
-export function buildLogEntry(
-  kind: LogKind,
-  sequence: number,
-  body: Record<string, unknown>,
-  prevEntryHash?: HashString,
-): LogEntry {
+export function buildLogEntry(kind: LogKind, sequence: number, body: Record<string, unknown>, prevEntryHash?: HashString): LogEntry {
   const problem = headProblem(kind, sequence, body, prevEntryHash);
   if (problem) throw new LogEntryError(problem);
   const lone = findLoneSurrogate(body);

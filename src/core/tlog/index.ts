@@ -5,30 +5,9 @@
  */
 export { ProofError, type ProofErrorCode } from "./errors.js";
 export { EMPTY_ROOT, HASH_SIZE, leafHash, nodeHash } from "./hash.js";
-export {
-  appendLeaves,
-  frontierNodes,
-  nodeKey,
-  rootFromFrontier,
-  type NodeId,
-  type TreeNode,
-} from "./tree.js";
-export {
-  consistencyPlan,
-  consistencyProof,
-  inclusionPlan,
-  inclusionProof,
-  rootAt,
-  rootPlan,
-  type NodeReader,
-} from "./proof.js";
-export {
-  proofSides,
-  rootFromInclusionProof,
-  verifyConsistency,
-  verifyInclusion,
-  type ProofSide,
-} from "./verify.js";
+export { appendLeaves, frontierNodes, nodeKey, rootFromFrontier, type NodeId, type TreeNode } from "./tree.js";
+export { consistencyPlan, consistencyProof, inclusionPlan, inclusionProof, rootAt, rootPlan, type NodeReader } from "./proof.js";
+export { proofSides, rootFromInclusionProof, verifyConsistency, verifyInclusion, type ProofSide } from "./verify.js";
 export {
   LOG_KINDS,
   LogEntryError,
@@ -41,14 +20,6 @@ export {
   type LogEntryErrorCode,
   type LogKind,
 } from "./entry.js";
-export {
-  TREE_HEAD_TYP,
-  parseTreeHead,
-  signTreeHead,
-  treeHeadPayload,
-  treeHeadRoot,
-  verifyTreeHead,
-  type TreeHead,
-} from "./treehead.js";
+export { TREE_HEAD_TYP, parseTreeHead, signTreeHead, treeHeadPayload, treeHeadRoot, verifyTreeHead, type TreeHead } from "./treehead.js";
 export { checkpointBody, isCheckpointOrigin, noteKeyHash, signCheckpoint, verifyCheckpoint } from "./checkpoint.js";
 export { noteVerifierKey, openNote, parseNoteVerifierKey, signNote } from "./note.js";

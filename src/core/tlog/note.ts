@@ -36,14 +36,7 @@ function hasControlChar(s: string): boolean {
 
 /** True when `name` can name a note key: non-empty, no Unicode spaces, no `+`. */
 export function isValidKeyName(name: unknown): name is string {
-  return (
-    typeof name === "string" &&
-    name.length > 0 &&
-    !SPACE_RE.test(name) &&
-    !name.includes("+") &&
-    !hasControlChar(name) &&
-    !LONE_SURROGATE_RE.test(name)
-  );
+  return typeof name === "string" && name.length > 0 && !SPACE_RE.test(name) && !name.includes("+") && !hasControlChar(name) && !LONE_SURROGATE_RE.test(name);
 }
 
 /** Standard padded base64 (RFC 4648 §4), refusing every non-canonical spelling. */

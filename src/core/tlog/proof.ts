@@ -114,4 +114,3 @@ export function rootPlan(size: number): NodeId[] {
 export function rootAt(size: number, read: NodeReader): Buffer {
   return foldRight(rootPlan(size).map((id) => readNode(read, id)));
 }
-

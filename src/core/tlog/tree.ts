@@ -82,11 +82,7 @@ export function rootFromFrontier(size: number, frontier: Buffer[]): Buffer {
  * level 0 and every interior node it completes, in order of completion) and the new root.
  * Inputs are not modified. Throws PROOF_MALFORMED on a bad size, frontier or leaf hash.
  */
-export function appendLeaves(
-  size: number,
-  frontier: Buffer[],
-  leafHashes: Buffer[],
-): { size: number; frontier: Buffer[]; nodes: TreeNode[]; root: Buffer } {
+export function appendLeaves(size: number, frontier: Buffer[], leafHashes: Buffer[]): { size: number; frontier: Buffer[]; nodes: TreeNode[]; root: Buffer } {
   checkCount(size, "tree size");
   const stack = checkFrontier(size, frontier);
   if (!Array.isArray(leafHashes)) throw malformed("leaf hashes must be an array");

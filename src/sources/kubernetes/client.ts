@@ -74,7 +74,11 @@ export function loadKubeConfig(path?: string): KubeConfig {
   if (path !== undefined) kc.loadFromFile(path);
   else if (!kubeconfigAvailable(process.env)) {
     // loadFromDefault would fall back to http://localhost:8080, which the client then refuses on every try.
-    throw new KubeApiError("UNAVAILABLE", 0, "no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)");
+    throw new KubeApiError(
+      "UNAVAILABLE",
+      0,
+      "no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)",
+    );
   } else kc.loadFromDefault();
   if (!kc.getCurrentCluster()) throw new KubeApiError("UNAVAILABLE", 0, "the kubeconfig names no current cluster");
   return kc;
@@ -137,7 +141,8 @@ export class KubeClient implements KubeTransport {
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const base = await this.requestOptions();
     const writes = method === "POST" || method === "PUT" || method === "PATCH";
-    const query = writes && this.fieldManager !== undefined && opts.query?.fieldManager === undefined ? { ...opts.query, fieldManager: this.fieldManager } : opts.query;
+    const query =
+      writes && this.fieldManager !== undefined && opts.query?.fieldManager === undefined ? { ...opts.query, fieldManager: this.fieldManager } : opts.query;
     const url = new URL(path + queryString(query), this.server);
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: http.OutgoingHttpHeaders = { accept: "application/json" };
@@ -220,7 +225,12 @@ export class KubeClient implements KubeTransport {
   ): Promise<WatchHandle> {
     const params: Record<string, string | number | boolean> = {};
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params[k] = v;
-    const controller = await this.watcher.watch(path, params, (type: string, object: unknown) => onEvent(type, object), (err: unknown) => onDone(err));
+    const controller = await this.watcher.watch(
+      path,
+      params,
+      (type: string, object: unknown) => onEvent(type, object),
+      (err: unknown) => onDone(err),
+    );
     return { abort: () => controller.abort() };
   }
 

@@ -309,10 +309,13 @@ class SupervisedInformer<T extends KubeObject> implements Informer<T> {
       };
       this.abortWatch = () => finish({ kind: "stopped" });
       let watchStart = Date.now();
-      const dog = setInterval(() => {
-        const last = Math.max(this.lastActivity ?? 0, watchStart);
-        if (Date.now() - last > silence) finish({ kind: "silent" });
-      }, Math.max(10, Math.min(silence / 4, 5000)));
+      const dog = setInterval(
+        () => {
+          const last = Math.max(this.lastActivity ?? 0, watchStart);
+          if (Date.now() - last > silence) finish({ kind: "silent" });
+        },
+        Math.max(10, Math.min(silence / 4, 5000)),
+      );
       dog.unref();
       const classify = (err: unknown): Outcome => (err == null ? { kind: "closed" } : statusOf(err) === 410 ? { kind: "gone" } : { kind: "error", err });
       this.watchStarts += 1;

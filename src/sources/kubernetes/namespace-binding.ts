@@ -11,11 +11,11 @@
  * (`UNBOUND_RETRY_MS`), so labelling a namespace takes effect within that. The organization an
  * agent is registered to (`agentOrg`) is cached the same way.
  */
-import type { Org } from "../../store/orgs.js";
+import type { Org } from "../../store/index.js";
 import type { KubeTransport } from "./client.js";
 import { isKubeError } from "./errors.js";
 import { resourcePath, type KubeObject } from "./objects.js";
-import type { Clock } from "../../core/time/clock.js";
+import type { Clock } from "../../core/time/index.js";
 
 /** The namespace label naming the organization. */
 export const ORG_LABEL = "writ.dev/org-id";
@@ -31,7 +31,8 @@ export type Binding = { ok: true; orgId: string } | { ok: false; message: string
 export function bindingFor(namespace: string, labels: Readonly<Record<string, string>> | undefined, org: Org | undefined): Binding {
   const id = labels?.[ORG_LABEL];
   if (id === undefined) return { ok: false, message: `namespace ${namespace} has no ${ORG_LABEL} label naming its registry organization` };
-  if (!ORG_ID_PATTERN.test(id)) return { ok: false, message: `namespace ${namespace}'s label ${ORG_LABEL} (${JSON.stringify(id)}) is not an organization id (org_ and 24 hex digits)` };
+  if (!ORG_ID_PATTERN.test(id))
+    return { ok: false, message: `namespace ${namespace}'s label ${ORG_LABEL} (${JSON.stringify(id)}) is not an organization id (org_ and 24 hex digits)` };
   if (!org) return { ok: false, message: `namespace ${namespace} is bound to ${id}, which is not a registered organization` };
   if (org.status !== "active") return { ok: false, message: `namespace ${namespace} is bound to ${id}, which is ${org.status}, not active` };
   return { ok: true, orgId: id };

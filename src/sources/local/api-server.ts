@@ -12,10 +12,7 @@
  * Anything else is 404. Failures are `KubeApiError`s with the API server's codes.
  */
 import { WRIT_GROUP, WRIT_VERSION } from "../../core/crd/index.js";
-import type { RequestOptions, WatchHandle } from "../kubernetes/client.js";
-import type { KubeTransport } from "../kubernetes/client.js";
-import { KubeApiError } from "../kubernetes/errors.js";
-import { isKubeObject, type KubeList, type KubeObject } from "../kubernetes/objects.js";
+import { type RequestOptions, type WatchHandle, type KubeTransport, KubeApiError, isKubeObject, type KubeList, type KubeObject } from "../kubernetes/index.js";
 import { KIND_OF_PLURAL, type LocalObjectStore, type WatchEventType } from "./object-store.js";
 
 /** A Kubernetes Event posted by the controller. */
@@ -95,7 +92,13 @@ export class LocalApiServer implements KubeTransport {
     if (r.kind !== "writ") throw notFound(path);
     const ns = r.namespace ?? "";
     if (r.name === undefined) {
-      if (method === "GET") return { apiVersion: "v1", kind: "List", metadata: { resourceVersion: store.resourceVersion() }, items: store.list(r.plural, r.namespace) } satisfies KubeList & Record<string, unknown>;
+      if (method === "GET")
+        return {
+          apiVersion: "v1",
+          kind: "List",
+          metadata: { resourceVersion: store.resourceVersion() },
+          items: store.list(r.plural, r.namespace),
+        } satisfies KubeList & Record<string, unknown>;
       if (method === "POST" && r.namespace !== undefined) {
         if (!isKubeObject(opts.body)) throw new KubeApiError("INVALID", 422, "the body is not an object with metadata.name", "Invalid");
         return store.create(r.plural, { ...opts.body, metadata: { ...opts.body.metadata, namespace: ns } });
@@ -147,7 +150,15 @@ export class LocalApiServer implements KubeTransport {
       push("ERROR", { kind: "Status", apiVersion: "v1", status: "Failure", code: 410, reason: "Expired", message: `too old resource version: ${from ?? ""}` });
       return { abort: () => void (ended = true) };
     }
-    const bookmark = setInterval(() => push("BOOKMARK", { kind: KIND_OF_PLURAL.get(r.plural), apiVersion: `${WRIT_GROUP}/${WRIT_VERSION}`, metadata: { resourceVersion: this.opts.store.resourceVersion() } }), this.opts.bookmarkMs ?? 30_000);
+    const bookmark = setInterval(
+      () =>
+        push("BOOKMARK", {
+          kind: KIND_OF_PLURAL.get(r.plural),
+          apiVersion: `${WRIT_GROUP}/${WRIT_VERSION}`,
+          metadata: { resourceVersion: this.opts.store.resourceVersion() },
+        }),
+      this.opts.bookmarkMs ?? 30_000,
+    );
     bookmark.unref();
     return {
       abort: () => {

@@ -20,8 +20,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { dirname } from "node:path";
-import { ORG_LABEL } from "../kubernetes/namespace-binding.js";
-import type { KubeObject } from "../kubernetes/objects.js";
+import { ORG_LABEL, type KubeObject } from "../kubernetes/index.js";
 import { LocalApiServer, type PostedEvent } from "./api-server.js";
 import { isManifestFileName, type ManifestObject } from "./manifests.js";
 import { KIND_OF_PLURAL, LocalObjectStore } from "./object-store.js";
@@ -73,7 +72,9 @@ const nameOf = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.na
 
 function readyLine(plural: string, o: KubeObject): string | undefined {
   const conditions = (o.status as { conditions?: unknown } | undefined)?.conditions;
-  const ready = Array.isArray(conditions) ? (conditions as { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[]).find((c) => c.type === "Ready") : undefined;
+  const ready = Array.isArray(conditions)
+    ? (conditions as { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[]).find((c) => c.type === "Ready")
+    : undefined;
   if (!ready) return undefined;
   return `${kindOf(plural)} ${nameOf(o)}: Ready=${String(ready.status)} ${String(ready.reason)}: ${String(ready.message)}`;
 }
@@ -105,10 +106,15 @@ export async function startLocalManifests(opts: LocalManifestsOptions): Promise<
   });
   const sync = new ManifestSync({ dir: opts.dir, store, sources: loaded.state?.sources ?? [], ...(opts.beforeApply ? { beforeApply: opts.beforeApply } : {}) });
   if (opts.stateFile) {
-    writer = new StateWriter(opts.stateFile, () => ({ version: 1, store: store.snapshot(), sources: sync.sources() }), (err) => print(`manifests: cannot save ${opts.stateFile}: ${String(err)}`));
+    writer = new StateWriter(
+      opts.stateFile,
+      () => ({ version: 1, store: store.snapshot(), sources: sync.sources() }),
+      (err) => print(`manifests: cannot save ${opts.stateFile}: ${String(err)}`),
+    );
   }
   const onEvent = (e: PostedEvent) => {
-    if (e.reason === "Revoked" || e.reason === "Logged") print(`${e.involvedObject.kind ?? "?"} ${e.namespace}/${e.involvedObject.name ?? "?"}: ${e.reason}: ${e.message}`);
+    if (e.reason === "Revoked" || e.reason === "Logged")
+      print(`${e.involvedObject.kind ?? "?"} ${e.namespace}/${e.involvedObject.name ?? "?"}: ${e.reason}: ${e.message}`);
   };
   const labels: Record<string, string> = opts.orgId ? { [ORG_LABEL]: opts.orgId } : {};
   const api = new LocalApiServer({ store, namespaceLabels: () => ({ ...labels }), onEvent });

@@ -12,7 +12,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LineCounter, parseAllDocuments } from "yaml";
-import type { KubeObject } from "../kubernetes/objects.js";
+import type { KubeObject } from "../kubernetes/index.js";
 import { KIND_OF_PLURAL, LOCAL_API_VERSION } from "./object-store.js";
 
 /** One Writ resource a file declares. */
@@ -51,13 +51,17 @@ function documentOf(file: string, n: number, doc: unknown): { object?: ManifestO
   if (!isObj(doc)) return { problem: `${where} is not a mapping` };
   const plural = typeof doc.kind === "string" ? PLURAL_OF_KIND.get(doc.kind) : undefined;
   if (doc.apiVersion !== LOCAL_API_VERSION || !plural) {
-    return { note: `${where} (${String(doc.apiVersion)} ${String(doc.kind)}) skipped: only ${LOCAL_API_VERSION} ${[...PLURAL_OF_KIND.keys()].join(", ")} are served locally` };
+    return {
+      note: `${where} (${String(doc.apiVersion)} ${String(doc.kind)}) skipped: only ${LOCAL_API_VERSION} ${[...PLURAL_OF_KIND.keys()].join(", ")} are served locally`,
+    };
   }
   const meta = isObj(doc.metadata) ? doc.metadata : {};
   const name = meta.name;
-  if (typeof name !== "string" || name.length > 253 || !DNS_SUBDOMAIN.test(name)) return { problem: `${where} (${doc.kind}): metadata.name must be a lowercase DNS name` };
+  if (typeof name !== "string" || name.length > 253 || !DNS_SUBDOMAIN.test(name))
+    return { problem: `${where} (${doc.kind}): metadata.name must be a lowercase DNS name` };
   const namespace = meta.namespace ?? "default";
-  if (typeof namespace !== "string" || !DNS_LABEL.test(namespace)) return { problem: `${where} (${doc.kind} ${name}): metadata.namespace must be a lowercase DNS label` };
+  if (typeof namespace !== "string" || !DNS_LABEL.test(namespace))
+    return { problem: `${where} (${doc.kind} ${name}): metadata.namespace must be a lowercase DNS label` };
   if (!isObj(doc.spec)) return { problem: `${where} (${doc.kind} ${name}): spec must be a mapping` };
   const labels = stringMap(meta.labels);
   const annotations = stringMap(meta.annotations);

@@ -17,8 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { WRIT_GROUP, WRIT_KINDS, WRIT_VERSION } from "../../core/crd/index.js";
-import { KubeApiError } from "../kubernetes/errors.js";
-import type { KubeObject } from "../kubernetes/objects.js";
+import { KubeApiError, type KubeObject } from "../kubernetes/index.js";
 import { specSchemaOf, withDefaults } from "./defaults.js";
 import { jsonPatch, mergePatch, PatchError, sameJson } from "./patch.js";
 

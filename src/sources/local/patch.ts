@@ -43,7 +43,12 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 /** The reference tokens of a JSON pointer (RFC 6901). */
 function tokens(pointer: unknown): string[] {
   if (typeof pointer !== "string" || (pointer !== "" && !pointer.startsWith("/"))) throw new PatchError(`not a JSON pointer: ${JSON.stringify(pointer)}`);
-  return pointer === "" ? [] : pointer.slice(1).split("/").map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer === ""
+    ? []
+    : pointer
+        .slice(1)
+        .split("/")
+        .map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 function arrayIndex(token: string, length: number, forInsert: boolean): number {

@@ -10,7 +10,7 @@
  * by `readLocalState` as a problem (and then replaced).
  */
 import { readFile, rename, writeFile } from "node:fs/promises";
-import { isKubeObject } from "../kubernetes/objects.js";
+import { isKubeObject } from "../kubernetes/index.js";
 import type { StoreSnapshot } from "./object-store.js";
 
 /** What is persisted. */

@@ -27,7 +27,7 @@ import { dirname, resolve } from "node:path";
 import type { FileScan, ManifestObject } from "./manifests.js";
 import { scanFolder } from "./manifests.js";
 import { storeKey, type LocalObjectStore } from "./object-store.js";
-import type { KubeObject } from "../kubernetes/objects.js";
+import type { KubeObject } from "../kubernetes/index.js";
 
 /** What one sync did. */
 export interface SyncResult {
@@ -60,7 +60,9 @@ export interface ManifestSyncOptions {
 
 /** The uid of a resource declared in `file` under `key` (a UUID-shaped digest of both). */
 export function fileUid(file: string, key: string): string {
-  const h = createHash("sha256").update(`writ local manifest\0${resolve(file)}\0${key}`).digest("hex");
+  const h = createHash("sha256")
+    .update(`writ local manifest\0${resolve(file)}\0${key}`)
+    .digest("hex");
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
@@ -122,7 +124,10 @@ export class ManifestSync {
       for (const o of f.objects) {
         const key = keyOf(o);
         const first = out.objects.get(key);
-        if (first) out.problems.push(`${f.file}: ${o.object.kind} ${o.object.metadata.namespace}/${o.object.metadata.name} is also declared in ${first.file}; that one is applied`);
+        if (first)
+          out.problems.push(
+            `${f.file}: ${o.object.kind} ${o.object.metadata.namespace}/${o.object.metadata.name} is also declared in ${first.file}; that one is applied`,
+          );
         else out.objects.set(key, o);
       }
     }

@@ -17,7 +17,10 @@ import type { Queryable } from "../pool.js";
  * re-reads only the locked row), which a concurrent spend may have moved since.
  */
 export async function readHead(q: Queryable, agreementId: string): Promise<{ ledger_sequence: number; ledger_head: HashString | null }> {
-  const { rows } = await q.query<{ ledger_sequence: number; ledger_head: HashString }>("SELECT ledger_sequence, ledger_head FROM agreement_ledger_heads WHERE agreement_id = $1", [agreementId]);
+  const { rows } = await q.query<{ ledger_sequence: number; ledger_head: HashString }>(
+    "SELECT ledger_sequence, ledger_head FROM agreement_ledger_heads WHERE agreement_id = $1",
+    [agreementId],
+  );
   return rows[0] ?? { ledger_sequence: 0, ledger_head: null };
 }
 

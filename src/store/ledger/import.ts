@@ -28,7 +28,12 @@ import { moveHead } from "./head.js";
 export async function importLedger(q: Queryable, full: IntentAgreement, ledger: readonly LedgerEntry[]): Promise<number> {
   const last = ledger[ledger.length - 1];
   if (!last) return 0;
-  await insertLedgerRows(q, full.agreement_id, ledger.map((e) => ledgerRow(e, full.mandates)), { imported: true });
+  await insertLedgerRows(
+    q,
+    full.agreement_id,
+    ledger.map((e) => ledgerRow(e, full.mandates)),
+    { imported: true },
+  );
   await moveHead(q, full.agreement_id, ledger.length, last.entry_hash);
   await writeSpendTotals(q, full, { releases: false });
   return ledger.length;
@@ -38,7 +43,12 @@ export async function importLedger(q: Queryable, full: IntentAgreement, ledger: 
  * Why the declared `ledger` of a stored agreement (its ledger `stored`) was ignored, or
  * undefined when it is a prefix of the stored one (see the module comment).
  */
-export async function declaredLedgerIgnored(q: Queryable, agreementId: string, stored: { sequence: number; head: LedgerState["head"] | null }, ledger: readonly LedgerEntry[]): Promise<string | undefined> {
+export async function declaredLedgerIgnored(
+  q: Queryable,
+  agreementId: string,
+  stored: { sequence: number; head: LedgerState["head"] | null },
+  ledger: readonly LedgerEntry[],
+): Promise<string | undefined> {
   if (ledger.length === 0) return undefined;
   const ignored = (why: string) =>
     `the declared ledger (${ledger.length} entries) was ignored: ${why}; the service keeps agreement ${agreementId}'s ledger (${stored.sequence} entries), and a declaration never adds, changes or releases an entry`;

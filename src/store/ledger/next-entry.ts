@@ -22,7 +22,8 @@ export interface LedgerState {
 
 /** The entry that follows a ledger in `state` (see the module comment). */
 export function nextLedgerEntry(state: LedgerState, fields: LedgerEntryFields): LedgerEntry {
-  if (!Number.isSafeInteger(state.sequence) || state.sequence < 0) throw new RecordStoreError("SPEND_INVALID", "ledger sequence must be a whole number at or above 0");
+  if (!Number.isSafeInteger(state.sequence) || state.sequence < 0)
+    throw new RecordStoreError("SPEND_INVALID", "ledger sequence must be a whole number at or above 0");
   if ((state.sequence === 0) !== (state.head === undefined)) throw new RecordStoreError("SPEND_INVALID", "a ledger has a head exactly when it has entries");
   try {
     return entryAfter(state.sequence, state.head, fields);

@@ -38,10 +38,7 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ agent_id: string | null }>(
-    "SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
-    [req.agreementId],
-  );
+  const lock = await client.query<{ agent_id: string | null }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE", [req.agreementId]);
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const head = { ...(await readHead(client, req.agreementId)), agent_id: locked.agent_id };
@@ -51,9 +48,14 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
   );
   // An imported action (./import.ts) was not allowed by this service: no outcome moves it (a failed would release face-value spend).
   if (rows.some((r) => r.imported)) return { recorded: false, code: "ACTION_NOT_RECORDED" };
-  const step = outcomeStep(rows.map((r) => r.outcome), req.outcome);
-  if (step.kind === "refused") return step.code === "OUTCOME_NOT_ALLOWED" ? { recorded: false, code: step.code, current: step.current } : { recorded: false, code: step.code };
-  if (step.kind === "replay") return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry, agentId: head.agent_id };
+  const step = outcomeStep(
+    rows.map((r) => r.outcome),
+    req.outcome,
+  );
+  if (step.kind === "refused")
+    return step.code === "OUTCOME_NOT_ALLOWED" ? { recorded: false, code: step.code, current: step.current } : { recorded: false, code: step.code };
+  if (step.kind === "replay")
+    return { recorded: true, replayed: true, entry: (rows.find((r) => r.outcome === req.outcome) as EntryRow).entry, agentId: head.agent_id };
 
   const last = rows[rows.length - 1] as EntryRow;
   // The amount in force is the latest one an entry of the action carried (the core's rule).
@@ -80,8 +82,18 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
      head AS (${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")})
      UPDATE agreement_spend SET spent_minor = spent_minor - $8::bigint
      WHERE $5::text = 'failed' AND $8::bigint IS NOT NULL AND agreement_id = $1::text AND intent_id = $6::text AND EXISTS (SELECT 1 FROM ins)`,
-    [req.agreementId, entry.sequence, JSON.stringify(entry), req.actionId, req.outcome, last.intent_id, last.entry.currency,
-      carrying?.amount_minor ?? null, entry.entry_hash, entry.prev_entry_hash ?? null],
+    [
+      req.agreementId,
+      entry.sequence,
+      JSON.stringify(entry),
+      req.actionId,
+      req.outcome,
+      last.intent_id,
+      last.entry.currency,
+      carrying?.amount_minor ?? null,
+      entry.entry_hash,
+      entry.prev_entry_hash ?? null,
+    ],
   );
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }

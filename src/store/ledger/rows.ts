@@ -70,10 +70,10 @@ export async function insertLedgerRows(q: Queryable, agreementId: string, rows: 
 
 /** The stored `entry_hash` at `sequence` of `agreementId`, or undefined. */
 export async function ledgerHashAt(q: Queryable, agreementId: string, sequence: number): Promise<HashString | undefined> {
-  const { rows } = await q.query<{ entry_hash: HashString }>(
-    "SELECT entry_hash FROM ledger_entries WHERE agreement_id = $1 AND sequence = $2",
-    [agreementId, sequence],
-  );
+  const { rows } = await q.query<{ entry_hash: HashString }>("SELECT entry_hash FROM ledger_entries WHERE agreement_id = $1 AND sequence = $2", [
+    agreementId,
+    sequence,
+  ]);
   return rows[0]?.entry_hash;
 }
 

@@ -72,8 +72,7 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import type { LedgerEntry } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { ReasonCode } from "../../core/evaluate/index.js";
-import { addSpend, checkBudget, spentIn } from "../../core/money/budget.js";
-import { formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
+import { addSpend, checkBudget, spentIn, formatMinor, minorToNumber, toMinor, isCurrency } from "../../core/money/index.js";
 import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
@@ -134,8 +133,14 @@ export interface AllowedSpend {
 /** Reasons `recordAllowedSpend` refuses for. */
 export type SpendRefusal = Extract<
   ReasonCode,
-  | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "AGREEMENT_REVOKED" | "DELEGATION_REVOKED" | "NO_ACTIVE_AGREEMENT" | "INTENT_NOT_FOUND"
-  | "CHAIN_BROKEN" | "CHAIN_LINK_REVOKED"
+  | "CUMULATIVE_BUDGET_EXCEEDED"
+  | "DELEGATION_BUDGET_EXCEEDED"
+  | "AGREEMENT_REVOKED"
+  | "DELEGATION_REVOKED"
+  | "NO_ACTIVE_AGREEMENT"
+  | "INTENT_NOT_FOUND"
+  | "CHAIN_BROKEN"
+  | "CHAIN_LINK_REVOKED"
 >;
 
 /** The outcome of `recordAllowedSpend`. */
@@ -182,7 +187,11 @@ const storableId = (v: unknown): v is string => typeof v === "string" && v.lengt
 
 function checkInput(s: AllowedSpend): void {
   const bad = (why: string) => new RecordStoreError("SPEND_INVALID", why);
-  for (const [k, v] of [["agreementId", s.agreementId], ["intentId", s.intentId], ["actionId", s.actionId]] as const) {
+  for (const [k, v] of [
+    ["agreementId", s.agreementId],
+    ["intentId", s.intentId],
+    ["actionId", s.actionId],
+  ] as const) {
     if (typeof v !== "string" || v.length === 0 || v.length > 256) throw bad(`${k} must be 1 to 256 characters`);
     if (hasNul(v)) throw bad(`${k} must not contain NUL`);
   }
@@ -202,7 +211,8 @@ function checkInput(s: AllowedSpend): void {
 /** The amount as the JSON number the entry carries; refused when a number cannot carry it exactly. */
 function entryAmount(minor: bigint, currency: string): number {
   const n = minorToNumber(minor, currency);
-  if (toMinor(n, currency) !== minor) throw new RecordStoreError("SPEND_INVALID", `amount ${formatMinor(minor, currency)} ${currency} cannot be carried exactly by a JSON number`);
+  if (toMinor(n, currency) !== minor)
+    throw new RecordStoreError("SPEND_INVALID", `amount ${formatMinor(minor, currency)} ${currency} cannot be carried exactly by a JSON number`);
   return n;
 }
 
@@ -214,7 +224,8 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, t: Totals | undef
     case "DELEGATION_BUDGET_EXCEEDED": {
       const d = s.limits?.delegation;
       const ccy = d?.currency ?? s.currency;
-      if (t && t.delegationSpent === undefined) return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
+      if (t && t.delegationSpent === undefined)
+        return `the delegation's spend includes other currencies than ${ccy}, which cannot be added to its cumulative maximum without a rate`;
       return `${fmt(d?.amountMinor ?? s.amountMinor, ccy)} on top of ${fmt(t?.delegationSpent, ccy)} spent under delegation ${d?.delegationId ?? ""} exceeds its cumulative maximum ${fmt(d?.cumulativeMinor, ccy)}`;
     }
     case "AGREEMENT_REVOKED":
@@ -335,10 +346,16 @@ function chainRefusal(s: AllowedSpend, r: ReadRow, run: Running): SpendResult | 
     const spent = a.currency === c.currency ? run.spentUnder(id, a.spend, a.currency) : undefined;
     const check = checkBudget(max, spent, c.amountMinor);
     if (check === "unknown") {
-      return no("DELEGATION_BUDGET_EXCEEDED", `the spend under delegation ${id} (above delegation ${c.delegationId}) includes other currencies than ${a.currency}, which cannot be added to its cumulative maximum without a rate`);
+      return no(
+        "DELEGATION_BUDGET_EXCEEDED",
+        `the spend under delegation ${id} (above delegation ${c.delegationId}) includes other currencies than ${a.currency}, which cannot be added to its cumulative maximum without a rate`,
+      );
     }
     if (check === "exceeded") {
-      return no("DELEGATION_BUDGET_EXCEEDED", `${fmt(c.amountMinor)} on top of ${fmt(spent ?? 0n)} spent under delegation ${id} and the delegations below it exceeds its cumulative maximum ${fmt(max)}`);
+      return no(
+        "DELEGATION_BUDGET_EXCEEDED",
+        `${fmt(c.amountMinor)} on top of ${fmt(spent ?? 0n)} spent under delegation ${id} and the delegations below it exceeds its cumulative maximum ${fmt(max)}`,
+      );
     }
   }
   return undefined;
@@ -351,19 +368,35 @@ type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: 
 function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   const d = s.limits?.delegation;
   if (!r.agreement_found) return { result: refused("NO_ACTIVE_AGREEMENT", s) };
-  if (d && r.delegation_id !== d.delegationId) throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
+  if (d && r.delegation_id !== d.delegationId)
+    throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${d.delegationId}`);
   let blocked: SpendRefusal | null = null;
   if (r.revoked) blocked = "AGREEMENT_REVOKED";
   else if (r.status !== "active" && r.status !== "accepted") blocked = "NO_ACTIVE_AGREEMENT";
   else if (r.intent_currency === null) blocked = "INTENT_NOT_FOUND";
-  else if (r.intent_currency !== s.currency) throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${r.intent_currency}, the spend in ${s.currency}`);
+  else if (r.intent_currency !== s.currency)
+    throw new RecordStoreError("SPEND_INVALID", `intent ${s.intentId} is in ${r.intent_currency}, the spend in ${s.currency}`);
 
   const earlier = run.entries.get(key(s.agreementId, s.actionId));
   if (r.imported) {
-    return { result: { recorded: false, reason: "ACTION_REUSED", message: `action ${s.actionId} is in the ledger imported with agreement ${s.agreementId}; its action_id is spent and never matched by a new request`, entry: r.existing } };
+    return {
+      result: {
+        recorded: false,
+        reason: "ACTION_REUSED",
+        message: `action ${s.actionId} is in the ledger imported with agreement ${s.agreementId}; its action_id is spent and never matched by a new request`,
+        entry: r.existing,
+      },
+    };
   }
   if (r.released && r.existing) {
-    return { result: { recorded: false, reason: "ACTION_RELEASED", message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`, entry: r.existing } };
+    return {
+      result: {
+        recorded: false,
+        reason: "ACTION_RELEASED",
+        message: `action ${s.actionId} was allowed and its spend released (outcome failed); it is never spent again`,
+        entry: r.existing,
+      },
+    };
   }
   if (r.existing) {
     if (!sameRequest(s, r.existing, r.existing_request_hash)) return { result: reused(s, r.existing) };
@@ -381,15 +414,23 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (r.pushed_revocation) return { result: refused("AGREEMENT_REVOKED", s) };
   const t = run.totals(s, r);
   const l = s.limits;
-  const within = (limit: bigint | undefined, spent: bigint | undefined, amount: bigint) => limit === undefined || checkBudget(limit, spent, amount) === "within";
-  if (!within(l?.sliceMinor, t.intentSpent, s.amountMinor) || !within(l?.parentCumulativeMinor, t.totalSpent, s.amountMinor)) return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
+  const within = (limit: bigint | undefined, spent: bigint | undefined, amount: bigint) =>
+    limit === undefined || checkBudget(limit, spent, amount) === "within";
+  if (!within(l?.sliceMinor, t.intentSpent, s.amountMinor) || !within(l?.parentCumulativeMinor, t.totalSpent, s.amountMinor))
+    return { result: refused("CUMULATIVE_BUDGET_EXCEEDED", s, t) };
   if (d && !within(d.cumulativeMinor, t.delegationSpent, d.amountMinor ?? s.amountMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
   const chain = chainRefusal(s, r, run);
   if (chain) return { result: chain };
 
   const head = run.heads.get(s.agreementId) ?? { sequence: r.ledger_sequence ?? 0, head: r.ledger_head ?? undefined };
   const entry = nextLedgerEntry(head, {
-    action_id: s.actionId, at: s.at, currency: s.currency, outcome: "allowed", amount: entryAmount(s.amountMinor, s.currency), intent_id: s.intentId, idempotency_key: s.actionId,
+    action_id: s.actionId,
+    at: s.at,
+    currency: s.currency,
+    outcome: "allowed",
+    amount: entryAmount(s.amountMinor, s.currency),
+    intent_id: s.intentId,
+    idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
   return { write: { entry, totals: t } };
@@ -402,8 +443,15 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
  */
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
   const input = spends.map((s, i): SpendReadInput => ({
-    i, agreement_id: s.agreementId, intent_id: s.intentId, action_id: s.actionId, currency: s.currency, agent_id: s.decision?.agentId ?? null,
-    parent: s.limits?.parentCumulativeMinor !== undefined, del: s.limits?.delegation !== undefined, rev: s.revision ?? null,
+    i,
+    agreement_id: s.agreementId,
+    intent_id: s.intentId,
+    action_id: s.actionId,
+    currency: s.currency,
+    agent_id: s.decision?.agentId ?? null,
+    parent: s.limits?.parentCumulativeMinor !== undefined,
+    del: s.limits?.delegation !== undefined,
+    rev: s.revision ?? null,
   }));
   // Locked by writ_spend_read in the lock order (depth, then id), whatever the order here.
   const delegations = sorted(
@@ -459,7 +507,10 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
     const del = s.limits?.delegation;
     const { entry, totals } = d.write;
     return {
-      recorded: true, replayed: false, entry, intentSpentMinor: totals.intentSpent + s.amountMinor,
+      recorded: true,
+      replayed: false,
+      entry,
+      intentSpentMinor: totals.intentSpent + s.amountMinor,
       decisionStored: s.decision !== undefined && stored.has(key(s.decision.agentId, s.actionId)),
       ...(del && totals.delegationSpent !== undefined ? { delegationSpentMinor: totals.delegationSpent + (del.amountMinor ?? s.amountMinor) } : {}),
     };

@@ -13,9 +13,7 @@
  */
 import type { PreparedDelegationWithProblems } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
-import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow } from "../../store/agreements-read.js";
-import { loadDelegationRecords } from "../../store/delegations.js";
-import type { Queryable } from "../../store/pool.js";
+import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow, loadDelegationRecords, type Queryable } from "../../store/index.js";
 import type { RecordCache } from "./record-cache.js";
 import { withLedgerTotals, type LedgerTotals } from "./overlay.js";
 
@@ -62,11 +60,18 @@ export async function loadCandidates(db: Queryable, cache: RecordCache, agentId:
  * `records: false`, or `readAgentSnapshot`), prepared from the cache; records are fetched only
  * for cache misses. With no rows it reads nothing.
  */
-export async function prepareCandidates(db: Queryable, cache: RecordCache, rows: readonly ActiveAgreementRow[], opts: { now: number }): Promise<VerifyCandidate[]> {
+export async function prepareCandidates(
+  db: Queryable,
+  cache: RecordCache,
+  rows: readonly ActiveAgreementRow[],
+  opts: { now: number },
+): Promise<VerifyCandidate[]> {
   if (rows.length === 0) return [];
   const missA = rows.filter((r) => !cache.hasAgreement(r.agreementId, r.revision)).map((r) => r.agreementId);
   const missD = [
-    ...new Set(rows.flatMap((r) => (r.delegation && !cache.hasDelegation(r.delegation.delegationId, r.delegation.generation) ? [r.delegation.delegationId] : []))),
+    ...new Set(
+      rows.flatMap((r) => (r.delegation && !cache.hasDelegation(r.delegation.delegationId, r.delegation.generation) ? [r.delegation.delegationId] : [])),
+    ),
   ];
   const [agreements, delegations] = await Promise.all([loadAgreementRecords(db, missA), loadDelegationRecords(db, missD)]);
   const fetchedA = new Map(agreements.map((a) => [a.agreementId, a]));

@@ -14,10 +14,10 @@
  */
 import type { IntentAgreement } from "../../core/agreement/index.js";
 import type { HashString } from "../../core/canonical/index.js";
-import { agreementSpentIn, ledgerCurrencyOf } from "../../core/money/budget.js";
+import { agreementSpentIn, ledgerCurrencyOf } from "../../core/money/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
 import { formatInstant } from "../../core/time/index.js";
-import type { AgreementRecord } from "../../store/agreements.js";
+import type { AgreementRecord } from "../../store/index.js";
 
 /** Ledger state and totals read at verify time. */
 export interface LedgerTotals {
@@ -38,7 +38,11 @@ export function agreementForPreparation(record: AgreementRecord): IntentAgreemen
 export function withLedgerTotals(base: PreparedAgreement, totals: LedgerTotals): PreparedAgreement {
   const mandates = base.mandates.map((m) => ({ ...m, spentMinor: totals.spent.get(m.mandate.intent_id) ?? 0n }));
   const { ledger: _ledger, ledger_head: _head, ...record } = base.agreement;
-  const total = agreementSpentIn(base.mandates.map((m) => m.mandate), totals.spent, ledgerCurrencyOf(record));
+  const total = agreementSpentIn(
+    base.mandates.map((m) => m.mandate),
+    totals.spent,
+    ledgerCurrencyOf(record),
+  );
   const agreement: IntentAgreement = {
     ...record,
     ledger_sequence: totals.ledgerSequence,

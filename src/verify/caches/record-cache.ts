@@ -16,7 +16,7 @@
 import { prepareAgreement } from "../../core/agreement/index.js";
 import { prepareDelegation, type Delegation, type PreparedDelegationWithProblems } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
-import type { AgreementRecord } from "../../store/agreements.js";
+import type { AgreementRecord } from "../../store/index.js";
 import { agreementForPreparation } from "./overlay.js";
 import { RecencyMap } from "./recency-map.js";
 

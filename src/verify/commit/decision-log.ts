@@ -23,10 +23,20 @@
 import type { Pool } from "pg";
 import type { HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
-import { allowedActionOf, recordOutcome, type AllowedAction, type AllowedSpend, type SpendResult } from "../../store/ledger/index.js";
-import type { LogAppendOptions } from "../../store/log.js";
-import { RecordStoreError } from "../../store/record-errors.js";
-import { findVerifyDecision, saveVerifyDecision, type NewVerifyDecision, type SavedRefusal, type StoredVerifyDecision } from "../../store/verify-decisions.js";
+import {
+  allowedActionOf,
+  recordOutcome,
+  type AllowedAction,
+  type AllowedSpend,
+  type SpendResult,
+  type LogAppendOptions,
+  RecordStoreError,
+  findVerifyDecision,
+  saveVerifyDecision,
+  type NewVerifyDecision,
+  type SavedRefusal,
+  type StoredVerifyDecision,
+} from "../../store/index.js";
 import type { GatherUpkeep } from "../gather/index.js";
 import type { VerifyMetrics } from "../metrics.js";
 import { refusalAnswer, VerifyError, type Decided, type Effect, type Question } from "../pipeline/decide.js";
@@ -127,7 +137,14 @@ export class DecisionLog {
   /** Stores a refusal (unless another answer won) and answers it; `burstExempt`: not a counted denial. */
   private async refuse(q: Question, answer: VerifyResponse, burstExempt: boolean, again = false): Promise<VerifyResponse> {
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
-    const saved = await this.d.store.saveRefusal({ agentId: q.agentId, actionId: q.actionId, agreementId: answer.agreement_id, requestHash: q.hash, decision: { ...answer }, burstExempt });
+    const saved = await this.d.store.saveRefusal({
+      agentId: q.agentId,
+      actionId: q.actionId,
+      agreementId: answer.agreement_id,
+      requestHash: q.hash,
+      decision: { ...answer },
+      burstExempt,
+    });
     if (!saved.stored) {
       // The final answer of an approval's request replaces its stored STEP_UP (../approvals.ts), once.
       if (!again && this.d.approvals && (await this.d.approvals.replacesStepUp(saved.decision, q.hash))) return this.refuse(q, answer, burstExempt, true);
@@ -143,7 +160,12 @@ export class DecisionLog {
     const earlier = await this.d.store.find(q.agentId, q.actionId);
     if (earlier) return this.replay(q, earlier);
     const out = await this.d.store.revoke({
-      agentId: q.agentId, candidate: e.candidate, reason: e.reason, at: q.now, signer: this.d.logSigner(), logOptions: this.d.logOptions(q.now),
+      agentId: q.agentId,
+      candidate: e.candidate,
+      reason: e.reason,
+      at: q.now,
+      signer: this.d.logSigner(),
+      logOptions: this.d.logOptions(q.now),
       decision: { actionId: q.actionId, requestHash: q.hash, body: { ...answer } },
     });
     this.d.upkeep.revoked(q.agentId, e.candidate.delegation ? "delegation" : "agreement", out.revocation?.ids ?? []);
@@ -156,14 +178,19 @@ export class DecisionLog {
     try {
       r = await this.d.store.spend(e.spend);
     } catch (err) {
-      if (err instanceof RecordStoreError && err.code === "SPEND_INVALID") return this.refuse(q, refusalAnswer("AMOUNT_INVALID", err.message, baseOf(answer)), true);
+      if (err instanceof RecordStoreError && err.code === "SPEND_INVALID")
+        return this.refuse(q, refusalAnswer("AMOUNT_INVALID", err.message, baseOf(answer)), true);
       throw err;
     }
     if (!r.recorded) return this.spendRefused(q, answer, r);
     if (!r.replayed && r.intentSpentMinor !== undefined) {
       const del = e.spend.limits?.delegation;
       this.d.upkeep.spent(q.agentId, {
-        agreementId: e.candidate.agreementId, intentId: e.spend.intentId, sequence: r.entry.sequence, entryHash: r.entry.entry_hash, intentSpentMinor: r.intentSpentMinor,
+        agreementId: e.candidate.agreementId,
+        intentId: e.spend.intentId,
+        sequence: r.entry.sequence,
+        entryHash: r.entry.entry_hash,
+        intentSpentMinor: r.intentSpentMinor,
         ...(del && r.delegationSpentMinor !== undefined ? { delegation: { delegationId: del.delegationId, spentMinor: r.delegationSpentMinor } } : {}),
       });
     }

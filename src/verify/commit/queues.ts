@@ -26,9 +26,17 @@
  * if it committed, and is answered the same.
  */
 import type { Pool } from "pg";
-import { GroupCommitQueue } from "../../store/group-commit.js";
-import { recordAllowedSpends, type AllowedSpend, type SpendBatchResult, type SpendResult } from "../../store/ledger/index.js";
-import { decisionKey, saveRefusalDecisions, type NewVerifyDecision, type SavedRefusal } from "../../store/verify-decisions.js";
+import {
+  GroupCommitQueue,
+  recordAllowedSpends,
+  type AllowedSpend,
+  type SpendBatchResult,
+  type SpendResult,
+  decisionKey,
+  saveRefusalDecisions,
+  type NewVerifyDecision,
+  type SavedRefusal,
+} from "../../store/index.js";
 
 /** Largest spend batch by default (WRIT_SPEND_BATCH_MAX). */
 export const DEFAULT_SPEND_BATCH_MAX = 64;

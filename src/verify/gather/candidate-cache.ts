@@ -33,11 +33,8 @@
  *   time (`ledgerAsOfMs`: the database is the system of record, and the entry follows it).
  */
 import type { HashString } from "../../core/canonical/index.js";
-import type { ActiveAgreementRow } from "../../store/agreements-read.js";
-import type { AgentForVerify } from "../../store/agents.js";
-import type { ChangeNotice } from "../../store/changes.js";
+import { type ActiveAgreementRow, type AgentForVerify, type ChangeNotice, DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../../store/index.js";
 import type { Pool } from "pg";
-import { DENIAL_WINDOW_SECONDS, readAgentSnapshot } from "../../store/verify-reads.js";
 import { prepareCandidates, totalsOf, type VerifyCandidate } from "../caches/candidates.js";
 import { FollowedCache, type ChangeFeed } from "../caches/followed-cache.js";
 import { withLedgerTotals } from "../caches/overlay.js";
@@ -197,7 +194,12 @@ export class CandidateCache {
   private async prepared(db: Pool, slots: readonly Slot[], nowMs: number): Promise<VerifyCandidate[]> {
     if (slots.length === 0) return [];
     if (slots.every((x) => x.prepared !== undefined)) return slots.map((x) => stamped(x.prepared as VerifyCandidate, nowMs));
-    const out = await prepareCandidates(db, this.records, slots.map((x) => x.row), { now: nowMs });
+    const out = await prepareCandidates(
+      db,
+      this.records,
+      slots.map((x) => x.row),
+      { now: nowMs },
+    );
     slots.forEach((x, i) => (x.prepared = out[i]));
     return out;
   }

@@ -19,8 +19,7 @@
 import type { Pool } from "pg";
 import { prepareDelegation, type PreparedDelegationWithProblems } from "../../core/delegation/index.js";
 import type { Action, EvalContext, PreparedAgreement, RevocationView } from "../../core/evaluate/index.js";
-import type { AgentForVerify } from "../../store/agents.js";
-import { revokedCause, type RevokedCause } from "../../store/verify-reads.js";
+import { type AgentForVerify, revokedCause, type RevokedCause } from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
 import type { AckDomainDirectory } from "../pipeline/ack-domains.js";
 import { implicitDelegation } from "../pipeline/implicit-delegation.js";
@@ -70,7 +69,10 @@ export interface GatherUpkeep {
 }
 
 /** The revocation index as verify uses it. */
-export type VerifyRevocationIndex = Pick<RevocationIndex, "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked"> & {
+export type VerifyRevocationIndex = Pick<
+  RevocationIndex,
+  "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked"
+> & {
   /** Why the index is stale (the LISTEN path or the Kubernetes watch), when it can say. */
   staleReason?(): string | undefined;
 };
@@ -111,7 +113,9 @@ export class StoreGather implements Gather, GatherUpkeep {
     const agreement = await this.d.ackDomains.apply(c.agreement, c.revision);
     // A sub-delegation is judged by the delegations its chain cites as stored (../pipeline/stored-chain.ts).
     const delegation = c.delegation
-      ? c.delegation.delegation.delegation_chain.length > 0 ? await withStoredAncestors(this.d.pool, this.d.candidates.records, c.delegation) : c.delegation
+      ? c.delegation.delegation.delegation_chain.length > 0
+        ? await withStoredAncestors(this.d.pool, this.d.candidates.records, c.delegation)
+        : c.delegation
       : prepareDelegation(implicitDelegation(c.agreement.agreement, agentId));
     const rate = await ratesFor(agreement, delegation, action, (from, to, day) => this.d.rate(from, to, day, now), now.getTime());
     return { agreement, delegation, ...(rate ? { rate } : {}), revocations: this.d.index, revocationStateStale: this.d.index.stale() };

@@ -30,12 +30,11 @@
  *   revision and outcome, so a hot agreement costs one map lookup.
  */
 import { mandateHash, ackStates, PAYMENT_PARTY_ROLES, type Acknowledgement } from "../../core/agreement/index.js";
-import { isId } from "../../core/registry/ids.js";
+import { isId } from "../../core/registry/index.js";
 import type { HashString } from "../../core/canonical/index.js";
 import type { PreparedAgreement, PreparedMandate } from "../../core/evaluate/index.js";
 import { keyId, parsePublicJwk } from "../../core/jose/index.js";
-import { isIpLiteral, STRICT_OUTBOUND, type OutboundPolicy } from "../../http/outbound-address.js";
-import { outboundRequest, type OutboundDeps } from "../../http/outbound.js";
+import { isIpLiteral, STRICT_OUTBOUND, type OutboundPolicy, outboundRequest, type OutboundDeps } from "../../http/index.js";
 import type { VerifySettings } from "../settings.js";
 
 /** Largest key list read (bytes). */

@@ -20,14 +20,20 @@
  */
 import type { HashString } from "../../core/canonical/index.js";
 import {
-  DEFAULT_POLICY, REASONS, countsAsAttempt, decisionFor, evaluate,
-  type Action, type Decision, type EvalContext, type EvalPolicy, type ReasonCode,
+  DEFAULT_POLICY,
+  REASONS,
+  countsAsAttempt,
+  decisionFor,
+  evaluate,
+  type Action,
+  type Decision,
+  type EvalContext,
+  type EvalPolicy,
+  type ReasonCode,
 } from "../../core/evaluate/index.js";
 import { MANDATE_INTENT_ID } from "../../core/mandates/index.js";
 import { parseInstant } from "../../core/time/index.js";
-import type { AgentForVerify } from "../../store/agents.js";
-import type { AllowedSpend } from "../../store/ledger/index.js";
-import type { RevokedCause } from "../../store/verify-reads.js";
+import type { AgentForVerify, AllowedSpend, RevokedCause } from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
 import type { Evidence } from "../gather/index.js";
 import { readRequest, type VerifyRequest, type VerifyResponse } from "./request.js";
@@ -40,7 +46,10 @@ export type VerifyErrorCode = "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "ACTION_RE
 /** A verify that gets no decision (the route maps the code to 404, 403, 409, 409, 400). */
 export class VerifyError extends Error {
   override readonly name = "VerifyError";
-  constructor(readonly code: VerifyErrorCode, message: string) {
+  constructor(
+    readonly code: VerifyErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -121,7 +130,8 @@ export function admit(q: Question, agent: AgentForVerify | undefined, skewMs: nu
     );
     return { error, replay: true };
   }
-  if (agent.status !== "active") return refusalOf(refusalAnswer("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, baseOf(q)));
+  if (agent.status !== "active")
+    return refusalOf(refusalAnswer("AGENT_NOT_ACTIVE", `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, baseOf(q)));
   return undefined;
 }
 
@@ -138,27 +148,59 @@ export function unselected(q: Question, sel: Exclude<Selection, { kind: "one" }>
   switch (sel.kind) {
     case "none": {
       if (cause) {
-        const message = cause.reason === "DELEGATION_REVOKED" ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked` : `agreement ${cause.agreementId} is revoked`;
+        const message =
+          cause.reason === "DELEGATION_REVOKED"
+            ? `delegation ${cause.delegationId ?? ""} of agreement ${cause.agreementId} is revoked`
+            : `agreement ${cause.agreementId} is revoked`;
         return refusalOf(refusalAnswer(cause.reason, message, baseOf(q, cause.agreementId)));
       }
-      const message = requested !== undefined ? `agreement ${requested} is not an active stored agreement of agent ${q.agentId}` : `agent ${q.agentId} has no active stored agreement`;
+      const message =
+        requested !== undefined
+          ? `agreement ${requested} is not an active stored agreement of agent ${q.agentId}`
+          : `agent ${q.agentId} has no active stored agreement`;
       return refusalOf(refusalAnswer("NO_ACTIVE_AGREEMENT", message, baseOf(q, requested ?? null)));
     }
     case "ambiguous":
-      return refusalOf(refusalAnswer("AGREEMENT_NOT_SELECTED", `agent ${q.agentId} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`, baseOf(q)));
+      return refusalOf(
+        refusalAnswer(
+          "AGREEMENT_NOT_SELECTED",
+          `agent ${q.agentId} has ${sel.agreementIds.length} active agreements that could apply (${sel.agreementIds.join(", ")}); send agreement_id or an intent_id that picks one`,
+          baseOf(q),
+        ),
+      );
     case "intent-not-found":
-      return refusalOf(refusalAnswer("INTENT_NOT_FOUND", `intent ${sel.intentId} is not a live intent of any active agreement of agent ${q.agentId} (${sel.agreementIds.join(", ")})`, baseOf(q)));
+      return refusalOf(
+        refusalAnswer(
+          "INTENT_NOT_FOUND",
+          `intent ${sel.intentId} is not a live intent of any active agreement of agent ${q.agentId} (${sel.agreementIds.join(", ")})`,
+          baseOf(q),
+        ),
+      );
   }
 }
 
 function answerOf(d: Decision, base: Base): VerifyResponse {
-  const out: VerifyResponse = { verdict: d.verdict, svc_decision: d.svc_decision, reasons: d.reasons, messages: d.messages, required_action: d.required_action, ...base };
+  const out: VerifyResponse = {
+    verdict: d.verdict,
+    svc_decision: d.svc_decision,
+    reasons: d.reasons,
+    messages: d.messages,
+    required_action: d.required_action,
+    ...base,
+  };
   if (d.intent_id !== undefined) out.intent_id = d.intent_id;
   return out;
 }
 
 /** Evaluates the selected candidate `c` on `ev` and gives the answer with its effect. */
-export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenials: number, policy: EvalPolicy = DEFAULT_POLICY, approvedReasons?: ReadonlySet<ReasonCode>): Decided {
+export function judge(
+  q: Question,
+  c: VerifyCandidate,
+  ev: Evidence,
+  recentDenials: number,
+  policy: EvalPolicy = DEFAULT_POLICY,
+  approvedReasons?: ReadonlySet<ReasonCode>,
+): Decided {
   const { req, action } = q;
   const ctx: EvalContext = {
     now: q.nowMs,
@@ -179,7 +221,10 @@ export function judge(q: Question, c: VerifyCandidate, ev: Evidence, recentDenia
   const d = evidence && decided.amount_minor !== undefined ? { ...decided, intent_id: MANDATE_INTENT_ID } : decided;
   const answer = answerOf(d, baseOf(q, c.agreementId));
   if (d.svc_decision === "REVOKE") {
-    const reason = d.messages.filter((m) => "revoke" in REASONS[m.code]).map((m) => `${m.code}: ${m.message}`).join("; ");
+    const reason = d.messages
+      .filter((m) => "revoke" in REASONS[m.code])
+      .map((m) => `${m.code}: ${m.message}`)
+      .join("; ");
     return { answer, effect: { kind: "revoke", candidate: c, reason } };
   }
   if (d.verdict === "ALLOW") {

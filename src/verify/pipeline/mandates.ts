@@ -13,11 +13,15 @@
 import type { Pool } from "pg";
 import type { Signer } from "../../core/jose/index.js";
 import { acceptOpenPaymentMandate, decodeMandatePresentation, type MandateAcceptance, type MandateRefusal } from "../../core/mandates/index.js";
-import type { AgentRecord } from "../../store/agents.js";
-import { trustedIssuerKeys } from "../../store/issuer-keys.js";
-import { appendLogEntries, type LogAppendOptions } from "../../store/log.js";
-import { recordMandate, type RecordedMandate } from "../../store/mandates.js";
-import { withTransaction } from "../../store/pool.js";
+import {
+  type AgentRecord,
+  trustedIssuerKeys,
+  appendLogEntries,
+  type LogAppendOptions,
+  recordMandate,
+  type RecordedMandate,
+  withTransaction,
+} from "../../store/index.js";
 
 /** What was presented, for whom, and how the key binding is checked. */
 export interface PresentedMandate {
@@ -34,7 +38,10 @@ export interface PresentedMandate {
 export type AcceptedMandate = Extract<MandateAcceptance, { ok: true }>;
 
 /** Verifies and imports a presented mandate (see the module comment). */
-export async function checkPresentedMandate(pool: Pool, p: PresentedMandate): Promise<{ ok: true; accepted: AcceptedMandate } | { ok: false; refusals: MandateRefusal[] }> {
+export async function checkPresentedMandate(
+  pool: Pool,
+  p: PresentedMandate,
+): Promise<{ ok: true; accepted: AcceptedMandate } | { ok: false; refusals: MandateRefusal[] }> {
   const decoded = await decodeMandatePresentation(p.sdJwt);
   // A presentation that does not decode names no key: the verification reports why.
   const kid = "decoded" in decoded ? decoded.decoded.header.kid : undefined;
@@ -63,7 +70,14 @@ export async function recordAcceptedMandate(
   if (!decoded) throw new Error("an accepted mandate carries its decoded presentation");
   return withTransaction(pool, async (c) => {
     const r = await recordMandate(c, {
-      delegation: a.delegation, orgId: p.orgId, issuer: a.verification.issuer, mandateHash: decoded.mandateHash, issuerJwtHash: decoded.issuerJwtHash, sdJwt: p.sdJwt, claims: decoded.claims, at: p.now,
+      delegation: a.delegation,
+      orgId: p.orgId,
+      issuer: a.verification.issuer,
+      mandateHash: decoded.mandateHash,
+      issuerJwtHash: decoded.issuerJwtHash,
+      sdJwt: p.sdJwt,
+      claims: decoded.claims,
+      at: p.now,
     });
     if (r.created && log) {
       const body = { agreement_id: r.agreementId, delegation_id: r.delegationId, mandate_hashes: [decoded.mandateHash], evidence: "ap2_open_payment_mandate" };

@@ -9,8 +9,7 @@
  * changes it.
  */
 import { sha256Hash, type HashString } from "../../core/canonical/index.js";
-import type { Action, Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "../../core/evaluate/index.js";
-import { REASON_CODES } from "../../core/evaluate/index.js";
+import { type Action, type Finding, type ReasonCode, type RequiredAction, type SvcDecision, type Verdict, REASON_CODES } from "../../core/evaluate/index.js";
 import { AGENT_ID_PATTERN } from "../../core/registry/index.js";
 import { NO_NUL_PATTERN, textSchema } from "../../core/schemas/index.js";
 
@@ -93,7 +92,12 @@ export const VERIFY_BODY_SCHEMA = {
     agreement_id: { ...id, description: "Selects one of the agent's active agreements" },
     risk_score: { type: "number", minimum: 0, maximum: 100, description: "Risk score 0-100 from the caller's risk engine" },
     principal_present: { type: "boolean", description: "The principal is present (for principal_present conditions)" },
-    ledger_sequence: { type: "integer", minimum: 0, maximum: 2147483647, description: "The ledger sequence the caller has seen; higher than stored is LEDGER_TRUNCATED" },
+    ledger_sequence: {
+      type: "integer",
+      minimum: 0,
+      maximum: 2147483647,
+      description: "The ledger sequence the caller has seen; higher than stored is LEDGER_TRUNCATED",
+    },
   },
 } as const;
 
@@ -155,7 +159,14 @@ function canonicalKnown(req: VerifyRequest): string {
  */
 export function readRequest(req: VerifyRequest): { action: Action; hash: HashString } {
   const a = req.action;
-  const action: Action = { action_id: a.action_id, action_type: a.action_type, amount: a.amount, currency: a.currency, proposed_at: a.proposed_at, agent_id: req.agent_id };
+  const action: Action = {
+    action_id: a.action_id,
+    action_type: a.action_type,
+    amount: a.amount,
+    currency: a.currency,
+    proposed_at: a.proposed_at,
+    agent_id: req.agent_id,
+  };
   if (a.merchant !== undefined) action.merchant = a.merchant;
   if (a.item !== undefined) action.item = a.item;
   if (a.category !== undefined) action.category = a.category;

@@ -1,15 +1,19 @@
 /**
  * The service's own REVOKE decision on the verify path (docs/verify.md, "The service's REVOKE
- * decision"): revoke and record through the one revocation path (src/store/revocation-record.ts)
+ * decision"): revoke and record through the one revocation path (src/store/revocation/record.ts)
  * as policy acting for the principal, and store the verify answer, in ONE transaction.
  */
 import type { Pool } from "pg";
 import type { HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
-import type { LogAppendOptions } from "../../store/log.js";
-import { withTransaction } from "../../store/pool.js";
-import { revokeAndRecord, type RecordedRevocation } from "../../store/revocation-record.js";
-import { saveVerifyDecision, type StoredVerifyDecision } from "../../store/verify-decisions.js";
+import {
+  type LogAppendOptions,
+  withTransaction,
+  revokeAndRecord,
+  type RecordedRevocation,
+  saveVerifyDecision,
+  type StoredVerifyDecision,
+} from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
 
 /** The service's REVOKE decision to carry out. */
@@ -30,7 +34,10 @@ export interface PolicyRevoke {
  * itself), logs, alerts, and stores the verify answer. A delegation with `revocable: false` is
  * not revoked (the spec conditions every revocation on it); the action is still refused.
  */
-export async function revokeByPolicy(pool: Pool, p: PolicyRevoke): Promise<{ revocation: RecordedRevocation | null; saved: { stored: boolean; decision: StoredVerifyDecision } }> {
+export async function revokeByPolicy(
+  pool: Pool,
+  p: PolicyRevoke,
+): Promise<{ revocation: RecordedRevocation | null; saved: { stored: boolean; decision: StoredVerifyDecision } }> {
   return withTransaction(pool, async (client) => {
     const d = p.candidate.delegation?.delegation;
     const facts = { reason: p.reason, by: "policy" as const, at: p.at };

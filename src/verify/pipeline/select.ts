@@ -20,11 +20,7 @@ export type Selection =
   | { kind: "intent-not-found"; intentId: string; agreementIds: string[] };
 
 /** Selects the candidate a verify evaluates (see the module rules). */
-export function selectCandidate(
-  all: readonly VerifyCandidate[],
-  orgId: string,
-  request: { agreementId?: string; intentId?: string },
-): Selection {
+export function selectCandidate(all: readonly VerifyCandidate[], orgId: string, request: { agreementId?: string; intentId?: string }): Selection {
   const visible = all.filter((c) => c.orgId === null || c.orgId === orgId);
   if (request.agreementId !== undefined) {
     const c = visible.find((x) => x.agreementId === request.agreementId);

@@ -14,9 +14,7 @@
 import type { Pool } from "pg";
 import type { ReasonCode } from "../../core/evaluate/index.js";
 import { CLOCK_SKEW_SECONDS, checkSignature, fingerprintOfKeyId, type HttpRequestLike, type SignatureFacts } from "../../core/httpsig/index.js";
-import type { AgentRecord } from "../../store/agents.js";
-import { agentStanding } from "../../store/agent-standing.js";
-import { agentByFingerprint, claimNonce } from "../../store/request-signatures.js";
+import { type AgentRecord, agentStanding, agentByFingerprint, claimNonce } from "../../store/index.js";
 import { probeGrant, type GrantProbe, type ProbeDeps, type ProbePayment } from "./grant-probe.js";
 
 /** Who the signing agent is, as answered. */
@@ -53,7 +51,14 @@ function factsView(f: SignatureFacts): NonNullable<SignedRequestAnswer["signatur
 
 async function agentView(deps: SignedRequestDeps, a: AgentRecord): Promise<SignedRequestAgent> {
   const trust_score = (await agentStanding(deps.pool, a, deps.now)).trust_score.score;
-  return { agent_id: a.agent_id, operator_org_id: a.org_id, status: a.status, verification_level: a.verification_level, fingerprint: a.fingerprint, trust_score };
+  return {
+    agent_id: a.agent_id,
+    operator_org_id: a.org_id,
+    status: a.status,
+    verification_level: a.verification_level,
+    fingerprint: a.fingerprint,
+    trust_score,
+  };
 }
 
 /** Checks `request` (see the module comment); `payment` asks the grant question too. */
@@ -70,16 +75,33 @@ export async function checkSignedRequest(deps: SignedRequestDeps, request: HttpR
     },
   );
   if (!check.ok) {
-    return { verified: false, reason: check.code, message: check.message, ...(check.facts ? { keyid: check.facts.keyid, signature: factsView(check.facts) } : {}) };
+    return {
+      verified: false,
+      reason: check.code,
+      message: check.message,
+      ...(check.facts ? { keyid: check.facts.keyid, signature: factsView(check.facts) } : {}),
+    };
   }
   const { facts, key: agent } = check;
   const base = { keyid: facts.keyid, signature: factsView(facts) };
   const keepUntil = new Date((facts.expires + CLOCK_SKEW_SECONDS) * 1000);
   if (!(await claimNonce(deps.pool, facts.keyid, facts.nonce, keepUntil, deps.now))) {
-    return { verified: false, reason: "REQUEST_NONCE_REPLAYED", message: `nonce of signature ${facts.label} was already presented for key ${facts.keyid}: the request is a replay`, ...base, agent: await agentView(deps, agent) };
+    return {
+      verified: false,
+      reason: "REQUEST_NONCE_REPLAYED",
+      message: `nonce of signature ${facts.label} was already presented for key ${facts.keyid}: the request is a replay`,
+      ...base,
+      agent: await agentView(deps, agent),
+    };
   }
   if (agent.status !== "active") {
-    return { verified: false, reason: "AGENT_NOT_ACTIVE", message: `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`, ...base, agent: await agentView(deps, agent) };
+    return {
+      verified: false,
+      reason: "AGENT_NOT_ACTIVE",
+      message: `agent ${agent.agent_id} is ${agent.status}, not active, in the registry`,
+      ...base,
+      agent: await agentView(deps, agent),
+    };
   }
   const out: SignedRequestAnswer = { verified: true, ...base, agent: await agentView(deps, agent) };
   if (payment !== undefined) out.grant = await probeGrant(deps, agent.agent_id, agent.org_id, payment);

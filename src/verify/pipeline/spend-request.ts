@@ -8,9 +8,8 @@
  */
 import type { Action, Decision, EvalContext } from "../../core/evaluate/index.js";
 import { convertMinor, toMinor } from "../../core/money/index.js";
-import { RecordStoreError } from "../../store/record-errors.js";
+import { RecordStoreError, type AllowedSpend, type SpendLimits } from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
-import type { AllowedSpend, SpendLimits } from "../../store/ledger/index.js";
 
 /** Options of `allowedSpendFor`. */
 export interface AllowedSpendOptions {
@@ -48,7 +47,8 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
   if (d && (d.scope.cumulativeMinor !== undefined || chained)) {
     const currency = d.scope.scope.currency;
     const amountMinor = currency === mandate.mandate.currency ? decision.amount_minor : amountIn(action, currency, opts.rate);
-    if (amountMinor === undefined) throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
+    if (amountMinor === undefined)
+      throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
     const delegationId = d.delegation.delegation_id;
     if (d.scope.cumulativeMinor !== undefined) limits.delegation = { delegationId, cumulativeMinor: d.scope.cumulativeMinor, currency, amountMinor };
     // Every stored ancestor's budget is re-checked in the spend transaction (src/store/ledger/spend.ts).

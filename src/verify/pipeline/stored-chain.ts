@@ -18,12 +18,15 @@
  *   its lock (src/store/ledger/spend.ts); nothing here is trusted for that.
  */
 import { withStoredChain, type PreparedDelegationWithProblems, type StoredAncestor } from "../../core/delegation/index.js";
-import { loadChainHeads, loadDelegationRecords } from "../../store/delegations.js";
-import type { Queryable } from "../../store/pool.js";
+import { loadChainHeads, loadDelegationRecords, type Queryable } from "../../store/index.js";
 import type { RecordCache } from "../caches/record-cache.js";
 
 /** `prepared` (a candidate's delegation) with its chain read from the store; see the module comment. */
-export async function withStoredAncestors(db: Queryable, cache: RecordCache, prepared: PreparedDelegationWithProblems): Promise<PreparedDelegationWithProblems> {
+export async function withStoredAncestors(
+  db: Queryable,
+  cache: RecordCache,
+  prepared: PreparedDelegationWithProblems,
+): Promise<PreparedDelegationWithProblems> {
   const links = prepared.delegation.delegation_chain;
   if (links.length === 0) return prepared;
   const selfId = prepared.delegation.delegation_id;

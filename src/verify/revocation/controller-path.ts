@@ -20,8 +20,7 @@
  * Readings are polled every `pollMs`; a failed poll keeps the previous reading, whose ages keep
  * growing, so a data plane cut off from Postgres stops trusting it within `staleMs`.
  */
-import { readHeartbeat, type HeartbeatReading } from "../../store/controller-heartbeat.js";
-import type { Queryable } from "../../store/pool.js";
+import { readHeartbeat, type HeartbeatReading, type Queryable } from "../../store/index.js";
 
 /** Why the controller's path is fresh. */
 export type ControllerVouch = { path: "controller" | "outage"; detail: string };
@@ -97,11 +96,17 @@ export class ControllerPath {
     if (written > this.opts.staleMs) return undefined;
     if (r.apiReachable) {
       return observed <= this.opts.staleMs
-        ? { path: "controller", detail: `the Kubernetes watch is down; the controller (${r.identity}) observes the cluster and has processed it up to ${Math.round(observed)} ms ago` }
+        ? {
+            path: "controller",
+            detail: `the Kubernetes watch is down; the controller (${r.identity}) observes the cluster and has processed it up to ${Math.round(observed)} ms ago`,
+          }
         : undefined;
     }
     if (this.opts.outageMs > 0 && this.opts.apiUnreachable() && observed <= this.opts.outageMs) {
-      return { path: "outage", detail: `the API server is unreachable from this process and from the controller (${r.identity}); its last complete observation is ${Math.round(observed)} ms old (bound WRIT_API_OUTAGE_GRACE_MS=${this.opts.outageMs})` };
+      return {
+        path: "outage",
+        detail: `the API server is unreachable from this process and from the controller (${r.identity}); its last complete observation is ${Math.round(observed)} ms old (bound WRIT_API_OUTAGE_GRACE_MS=${this.opts.outageMs})`,
+      };
     }
     return undefined;
   }

@@ -15,11 +15,7 @@
  */
 import { EventEmitter } from "node:events";
 import type { RevocationView } from "../../core/evaluate/index.js";
-import { listRevokedAgreementIds } from "../../store/agreements-read.js";
-import { listRevokedDelegationIds } from "../../store/delegations.js";
-import type { Queryable } from "../../store/pool.js";
-import type { RevocationAnnouncement } from "../../store/revocation-announce.js";
-import type { RevocationSource } from "../../store/revocation-channel.js";
+import { listRevokedAgreementIds, listRevokedDelegationIds, type Queryable, type RevocationAnnouncement, type RevocationSource } from "../../store/index.js";
 
 /** Default bound after which a disconnected index reports stale. */
 export const DEFAULT_STALE_AFTER_MS = 5000;

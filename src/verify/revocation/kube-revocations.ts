@@ -21,7 +21,7 @@
  * server's record of the last write). The API server's times have one-second resolution, so
  * they are taken as the middle of their second (`precise: false`).
  */
-import type { KubeObject } from "../../sources/kubernetes/objects.js";
+import type { KubeObject } from "../../sources/kubernetes/index.js";
 
 /** The annotation a revoking client may set to the instant of its revocation (RFC 3339). */
 export const REVOKED_AT_ANNOTATION = "writ.dev/revoked-at";

@@ -64,7 +64,11 @@ export class WatchedRevocationIndex extends RevocationIndex {
       return { stale: false, via: vouch.path, detail: vouch.detail };
     }
     if (this.vouchedAt !== undefined && now - this.vouchedAt <= this.graceMs) {
-      return { stale: false, via: "grace", detail: `neither the Kubernetes watch nor the controller's path is fresh; trusted for ${this.graceMs} ms after the controller's path last vouched (${now - this.vouchedAt} ms ago)` };
+      return {
+        stale: false,
+        via: "grace",
+        detail: `neither the Kubernetes watch nor the controller's path is fresh; trusted for ${this.graceMs} ms after the controller's path last vouched (${now - this.vouchedAt} ms ago)`,
+      };
     }
     return { stale: true, detail: this.watch.staleReason() };
   }

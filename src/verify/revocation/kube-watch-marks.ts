@@ -17,18 +17,11 @@
  * - `writ_revocation_lag_seconds{source="kubernetes",kind}` observes, for changes seen live
  *   (`live`), the time from the change (as the object tells) to the mark.
  */
-import { registered } from "../../metrics/registered.js";
+import { registered } from "../../metrics/index.js";
 import { Histogram, type Registry } from "prom-client";
-import { systemClock } from "../../core/time/clock.js";
-import { NamespaceBindings } from "../../sources/kubernetes/namespace-binding.js";
-import { agreementRow } from "../../store/status-reads.js";
-import type { KubeTransport } from "../../sources/kubernetes/client.js";
-import { isKubeError } from "../../sources/kubernetes/errors.js";
-import type { KubeObject } from "../../sources/kubernetes/objects.js";
-import { loadDelegation } from "../../store/delegations.js";
-import { getOrg } from "../../store/orgs.js";
-import { ownerOf } from "../../store/record-owners.js";
-import type { Queryable } from "../../store/pool.js";
+import { systemClock } from "../../core/time/index.js";
+import { NamespaceBindings, type KubeTransport, isKubeError, type KubeObject } from "../../sources/kubernetes/index.js";
+import { agreementRow, loadDelegation, getOrg, ownerOf, type Queryable } from "../../store/index.js";
 import { ownerIdentity } from "../../core/crd/index.js";
 import { revocationOf, type WatchedKind, type WatchedRevocation } from "./kube-revocations.js";
 import type { RevocationIndex } from "./index.js";
@@ -47,13 +40,18 @@ const CHECK_ATTEMPTS = 5;
 
 /** The histogram `writ_revocation_lag_seconds` on `registry` (created once). */
 function lagHistogram(registry: Registry): Histogram<"source" | "kind"> {
-  return registered(registry, "writ_revocation_lag_seconds", (registers) => new Histogram({
-    name: "writ_revocation_lag_seconds",
-    help: "Time from a revocation (the resource's change) to its mark in this process's revocation index, seconds.",
-    labelNames: ["source", "kind"] as const,
-    buckets: LAG_BUCKETS,
-    registers,
-  }));
+  return registered(
+    registry,
+    "writ_revocation_lag_seconds",
+    (registers) =>
+      new Histogram({
+        name: "writ_revocation_lag_seconds",
+        help: "Time from a revocation (the resource's change) to its mark in this process's revocation index, seconds.",
+        labelNames: ["source", "kind"] as const,
+        buckets: LAG_BUCKETS,
+        registers,
+      }),
+  );
 }
 
 /** Checks and marks (see the module comment). */
@@ -116,20 +114,31 @@ export class RevocationMarker {
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (isKubeError(err, "FORBIDDEN")) {
-        this.warnOnce(`forbidden|${namespace}`, { ...where, error }, "cannot read the namespace (RBAC: get namespaces): revocations there wait for the controller");
+        this.warnOnce(
+          `forbidden|${namespace}`,
+          { ...where, error },
+          "cannot read the namespace (RBAC: get namespaces): revocations there wait for the controller",
+        );
       } else if (attempt < CHECK_ATTEMPTS && !this.stopped) {
         this.pending += 1;
-        setTimeout(() => {
-          this.pending -= 1;
-          this.check(kind, obj, live, attempt + 1);
-        }, 100 * 2 ** attempt).unref();
+        setTimeout(
+          () => {
+            this.pending -= 1;
+            this.check(kind, obj, live, attempt + 1);
+          },
+          100 * 2 ** attempt,
+        ).unref();
       } else {
         this.opts.log.warn({ ...where, error }, "cannot check a revocation's tenancy; retried at the next resync");
       }
       return;
     }
     if (!ok) {
-      this.warnOnce(`${where.resource}|${r.id}`, where, "a revocation on the watch names a record not stored for its namespace's organization, or not owned by this resource: left to the controller");
+      this.warnOnce(
+        `${where.resource}|${r.id}`,
+        where,
+        "a revocation on the watch names a record not stored for its namespace's organization, or not owned by this resource: left to the controller",
+      );
       return;
     }
     if (this.marked(r) || this.stopped) return;
@@ -137,6 +146,9 @@ export class RevocationMarker {
     else this.opts.index.markAgreementRevoked(r.id);
     const lagMs = r.changedAtMs === undefined ? undefined : Math.max(0, Date.now() - r.changedAtMs);
     if (live && lagMs !== undefined) this.lag?.observe({ source: "kubernetes", kind }, lagMs / 1000);
-    this.opts.log.info({ ...where, lag_ms: live ? lagMs : undefined, lag_precise: r.precise }, "revocation seen on the Kubernetes watch: marked in the revocation index");
+    this.opts.log.info(
+      { ...where, lag_ms: live ? lagMs : undefined, lag_precise: r.precise },
+      "revocation seen on the Kubernetes watch: marked in the revocation index",
+    );
   }
 }

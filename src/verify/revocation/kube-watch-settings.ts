@@ -50,7 +50,6 @@ export const DEFAULT_OUTAGE_GRACE_MS = 120_000;
 /** A namespace name (RFC 1123 label). */
 const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-
 function kubeconfigOf(env: Env): KubeConfigSource | null {
   const list = envText(env, "KUBECONFIG");
   const first = list?.split(process.platform === "win32" ? ";" : ":").find((p) => p.trim() !== "");
@@ -65,7 +64,10 @@ export function loadKubeWatchSettings(env: Env, problems: string[]): KubeWatchSe
   if (rawMode === "off") mode = "off";
   else if (rawMode !== "auto") problems.push("WRIT_KUBE_WATCH must be auto or off; using auto");
   const staleMs = envInteger(env, "WRIT_WATCH_STALE_MS", { min: 100, max: 600_000, dflt: DEFAULT_WATCH_STALE_MS }, problems);
-  const listed = (envText(env, "WRIT_WATCH_NAMESPACES") ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const listed = (envText(env, "WRIT_WATCH_NAMESPACES") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   const namespaces = listed.filter((n) => NAMESPACE_NAME.test(n));
   if (namespaces.length < listed.length) problems.push("WRIT_WATCH_NAMESPACES: names that are not Kubernetes namespace names were ignored");
   const rawPath = envText(env, "WRIT_CONTROLLER_PATH")?.toLowerCase() ?? "on";

@@ -20,13 +20,18 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
-import type { BackoffPolicy } from "../../sources/kubernetes/backoff.js";
-import { KubeClient, loadKubeConfig, type KubeTransport } from "../../sources/kubernetes/client.js";
-import { ApiServerProbe } from "../../sources/kubernetes/api-probe.js";
-import { startInformer, type Informer } from "../../sources/kubernetes/informer.js";
-import type { KubeObject } from "../../sources/kubernetes/objects.js";
-import { writRef } from "../../sources/kubernetes/writ-refs.js";
-import type { Queryable } from "../../store/pool.js";
+import {
+  type BackoffPolicy,
+  KubeClient,
+  loadKubeConfig,
+  type KubeTransport,
+  ApiServerProbe,
+  startInformer,
+  type Informer,
+  type KubeObject,
+  writRef,
+} from "../../sources/kubernetes/index.js";
+import type { Queryable } from "../../store/index.js";
 import type { WatchedKind } from "./kube-revocations.js";
 import { RevocationMarker, type KubeWatchLog, type RevocationMarks } from "./kube-watch-marks.js";
 import type { KubeConfigSource, KubeWatchSettings } from "./kube-watch-settings.js";
@@ -89,9 +94,10 @@ export class KubeRevocationWatch {
     const { client, registry } = opts;
     this.marker = client ? new RevocationMarker({ client, index: opts.index, db: opts.db, log: this.log, ...(registry ? { registry } : {}) }) : undefined;
     const interval = opts.probeIntervalMs ?? Math.min(2000, Math.max(250, Math.floor(opts.staleMs / 4)));
-    this.probe = client && interval > 0
-      ? new ApiServerProbe({ client, intervalMs: interval, timeoutMs: Math.max(250, Math.floor(opts.staleMs / 2)), onProbe: (ok) => this.afterProbe(ok) })
-      : undefined;
+    this.probe =
+      client && interval > 0
+        ? new ApiServerProbe({ client, intervalMs: interval, timeoutMs: Math.max(250, Math.floor(opts.staleMs / 2)), onProbe: (ok) => this.afterProbe(ok) })
+        : undefined;
     if (registry && !registry.getSingleMetric("writ_kube_watch_up")) {
       const up = () => !this.isDown();
       new Gauge({
@@ -108,7 +114,10 @@ export class KubeRevocationWatch {
   /** Starts the informers and the probe. */
   start(): void {
     if (!this.opts.client) {
-      this.log.warn({ error: this.opts.failure }, "the Kubernetes watch cannot start: verify steps up (REVOCATION_STATE_STALE) until it can; WRIT_KUBE_WATCH=off turns it off");
+      this.log.warn(
+        { error: this.opts.failure },
+        "the Kubernetes watch cannot start: verify steps up (REVOCATION_STATE_STALE) until it can; WRIT_KUBE_WATCH=off turns it off",
+      );
       return;
     }
     const namespaces = this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined];
@@ -137,7 +146,11 @@ export class KubeRevocationWatch {
     const stale = !this.listedOnce || (down !== undefined && Date.now() - down > this.opts.staleMs);
     if (stale !== this.reportedStale) {
       this.reportedStale = stale;
-      if (stale) this.log.warn({ reason: this.staleReason() }, "the Kubernetes watch of revocations is down past its bound: verify steps up (REVOCATION_STATE_STALE) unless the controller's path vouches");
+      if (stale)
+        this.log.warn(
+          { reason: this.staleReason() },
+          "the Kubernetes watch of revocations is down past its bound: verify steps up (REVOCATION_STATE_STALE) unless the controller's path vouches",
+        );
       else this.log.info({}, "the Kubernetes watch of revocations is up");
     }
     return stale;
@@ -188,7 +201,8 @@ export class KubeRevocationWatch {
         if (type === "deleted") return; // gone: the finalizer ran (or nothing was stored)
         this.marker?.check(kind, obj, type !== "resync" && informer.hasSynced());
       },
-      onError: (err, context) => this.log.warn({ resource: plural, namespace, context, error: err instanceof Error ? err.message : String(err) }, "Kubernetes watch failure (retried)"),
+      onError: (err, context) =>
+        this.log.warn({ resource: plural, namespace, context, error: err instanceof Error ? err.message : String(err) }, "Kubernetes watch failure (retried)"),
       onStateChange: () => this.isDown(),
     });
     return { kind, namespace, informer, createdAt: Date.now() };
@@ -223,7 +237,8 @@ export class KubeRevocationWatch {
       }
       // Still down until the new watches have listed and what their lists revoke is marked.
       await Promise.all(fresh.map((f) => f.informer.synced.catch(() => {})));
-      for (let waited = 0; (this.marker?.inflight() ?? 0) > 0 && !this.stopped && waited < this.opts.staleMs; waited += 10) await new Promise((r) => setTimeout(r, 10));
+      for (let waited = 0; (this.marker?.inflight() ?? 0) > 0 && !this.stopped && waited < this.opts.staleMs; waited += 10)
+        await new Promise((r) => setTimeout(r, 10));
     } finally {
       this.restarting = false;
       this.probeDownSince = undefined;
@@ -240,7 +255,10 @@ export function kubeConfigFrom(source: KubeConfigSource): KubeConfig {
 }
 
 /** The watch of `settings` (which must enable it); a kubeconfig that does not load gives a watch that stays stale. */
-export function createKubeWatch(settings: KubeWatchSettings, deps: Omit<KubeWatchOptions, "client" | "failure" | "namespaces" | "staleMs">): KubeRevocationWatch {
+export function createKubeWatch(
+  settings: KubeWatchSettings,
+  deps: Omit<KubeWatchOptions, "client" | "failure" | "namespaces" | "staleMs">,
+): KubeRevocationWatch {
   const base = { ...deps, namespaces: settings.namespaces, staleMs: settings.staleMs };
   if (!settings.kubeconfig) return new KubeRevocationWatch({ ...base, client: undefined, failure: "no kubeconfig" });
   try {

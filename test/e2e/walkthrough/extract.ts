@@ -70,7 +70,9 @@ export function extractWalkthrough(markdown: string): Walkthrough {
   if (!(settingsAt < begin && begin < end)) throw new Error(`the walkthrough: expected ${SETTINGS}, then ${BEGIN}, then ${END}`);
   const settingsFence = fences(markdown.slice(settingsAt + SETTINGS.length, begin))[0];
   if (!settingsFence || !isShell(settingsFence)) throw new Error(`the walkthrough: no sh block between ${SETTINGS} and ${BEGIN}`);
-  const blocks = fences(markdown.slice(begin + BEGIN.length, end)).filter(isShell).map((f) => f.body);
+  const blocks = fences(markdown.slice(begin + BEGIN.length, end))
+    .filter(isShell)
+    .map((f) => f.body);
   if (blocks.length === 0) throw new Error(`the walkthrough: no sh block between ${BEGIN} and ${END}`);
   return {
     settings: settingsFence.body,

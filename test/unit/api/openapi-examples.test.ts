@@ -117,8 +117,16 @@ describe("/openapi.json", () => {
 
   it("the examples are the demo's: verify answers ALLOW with no reasons for agent_demo, with the demo agreement", () => {
     const verify = doc.paths["/v1/verify"]?.post;
-    expect(verify?.requestBody?.content["application/json"]?.example).toMatchObject({ agent_id: "agent_demo", action: { currency: "USD", merchant: "Corner Market" } });
-    expect(verify?.responses["200"]?.content?.["application/json"]?.example).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], agreement_id: "agr_demo" });
+    expect(verify?.requestBody?.content["application/json"]?.example).toMatchObject({
+      agent_id: "agent_demo",
+      action: { currency: "USD", merchant: "Corner Market" },
+    });
+    expect(verify?.responses["200"]?.content?.["application/json"]?.example).toMatchObject({
+      verdict: "ALLOW",
+      svc_decision: "ALLOW",
+      reasons: [],
+      agreement_id: "agr_demo",
+    });
   });
 
   it("the verify example's proposed_at is the time the document is served (within verify's skew, so Try it out answers ALLOW any day)", () => {

@@ -51,7 +51,9 @@ describe("server timeouts", () => {
   });
 
   it("closes a connection whose request body never ends within WRIT_HTTP_REQUEST_TIMEOUT_MS (+ check interval)", async () => {
-    const { ms } = await sendAndWaitForClose("POST /v1/log/entries HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"kind\":");
+    const { ms } = await sendAndWaitForClose(
+      'POST /v1/log/entries HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"kind":',
+    );
     expect(ms).toBeLessThan(600 + 150 + 500);
   });
 
@@ -65,13 +67,27 @@ describe("server timeouts", () => {
 describe("WRIT_HTTP_*_TIMEOUT_MS settings", () => {
   it("defaults", () => {
     const problems: string[] = [];
-    expect(loadServerTimeouts({}, problems)).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, connectionTimeoutMs: 60_000, checkIntervalMs: 5000 });
+    expect(loadServerTimeouts({}, problems)).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5000,
+      connectionTimeoutMs: 60_000,
+      checkIntervalMs: 5000,
+    });
     expect(problems).toEqual([]);
   });
 
   it("keeps the headers limit within the request limit and reports unusable values", () => {
     const problems: string[] = [];
-    const t = loadServerTimeouts({ WRIT_HTTP_HEADERS_TIMEOUT_MS: "9000", WRIT_HTTP_REQUEST_TIMEOUT_MS: "2000", WRIT_HTTP_KEEP_ALIVE_TIMEOUT_MS: "0", WRIT_HTTP_CONNECTION_TIMEOUT_MS: "x" }, problems);
+    const t = loadServerTimeouts(
+      {
+        WRIT_HTTP_HEADERS_TIMEOUT_MS: "9000",
+        WRIT_HTTP_REQUEST_TIMEOUT_MS: "2000",
+        WRIT_HTTP_KEEP_ALIVE_TIMEOUT_MS: "0",
+        WRIT_HTTP_CONNECTION_TIMEOUT_MS: "x",
+      },
+      problems,
+    );
     expect(t).toEqual({ headersTimeoutMs: 2000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 5000, connectionTimeoutMs: 60_000, checkIntervalMs: 1000 });
     expect(problems).toHaveLength(3);
   });

@@ -12,7 +12,8 @@ describe("bin/writ.mjs", () => {
   it("--help lists every command and exits 0", () => {
     const r = writ("--help");
     expect(r.status).toBe(0);
-    for (const c of ["serve", "dev", "migrate", "keys", "agreement", "delegation", "mandate", "log", "verify", "inquire"]) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
+    for (const c of ["serve", "dev", "migrate", "keys", "agreement", "delegation", "mandate", "log", "verify", "inquire"])
+      expect(r.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
   });
 
   it("a verb's --help exits 0; bad usage exits 2; a refused secret flag exits 2", () => {
@@ -35,7 +36,12 @@ describe("bin/writ.mjs", () => {
         const r = spawnSync(process.execPath, [bin, verb, "--help"], { cwd: dir, encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
         expect([verb, r.status, r.stderr]).toEqual([verb, 0, ""]);
         expect(r.stdout).toContain(`usage: writ ${verb}`);
-        const bad = spawnSync(process.execPath, [bin, verb, "--prot", "9000"], { cwd: dir, encoding: "utf8", timeout: 30_000, env: { PATH: process.env.PATH ?? "" } });
+        const bad = spawnSync(process.execPath, [bin, verb, "--prot", "9000"], {
+          cwd: dir,
+          encoding: "utf8",
+          timeout: 30_000,
+          env: { PATH: process.env.PATH ?? "" },
+        });
         expect([verb, bad.status]).toEqual([verb, 2]);
         expect(bad.stderr).toContain("--prot");
       }
@@ -57,7 +63,9 @@ describe("bin/writ.mjs", () => {
       // The database is never reached: the kubeconfig is checked first.
       const r = run({ HOME: home, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }, "controller");
       expect(r.status).toBe(1);
-      expect(r.stderr.trim()).toBe("writ controller: no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)");
+      expect(r.stderr.trim()).toBe(
+        "writ controller: no kubeconfig: set KUBECONFIG, create ~/.kube/config, or run in a cluster (KUBERNETES_SERVICE_HOST and a service account)",
+      );
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

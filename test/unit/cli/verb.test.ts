@@ -25,7 +25,11 @@ const verbsByArgv: Array<{ label: string; run: (argv: string[]) => ReturnType<ty
     ["log", "monitor"],
   ].map(([g, v]) => ({
     label: `${g} ${v}`,
-    run: (argv: string[]) => runVerb(groups.find((x) => x.name === g)!, [v as string, ...argv]),
+    run: (argv: string[]) =>
+      runVerb(
+        groups.find((x) => x.name === g)!,
+        [v as string, ...argv],
+      ),
   })),
   { label: "verify", run: (argv: string[]) => runVerb(verifyVerb, argv) },
   { label: "inquire", run: (argv: string[]) => runVerb(inquireVerb, argv) },

@@ -33,7 +33,10 @@ describe("the typed client", () => {
     const seen: string[] = [];
     const keyed = createWritClient({ server: server.url, token: "bur_not_a_key", fetch: (r) => (seen.push(r.headers.get("authorization") ?? ""), fetch(r)) });
     const refused = await keyed.POST("/v1/verify", {
-      body: { agent_id: "agent_demo", action: { action_id: "act_1", action_type: "purchase", amount: 1, currency: "USD", proposed_at: "2026-01-01T00:00:00Z" } },
+      body: {
+        agent_id: "agent_demo",
+        action: { action_id: "act_1", action_type: "purchase", amount: 1, currency: "USD", proposed_at: "2026-01-01T00:00:00Z" },
+      },
     });
     expect(seen).toEqual(["Bearer bur_not_a_key"]);
     expect(refused.data).toBeUndefined();

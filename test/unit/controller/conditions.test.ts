@@ -8,7 +8,9 @@ describe("mergeConditions", () => {
   const first = mergeConditions(undefined, [{ type: "Ready", status: "False", reason: "SPEC_INVALID", message: "bad" }], 1, T0);
 
   it("stamps a new condition with now (second precision) and the generation", () => {
-    expect(first).toEqual([{ type: "Ready", status: "False", reason: "SPEC_INVALID", message: "bad", lastTransitionTime: "2026-11-21T06:00:00Z", observedGeneration: 1 }]);
+    expect(first).toEqual([
+      { type: "Ready", status: "False", reason: "SPEC_INVALID", message: "bad", lastTransitionTime: "2026-11-21T06:00:00Z", observedGeneration: 1 },
+    ]);
   });
 
   it("keeps lastTransitionTime while the status stays, whatever the reason or message", () => {

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { shouldEnqueue } from "../../../src/controller/event-filter.js";
 import { StatusMemo } from "../../../src/controller/status-memo.js";
 
-const obj = (generation: number, extra: Record<string, unknown> = {}) => ({ metadata: { name: "x", namespace: "n", generation, resourceVersion: String(generation), ...extra } });
+const obj = (generation: number, extra: Record<string, unknown> = {}) => ({
+  metadata: { name: "x", namespace: "n", generation, resourceVersion: String(generation), ...extra },
+});
 
 describe("shouldEnqueue", () => {
   it("queues adds, deletes and resyncs", () => {
@@ -23,7 +25,9 @@ describe("shouldEnqueue with the status memo", () => {
     const ours = { phase: "Active", conditions: [{ type: "Ready", status: "True" }] };
     memo.remember("u1", ours);
     // Key order does not matter (canonical JSON).
-    expect(shouldEnqueue("modified", withStatus({ conditions: [{ status: "True", type: "Ready" }], phase: "Active" }), withStatus(undefined), memo)).toBe(false);
+    expect(shouldEnqueue("modified", withStatus({ conditions: [{ status: "True", type: "Ready" }], phase: "Active" }), withStatus(undefined), memo)).toBe(
+      false,
+    );
     expect(shouldEnqueue("modified", withStatus({ phase: "Revoked" }), withStatus(ours), memo)).toBe(true);
     // A metadata-only change (same status) queues nothing even when the status is foreign.
     expect(shouldEnqueue("modified", withStatus({ phase: "Revoked" }), withStatus({ phase: "Revoked" }), memo)).toBe(false);

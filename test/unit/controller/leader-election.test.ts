@@ -154,7 +154,19 @@ describe("LeaderElector", () => {
   });
 
   it("refuses timings that cannot be safe, and formats identities and MicroTime", () => {
-    expect(() => new LeaderElector({ client: new LeaseApi(), namespace: "n", name: "l", identity: "i", leaseDurationMs: 5000, renewDeadlineMs: 10_000, onStartedLeading() {}, onStoppedLeading() {} })).toThrow(RangeError);
+    expect(
+      () =>
+        new LeaderElector({
+          client: new LeaseApi(),
+          namespace: "n",
+          name: "l",
+          identity: "i",
+          leaseDurationMs: 5000,
+          renewDeadlineMs: 10_000,
+          onStartedLeading() {},
+          onStoppedLeading() {},
+        }),
+    ).toThrow(RangeError);
     expect(leaderIdentity("writ-controller-abc")).toMatch(/^writ-controller-abc_[0-9a-f]{12}$/);
     expect(microTime(Date.parse("2026-11-21T06:00:00.123Z"))).toBe("2026-11-21T06:00:00.123000Z");
   });

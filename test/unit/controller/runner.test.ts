@@ -19,7 +19,15 @@ function setup(reconcile: (key: string) => Promise<ReconcileResult | void>, work
   const clock = new FakeClock();
   const metrics = createControllerMetrics({ defaults: false });
   const queue: WorkQueue = new WorkQueue({ clock, rateLimiter: defaultRateLimiter(clock), metrics: metrics.queue("delegation", () => queue.unfinishedWork()) });
-  const runner = new ControllerRunner({ name: "delegation", queue, reconcile, workers, metrics, log: silentLogger, isConflict: (e) => isKubeError(e, "CONFLICT") });
+  const runner = new ControllerRunner({
+    name: "delegation",
+    queue,
+    reconcile,
+    workers,
+    metrics,
+    log: silentLogger,
+    isConflict: (e) => isKubeError(e, "CONFLICT"),
+  });
   const value = async (name: string, labels: string) => {
     const text = await metrics.registry.metrics();
     const m = text.match(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, "m"));

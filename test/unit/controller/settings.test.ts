@@ -7,17 +7,41 @@ const base = { DATABASE_URL: "postgres://x@localhost/writ" };
 describe("loadControllerSettings", () => {
   it("has the chart's contract and controller-runtime's defaults", () => {
     const s = loadControllerSettings(base);
-    expect(s).toMatchObject({ host: "127.0.0.1", port: 8081, watchNamespaces: [], leaseName: undefined, leaseNamespace: "default", workers: 16, resyncMs: 600_000, silenceMs: 150_000, logOrigin: "writ.local/log", logSigner: undefined });
+    expect(s).toMatchObject({
+      host: "127.0.0.1",
+      port: 8081,
+      watchNamespaces: [],
+      leaseName: undefined,
+      leaseNamespace: "default",
+      workers: 16,
+      resyncMs: 600_000,
+      silenceMs: 150_000,
+      logOrigin: "writ.local/log",
+      logSigner: undefined,
+    });
     expect(s.rateLimits).toEqual({ baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100 });
     expect(s.problems).toEqual([]);
   });
 
   it("reads what the chart sets", () => {
     const s = loadControllerSettings({
-      ...base, HOST: "0.0.0.0", PORT: "9090", POD_NAME: "writ-controller-x", POD_NAMESPACE: "writ-system", WRIT_WATCH_NAMESPACES: "a, b,,",
-      WRIT_LEADER_ELECTION_LEASE: "writ-controller", SVC_LOG_SIGNING_SEED: "22".repeat(32),
+      ...base,
+      HOST: "0.0.0.0",
+      PORT: "9090",
+      POD_NAME: "writ-controller-x",
+      POD_NAMESPACE: "writ-system",
+      WRIT_WATCH_NAMESPACES: "a, b,,",
+      WRIT_LEADER_ELECTION_LEASE: "writ-controller",
+      SVC_LOG_SIGNING_SEED: "22".repeat(32),
     });
-    expect(s).toMatchObject({ host: "0.0.0.0", port: 9090, podName: "writ-controller-x", watchNamespaces: ["a", "b"], leaseName: "writ-controller", leaseNamespace: "writ-system" });
+    expect(s).toMatchObject({
+      host: "0.0.0.0",
+      port: 9090,
+      podName: "writ-controller-x",
+      watchNamespaces: ["a", "b"],
+      leaseName: "writ-controller",
+      leaseNamespace: "writ-system",
+    });
     expect(s.logSigner?.alg).toBe("EdDSA");
   });
 
@@ -33,14 +57,32 @@ describe("loadControllerSettings", () => {
 
   it("reads the leader election timings, the webhook and the heartbeat, and refuses timings client-go would", () => {
     const d = loadControllerSettings(base);
-    expect(d).toMatchObject({ leaderElection: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 }, webhookPort: undefined, heartbeatIntervalMs: 1000 });
-    const s = loadControllerSettings({
-      ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "30", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "20", WRIT_LEADER_ELECTION_RETRY_PERIOD: "4",
-      WRIT_WEBHOOK_PORT: "9443", WRIT_WEBHOOK_CERT_DIR: "/certs", WRIT_HEARTBEAT_INTERVAL_MS: "500",
+    expect(d).toMatchObject({
+      leaderElection: { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2000 },
+      webhookPort: undefined,
+      heartbeatIntervalMs: 1000,
     });
-    expect(s).toMatchObject({ leaderElection: { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 4000 }, webhookPort: 9443, webhookCertDir: "/certs", heartbeatIntervalMs: 500 });
-    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "10", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "10" })).toThrow(/lease duration \(10 s\) must be longer than the renew deadline/);
-    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_RENEW_DEADLINE: "2", WRIT_LEADER_ELECTION_RETRY_PERIOD: "2" })).toThrow(ControllerSettingsError);
+    const s = loadControllerSettings({
+      ...base,
+      WRIT_LEADER_ELECTION_LEASE_DURATION: "30",
+      WRIT_LEADER_ELECTION_RENEW_DEADLINE: "20",
+      WRIT_LEADER_ELECTION_RETRY_PERIOD: "4",
+      WRIT_WEBHOOK_PORT: "9443",
+      WRIT_WEBHOOK_CERT_DIR: "/certs",
+      WRIT_HEARTBEAT_INTERVAL_MS: "500",
+    });
+    expect(s).toMatchObject({
+      leaderElection: { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 4000 },
+      webhookPort: 9443,
+      webhookCertDir: "/certs",
+      heartbeatIntervalMs: 500,
+    });
+    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_LEASE_DURATION: "10", WRIT_LEADER_ELECTION_RENEW_DEADLINE: "10" })).toThrow(
+      /lease duration \(10 s\) must be longer than the renew deadline/,
+    );
+    expect(() => loadControllerSettings({ ...base, WRIT_LEADER_ELECTION_RENEW_DEADLINE: "2", WRIT_LEADER_ELECTION_RETRY_PERIOD: "2" })).toThrow(
+      ControllerSettingsError,
+    );
     expect(() => loadControllerSettings({ ...base, WRIT_WEBHOOK_PORT: "https" })).toThrow(/WRIT_WEBHOOK_PORT/);
   });
 

@@ -15,8 +15,18 @@ describe("spec paths", () => {
   });
 
   it("names the path and the rule of a real schema error", () => {
-    const r = validate("delegation", delegationFromSpec({ delegation_id: "d", principal: { type: "business", id: "p" }, agent: { agent_id: "a" },
-      granted_at: "2026-01-01T00:00:00Z", expires_at: "2026-01-02T00:00:00Z", purpose: "x", scope: { currency: "EUR", maximum_amount: -1 } }));
+    const r = validate(
+      "delegation",
+      delegationFromSpec({
+        delegation_id: "d",
+        principal: { type: "business", id: "p" },
+        agent: { agent_id: "a" },
+        granted_at: "2026-01-01T00:00:00Z",
+        expires_at: "2026-01-02T00:00:00Z",
+        purpose: "x",
+        scope: { currency: "EUR", maximum_amount: -1 },
+      }),
+    );
     expect(r.ok).toBe(false);
     const refusal = schemaRefusal(r.ok ? [] : r.errors);
     expect(refusal).toMatchObject({ condition: "Valid", code: "SPEC_INVALID" });
@@ -27,6 +37,11 @@ describe("spec paths", () => {
     const many = Array.from({ length: 12 }, (_, i) => `/f${i}: bad`);
     expect(schemaRefusal(many).message).toContain("(and 2 more)");
     expect(summary([])).toBe("");
-    expect(summary([{ condition: "Valid", code: "SPEC_INVALID", message: "one" }, { condition: "Valid", code: "SPEC_INVALID", message: "two" }])).toBe("one (and 1 more problem)");
+    expect(
+      summary([
+        { condition: "Valid", code: "SPEC_INVALID", message: "one" },
+        { condition: "Valid", code: "SPEC_INVALID", message: "two" },
+      ]),
+    ).toBe("one (and 1 more problem)");
   });
 });

@@ -5,7 +5,22 @@ import { toMinor } from "../../../src/core/money/index.js";
 
 describe("exact JSON numbers", () => {
   it("knows which literals a double holds exactly", () => {
-    for (const t of ["0", "-0", "0.1", "1.10", "50", "50.00", "1e2", "1E+2", "12.345", "0.30000000000000004", "9007199254740992", "1234567890123456", "5e-324", "0.000000000000000001"]) {
+    for (const t of [
+      "0",
+      "-0",
+      "0.1",
+      "1.10",
+      "50",
+      "50.00",
+      "1e2",
+      "1E+2",
+      "12.345",
+      "0.30000000000000004",
+      "9007199254740992",
+      "1234567890123456",
+      "5e-324",
+      "0.000000000000000001",
+    ]) {
       expect(isExactNumberLiteral(t), t).toBe(true);
     }
     for (const t of ["50.000000000000001", "1e400", "-1e400", "1e-400", "12345678901234567890", "9007199254740993", "0.1000000000000000055511151231257827"]) {
@@ -19,7 +34,7 @@ describe("exact JSON numbers", () => {
     const found = findInexactNumber(text);
     expect(found).toEqual({ path: ["action", "amount"], literal: "50.000000000000001", read: 50 });
     expect(describeInexactNumber(found!, "the body")).toMatch(/^action\.amount 50\.000000000000001 cannot be read exactly: .* read as 50;/);
-    expect(findInexactNumber('[0, 1, [2, 3.00000000000000000001]]')?.path).toEqual(["2", "1"]);
+    expect(findInexactNumber("[0, 1, [2, 3.00000000000000000001]]")?.path).toEqual(["2", "1"]);
     expect(findInexactNumber('{"a\\"b": {"c,d": [1e-400]}}')?.path).toEqual(['a"b', "c,d", "0"]);
     expect(findInexactNumber("123456789012345678901")?.path).toEqual([]);
     expect(findInexactNumber('{"amount": 50.00, "big": 1234567890123456, "s": "1e400 12345678901234567890"}')).toBeUndefined();
@@ -64,8 +79,16 @@ describe("exact JSON numbers", () => {
         const n = JSON.parse(t) as number;
         let fromNumber: bigint | string;
         let fromText: bigint | string;
-        try { fromNumber = toMinor(n, "KWD"); } catch (e) { fromNumber = (e as Error).name; }
-        try { fromText = toMinor(t, "KWD"); } catch (e) { fromText = (e as Error).name; }
+        try {
+          fromNumber = toMinor(n, "KWD");
+        } catch (e) {
+          fromNumber = (e as Error).name;
+        }
+        try {
+          fromText = toMinor(t, "KWD");
+        } catch (e) {
+          fromText = (e as Error).name;
+        }
         expect(fromNumber).toEqual(fromText);
       }),
       { numRuns: 500 },

@@ -4,15 +4,39 @@ import { addSpend, agreementSpentIn, agreementTotalAs, checkBudget, ledgerCurren
 describe("the budget rule (src/core/money/budget.ts)", () => {
   describe("spentIn: mixed currencies", () => {
     it("adds the spend in the limit's currency", () => {
-      expect(spentIn([["USD", 100n], ["USD", 250n]], "USD")).toBe(350n);
+      expect(
+        spentIn(
+          [
+            ["USD", 100n],
+            ["USD", 250n],
+          ],
+          "USD",
+        ),
+      ).toBe(350n);
       expect(spentIn([], "USD")).toBe(0n);
     });
     it("is unknown when any positive spend is in another currency (it cannot be added without a rate)", () => {
-      expect(spentIn([["USD", 100n], ["EUR", 1n]], "USD")).toBeUndefined();
+      expect(
+        spentIn(
+          [
+            ["USD", 100n],
+            ["EUR", 1n],
+          ],
+          "USD",
+        ),
+      ).toBeUndefined();
       expect(spentIn(new Map([["EUR", 5n]]), "USD")).toBeUndefined();
     });
     it("leaves out other currencies whose spend is zero (released)", () => {
-      expect(spentIn([["USD", 100n], ["EUR", 0n]], "USD")).toBe(100n);
+      expect(
+        spentIn(
+          [
+            ["USD", 100n],
+            ["EUR", 0n],
+          ],
+          "USD",
+        ),
+      ).toBe(100n);
     });
     it("without a currency knows only the absence of spend", () => {
       expect(spentIn([["EUR", 0n]], null)).toBe(0n);
@@ -21,8 +45,18 @@ describe("the budget rule (src/core/money/budget.ts)", () => {
   });
 
   it("addSpend adds sources by currency (stored totals plus a batch's earlier spends)", () => {
-    const sum = addSpend([["USD", 1n], ["EUR", 2n]], new Map([["USD", 10n]]), undefined);
-    expect([...sum].sort()).toEqual([["EUR", 2n], ["USD", 11n]]);
+    const sum = addSpend(
+      [
+        ["USD", 1n],
+        ["EUR", 2n],
+      ],
+      new Map([["USD", 10n]]),
+      undefined,
+    );
+    expect([...sum].sort()).toEqual([
+      ["EUR", 2n],
+      ["USD", 11n],
+    ]);
   });
 
   describe("checkBudget: a limit holds amount on top of spent when spent + amount <= limit", () => {
@@ -49,7 +83,11 @@ describe("the budget rule (src/core/money/budget.ts)", () => {
       { intent_id: "i-eur", currency: "EUR" },
       { intent_id: "i-usd2", currency: "USD" },
     ];
-    const spent = new Map([["i-usd", 100n], ["i-eur", 7n], ["i-usd2", 50n]]);
+    const spent = new Map([
+      ["i-usd", 100n],
+      ["i-eur", 7n],
+      ["i-usd2", 50n],
+    ]);
     it("is kept in the parent limits' currency, else the first intent's", () => {
       expect(ledgerCurrencyOf({ mandates, parent_limits: { currency: "EUR" } })).toBe("EUR");
       expect(ledgerCurrencyOf({ mandates })).toBe("USD");

@@ -1,6 +1,16 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MoneyError, convertMinor, currencyExponent, currencyRefusal, formatMinor, isCurrency, isIsoCurrency, parseRate, toMinor } from "../../../src/core/money/index.js";
+import {
+  MoneyError,
+  convertMinor,
+  currencyExponent,
+  currencyRefusal,
+  formatMinor,
+  isCurrency,
+  isIsoCurrency,
+  parseRate,
+  toMinor,
+} from "../../../src/core/money/index.js";
 
 describe("money", () => {
   it("knows ISO 4217 exponents", () => {
@@ -17,7 +27,23 @@ describe("money", () => {
   });
   it("takes minor units from ISO 4217, not from CLDR's display digits", () => {
     // CLDR (Intl) shows these with 0 decimals; ISO 4217 gives HUF, COP, IDR, PKR 2 and IQD 3.
-    for (const [c, e] of [["HUF", 2], ["COP", 2], ["IDR", 2], ["PKR", 2], ["IQD", 3], ["JPY", 0], ["KRW", 0], ["ISK", 0], ["CLP", 0], ["BHD", 3], ["TND", 3], ["CLF", 4], ["UYW", 4], ["EUR", 2], ["MGA", 2]] as const) {
+    for (const [c, e] of [
+      ["HUF", 2],
+      ["COP", 2],
+      ["IDR", 2],
+      ["PKR", 2],
+      ["IQD", 3],
+      ["JPY", 0],
+      ["KRW", 0],
+      ["ISK", 0],
+      ["CLP", 0],
+      ["BHD", 3],
+      ["TND", 3],
+      ["CLF", 4],
+      ["UYW", 4],
+      ["EUR", 2],
+      ["MGA", 2],
+    ] as const) {
       expect(currencyExponent(c), c).toBe(e);
     }
     expect(toMinor("1.005", "IQD")).toBe(1005n);

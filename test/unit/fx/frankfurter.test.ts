@@ -46,7 +46,7 @@ describe("createFrankfurterSource", () => {
     expect(connect).not.toHaveBeenCalled();
   });
 
-  it("remembers a \"no rate\" answer for noRateTtlMs, then asks again", async () => {
+  it('remembers a "no rate" answer for noRateTtlMs, then asks again', async () => {
     let now = 1_000_000;
     const s = createFrankfurterSource({ url: source.url, timeoutMs: 2000, policy: LOOPBACK_OUTBOUND, noRateTtlMs: 60_000, clock: () => now });
     source.setMode("notFound");

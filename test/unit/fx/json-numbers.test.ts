@@ -23,7 +23,23 @@ describe("parseJsonKeepingNumbers", () => {
   });
 
   it("refuses what JSON refuses, repeated members and deep nesting", () => {
-    for (const bad of ["", "{", "[1,]", "{'a':1}", "01", "1.", ".5", "+1", "NaN", '{"a":1,}', '"\u0001"', '"\\x"', "[1] 2", '{"a":1,"a":2}', "[".repeat(17) + "]".repeat(17)]) {
+    for (const bad of [
+      "",
+      "{",
+      "[1,]",
+      "{'a':1}",
+      "01",
+      "1.",
+      ".5",
+      "+1",
+      "NaN",
+      '{"a":1,}',
+      '"\u0001"',
+      '"\\x"',
+      "[1] 2",
+      '{"a":1,"a":2}',
+      "[".repeat(17) + "]".repeat(17),
+    ]) {
       expect(() => parseJsonKeepingNumbers(bad), bad).toThrow(JsonSyntaxError);
     }
   });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress, isIpLiteral, LOOPBACK_OUTBOUND, parseAllowEntry, refusal, STRICT_OUTBOUND, type AddressClass } from "../../../src/http/outbound-address.js";
+import {
+  classifyAddress,
+  isIpLiteral,
+  LOOPBACK_OUTBOUND,
+  parseAllowEntry,
+  refusal,
+  STRICT_OUTBOUND,
+  type AddressClass,
+} from "../../../src/http/outbound-address.js";
 import { loadOutboundPolicy } from "../../../src/http/outbound-settings.js";
 
 /** [text, class, canonical address] */
@@ -138,7 +146,10 @@ describe("WRIT_OUTBOUND_* settings", () => {
 
   it("reads the loopback switch and the allow list (canonical CIDRs), reporting what does not load", () => {
     const problems: string[] = [];
-    const p = loadOutboundPolicy({ WRIT_OUTBOUND_ALLOW_LOOPBACK: "1", WRIT_OUTBOUND_ALLOW: " 10.20.0.0/16, fd00:0001::/64 ,192.168.1.7,, nonsense,10.0.0.0/33" }, problems);
+    const p = loadOutboundPolicy(
+      { WRIT_OUTBOUND_ALLOW_LOOPBACK: "1", WRIT_OUTBOUND_ALLOW: " 10.20.0.0/16, fd00:0001::/64 ,192.168.1.7,, nonsense,10.0.0.0/33" },
+      problems,
+    );
     expect(p).toEqual({ allowLoopback: true, allow: ["10.20.0.0/16", "fd00:1::/64", "192.168.1.7/32"] });
     expect(problems).toEqual([
       'WRIT_OUTBOUND_ALLOW: "nonsense" is not an address or CIDR range; skipped',

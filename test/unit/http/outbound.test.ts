@@ -47,7 +47,14 @@ describe("outboundRequest", () => {
     const get = await outboundRequest(LOOPBACK_OUTBOUND, { url: `http://127.0.0.1:${port}/a?b=1`, timeoutMs: 2000, maxBodyBytes: 1000 });
     expect(get).toEqual({ status: 200, body: "hello GET " });
     expect(seen.at(-1)?.url).toBe("/a?b=1");
-    const post = await outboundRequest(LOOPBACK_OUTBOUND, { url: `http://127.0.0.1:${port}/p`, method: "POST", body: "{}", headers: { "x-a": "1" }, timeoutMs: 2000, maxBodyBytes: 1000 });
+    const post = await outboundRequest(LOOPBACK_OUTBOUND, {
+      url: `http://127.0.0.1:${port}/p`,
+      method: "POST",
+      body: "{}",
+      headers: { "x-a": "1" },
+      timeoutMs: 2000,
+      maxBodyBytes: 1000,
+    });
     expect(post.body).toBe("hello POST {}");
     expect(seen.at(-1)?.headers["x-a"]).toBe("1");
     expect(seen.at(-1)?.headers.connection).toBe("close");
@@ -56,7 +63,9 @@ describe("outboundRequest", () => {
   it("refuses a loopback literal under the strict policy without opening a socket", async () => {
     const connect = spyConnect();
     for (const host of ["127.0.0.1", "2130706433", "127.1", "0x7f.1", "[::1]", "[::ffff:7f00:1]", "[::ffff:127.0.0.1]"]) {
-      const err = await outboundRequest(STRICT_OUTBOUND, { url: `http://${host}:${port}/`, timeoutMs: 2000, maxBodyBytes: 0 }, { connect }).catch((e: unknown) => e);
+      const err = await outboundRequest(STRICT_OUTBOUND, { url: `http://${host}:${port}/`, timeoutMs: 2000, maxBodyBytes: 0 }, { connect }).catch(
+        (e: unknown) => e,
+      );
       expect(err, host).toBeInstanceOf(OutboundError);
       expect((err as OutboundError).code, host).toBe("REFUSED");
       expect((err as OutboundError).message).toMatch(/^destination refused by the outbound policy: .* is a loopback address$/);
@@ -73,7 +82,9 @@ describe("outboundRequest", () => {
   ])("refuses a name that resolves to %s (%s) without opening a socket", async (address, cls) => {
     const connect = spyConnect();
     const resolve = stub(address);
-    const err = await outboundRequest(STRICT_OUTBOUND, { url: "https://hooks.example.test/x", timeoutMs: 2000, maxBodyBytes: 0 }, { resolve, connect }).catch((e: unknown) => e);
+    const err = await outboundRequest(STRICT_OUTBOUND, { url: "https://hooks.example.test/x", timeoutMs: 2000, maxBodyBytes: 0 }, { resolve, connect }).catch(
+      (e: unknown) => e,
+    );
     expect((err as OutboundError).code).toBe("REFUSED");
     expect((err as OutboundError).message).toContain(`hooks.example.test resolves to`);
     expect((err as OutboundError).message).toContain(`a ${cls} address`);
@@ -83,7 +94,11 @@ describe("outboundRequest", () => {
 
   it("checks EVERY address a name resolves to: one private address among public ones refuses", async () => {
     const connect = spyConnect();
-    const err = await outboundRequest(STRICT_OUTBOUND, { url: "https://mixed.example.test/", timeoutMs: 2000, maxBodyBytes: 0 }, { resolve: stub("93.184.216.34", "10.0.0.5"), connect }).catch((e: unknown) => e);
+    const err = await outboundRequest(
+      STRICT_OUTBOUND,
+      { url: "https://mixed.example.test/", timeoutMs: 2000, maxBodyBytes: 0 },
+      { resolve: stub("93.184.216.34", "10.0.0.5"), connect },
+    ).catch((e: unknown) => e);
     expect((err as OutboundError).code).toBe("REFUSED");
     expect(connect).not.toHaveBeenCalled();
   });
@@ -91,7 +106,11 @@ describe("outboundRequest", () => {
   it("connects to the address it checked, never resolving the name again (DNS rebinding)", async () => {
     const connect = spyConnect();
     const resolve = stub("127.0.0.1");
-    const res = await outboundRequest(LOOPBACK_OUTBOUND, { url: `http://rebind.example.test:${port}/r`, timeoutMs: 2000, maxBodyBytes: 1000 }, { resolve, connect });
+    const res = await outboundRequest(
+      LOOPBACK_OUTBOUND,
+      { url: `http://rebind.example.test:${port}/r`, timeoutMs: 2000, maxBodyBytes: 1000 },
+      { resolve, connect },
+    );
     expect(res.status).toBe(200);
     expect(resolve).toHaveBeenCalledTimes(1);
     expect(connect).toHaveBeenCalledTimes(1);
@@ -105,7 +124,11 @@ describe("outboundRequest", () => {
     const closedPort = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
     const connect = vi.fn<Connect>((t) => connectSocket({ ...t, port: t.host === "127.0.0.2" ? closedPort : port }));
-    const res = await outboundRequest(LOOPBACK_OUTBOUND, { url: `http://two.example.test:${port}/`, timeoutMs: 2000, maxBodyBytes: 1000 }, { resolve: stub("127.0.0.2", "127.0.0.1"), connect });
+    const res = await outboundRequest(
+      LOOPBACK_OUTBOUND,
+      { url: `http://two.example.test:${port}/`, timeoutMs: 2000, maxBodyBytes: 1000 },
+      { resolve: stub("127.0.0.2", "127.0.0.1"), connect },
+    );
     expect(res.status).toBe(200);
     expect(connect.mock.calls.map((c) => c[0].host)).toEqual(["127.0.0.2", "127.0.0.1"]);
   });
@@ -113,7 +136,11 @@ describe("outboundRequest", () => {
   it("gives up connecting after connectTimeoutMs", async () => {
     const never = new net.Socket(); // never connects
     const t0 = performance.now();
-    const err = await outboundRequest(LOOPBACK_OUTBOUND, { url: "http://127.0.0.1:9/", timeoutMs: 5000, connectTimeoutMs: 150, maxBodyBytes: 0 }, { connect: () => never }).catch((e: unknown) => e);
+    const err = await outboundRequest(
+      LOOPBACK_OUTBOUND,
+      { url: "http://127.0.0.1:9/", timeoutMs: 5000, connectTimeoutMs: 150, maxBodyBytes: 0 },
+      { connect: () => never },
+    ).catch((e: unknown) => e);
     expect((err as OutboundError).code).toBe("CONNECT_TIMEOUT");
     expect(performance.now() - t0).toBeLessThan(2000);
     expect(never.destroyed).toBe(true);
@@ -127,14 +154,18 @@ describe("outboundRequest", () => {
     const big = await outboundRequest(LOOPBACK_OUTBOUND, { url: `http://127.0.0.1:${port}/big`, timeoutMs: 2000, maxBodyBytes: 100 }).catch((e: unknown) => e);
     expect((big as OutboundError).code).toBe("TOO_LARGE");
     const ctl = new AbortController();
-    const pending = outboundRequest(LOOPBACK_OUTBOUND, { url: `http://127.0.0.1:${port}/hang`, timeoutMs: 10_000, maxBodyBytes: 10, signal: ctl.signal }).catch((e: unknown) => e);
+    const pending = outboundRequest(LOOPBACK_OUTBOUND, { url: `http://127.0.0.1:${port}/hang`, timeoutMs: 10_000, maxBodyBytes: 10, signal: ctl.signal }).catch(
+      (e: unknown) => e,
+    );
     ctl.abort();
     expect(((await pending) as OutboundError).code).toBe("ABORTED");
   });
 
   it("refuses URLs it does not request", async () => {
     for (const url of ["file:///etc/passwd", "not a url", "http://u:p@127.0.0.1/"]) {
-      expect(((await outboundRequest(LOOPBACK_OUTBOUND, { url, timeoutMs: 100, maxBodyBytes: 0 }).catch((e: unknown) => e)) as OutboundError).code, url).toBe("BAD_URL");
+      expect(((await outboundRequest(LOOPBACK_OUTBOUND, { url, timeoutMs: 100, maxBodyBytes: 0 }).catch((e: unknown) => e)) as OutboundError).code, url).toBe(
+        "BAD_URL",
+      );
     }
   });
 
@@ -142,7 +173,11 @@ describe("outboundRequest", () => {
     const resolve: Resolve = async () => {
       throw Object.assign(new Error("nope"), { code: "ENOTFOUND" });
     };
-    const err = await outboundRequest(STRICT_OUTBOUND, { url: "https://gone.example.test/", timeoutMs: 100, maxBodyBytes: 0 }, { resolve, connect: spyConnect() }).catch((e: unknown) => e);
+    const err = await outboundRequest(
+      STRICT_OUTBOUND,
+      { url: "https://gone.example.test/", timeoutMs: 100, maxBodyBytes: 0 },
+      { resolve, connect: spyConnect() },
+    ).catch((e: unknown) => e);
     expect((err as OutboundError).code).toBe("DNS");
     expect((err as OutboundError).message).toBe("gone.example.test did not resolve (ENOTFOUND)");
   });

@@ -70,7 +70,9 @@ describe("writ/layers", () => {
   });
 
   it("lets only the store import pg values; types are fine elsewhere", async () => {
-    expect(await layerErrors("src/webhooks/sample.ts", 'import pg from "pg";\nexport const c = pg.Client;\n')).toEqual([expect.stringContaining("only src/store speaks SQL")]);
+    expect(await layerErrors("src/webhooks/sample.ts", 'import pg from "pg";\nexport const c = pg.Client;\n')).toEqual([
+      expect.stringContaining("only src/store speaks SQL"),
+    ]);
     expect(await layerErrors("src/store/sample.ts", 'import pg from "pg";\nexport const c = pg.Client;\n')).toEqual([]);
     const types = 'import type { Pool } from "pg";\nimport { type PoolClient } from "pg";\nexport type P = Pool | PoolClient;\n';
     expect(await layerErrors("src/verify/sample.ts", types)).toEqual([]);

@@ -6,7 +6,9 @@ import { toKubeYaml } from "../../../src/manifests/yaml.js";
 
 const root = join(import.meta.dirname, "../../..");
 const files = ["crds", "charts/writ/crds", "config/samples"].flatMap((d) =>
-  readdirSync(join(root, d)).filter((f) => f.endsWith(".yaml")).map((f) => join(d, f)),
+  readdirSync(join(root, d))
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => join(d, f)),
 );
 
 describe("YAML for Kubernetes", () => {

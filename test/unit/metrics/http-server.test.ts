@@ -16,7 +16,12 @@ describe("the health and metrics server", () => {
     metrics.queue("delegation");
     metrics.leading("writ-controller", true);
     metrics.reconciled("delegation", "success", 0.02);
-    server = await startHealthServer({ host: "127.0.0.1", port: 0, registry: metrics.registry, ready: () => (ready ? { ok: true } : { ok: false, detail: "1 informer cache(s) not synced" }) });
+    server = await startHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      registry: metrics.registry,
+      ready: () => (ready ? { ok: true } : { ok: false, detail: "1 informer cache(s) not synced" }),
+    });
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const notReady = await fetch(`${server.url}/readyz`);
     expect(notReady.status).toBe(503);
@@ -34,7 +39,8 @@ describe("the health and metrics server", () => {
       "# TYPE workqueue_queue_duration_seconds histogram",
       "# TYPE workqueue_work_duration_seconds histogram",
       'leader_election_master_status{name="writ-controller"} 1',
-    ]) expect(text).toContain(name);
+    ])
+      expect(text).toContain(name);
     expect((await fetch(`${server.url}/nope`)).status).toBe(404);
   });
 

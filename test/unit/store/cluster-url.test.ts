@@ -9,7 +9,10 @@ describe("parseClusterUrl", () => {
 
   it("reads the hosts in order, the wanted session kind, and one-host URLs keeping the other parameters", () => {
     const c = parseClusterUrl("postgres://u:p%40ss@127.0.0.1:5432,db2:5433/writ?sslmode=disable&target_session_attrs=read-write");
-    expect(c?.hosts).toEqual([{ host: "127.0.0.1", port: 5432 }, { host: "db2", port: 5433 }]);
+    expect(c?.hosts).toEqual([
+      { host: "127.0.0.1", port: 5432 },
+      { host: "db2", port: 5433 },
+    ]);
     expect(c?.attrs).toBe("read-write");
     expect(c?.urlFor(0)).toBe("postgres://u:p%40ss@127.0.0.1:5432/writ?sslmode=disable");
     expect(c?.urlFor(1)).toBe("postgres://u:p%40ss@db2:5433/writ?sslmode=disable");
@@ -17,7 +20,11 @@ describe("parseClusterUrl", () => {
 
   it("reads bracketed IPv6 hosts, and gives a host without a port the next port given", () => {
     const c = parseClusterUrl("postgresql://[::1]:6000,127.0.0.1,localhost:6001/x");
-    expect(c?.hosts).toEqual([{ host: "::1", port: 6000 }, { host: "127.0.0.1", port: 6001 }, { host: "localhost", port: 6001 }]);
+    expect(c?.hosts).toEqual([
+      { host: "::1", port: 6000 },
+      { host: "127.0.0.1", port: 6001 },
+      { host: "localhost", port: 6001 },
+    ]);
     expect(c?.attrs).toBe("any");
     expect(c?.urlFor(0)).toBe("postgresql://[::1]:6000/x");
   });

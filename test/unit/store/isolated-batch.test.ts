@@ -39,15 +39,27 @@ describe("writeIsolated", () => {
     await writeIsolated(w.rows, w.write);
     expect(w.calls).toEqual([[0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3], [4, 5, 6, 7], [4, 5], [4], [5], [6, 7]]);
     expect(w.outcomes).toEqual([
-      "ok written 0 with 3 others", "ok written 1 with 3 others", "ok written 2 with 3 others", "ok written 3 with 3 others",
-      "ok written 4 with 0 others", "error row 5 refused", "ok written 6 with 1 others", "ok written 7 with 1 others",
+      "ok written 0 with 3 others",
+      "ok written 1 with 3 others",
+      "ok written 2 with 3 others",
+      "ok written 3 with 3 others",
+      "ok written 4 with 0 others",
+      "error row 5 refused",
+      "ok written 6 with 1 others",
+      "ok written 7 with 1 others",
     ]);
   });
 
   it("rejects each of several bad rows with its own error", async () => {
     const w = world(5, (i) => (i === 0 || i === 3 ? dataError(i) : undefined));
     await writeIsolated(w.rows, w.write);
-    expect(w.outcomes).toEqual(["error row 0 refused", "ok written 1 with 0 others", "ok written 2 with 0 others", "error row 3 refused", "ok written 4 with 0 others"]);
+    expect(w.outcomes).toEqual([
+      "error row 0 refused",
+      "ok written 1 with 0 others",
+      "ok written 2 with 0 others",
+      "error row 3 refused",
+      "ok written 4 with 0 others",
+    ]);
   });
 
   it("rejects every row at once, without a retry, when the database cannot be reached", async () => {
@@ -64,14 +76,21 @@ describe("writeIsolated", () => {
     const w = world(4, (i) => (lost ? down : i === 0 ? ((lost = true), dataError(i)) : undefined));
     await writeIsolated(w.rows, w.write);
     // [0..3] fails on row 0 and the database goes away: the next call, [0, 1], is the last.
-    expect(w.calls).toEqual([[0, 1, 2, 3], [0, 1]]);
+    expect(w.calls).toEqual([
+      [0, 1, 2, 3],
+      [0, 1],
+    ]);
     expect(w.outcomes).toEqual(Array.from({ length: 4 }, () => "error Connection terminated unexpectedly"));
   });
 
   it("rejects the rows a successful call returned no value for, without writing them again", async () => {
     const calls: number[][] = [];
     const outcomes: string[] = [];
-    const rows = [0, 1, 2].map((i): PendingRow<number, number> => ({ item: i, resolve: (v) => outcomes.push(`ok ${v}`), reject: (e) => outcomes.push(`error ${(e as Error).message}`) }));
+    const rows = [0, 1, 2].map((i): PendingRow<number, number> => ({
+      item: i,
+      resolve: (v) => outcomes.push(`ok ${v}`),
+      reject: (e) => outcomes.push(`error ${(e as Error).message}`),
+    }));
     await writeIsolated(rows, async (items) => (calls.push(items), items.slice(0, 2)));
     expect(calls).toEqual([[0, 1, 2]]);
     expect(outcomes).toEqual(["ok 0", "ok 1", "error the batch write returned fewer values than rows"]);

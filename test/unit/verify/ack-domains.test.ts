@@ -3,7 +3,15 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LOOPBACK_OUTBOUND, STRICT_OUTBOUND } from "../../../src/http/outbound-address.js";
 import type { Connect, Resolve } from "../../../src/http/outbound.js";
-import { buildSignedAgreement, mandateHash, prepareAgreement, signAcknowledgement, signMandate, type IntentAgreement, type Mandate } from "../../../src/core/agreement/index.js";
+import {
+  buildSignedAgreement,
+  mandateHash,
+  prepareAgreement,
+  signAcknowledgement,
+  signMandate,
+  type IntentAgreement,
+  type Mandate,
+} from "../../../src/core/agreement/index.js";
 import type { PreparedAgreement } from "../../../src/core/evaluate/index.js";
 import { keyId, type Signer } from "../../../src/core/jose/index.js";
 import {
@@ -20,7 +28,11 @@ import {
 import type { VerifySettings } from "../../../src/verify/settings.js";
 import { iso, merchantKey, otherKey, PRINCIPAL, principalKey, T0 } from "../../fixtures/records.js";
 
-const SETTINGS: Pick<VerifySettings, "ackDomainScheme" | "ackDomainPort" | "ackDomainTimeoutMs"> = { ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: 2000 };
+const SETTINGS: Pick<VerifySettings, "ackDomainScheme" | "ackDomainPort" | "ackDomainTimeoutMs"> = {
+  ackDomainScheme: "https",
+  ackDomainPort: null,
+  ackDomainTimeoutMs: 2000,
+};
 
 /** A fake fetch: answers per URL from `lists` (a thrown value for an Error), counting calls. */
 function fakeFetch(lists: Record<string, unknown>) {
@@ -39,17 +51,53 @@ const url = (domain: string) => `https://${domain}/.well-known/svc-keys.json`;
 
 describe("isFetchableDomain", () => {
   it("accepts plain DNS names", () => {
-    for (const d of ["example.com", "shop.example.co.uk", "a-b.example", "x", "example.com.", "localhost", "1password.com", "0x.example", `${"a".repeat(63)}.com`]) {
+    for (const d of [
+      "example.com",
+      "shop.example.co.uk",
+      "a-b.example",
+      "x",
+      "example.com.",
+      "localhost",
+      "1password.com",
+      "0x.example",
+      `${"a".repeat(63)}.com`,
+    ]) {
       expect(isFetchableDomain(d), d).toBe(true);
     }
   });
 
   it("refuses anything that could steer the request elsewhere, and non-strings", () => {
     const bad = [
-      "", ".", "-shop.example", "shop-.example", "a..b", "user@example.com", "example.com:8443", "example.com/path", "example.com?x",
-      "[::1]", "::1", "exa mple.com",
+      "",
+      ".",
+      "-shop.example",
+      "shop-.example",
+      "a..b",
+      "user@example.com",
+      "example.com:8443",
+      "example.com/path",
+      "example.com?x",
+      "[::1]",
+      "::1",
+      "exa mple.com",
       // IP literals in every form the URL parser reads as one, and names that end in a number
-      "127.0.0.1", "10.0.0.5", "169.254.169.254", "2130706433", "127.1", "0x7f.1", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "1.2.3.4.5", "example.123", "example.0x1", "exämple.com", "example.com\u0000", `${"a".repeat(64)}.com`, `${"a.".repeat(126)}ab`, "http://example.com",
+      "127.0.0.1",
+      "10.0.0.5",
+      "169.254.169.254",
+      "2130706433",
+      "127.1",
+      "0x7f.1",
+      "0x7f000001",
+      "0177.0.0.1",
+      "127.0.0.1.",
+      "1.2.3.4.5",
+      "example.123",
+      "example.0x1",
+      "exämple.com",
+      "example.com\u0000",
+      `${"a".repeat(64)}.com`,
+      `${"a.".repeat(126)}ab`,
+      "http://example.com",
     ];
     for (const d of bad) expect(isFetchableDomain(d), JSON.stringify(d)).toBe(false);
     for (const v of [undefined, null, 42, {}, ["example.com"]]) expect(isFetchableDomain(v)).toBe(false);
@@ -58,13 +106,17 @@ describe("isFetchableDomain", () => {
 
 describe("publishedKeyIds", () => {
   it("publishes the RFC 7638 thumbprint of each usable public key", () => {
-    const ids = publishedKeyIds({ keys: [{ public_key: merchantKey.publicJwk, domain: "m.example" }, { public_key: { ...otherKey.publicJwk, kid: "claimed" } }] });
+    const ids = publishedKeyIds({
+      keys: [{ public_key: merchantKey.publicJwk, domain: "m.example" }, { public_key: { ...otherKey.publicJwk, kid: "claimed" } }],
+    });
     expect(ids).toEqual(new Set([keyId(merchantKey.publicJwk), keyId(otherKey.publicJwk)]));
   });
 
   it("skips private keys, broken records and anything that is not a key list", () => {
     const priv = { ...merchantKey.publicJwk, d: "AAAA" };
-    expect(publishedKeyIds({ keys: [{ public_key: priv }, { public_key: { kty: "RSA", n: "x", e: "AQAB" } }, null, "x", {}, { public_key: otherKey.publicJwk }] })).toEqual(new Set([keyId(otherKey.publicJwk)]));
+    expect(
+      publishedKeyIds({ keys: [{ public_key: priv }, { public_key: { kty: "RSA", n: "x", e: "AQAB" } }, null, "x", {}, { public_key: otherKey.publicJwk }] }),
+    ).toEqual(new Set([keyId(otherKey.publicJwk)]));
     for (const v of [null, undefined, "keys", [], { keys: "x" }, { keys: {} }, [merchantKey.publicJwk]]) expect(publishedKeyIds(v).size).toBe(0);
   });
 });
@@ -154,15 +206,36 @@ describe("AckDomainDirectory.publishedKeys", () => {
 
 describe("AckDomainDirectory.apply", () => {
   /** A prepared agreement whose intent requires a merchant ack, with the given acks. */
-  async function prepared(acks: (a: IntentAgreement) => Promise<IntentAgreement["acknowledgements"]>, over: Partial<IntentAgreement> = {}): Promise<PreparedAgreement> {
-    const mandate: Mandate = { intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: "agent-1" }, currency: "USD", maximum_amount: 100, expires_at: iso(T0 + 86_400_000), required_acknowledgements: ["merchant"] };
+  async function prepared(
+    acks: (a: IntentAgreement) => Promise<IntentAgreement["acknowledgements"]>,
+    over: Partial<IntentAgreement> = {},
+  ): Promise<PreparedAgreement> {
+    const mandate: Mandate = {
+      intent_id: "i1",
+      principal: { ...PRINCIPAL },
+      agent: { agent_id: "agent-1" },
+      currency: "USD",
+      maximum_amount: 100,
+      expires_at: iso(T0 + 86_400_000),
+      required_acknowledgements: ["merchant"],
+    };
     const a = { ...(await buildSignedAgreement({ agreement_id: "agr-1", mandates: [mandate], at: iso(T0 - 1000) }, principalKey)), ...over };
     return prepareAgreement({ ...a, acknowledgements: await acks(a) }, { now: T0 });
   }
   /** An organization id: the record stores accept an ack naming it only when signed by a key it registered. */
   const ORG = "org_0123456789abcdef01234567";
   const ack = (a: IntentAgreement, signer: Signer, domain?: string, hash?: string, id = ORG) =>
-    signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: (hash ?? mandateHash(a.mandates[0] as Mandate)) as never, role: "merchant", id, at: iso(T0 - 500), ...(domain ? { domain } : {}) }, signer);
+    signAcknowledgement(
+      {
+        agreement_id: a.agreement_id,
+        mandate_hash: (hash ?? mandateHash(a.mandates[0] as Mandate)) as never,
+        role: "merchant",
+        id,
+        at: iso(T0 - 500),
+        ...(domain ? { domain } : {}),
+      },
+      signer,
+    );
 
   it("returns the agreement itself when every acknowledgement names an organization and none a domain (nothing fetched)", async () => {
     const f = fakeFetch({});
@@ -207,14 +280,18 @@ describe("AckDomainDirectory.apply", () => {
     const f = fakeFetch({});
     for (const domain of ["down.example", "m.example:443", "127.0.0.1", "2130706433"]) {
       const p = await prepared(async (a) => [await ack(a, merchantKey, domain)]);
-      expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([{ role: "merchant", state: "missing" }]);
+      expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([
+        { role: "merchant", state: "missing" },
+      ]);
     }
   });
 
   it("judges the key by its thumbprint, not by a claimed kid", async () => {
     const f = fakeFetch({ [url("m.example")]: { keys: [{ public_key: { ...otherKey.publicJwk, kid: keyId(merchantKey.publicJwk) } }] } });
     const p = await prepared(async (a) => [await ack(a, merchantKey, "m.example")]);
-    expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([{ role: "merchant", state: "missing" }]);
+    expect((await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1)).mandates[0]?.acks).toEqual([
+      { role: "merchant", state: "missing" },
+    ]);
   });
 
   it("drops a payment-side ack that names neither an organization nor a domain (its signer alone vouches for it): the role is missing", async () => {
@@ -227,7 +304,10 @@ describe("AckDomainDirectory.apply", () => {
     expect(selfAsserted(await ack(p.agreement, merchantKey, undefined, undefined, "m-1"))).toBe(true);
     expect(selfAsserted(await ack(p.agreement, merchantKey, "m.example", undefined, "m-1"))).toBe(false);
     expect(selfAsserted(await ack(p.agreement, merchantKey))).toBe(false);
-    const agentAck = await signAcknowledgement({ agreement_id: "agr-1", mandate_hash: mandateHash(p.agreement.mandates[0] as Mandate), role: "agent", id: "agent-1", at: iso(T0 - 500) }, merchantKey);
+    const agentAck = await signAcknowledgement(
+      { agreement_id: "agr-1", mandate_hash: mandateHash(p.agreement.mandates[0] as Mandate), role: "agent", id: "agent-1", at: iso(T0 - 500) },
+      merchantKey,
+    );
     expect(selfAsserted(agentAck)).toBe(false);
   });
 
@@ -240,8 +320,22 @@ describe("AckDomainDirectory.apply", () => {
 
   it("an unpublished ack of the current version leaves an ack of an earlier version: outdated", async () => {
     const f = fakeFetch({ [url("m.example")]: listOf(otherKey) });
-    const earlier = await signMandate({ intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: "agent-1" }, currency: "USD", maximum_amount: 50, expires_at: iso(T0 + 86_400_000), required_acknowledgements: ["merchant"], rendering: "earlier" }, principalKey);
-    const p = await prepared(async (a) => [await ack(a, otherKey, undefined, mandateHash(earlier)), await ack(a, merchantKey, "m.example")], { mandate_history: [earlier] });
+    const earlier = await signMandate(
+      {
+        intent_id: "i1",
+        principal: { ...PRINCIPAL },
+        agent: { agent_id: "agent-1" },
+        currency: "USD",
+        maximum_amount: 50,
+        expires_at: iso(T0 + 86_400_000),
+        required_acknowledgements: ["merchant"],
+        rendering: "earlier",
+      },
+      principalKey,
+    );
+    const p = await prepared(async (a) => [await ack(a, otherKey, undefined, mandateHash(earlier)), await ack(a, merchantKey, "m.example")], {
+      mandate_history: [earlier],
+    });
     expect(p.mandates[0]?.acks).toEqual([{ role: "merchant", state: "current" }]);
     const out = await new AckDomainDirectory({ settings: SETTINGS, fetch: f.fetch }).apply(p, 1);
     expect(out.mandates[0]?.acks).toEqual([{ role: "merchant", state: "outdated" }]);

@@ -28,18 +28,44 @@ async function setup() {
     query: async () => {
       reads++;
       return {
-        rows: [{
-          g_agent_id: AGENT, g_org_id: "org_a", g_status: "active", g_public_key: {}, g_fingerprint: "fp", denial_ages: [],
-          agreement_id: a.agreement_id, revision: "3", status: "active", agent_id: AGENT, org_id: null, ledger_sequence: 0, ledger_head: null, spent: {},
-          delegation_id: d.delegation_id, generation: "2", delegation_currency: "USD", delegation_spent: "0", delegation_mixed: false, evidence: null,
-        }],
+        rows: [
+          {
+            g_agent_id: AGENT,
+            g_org_id: "org_a",
+            g_status: "active",
+            g_public_key: {},
+            g_fingerprint: "fp",
+            denial_ages: [],
+            agreement_id: a.agreement_id,
+            revision: "3",
+            status: "active",
+            agent_id: AGENT,
+            org_id: null,
+            ledger_sequence: 0,
+            ledger_head: null,
+            spent: {},
+            delegation_id: d.delegation_id,
+            generation: "2",
+            delegation_currency: "USD",
+            delegation_spent: "0",
+            delegation_mixed: false,
+            evidence: null,
+          },
+        ],
       };
     },
   } as unknown as Pool;
   const cache = new CandidateCache({ ttlMs: 60_000 }).follow(feed);
   await cache.records.agreement(a.agreement_id, 3, () => splitAgreement(a).record);
   await cache.records.delegation(d.delegation_id, 2, () => d);
-  const note = { agreementId: a.agreement_id, intentId: intent, sequence: 1, entryHash: HEAD, intentSpentMinor: 500n, delegation: { delegationId: d.delegation_id, spentMinor: 500n } };
+  const note = {
+    agreementId: a.agreement_id,
+    intentId: intent,
+    sequence: 1,
+    entryHash: HEAD,
+    intentSpentMinor: 500n,
+    delegation: { delegationId: d.delegation_id, spentMinor: 500n },
+  };
   return { cache, pool, intent, note, reads: () => reads };
 }
 
@@ -50,15 +76,30 @@ describe("CandidateCache", () => {
     await t.cache.candidates(t.pool, AGENT, snap, T0);
     t.cache.noteSpend(AGENT, t.note);
     const hits = t.cache.records.stats().hits;
-    const { candidates: [carried] } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0 + 5), T0 + 5);
+    const {
+      candidates: [carried],
+    } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0 + 5), T0 + 5);
     expect(t.cache.records.stats().hits).toBe(hits);
     expect(t.reads()).toBe(1);
     // The same entry read afresh: prepared from the record cache.
-    const { candidates: [fresh] } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0 + 5, { fresh: true }), T0 + 5);
+    const {
+      candidates: [fresh],
+    } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0 + 5, { fresh: true }), T0 + 5);
     expect(t.cache.records.stats().hits).toBe(hits + 2);
     // Alike but for the totals the fresh read holds (the stand-in pool still answers 0) and the
     // record's ledger_as_of text, which a kept candidate keeps from its preparation.
-    const plain = (c: typeof fresh) => ({ ...c, row: undefined, delegationSpentMinor: undefined, agreement: { ...c?.agreement, agreement: { ...c?.agreement.agreement, ledger_as_of: undefined, ledger_sequence: undefined, ledger_head: undefined }, mandates: undefined, ledgerSequence: undefined, totalSpentMinor: undefined } });
+    const plain = (c: typeof fresh) => ({
+      ...c,
+      row: undefined,
+      delegationSpentMinor: undefined,
+      agreement: {
+        ...c?.agreement,
+        agreement: { ...c?.agreement.agreement, ledger_as_of: undefined, ledger_sequence: undefined, ledger_head: undefined },
+        mandates: undefined,
+        ledgerSequence: undefined,
+        totalSpentMinor: undefined,
+      },
+    });
     expect(plain(carried)).toEqual(plain(fresh));
     expect(carried?.agreement.agreement.ledger_as_of).toBe(new Date(T0).toISOString());
     expect(carried?.agreement.mandates.find((m) => m.mandate.intent_id === t.intent)?.spentMinor).toBe(500n);
@@ -75,7 +116,9 @@ describe("CandidateCache", () => {
     t.cache.noteSpend(AGENT, t.note);
     t.cache.noteSpend(AGENT, { ...t.note, sequence: 0, intentSpentMinor: 100n, delegation: { ...t.note.delegation, spentMinor: 100n } });
     const hits = t.cache.records.stats().hits;
-    const { candidates: [c] } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0), T0);
+    const {
+      candidates: [c],
+    } = await t.cache.candidates(t.pool, AGENT, await t.cache.agent(t.pool, AGENT, T0), T0);
     expect(t.cache.records.stats().hits).toBe(hits + 2);
     expect(c?.agreement.mandates.find((m) => m.mandate.intent_id === t.intent)?.spentMinor).toBe(500n);
     expect(c?.delegationSpentMinor).toBe(500n);

@@ -10,7 +10,7 @@ import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { QueryResult, QueryResultRow } from "pg";
 import type { Queryable } from "../../../src/store/pool.js";
-import type { RevocationSource, RevocationSourceEvents } from "../../../src/store/revocation-channel.js";
+import type { RevocationSource, RevocationSourceEvents } from "../../../src/store/revocation/channel.js";
 import { ControllerPath } from "../../../src/verify/revocation/controller-path.js";
 import { WatchedRevocationIndex } from "../../../src/verify/revocation/kube-watch-index.js";
 
@@ -51,7 +51,11 @@ function setup(opts: { outageMs?: number } = {}) {
   const heartbeat = (h: { written: number; observed: number; reachable: boolean }) =>
     (db.row = { lease: "writ-controller", identity: "ctl_1", written_age_ms: h.written, observed_age_ms: h.observed, api_reachable: h.reachable });
   return {
-    db, path, index, source, heartbeat,
+    db,
+    path,
+    index,
+    source,
+    heartbeat,
     advance: (ms: number) => (now += ms),
     at: () => now,
     set: (o: { unreachable?: boolean; watchStale?: boolean }) => {

@@ -17,12 +17,16 @@ class Feed extends EventEmitter {
 function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
   let now = 1_000;
   const feed = new Feed();
-  const cache = new FollowedCache<string>({ ttlMs: opts.ttlMs ?? 1000, clock: () => now, ...(opts.maxEntries ? { maxEntries: opts.maxEntries } : {}) }).follow(feed);
+  const cache = new FollowedCache<string>({ ttlMs: opts.ttlMs ?? 1000, clock: () => now, ...(opts.maxEntries ? { maxEntries: opts.maxEntries } : {}) }).follow(
+    feed,
+  );
   let reads = 0;
-  const read = (v = "v") => async () => {
-    reads++;
-    return v;
-  };
+  const read =
+    (v = "v") =>
+    async () => {
+      reads++;
+      return v;
+    };
   return { feed, cache, read, reads: () => reads, tick: (ms: number) => (now += ms) };
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { buildEvent, buildSignedAgreement, mandateHash, prepareAgreement, type AgreementEvent, type IntentAgreement, type Mandate } from "../../../src/core/agreement/index.js";
+import {
+  buildEvent,
+  buildSignedAgreement,
+  mandateHash,
+  prepareAgreement,
+  type AgreementEvent,
+  type IntentAgreement,
+  type Mandate,
+} from "../../../src/core/agreement/index.js";
 import { prepareDelegation } from "../../../src/core/delegation/index.js";
 import { evaluate } from "../../../src/core/evaluate/index.js";
 import { keyId } from "../../../src/core/jose/index.js";
@@ -59,7 +67,10 @@ describe("implicitDelegation: the synthesized record", () => {
     const missing = implicitDelegation(input({ mandates: [m(), m({ intent_id: "i2", principal: { ...PRINCIPAL } })] }), AGENT);
     expect(missing.principal.public_key).toBeUndefined();
 
-    const broken = implicitDelegation(input({ mandates: [m({ principal: { ...PRINCIPAL, public_key: { kty: "OKP", crv: "Ed25519", x: "short" } as never } })] }), AGENT);
+    const broken = implicitDelegation(
+      input({ mandates: [m({ principal: { ...PRINCIPAL, public_key: { kty: "OKP", crv: "Ed25519", x: "short" } as never } })] }),
+      AGENT,
+    );
     expect(broken.principal.public_key).toBeUndefined();
 
     const priv = { ...principalKey.publicJwk, d: "AAAA" } as never;
@@ -97,7 +108,9 @@ describe("implicitDelegation: the window", () => {
   });
 
   it("ends at the latest expiry, or is open-ended when any mandate has none (or none can be read)", () => {
-    expect(implicitDelegation(input({ mandates: [m({ expires_at: iso(T0 + DAY) }), m({ intent_id: "i2", expires_at: iso(T0 + 3 * DAY) })] }), AGENT).expires_at).toBe(iso(T0 + 3 * DAY));
+    expect(
+      implicitDelegation(input({ mandates: [m({ expires_at: iso(T0 + DAY) }), m({ intent_id: "i2", expires_at: iso(T0 + 3 * DAY) })] }), AGENT).expires_at,
+    ).toBe(iso(T0 + 3 * DAY));
     const { expires_at: _e, ...noExpiry } = m({ intent_id: "i2" });
     expect(implicitDelegation(input({ mandates: [m(), noExpiry] }), AGENT).expires_at).toBe(OPEN_END);
     expect(implicitDelegation(input({ mandates: [m({ expires_at: "soon" })] }), AGENT).expires_at).toBe(OPEN_END);
@@ -110,7 +123,13 @@ describe("implicitDelegation: the window", () => {
   });
 
   it("re-confirms at the latest accepted, amended or added event, and not at others", () => {
-    const events = [ev("proposed", T0 - 9 * DAY), ev("accepted", T0 - 8 * DAY), ev("amended", T0 - 3 * DAY), ev("added", T0 - 5 * DAY), ev("acknowledged", T0 - DAY)];
+    const events = [
+      ev("proposed", T0 - 9 * DAY),
+      ev("accepted", T0 - 8 * DAY),
+      ev("amended", T0 - 3 * DAY),
+      ev("added", T0 - 5 * DAY),
+      ev("acknowledged", T0 - DAY),
+    ];
     expect(implicitDelegation(input({ events }), AGENT).reconfirmed_at).toBe(iso(T0 - 3 * DAY));
     expect(implicitDelegation(input({ events: [ev("proposed", T0 - 9 * DAY), ev("activated", T0 - DAY)] }), AGENT).reconfirmed_at).toBeUndefined();
   });
@@ -143,7 +162,14 @@ describe("implicitDelegation: evaluated", () => {
   it("a later signing event (amended) re-confirms it", async () => {
     const d = await standing(T0 - 31 * DAY, (a) => {
       const last = a.events.at(-1);
-      const amended = buildEvent(last, { event_id: "agr-1-amend", type: "amended", at: iso(T0 - 2 * DAY), actor: { role: "principal", id: PRINCIPAL.id }, agreement_id: "agr-1", mandate_hash: last?.mandate_hash ?? mandateHash(a.mandates[0] as Mandate) });
+      const amended = buildEvent(last, {
+        event_id: "agr-1-amend",
+        type: "amended",
+        at: iso(T0 - 2 * DAY),
+        actor: { role: "principal", id: PRINCIPAL.id },
+        agreement_id: "agr-1",
+        mandate_hash: last?.mandate_hash ?? mandateHash(a.mandates[0] as Mandate),
+      });
       return { ...a, events: [...a.events, amended] };
     });
     expect(d).toMatchObject({ verdict: "ALLOW", reasons: [] });

@@ -16,18 +16,35 @@ const stored = { finalizers: ["writ.dev/revoke"], annotations: { "writ.dev/recor
 describe("revocationOf", () => {
   it("revokes on spec.state revoked, with the managed-fields time as the change", () => {
     const o = delegation({ state: "revoked" }, { managedFields: [{ time: "2026-11-21T10:00:00Z" }, { time: "2026-11-21T10:00:07Z" }, { time: "bogus" }] });
-    expect(revocationOf("delegation", o)).toEqual({ kind: "delegation", id: "del_1", trigger: "state", changedAtMs: Date.parse("2026-11-21T10:00:07.500Z"), precise: false });
+    expect(revocationOf("delegation", o)).toEqual({
+      kind: "delegation",
+      id: "del_1",
+      trigger: "state",
+      changedAtMs: Date.parse("2026-11-21T10:00:07.500Z"),
+      precise: false,
+    });
   });
 
   it("prefers the writ.dev/revoked-at annotation (milliseconds)", () => {
-    const o = delegation({ state: "revoked" }, { annotations: { "writ.dev/revoked-at": "2026-11-21T10:00:00.123Z" }, managedFields: [{ time: "2026-11-21T10:00:09Z" }] });
+    const o = delegation(
+      { state: "revoked" },
+      { annotations: { "writ.dev/revoked-at": "2026-11-21T10:00:00.123Z" }, managedFields: [{ time: "2026-11-21T10:00:09Z" }] },
+    );
     expect(revocationOf("delegation", o)).toMatchObject({ changedAtMs: Date.parse("2026-11-21T10:00:00.123Z"), precise: true });
-    expect(revocationOf("delegation", delegation({ state: "revoked" }, { annotations: { "writ.dev/revoked-at": "yesterday" } }))).toMatchObject({ precise: false });
+    expect(revocationOf("delegation", delegation({ state: "revoked" }, { annotations: { "writ.dev/revoked-at": "yesterday" } }))).toMatchObject({
+      precise: false,
+    });
   });
 
   it("revokes the record-id of a resource being deleted through the finalizer", () => {
     const o = delegation({ state: "active" }, { ...stored, deletionTimestamp: "2026-11-21T10:00:01Z" });
-    expect(revocationOf("delegation", o)).toEqual({ kind: "delegation", id: "del_1", trigger: "deletion", changedAtMs: Date.parse("2026-11-21T10:00:01.500Z"), precise: false });
+    expect(revocationOf("delegation", o)).toEqual({
+      kind: "delegation",
+      id: "del_1",
+      trigger: "deletion",
+      changedAtMs: Date.parse("2026-11-21T10:00:01.500Z"),
+      precise: false,
+    });
     // Without the finalizer, or without a record id, nothing was stored to revoke.
     expect(revocationOf("delegation", delegation({}, { deletionTimestamp: "2026-11-21T10:00:01Z" }))).toBeUndefined();
     expect(revocationOf("delegation", delegation({}, { finalizers: ["writ.dev/revoke"], deletionTimestamp: "2026-11-21T10:00:01Z" }))).toBeUndefined();
@@ -39,7 +56,13 @@ describe("revocationOf", () => {
 
   it("revokes on a status phase Revoked, timed by status.revokedAt", () => {
     const o = delegation({ state: "active" }, stored, { phase: "Revoked", revokedAt: "2026-11-21T10:00:00.250Z" });
-    expect(revocationOf("delegation", o)).toEqual({ kind: "delegation", id: "del_1", trigger: "status", changedAtMs: Date.parse("2026-11-21T10:00:00.250Z"), precise: true });
+    expect(revocationOf("delegation", o)).toEqual({
+      kind: "delegation",
+      id: "del_1",
+      trigger: "status",
+      changedAtMs: Date.parse("2026-11-21T10:00:00.250Z"),
+      precise: true,
+    });
   });
 
   it("reads an IntentAgreement's agreement_id", () => {

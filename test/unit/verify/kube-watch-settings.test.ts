@@ -13,7 +13,12 @@ function load(env: Record<string, string>) {
 describe("loadKubeWatchSettings", () => {
   it("is on by default only with a kubeconfig or in-cluster", () => {
     expect(kubeWatchEnabled(load({}).s)).toBe(false);
-    expect(load({ KUBECONFIG: "/k/a.yaml:/k/b.yaml" }).s).toMatchObject({ mode: "auto", kubeconfig: { kind: "file", path: "/k/a.yaml" }, namespaces: [], staleMs: 5000 });
+    expect(load({ KUBECONFIG: "/k/a.yaml:/k/b.yaml" }).s).toMatchObject({
+      mode: "auto",
+      kubeconfig: { kind: "file", path: "/k/a.yaml" },
+      namespaces: [],
+      staleMs: 5000,
+    });
     expect(kubeWatchEnabled(load({ KUBECONFIG: "/k" }).s)).toBe(true);
     expect(load({ KUBERNETES_SERVICE_HOST: "10.0.0.1" }).s.kubeconfig).toEqual({ kind: "in-cluster" });
     expect(kubeWatchEnabled(load({ KUBECONFIG: "/k", WRIT_KUBE_WATCH: "OFF" }).s)).toBe(false);

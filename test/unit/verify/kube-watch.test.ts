@@ -15,7 +15,15 @@ describe("KubeRevocationWatch", () => {
   it("stays stale, with the reason, when the kubeconfig cannot be loaded", async () => {
     const warnings: string[] = [];
     const watch = createKubeWatch(
-      { mode: "auto", kubeconfig: { kind: "file", path: "/nonexistent/kubeconfig" }, namespaces: [], staleMs: 5000, controllerPath: true, controllerLease: undefined, outageGraceMs: 120_000 },
+      {
+        mode: "auto",
+        kubeconfig: { kind: "file", path: "/nonexistent/kubeconfig" },
+        namespaces: [],
+        staleMs: 5000,
+        controllerPath: true,
+        controllerLease: undefined,
+        outageGraceMs: 120_000,
+      },
       { index, db: noDb, log: { info: () => {}, warn: (_f, m) => warnings.push(m) } },
     );
     watch.start();

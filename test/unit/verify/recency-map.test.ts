@@ -4,39 +4,45 @@ import { RecencyMap } from "../../../src/verify/caches/recency-map.js";
 
 type Op = { kind: "get" | "set" | "delete"; key: number };
 const ops = (keys: number) =>
-  fc.array(fc.record({ kind: fc.constantFrom<Op["kind"]>("get", "get", "set", "set", "delete"), key: fc.nat({ max: keys - 1 }) }), { minLength: 100, maxLength: 400 });
+  fc.array(fc.record({ kind: fc.constantFrom<Op["kind"]>("get", "get", "set", "set", "delete"), key: fc.nat({ max: keys - 1 }) }), {
+    minLength: 100,
+    maxLength: 400,
+  });
 
 describe("RecencyMap", () => {
   it("never drops a key used within the last max - floor(max / 4) uses, and keeps at most max (model: the uses of each key)", () => {
     fc.assert(
       // A few more keys than fit: evictions often meet keys read shortly before.
-      fc.property(fc.integer({ min: 1, max: 24 }).chain((max) => fc.tuple(fc.constant(max), ops(max + 3))), ([max, program]) => {
-        const m = new RecencyMap<number>(max);
-        const model = new Map<string, number>();
-        const lastUse = new Map<string, number>();
-        let uses = 0;
-        for (const { kind, key } of program) {
-          const k = String(key);
-          if (kind === "get") {
-            const got = m.get(k);
-            expect(got).toBe(model.get(k));
-            if (got !== undefined) lastUse.set(k, ++uses);
-          } else if (kind === "set") {
-            m.set(k, key);
-            model.set(k, key);
-            lastUse.set(k, ++uses);
-            m.trim((dropped) => {
-              // A dropped key was not used recently, and was kept.
-              expect(uses - (lastUse.get(dropped) ?? 0)).toBeGreaterThanOrEqual(max - Math.floor(max / 4));
-              expect(model.delete(dropped)).toBe(true);
-            });
-          } else {
-            expect(m.delete(k)).toBe(model.delete(k));
+      fc.property(
+        fc.integer({ min: 1, max: 24 }).chain((max) => fc.tuple(fc.constant(max), ops(max + 3))),
+        ([max, program]) => {
+          const m = new RecencyMap<number>(max);
+          const model = new Map<string, number>();
+          const lastUse = new Map<string, number>();
+          let uses = 0;
+          for (const { kind, key } of program) {
+            const k = String(key);
+            if (kind === "get") {
+              const got = m.get(k);
+              expect(got).toBe(model.get(k));
+              if (got !== undefined) lastUse.set(k, ++uses);
+            } else if (kind === "set") {
+              m.set(k, key);
+              model.set(k, key);
+              lastUse.set(k, ++uses);
+              m.trim((dropped) => {
+                // A dropped key was not used recently, and was kept.
+                expect(uses - (lastUse.get(dropped) ?? 0)).toBeGreaterThanOrEqual(max - Math.floor(max / 4));
+                expect(model.delete(dropped)).toBe(true);
+              });
+            } else {
+              expect(m.delete(k)).toBe(model.delete(k));
+            }
+            expect(m.size).toBe(model.size);
+            expect(m.size).toBeLessThanOrEqual(max);
           }
-          expect(m.size).toBe(model.size);
-          expect(m.size).toBeLessThanOrEqual(max);
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });

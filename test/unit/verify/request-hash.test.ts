@@ -21,7 +21,17 @@ const request: fc.Arbitrary<VerifyRequest> = fc.record(
   {
     agent_id: text,
     action: fc.record(
-      { action_id: text, action_type: text, amount, currency: fc.constantFrom("USD", "EUR", "JPY"), proposed_at: fc.constant("2026-11-21T10:00:00Z"), merchant: text, item: text, category: text, intent_id: text },
+      {
+        action_id: text,
+        action_type: text,
+        amount,
+        currency: fc.constantFrom("USD", "EUR", "JPY"),
+        proposed_at: fc.constant("2026-11-21T10:00:00Z"),
+        merchant: text,
+        item: text,
+        category: text,
+        intent_id: text,
+      },
       { requiredKeys: ["action_id", "action_type", "amount", "currency", "proposed_at"] },
     ),
     agreement_id: text,
@@ -43,14 +53,22 @@ describe("verify request hash", () => {
   });
 
   it("ignores unknown members and the order members came in", () => {
-    const req: VerifyRequest = { agent_id: "agt_1", action: { action_id: "a-1", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: "2026-11-21T10:00:00Z", merchant: "m" } };
-    const reordered = JSON.parse('{"action":{"merchant":"m","proposed_at":"2026-11-21T10:00:00Z","currency":"USD","amount":12.5,"action_type":"purchase","action_id":"a-1","extra":1},"agent_id":"agt_1","note":"x"}') as VerifyRequest;
+    const req: VerifyRequest = {
+      agent_id: "agt_1",
+      action: { action_id: "a-1", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: "2026-11-21T10:00:00Z", merchant: "m" },
+    };
+    const reordered = JSON.parse(
+      '{"action":{"merchant":"m","proposed_at":"2026-11-21T10:00:00Z","currency":"USD","amount":12.5,"action_type":"purchase","action_id":"a-1","extra":1},"agent_id":"agt_1","note":"x"}',
+    ) as VerifyRequest;
     expect(readRequest(reordered).hash).toBe(readRequest(req).hash);
     expect(readRequest(req).hash).toBe(referenceHash(req));
   });
 
   it("changes when any known member changes", () => {
-    const req: VerifyRequest = { agent_id: "agt_1", action: { action_id: "a-1", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: "2026-11-21T10:00:00Z" } };
+    const req: VerifyRequest = {
+      agent_id: "agt_1",
+      action: { action_id: "a-1", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: "2026-11-21T10:00:00Z" },
+    };
     const base = readRequest(req).hash;
     const variants: VerifyRequest[] = [
       { ...req, agent_id: "agt_2" },
@@ -64,7 +82,10 @@ describe("verify request hash", () => {
   });
 
   it("gives the action the engine evaluates: the known members and the agent", () => {
-    const { action } = readRequest({ agent_id: "agt_1", action: { action_id: "a-1", action_type: "purchase", amount: 3, currency: "EUR", proposed_at: "2026-11-21T10:00:00Z", extra: true } as never });
+    const { action } = readRequest({
+      agent_id: "agt_1",
+      action: { action_id: "a-1", action_type: "purchase", amount: 3, currency: "EUR", proposed_at: "2026-11-21T10:00:00Z", extra: true } as never,
+    });
     expect(action).toEqual({ action_id: "a-1", action_type: "purchase", amount: 3, currency: "EUR", proposed_at: "2026-11-21T10:00:00Z", agent_id: "agt_1" });
   });
 });

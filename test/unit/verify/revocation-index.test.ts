@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { QueryResult, QueryResultRow } from "pg";
 import type { Queryable } from "../../../src/store/pool.js";
-import type { RevocationSource, RevocationSourceEvents } from "../../../src/store/revocation-channel.js";
+import type { RevocationSource, RevocationSourceEvents } from "../../../src/store/revocation/channel.js";
 import { RevocationIndex } from "../../../src/verify/revocation/index.js";
 
 /** A source driven by the test. */

@@ -1,8 +1,8 @@
 // The payloads the revocation channel (src/verify/revocation-channel.ts) consumes; they are
-// defined in src/store/revocation-announce.ts.
+// defined in src/store/revocation/announce.ts.
 import { describe, expect, it } from "vitest";
 import { hashOf } from "../../../src/core/canonical/index.js";
-import { announcementPayloads, MAX_PAYLOAD_BYTES, parseRevocationPayload } from "../../../src/store/revocation-announce.js";
+import { announcementPayloads, MAX_PAYLOAD_BYTES, parseRevocationPayload } from "../../../src/store/revocation/announce.js";
 
 describe("revocation payloads", () => {
   it("round-trip, deduplicated", () => {
@@ -27,7 +27,17 @@ describe("revocation payloads", () => {
   });
 
   it("ignore anything else", () => {
-    for (const p of [undefined, "", "not json", "[]", "null", '{"kind":"delegation","ids":[]}', '{"kind":"delegation","ids":[1]}', '{"kind":"agent","ids":["a"]}', '{"sequence":1}']) {
+    for (const p of [
+      undefined,
+      "",
+      "not json",
+      "[]",
+      "null",
+      '{"kind":"delegation","ids":[]}',
+      '{"kind":"delegation","ids":[1]}',
+      '{"kind":"agent","ids":["a"]}',
+      '{"sequence":1}',
+    ]) {
       expect(parseRevocationPayload(p)).toBeUndefined();
     }
     expect(parseRevocationPayload(JSON.stringify({ kind: "agreement", ids: ["x".repeat(257)] }))).toBeUndefined();

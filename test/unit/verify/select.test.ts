@@ -92,17 +92,19 @@ describe("selectCandidate: without agreement_id", () => {
 });
 
 describe("selectCandidate: properties", () => {
-  const candidates = fc.array(
-    fc.record({
-      id: fc.integer({ min: 0, max: 9 }),
-      org: fc.constantFrom<string | null>(ORG, "org-b", null),
-      intents: fc.array(fc.constantFrom("i1", "i2", "i3"), { maxLength: 3 }),
-    }),
-    { maxLength: 6 },
-  ).map((xs) => {
-    const seen = new Set<number>();
-    return xs.filter((x) => !seen.has(x.id) && seen.add(x.id)).map((x) => cand(`agr-${x.id}`, x.org, x.intents));
-  });
+  const candidates = fc
+    .array(
+      fc.record({
+        id: fc.integer({ min: 0, max: 9 }),
+        org: fc.constantFrom<string | null>(ORG, "org-b", null),
+        intents: fc.array(fc.constantFrom("i1", "i2", "i3"), { maxLength: 3 }),
+      }),
+      { maxLength: 6 },
+    )
+    .map((xs) => {
+      const seen = new Set<number>();
+      return xs.filter((x) => !seen.has(x.id) && seen.add(x.id)).map((x) => cand(`agr-${x.id}`, x.org, x.intents));
+    });
   const request = fc.record(
     { agreementId: fc.integer({ min: 0, max: 9 }).map((n) => `agr-${n}`), intentId: fc.constantFrom("i1", "i2", "i3", "i4") },
     { requiredKeys: [] },

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_ACK_DOMAIN_TIMEOUT_MS, DEFAULT_CACHE_MAX_AGENTS, DEFAULT_CACHE_TTL_MS, DEFAULT_DENIED_ATTEMPT_BURST, DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS, loadVerifySettings,
+  DEFAULT_ACK_DOMAIN_TIMEOUT_MS,
+  DEFAULT_CACHE_MAX_AGENTS,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_DENIED_ATTEMPT_BURST,
+  DEFAULT_DENIED_ATTEMPT_WINDOW_SECONDS,
+  loadVerifySettings,
 } from "../../../src/verify/settings.js";
 
 function load(env: Record<string, string>) {
@@ -12,8 +17,17 @@ describe("verify settings", () => {
   it("defaults", () => {
     expect(load({})).toEqual({
       settings: {
-        ackDomainScheme: "https", ackDomainPort: null, ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS, cacheTtlMs: DEFAULT_CACHE_TTL_MS, cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
-        deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60, spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2, proposedAtSkewSeconds: 300,
+        ackDomainScheme: "https",
+        ackDomainPort: null,
+        ackDomainTimeoutMs: DEFAULT_ACK_DOMAIN_TIMEOUT_MS,
+        cacheTtlMs: DEFAULT_CACHE_TTL_MS,
+        cacheMaxAgents: DEFAULT_CACHE_MAX_AGENTS,
+        deniedAttemptBurst: 5,
+        deniedAttemptWindowSeconds: 60,
+        spendBatchMax: 64,
+        spendBatchWaitMs: 1,
+        spendBatchesInFlight: 2,
+        proposedAtSkewSeconds: 300,
       },
       problems: [],
     });
@@ -21,7 +35,10 @@ describe("verify settings", () => {
   });
 
   it("reads WRIT_DENIED_ATTEMPT_BURST (0 = off) and WRIT_DENIED_ATTEMPT_WINDOW_SECONDS", () => {
-    expect(load({ WRIT_DENIED_ATTEMPT_BURST: "0", WRIT_DENIED_ATTEMPT_WINDOW_SECONDS: "300" }).settings).toMatchObject({ deniedAttemptBurst: 0, deniedAttemptWindowSeconds: 300 });
+    expect(load({ WRIT_DENIED_ATTEMPT_BURST: "0", WRIT_DENIED_ATTEMPT_WINDOW_SECONDS: "300" }).settings).toMatchObject({
+      deniedAttemptBurst: 0,
+      deniedAttemptWindowSeconds: 300,
+    });
     const bad = load({ WRIT_DENIED_ATTEMPT_BURST: "-1", WRIT_DENIED_ATTEMPT_WINDOW_SECONDS: "0" });
     expect(bad.settings).toMatchObject({ deniedAttemptBurst: 5, deniedAttemptWindowSeconds: 60 });
     expect(bad.problems).toEqual([
@@ -31,7 +48,11 @@ describe("verify settings", () => {
   });
 
   it("reads WRIT_SPEND_BATCH_MAX (1 = a transaction per ALLOW), WRIT_SPEND_BATCH_WAIT_MS (0 = no wait) and WRIT_SPEND_BATCHES_IN_FLIGHT", () => {
-    expect(load({ WRIT_SPEND_BATCH_MAX: "1", WRIT_SPEND_BATCH_WAIT_MS: "0", WRIT_SPEND_BATCHES_IN_FLIGHT: "1" }).settings).toMatchObject({ spendBatchMax: 1, spendBatchWaitMs: 0, spendBatchesInFlight: 1 });
+    expect(load({ WRIT_SPEND_BATCH_MAX: "1", WRIT_SPEND_BATCH_WAIT_MS: "0", WRIT_SPEND_BATCHES_IN_FLIGHT: "1" }).settings).toMatchObject({
+      spendBatchMax: 1,
+      spendBatchWaitMs: 0,
+      spendBatchesInFlight: 1,
+    });
     const bad = load({ WRIT_SPEND_BATCH_MAX: "0", WRIT_SPEND_BATCH_WAIT_MS: "101", WRIT_SPEND_BATCHES_IN_FLIGHT: "65" });
     expect(bad.settings).toMatchObject({ spendBatchMax: 64, spendBatchWaitMs: 1, spendBatchesInFlight: 2 });
     expect(bad.problems).toEqual([

@@ -31,7 +31,9 @@ describe("allowedSpendFor", () => {
     const decision = evaluate(c.delegation!, c.agreement, act, context());
     expect(decision.verdict).toBe("ALLOW");
     const body = { verdict: "ALLOW" };
-    expect(allowedSpendFor(c, act, decision, { at: "2026-06-01T10:00:00Z", decision: { agentId: "a", requestHash: `sha256:${"0".repeat(64)}`, body } })).toEqual({
+    expect(
+      allowedSpendFor(c, act, decision, { at: "2026-06-01T10:00:00Z", decision: { agentId: "a", requestHash: `sha256:${"0".repeat(64)}`, body } }),
+    ).toEqual({
       agreementId: "agr-1",
       intentId: "groceries",
       actionId: "act-new",

@@ -38,14 +38,33 @@ describe("BUR_WEBHOOK_* settings", () => {
       },
       problems,
     );
-    expect(s).toEqual({ worker: false, timeoutMs: 250, connectTimeoutMs: 100, maxAttempts: 3, backoffMinMs: 10, backoffMaxMs: 40, concurrency: 2, destinationConcurrency: 1, hostConcurrency: 3, orgConcurrency: 5, pollMs: 50 });
+    expect(s).toEqual({
+      worker: false,
+      timeoutMs: 250,
+      connectTimeoutMs: 100,
+      maxAttempts: 3,
+      backoffMinMs: 10,
+      backoffMaxMs: 40,
+      concurrency: 2,
+      destinationConcurrency: 1,
+      hostConcurrency: 3,
+      orgConcurrency: 5,
+      pollMs: 50,
+    });
     expect(problems).toEqual([]);
   });
 
   it("reports unusable values and keeps the defaults", () => {
     const problems: string[] = [];
     const s = loadWebhookSettings(
-      { BUR_WEBHOOK_TIMEOUT_MS: "5s", BUR_WEBHOOK_MAX_ATTEMPTS: "0", BUR_WEBHOOK_CONCURRENCY: "-1", BUR_WEBHOOK_POLL_MS: "1.5", BUR_WEBHOOK_DESTINATION_CONCURRENCY: "0", BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "x" },
+      {
+        BUR_WEBHOOK_TIMEOUT_MS: "5s",
+        BUR_WEBHOOK_MAX_ATTEMPTS: "0",
+        BUR_WEBHOOK_CONCURRENCY: "-1",
+        BUR_WEBHOOK_POLL_MS: "1.5",
+        BUR_WEBHOOK_DESTINATION_CONCURRENCY: "0",
+        BUR_WEBHOOK_CONNECT_TIMEOUT_MS: "x",
+      },
       problems,
     );
     expect(s).toMatchObject({ timeoutMs: 5000, connectTimeoutMs: 2000, maxAttempts: 12, concurrency: 64, destinationConcurrency: 2, pollMs: 1000 });

@@ -13,18 +13,36 @@
  * tokens either way.
  */
 import type { Pool } from "pg";
-import { DEMO_AGENT_ID, DEMO_AGREEMENT_ID, demoAgentSigner } from "../../../core/demo/index.js";
-import { acknowledgedByDemoParties, demoAckSigner, DEMO_PRINCIPAL_EMAIL, DEMO_SEED_ORGS, DEMO_SEED_PRINCIPAL_ID, demoKeyBytes, demoKeyToken, seededDemoDelegation, type DemoSeedOrg } from "../../../core/demo/seed.js";
+import {
+  DEMO_AGENT_ID,
+  DEMO_AGREEMENT_ID,
+  demoAgentSigner,
+  acknowledgedByDemoParties,
+  demoAckSigner,
+  DEMO_PRINCIPAL_EMAIL,
+  DEMO_SEED_ORGS,
+  DEMO_SEED_PRINCIPAL_ID,
+  demoKeyBytes,
+  demoKeyToken,
+  seededDemoDelegation,
+  type DemoSeedOrg,
+} from "../../../core/demo/index.js";
 import { keyId, type Signer } from "../../../core/jose/index.js";
 import { defaultScopes } from "../../../core/registry/index.js";
-import { insertAckKey } from "../../../store/ack-keys.js";
-import { getAgent, insertAgent, registrationLogEntry } from "../../../store/agents.js";
-import { upsertDelegation } from "../../../store/delegations.js";
-import { findKeyByToken, issueKey } from "../../../store/keys.js";
-import { appendLogEntries, type LogAppendOptions } from "../../../store/log.js";
-import { createOrg } from "../../../store/orgs.js";
-import { registerPrincipalEmail } from "../../../store/portal.js";
-import { withTransaction } from "../../../store/pool.js";
+import {
+  insertAckKey,
+  getAgent,
+  insertAgent,
+  registrationLogEntry,
+  upsertDelegation,
+  findKeyByToken,
+  issueKey,
+  appendLogEntries,
+  type LogAppendOptions,
+  createOrg,
+  registerPrincipalEmail,
+  withTransaction,
+} from "../../../store/index.js";
 
 /** The answer of a seeding. */
 export interface SeedDemoResult {
@@ -80,7 +98,9 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
       const orgIds = new Map<DemoSeedOrg["role"], string>();
       for (const o of DEMO_SEED_ORGS) {
         const org = await createOrg(client, { name: o.name, org_type: o.org_type }, opts.now);
-        await issueKey(client, { org_id: org.org_id, name: "public demo key", scopes: defaultScopes(o.org_type) }, opts.now, { tokenBytes: demoKeyBytes(o.keyLabel) });
+        await issueKey(client, { org_id: org.org_id, name: "public demo key", scopes: defaultScopes(o.org_type) }, opts.now, {
+          tokenBytes: demoKeyBytes(o.keyLabel),
+        });
         orgIds.set(o.role, org.org_id);
         if (o.ackRole) {
           const ackKey = demoAckSigner(o.role).publicJwk;
@@ -91,7 +111,14 @@ export async function seedDemo(pool: Pool, opts: SeedDemoOptions): Promise<SeedD
       const publicKey = demoAgentSigner().publicJwk;
       const inserted = await insertAgent(
         client,
-        { agent_id: DEMO_AGENT_ID, org_id: operator, principal_id: DEMO_SEED_PRINCIPAL_ID, verification_level: "self_declared", public_key: publicKey, fingerprint: keyId(publicKey) },
+        {
+          agent_id: DEMO_AGENT_ID,
+          org_id: operator,
+          principal_id: DEMO_SEED_PRINCIPAL_ID,
+          verification_level: "self_declared",
+          public_key: publicKey,
+          fingerprint: keyId(publicKey),
+        },
         opts.now,
       );
       if (!inserted.ok) throw new AlreadyPresent();

@@ -8,9 +8,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { AGENT_STATUSES, canMoveAgent, type AgentStatus } from "../../../core/registry/index.js";
-import { getAgent, setAgentStatus } from "../../../store/agents.js";
-import { agentStanding } from "../../../store/agent-standing.js";
-import { withTransaction } from "../../../store/pool.js";
+import { getAgent, setAgentStatus, agentStanding, withTransaction } from "../../../store/index.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, ERROR_BODY_SCHEMA, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";

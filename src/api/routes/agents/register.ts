@@ -13,11 +13,15 @@
  */
 import type { FastifyInstance } from "fastify";
 import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../../../core/jose/index.js";
-import { AGENT_ID_PATTERN, AGENT_POP_TYP, PRINCIPAL_ID_PATTERN, VERIFICATION_LEVELS, checkAgentPop, type VerificationLevel } from "../../../core/registry/index.js";
-import { insertAgent, registrationLogEntry } from "../../../store/agents.js";
-import { agentStanding } from "../../../store/agent-standing.js";
-import { appendLogEntries } from "../../../store/log.js";
-import { withTransaction } from "../../../store/pool.js";
+import {
+  AGENT_ID_PATTERN,
+  AGENT_POP_TYP,
+  PRINCIPAL_ID_PATTERN,
+  VERIFICATION_LEVELS,
+  checkAgentPop,
+  type VerificationLevel,
+} from "../../../core/registry/index.js";
+import { insertAgent, registrationLogEntry, agentStanding, appendLogEntries, withTransaction } from "../../../store/index.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
@@ -78,7 +82,10 @@ export function registerAgentRegistration(app: FastifyInstance): void {
               fingerprint: { type: "string" },
               score: { type: "integer" },
               key_proven: { type: "boolean", description: "true when the registration carried a valid key_proof (absent otherwise)" },
-              displaced_agent_id: { type: "string", description: "The agent whose unproven registration of this key this one displaced (it is suspended for good)" },
+              displaced_agent_id: {
+                type: "string",
+                description: "The agent whose unproven registration of this key this one displaced (it is suspended for good)",
+              },
             },
           },
           ...errorResponses(400, 401, 403, 409, 500, 503),

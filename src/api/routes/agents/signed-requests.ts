@@ -14,11 +14,17 @@
  */
 import type { FastifyInstance } from "fastify";
 import { REASON_CODES } from "../../../core/evaluate/index.js";
-import { DIRECTORY_MAX_AGE_SECONDS, DIRECTORY_MEDIA_TYPE, DIRECTORY_PATH, directoryKey, signDirectory, type HttpRequestLike } from "../../../core/httpsig/index.js";
+import {
+  DIRECTORY_MAX_AGE_SECONDS,
+  DIRECTORY_MEDIA_TYPE,
+  DIRECTORY_PATH,
+  directoryKey,
+  signDirectory,
+  type HttpRequestLike,
+} from "../../../core/httpsig/index.js";
 import { currencyRefusal } from "../../../core/money/index.js";
-import { directoryRows } from "../../../store/request-signatures.js";
-import type { ProbePayment } from "../../../verify/pipeline/grant-probe.js";
-import { checkSignedRequest } from "../../../verify/pipeline/signed-request.js";
+import { directoryRows } from "../../../store/index.js";
+import { type ProbePayment, checkSignedRequest } from "../../../verify/index.js";
 import { ApiError, errorResponses, settingNotSet } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { verifyRuntimeOf } from "../verify/index.js";
@@ -32,7 +38,8 @@ const BODY_SCHEMA = {
   properties: {
     request: {
       type: "object",
-      description: "The request as the merchant received it: its method, absolute URL and header fields (at least Signature, Signature-Input, Signature-Agent and every covered field)",
+      description:
+        "The request as the merchant received it: its method, absolute URL and header fields (at least Signature, Signature-Input, Signature-Agent and every covered field)",
       required: ["method", "url", "headers"],
       properties: {
         method: { type: "string", pattern: "^[A-Za-z]{1,16}$" },
@@ -40,7 +47,12 @@ const BODY_SCHEMA = {
         headers: {
           type: "object",
           maxProperties: 100,
-          additionalProperties: { anyOf: [{ type: "string", maxLength: 8192 }, { type: "array", maxItems: 16, items: { type: "string", maxLength: 8192 } }] },
+          additionalProperties: {
+            anyOf: [
+              { type: "string", maxLength: 8192 },
+              { type: "array", maxItems: 16, items: { type: "string", maxLength: 8192 } },
+            ],
+          },
         },
       },
     },
@@ -130,7 +142,26 @@ export function registerSignedRequests(app: FastifyInstance): void {
           200: {
             type: "object",
             required: ["keys"],
-            properties: { keys: { type: "array", items: { type: "object", required: ["kty", "crv", "x", "kid", "agent_id", "operator_org_id"], additionalProperties: true, properties: { kty: { type: "string" }, crv: { type: "string" }, x: { type: "string" }, y: { type: "string" }, kid: { type: "string" }, agent_id: { type: "string" }, operator_org_id: { type: "string" }, verification_level: { type: "string" } } } } },
+            properties: {
+              keys: {
+                type: "array",
+                items: {
+                  type: "object",
+                  required: ["kty", "crv", "x", "kid", "agent_id", "operator_org_id"],
+                  additionalProperties: true,
+                  properties: {
+                    kty: { type: "string" },
+                    crv: { type: "string" },
+                    x: { type: "string" },
+                    y: { type: "string" },
+                    kid: { type: "string" },
+                    agent_id: { type: "string" },
+                    operator_org_id: { type: "string" },
+                    verification_level: { type: "string" },
+                  },
+                },
+              },
+            },
           },
           ...errorResponses(503),
         },
@@ -173,11 +204,7 @@ export function registerSignedRequests(app: FastifyInstance): void {
         if (refused !== undefined) throw new ApiError("VALIDATION_FAILED", `payment.currency ${payment.currency} ${refused}`);
       }
       const pool = app.requireDb();
-      return checkSignedRequest(
-        { pool, gather: rt.verify.gather, now: app.clock(), policy: rt.policy },
-        signed,
-        payment,
-      );
+      return checkSignedRequest({ pool, gather: rt.verify.gather, now: app.clock(), policy: rt.policy }, signed, payment);
     },
   );
 }

@@ -4,8 +4,7 @@
  */
 import type { PublicJwk } from "../../../core/jose/index.js";
 import { AGENT_STATUSES, VERIFICATION_LEVELS } from "../../../core/registry/index.js";
-import type { AgentRecord } from "../../../store/agents.js";
-import type { AgentStanding } from "../../../store/agent-standing.js";
+import type { AgentRecord, AgentStanding } from "../../../store/index.js";
 
 /** The agent record as answered. */
 export interface AgentView {

@@ -5,10 +5,8 @@
 import type { FastifyInstance } from "fastify";
 import { approvalStatus, decisionPayload, type ApprovalDecision } from "../../../core/approvals/index.js";
 import { canonicalBytes, sha256Hash } from "../../../core/canonical/index.js";
-import { decideApproval, findApproval, type DecisionEvidence, type StoredApproval } from "../../../store/approvals.js";
-import { appendLogEntries } from "../../../store/log.js";
-import { withTransaction } from "../../../store/pool.js";
-import type { ApprovalOptions } from "../../../verify/approvals.js";
+import { decideApproval, findApproval, type DecisionEvidence, type StoredApproval, appendLogEntries, withTransaction } from "../../../store/index.js";
+import type { ApprovalOptions } from "../../../verify/index.js";
 import { ApiError } from "../../errors.js";
 import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
 import { listeningBaseUrl } from "../portal/magic-link.js";
@@ -33,7 +31,22 @@ const str = { type: "string" } as const;
 /** The JSON schema of an approval's answer. */
 export const APPROVAL_SCHEMA = {
   type: "object",
-  required: ["approval_id", "status", "agent_id", "agreement_id", "action_id", "request_hash", "amount", "currency", "confirmation_text", "reasons", "created_at", "expires_at", "approval_url", "content"],
+  required: [
+    "approval_id",
+    "status",
+    "agent_id",
+    "agreement_id",
+    "action_id",
+    "request_hash",
+    "amount",
+    "currency",
+    "confirmation_text",
+    "reasons",
+    "created_at",
+    "expires_at",
+    "approval_url",
+    "content",
+  ],
   properties: {
     approval_id: str,
     status: { type: "string", enum: ["pending", "approved", "declined", "expired"] },
@@ -49,7 +62,11 @@ export const APPROVAL_SCHEMA = {
     created_at: { type: "string", format: "date-time" },
     expires_at: { type: "string", format: "date-time" },
     decided_at: { type: ["string", "null"], format: "date-time" },
-    decided_with: { type: ["object", "null"], properties: { method: str, key_id: str }, description: "How the decision was signed: passkey (credential id) or principal_key (kid)" },
+    decided_with: {
+      type: ["object", "null"],
+      properties: { method: str, key_id: str },
+      description: "How the decision was signed: passkey (credential id) or principal_key (kid)",
+    },
     used: { type: "boolean", description: "The approved request's retry was ALLOWed (an approval is used once)" },
     approval_url: str,
     content: { type: "object", additionalProperties: true, description: "What a decision signs (with `decision`): see docs/reference/approvals.md" },
@@ -85,13 +102,22 @@ export function approvalBody(app: FastifyInstance, a: StoredApproval, now: Date)
  * Records a decision and its transparency-log entry in one transaction; the decided approval.
  * Throws APPROVAL_NOT_PENDING when it was decided already or expired.
  */
-export async function recordDecision(app: FastifyInstance, a: StoredApproval, decision: ApprovalDecision, evidence: DecisionEvidence): Promise<{ approval: StoredApproval; logSequence: number }> {
+export async function recordDecision(
+  app: FastifyInstance,
+  a: StoredApproval,
+  decision: ApprovalDecision,
+  evidence: DecisionEvidence,
+): Promise<{ approval: StoredApproval; logSequence: number }> {
   const signer = logSignerOf(app);
   const now = app.clock();
   const pool = app.requireDb();
   return withTransaction(pool, async (client) => {
     const decided = await decideApproval(client, a.approvalId, decision, evidence, now);
-    if (!decided) throw new ApiError("APPROVAL_NOT_PENDING", `approval ${a.approvalId} is ${approvalStatus(a.status, a.expiresAt.getTime(), now.getTime())}: it can no longer be decided`);
+    if (!decided)
+      throw new ApiError(
+        "APPROVAL_NOT_PENDING",
+        `approval ${a.approvalId} is ${approvalStatus(a.status, a.expiresAt.getTime(), now.getTime())}: it can no longer be decided`,
+      );
     const body = {
       event: "approval",
       decision: decided.status,

@@ -16,7 +16,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { APPROVAL_TYP, decisionPayload, type ApprovalDecision } from "../../../core/approvals/index.js";
 import { JoseError, keyId, verifySignedRecord } from "../../../core/jose/index.js";
-import { findApproval } from "../../../store/approvals.js";
+import { findApproval } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
@@ -61,14 +61,18 @@ const approvalRoutes: FastifyPluginAsync = async (app) => {
           required: ["decision", "signature"],
           properties: { decision: { type: "string", enum: ["approve", "decline"] }, signature: { type: "object" } },
         },
-        response: { 200: { ...APPROVAL_SCHEMA, properties: { ...APPROVAL_SCHEMA.properties, log_sequence: { type: "integer" } } }, ...errorResponses(400, 401, 404, 409, 500, 503) },
+        response: {
+          200: { ...APPROVAL_SCHEMA, properties: { ...APPROVAL_SCHEMA.properties, log_sequence: { type: "integer" } } },
+          ...errorResponses(400, 401, 404, 409, 500, 503),
+        },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
     async (request) => {
       const a = await requireApproval(app, request.params.approval_id);
       const { decision, signature } = request.body;
-      if (a.principalKeys.length === 0) throw new ApiError("APPROVAL_NOT_VERIFIED", `the grant of approval ${a.approvalId} names no principal key: approve it with a passkey in the portal`);
+      if (a.principalKeys.length === 0)
+        throw new ApiError("APPROVAL_NOT_VERIFIED", `the grant of approval ${a.approvalId} names no principal key: approve it with a passkey in the portal`);
       let kid: string;
       try {
         const v = await verifySignedRecord(signature, a.principalKeys, { typ: APPROVAL_TYP, record: decisionPayload(a.content, decision) });

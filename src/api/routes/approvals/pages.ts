@@ -30,7 +30,13 @@ export function registerApprovalPages(app: FastifyInstance, path: string): void 
   ];
   for (const [p, type, body] of files) {
     app.get(p, { schema: { hide: true } }, async (_request, reply) =>
-      reply.type(type).header("cache-control", "no-store").header("referrer-policy", "no-referrer").header("x-content-type-options", "nosniff").header("content-security-policy", CSP).send(body),
+      reply
+        .type(type)
+        .header("cache-control", "no-store")
+        .header("referrer-policy", "no-referrer")
+        .header("x-content-type-options", "nosniff")
+        .header("content-security-policy", CSP)
+        .send(body),
     );
   }
 }

@@ -20,7 +20,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { webauthnChallenge, type ApprovalDecision } from "../../../core/approvals/index.js";
 import { sha256 } from "../../../core/canonical/index.js";
-import { addPasskey, approvalsOfPrincipal, findApproval, passkeysOf, raisePasskeyCounter, type StoredApproval } from "../../../store/approvals.js";
+import { addPasskey, approvalsOfPrincipal, findApproval, passkeysOf, raisePasskeyCounter, type StoredApproval } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { bearerSessionToken, tokenHash } from "../portal/credentials.js";
@@ -64,7 +64,14 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       schema: {
         tags: ["portal"],
         summary: "The signed-in principal's approvals, newest first",
-        response: { 200: { type: "object", required: ["principal_id", "approvals", "passkeys"], properties: { principal_id: { type: "string" }, passkeys: { type: "integer" }, approvals: { type: "array", items: APPROVAL_SCHEMA } } }, ...errorResponses(401, 503) },
+        response: {
+          200: {
+            type: "object",
+            required: ["principal_id", "approvals", "passkeys"],
+            properties: { principal_id: { type: "string" }, passkeys: { type: "integer" }, approvals: { type: "array", items: APPROVAL_SCHEMA } },
+          },
+          ...errorResponses(401, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -79,7 +86,14 @@ export function registerPortalApprovals(app: FastifyInstance): void {
 
   app.post(
     "/v1/portal/passkeys/options",
-    { schema: { tags: ["portal"], hide: true, summary: "WebAuthn registration options for a new passkey of the signed-in principal", response: { 200: anyObject, ...errorResponses(401, 503) } } },
+    {
+      schema: {
+        tags: ["portal"],
+        hide: true,
+        summary: "WebAuthn registration options for a new passkey of the signed-in principal",
+        response: { 200: anyObject, ...errorResponses(401, 503) },
+      },
+    },
     async (request) => {
       const { principalId, email } = await requireSession(app, request);
       const { rpID } = relyingParty(app);
@@ -102,9 +116,13 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        hide: true, summary: "Register a passkey of the signed-in principal (the browser's registration response)",
+        hide: true,
+        summary: "Register a passkey of the signed-in principal (the browser's registration response)",
         body: { type: "object", required: ["response"], properties: { response: anyObject } },
-        response: { 200: { type: "object", required: ["credential_id"], properties: { credential_id: { type: "string" } } }, ...errorResponses(400, 401, 409, 503) },
+        response: {
+          200: { type: "object", required: ["credential_id"], properties: { credential_id: { type: "string" } } },
+          ...errorResponses(400, 401, 409, 503),
+        },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
@@ -113,7 +131,9 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const { origin, rpID } = relyingParty(app);
       let info;
       try {
-        const v = await (await webauthn()).verifyRegistrationResponse({
+        const v = await (
+          await webauthn()
+        ).verifyRegistrationResponse({
           response: request.body.response,
           expectedChallenge: Buffer.from(registrationChallenge(request)).toString("base64url"),
           expectedOrigin: origin,
@@ -126,7 +146,13 @@ export function registerPortalApprovals(app: FastifyInstance): void {
         throw new ApiError("VALIDATION_FAILED", `passkey registration refused: ${e instanceof Error ? e.message : String(e)}`);
       }
       const c = info.credential;
-      const added = await addPasskey(app.requireDb(), { credentialId: c.id, principalId, publicKey: c.publicKey, counter: c.counter, transports: c.transports ?? [] });
+      const added = await addPasskey(app.requireDb(), {
+        credentialId: c.id,
+        principalId,
+        publicKey: c.publicKey,
+        counter: c.counter,
+        transports: c.transports ?? [],
+      });
       if (!added) throw new ApiError("PASSKEY_EXISTS");
       request.log.info({ principal_id: principalId }, "passkey registered");
       return { credential_id: c.id };
@@ -138,7 +164,8 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        hide: true, summary: "WebAuthn options to approve or decline an approval: the challenge commits to its content and the decision",
+        hide: true,
+        summary: "WebAuthn options to approve or decline an approval: the challenge commits to its content and the decision",
         params: ID_PARAMS,
         body: { type: "object", required: ["decision"], properties: { decision: DECISION } },
         response: { 200: anyObject, ...errorResponses(400, 401, 404, 409, 503) },
@@ -164,10 +191,14 @@ export function registerPortalApprovals(app: FastifyInstance): void {
     {
       schema: {
         tags: ["portal"],
-        hide: true, summary: "Approve or decline with a passkey (the browser's assertion over the approval's challenge)",
+        hide: true,
+        summary: "Approve or decline with a passkey (the browser's assertion over the approval's challenge)",
         params: ID_PARAMS,
         body: { type: "object", required: ["decision", "response"], properties: { decision: DECISION, response: anyObject } },
-        response: { 200: { ...APPROVAL_SCHEMA, properties: { ...APPROVAL_SCHEMA.properties, log_sequence: { type: "integer" } } }, ...errorResponses(400, 401, 404, 409, 500, 503) },
+        response: {
+          200: { ...APPROVAL_SCHEMA, properties: { ...APPROVAL_SCHEMA.properties, log_sequence: { type: "integer" } } },
+          ...errorResponses(400, 401, 404, 409, 500, 503),
+        },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
@@ -181,7 +212,9 @@ export function registerPortalApprovals(app: FastifyInstance): void {
       const { origin, rpID } = relyingParty(app);
       let newCounter: number;
       try {
-        const v = await (await webauthn()).verifyAuthenticationResponse({
+        const v = await (
+          await webauthn()
+        ).verifyAuthenticationResponse({
           response,
           expectedChallenge: webauthnChallenge(a.content, decision),
           expectedOrigin: origin,
@@ -195,7 +228,11 @@ export function registerPortalApprovals(app: FastifyInstance): void {
         throw new ApiError("APPROVAL_NOT_VERIFIED", `passkey assertion refused: ${e instanceof Error ? e.message : String(e)}`);
       }
       await raisePasskeyCounter(pool, key.credentialId, newCounter);
-      const r = await recordDecision(app, a, decision, { method: "passkey", key_id: key.credentialId, proof: { assertion: response as unknown as Record<string, unknown> } });
+      const r = await recordDecision(app, a, decision, {
+        method: "passkey",
+        key_id: key.credentialId,
+        proof: { assertion: response as unknown as Record<string, unknown> },
+      });
       request.log.info({ approval_id: a.approvalId, decision }, "approval decided with a passkey");
       return { ...approvalBody(app, r.approval, app.clock()), log_sequence: r.logSequence };
     },

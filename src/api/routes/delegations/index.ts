@@ -12,7 +12,7 @@
  *   delegation stored without one, the operator of its agent): policy acting for the principal
  *   (`by: "policy"`); any other organization gets 404, as for an unknown id;
  * - no bearer: the principal, with a body `{revocation: <JWS>}` signed by the delegation's
- *   `principal.public_key` (src/verify/pipeline/signed-revocation.ts; `by: "principal"`); 401
+ *   `principal.public_key` (src/core/delegation/signed-revocation.ts; `by: "principal"`); 401
  *   when it does not verify. Without a bearer the answer never says whether a delegation
  *   exists: an unknown id answers exactly as a signature by the wrong key (401 `delegation
  *   revocation did not verify: the signature does not verify with the delegation principal's
@@ -25,11 +25,8 @@
  * false`); 503 without the log signing key.
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { getAgentForVerify } from "../../../store/agents.js";
-import { loadDelegation } from "../../../store/delegations.js";
-import type { RevokedBy } from "../../../store/revocation-record.js";
-import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../verify/pipeline/signed-revocation.js";
-import { ownsRecord } from "../../../store/verify-reads.js";
+import { getAgentForVerify, loadDelegation, type RevokedBy, ownsRecord } from "../../../store/index.js";
+import { MAX_REASON_LENGTH, verifyDelegationRevocation } from "../../../core/delegation/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { bearerToken } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";

@@ -6,14 +6,12 @@
  * Promise: a delegation already revoked answers the repeat (nothing logged or alerted); one
  * declared `revocable: false` is a 409; otherwise it and everything below it are revoked, ONE
  * `revocation` log entry is appended and the subscribers of every affected agent alerted, in
- * one transaction (src/store/revocation-record.ts), then this process's revocation index
+ * one transaction (src/store/revocation/record.ts), then this process's revocation index
  * learns the ids at once (the others through NOTIFY) and the act is logged. 503 without the log
  * signing key (nothing revoked then).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { StoredDelegation } from "../../../store/delegations.js";
-import { withTransaction } from "../../../store/pool.js";
-import { revokeAndRecord, type RevokedBy } from "../../../store/revocation-record.js";
+import { type StoredDelegation, withTransaction, revokeAndRecord, type RevokedBy } from "../../../store/index.js";
 import { ApiError } from "../../errors.js";
 import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
 
@@ -48,7 +46,13 @@ export interface RevokeAct {
 }
 
 /** Revokes delegation `id` (`stored`: its row, undefined when unknown) as `act` says (see the module comment). */
-export async function revokeStoredDelegation(app: FastifyInstance, request: FastifyRequest, id: string, stored: StoredDelegation | undefined, act: RevokeAct): Promise<DelegationRevokeAnswer> {
+export async function revokeStoredDelegation(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  id: string,
+  stored: StoredDelegation | undefined,
+  act: RevokeAct,
+): Promise<DelegationRevokeAnswer> {
   const repeat = { revoked: false, delegation_id: id, revoked_ids: [], agreement_ids: [], log_sequence: null };
   if (stored?.revokedAt) return repeat;
   if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
@@ -59,7 +63,10 @@ export async function revokeStoredDelegation(app: FastifyInstance, request: Fast
   );
   if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
   for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
-  request.log.info({ delegation_id: id, by: act.by, ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}), revoked_ids: r.ids }, "delegation revoked");
+  request.log.info(
+    { delegation_id: id, by: act.by, ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}), revoked_ids: r.ids },
+    "delegation revoked",
+  );
   if (r.ids.length === 0) return repeat;
   return { revoked: true, delegation_id: id, revoked_ids: r.ids, agreement_ids: r.agreementIds, log_sequence: r.logSequence };
 }

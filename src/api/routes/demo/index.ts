@@ -74,9 +74,7 @@ const demoRoutes: FastifyPluginAsync = async (app) => {
       schema: {
         tags: ["demo"],
         summary: "Sign a sample agreement with the public demo keys and evaluate one payment",
-        description:
-          "The demo keys are public (docs/demo.md): the answer demonstrates the engine and proves nothing. " +
-          "Nothing is stored.",
+        description: "The demo keys are public (docs/demo.md): the answer demonstrates the engine and proves nothing. " + "Nothing is stored.",
         body: bodySchema,
         response: { 200: responseSchema, 400: ERROR_BODY_SCHEMA },
       },

@@ -27,7 +27,7 @@ const fxRoutes: FastifyPluginAsync = async (app) => {
         summary: "Reference-currency rate of one currency on a UTC day",
         description:
           "Units of the reference currency for one unit of `currency` on `day`, as the source's exact decimal text. " +
-          "The same currency is rate \"1\". Rates are stored per (currency, reference, day) once fetched.",
+          'The same currency is rate "1". Rates are stored per (currency, reference, day) once fetched.',
         querystring: {
           type: "object",
           required: ["currency"],

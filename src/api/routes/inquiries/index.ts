@@ -13,32 +13,25 @@
  * Refusals: purpose_code missing (`purpose_code is required`) or unknown 400; unknown agent 404.
  */
 import type { FastifyPluginAsync } from "fastify";
-import { paymentParties } from "../../../store/ack-keys.js";
+import {
+  paymentParties,
+  agreementsAcknowledgedBy,
+  getAgent,
+  agreementFacts,
+  standingFrom,
+  recordInquiry,
+  type Queryable,
+  recentEvidenceHashes,
+  reportKindsByOrg,
+} from "../../../store/index.js";
 import { AGENT_ID_PATTERN, PURPOSE_CODES, RECENT_EVIDENCE_LIMIT, countReporters, isContributor, type PurposeCode } from "../../../core/registry/index.js";
-import { agreementsAcknowledgedBy } from "../../../store/agreements-read.js";
-import { getAgent } from "../../../store/agents.js";
-import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
-import { recordInquiry } from "../../../store/inquiries.js";
-import type { Queryable } from "../../../store/pool.js";
-import { recentEvidenceHashes, reportKindsByOrg } from "../../../store/reports.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 const inquiryAnswerSchema = {
   type: "object",
-  required: [
-    "inquiry_id",
-    "purpose_code",
-    "at",
-    "agent",
-    "trust_score",
-    "identity",
-    "verification",
-    "active_authorizations",
-    "revocations",
-    "incidents",
-  ],
+  required: ["inquiry_id", "purpose_code", "at", "agent", "trust_score", "identity", "verification", "active_authorizations", "revocations", "incidents"],
   properties: {
     inquiry_id: { type: "string", pattern: "^inq_[0-9a-f]{24}$" },
     purpose_code: { type: "string", enum: [...PURPOSE_CODES] },

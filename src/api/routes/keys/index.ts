@@ -40,7 +40,8 @@ const keysRoutes: FastifyPluginAsync = async (app) => {
                     checkpoint_origin: { type: "string", description: "The log key only: the origin line of its C2SP checkpoints (WRIT_LOG_ORIGIN)" },
                     note_verifier_key: {
                       type: "string",
-                      description: "The log key only: its signed-note verifier key, <origin>+<8 hex digits key ID>+<base64 of 0x01 and the Ed25519 key> (golang.org/x/mod/sumdb/note)",
+                      description:
+                        "The log key only: its signed-note verifier key, <origin>+<8 hex digits key ID>+<base64 of 0x01 and the Ed25519 key> (golang.org/x/mod/sumdb/note)",
                     },
                   },
                   additionalProperties: true,

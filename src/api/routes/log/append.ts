@@ -13,7 +13,7 @@ import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyInstance } from "fastify";
 import { canonicalJson } from "../../../core/canonical/index.js";
 import { isLogKind, LOG_KINDS, LogEntryError } from "../../../core/tlog/index.js";
-import type { LogAppendInput } from "../../../store/log.js";
+import type { LogAppendInput } from "../../../store/index.js";
 import { ApiError, settingNotSet } from "../../errors.js";
 import { appendTokenMatches } from "./auth.js";
 import type { AppendQueue } from "./batcher.js";

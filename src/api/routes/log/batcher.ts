@@ -17,8 +17,7 @@
  * processes are serialised by the log store's advisory lock.
  */
 import type { LogEntry, TreeHead } from "../../../core/tlog/index.js";
-import { GroupCommitQueue } from "../../../store/group-commit.js";
-import type { LogAppendInput, LogAppendResult } from "../../../store/log.js";
+import { GroupCommitQueue, type LogAppendInput, type LogAppendResult } from "../../../store/index.js";
 
 /** Writes one batch (in order, one transaction) and returns what the store wrote; throws only when nothing of it was committed. */
 export type BatchWriter = (inputs: LogAppendInput[]) => Promise<LogAppendResult>;

@@ -8,7 +8,7 @@
  * (404 `tree size is beyond the latest signed tree head` past the head).
  */
 import type { FastifyInstance } from "fastify";
-import { inclusionProofFor, logEntryByHash, logEntryBySequence } from "../../../store/log-read.js";
+import { inclusionProofFor, logEntryByHash, logEntryBySequence } from "../../../store/index.js";
 import { ApiError } from "../../errors.js";
 import { lookupFailure } from "./lookup.js";
 import { parseEntryHash, parseSequence } from "./params.js";

@@ -7,7 +7,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { Histogram } from "prom-client";
-import { appendToLog } from "../../../store/log.js";
+import { appendToLog } from "../../../store/index.js";
 import { ApiError } from "../../errors.js";
 import { registerAppendRoute } from "./append.js";
 import { appendQueue } from "./batcher.js";

@@ -1,7 +1,7 @@
 /**
  * Maps the log store's lookup misses onto API errors (one place, by code, never by message).
  */
-import { LogLookupError } from "../../../store/log-read.js";
+import { LogLookupError } from "../../../store/index.js";
 import { ApiError, type ApiErrorCode } from "../../errors.js";
 
 /**

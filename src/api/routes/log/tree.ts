@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { signCheckpoint } from "../../../core/tlog/index.js";
-import { consistencyProofFor, latestTreeHead } from "../../../store/log-read.js";
+import { consistencyProofFor, latestTreeHead } from "../../../store/index.js";
 import { ApiError, settingNotSet } from "../../errors.js";
 import { lookupFailure } from "./lookup.js";
 import { consistencyProofSchema, errorSchema, treeHeadSchema, treeSizeParam } from "./schemas.js";

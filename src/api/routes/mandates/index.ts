@@ -22,8 +22,8 @@
 import { SMALL_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { MAX_SD_JWT_LENGTH } from "../../../core/mandates/index.js";
-import { getAgent } from "../../../store/agents.js";
-import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../../verify/pipeline/mandates.js";
+import { getAgent } from "../../../store/index.js";
+import { checkPresentedMandate, recordAcceptedMandate, refusalText } from "../../../verify/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
@@ -87,7 +87,11 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
       const now = app.clock();
       const settings = app.settings.mandates;
       const presented = {
-        sdJwt: text, agent, audience: request.body.audience ?? settings.audience, kbMaxAgeMs: settings.kbMaxAgeMs, now,
+        sdJwt: text,
+        agent,
+        audience: request.body.audience ?? settings.audience,
+        kbMaxAgeMs: settings.kbMaxAgeMs,
+        now,
         ...(request.body.nonce !== undefined ? { nonce: request.body.nonce } : {}),
       };
       const checked = await checkPresentedMandate(pool, presented);
@@ -96,7 +100,12 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
         throw new ApiError("MANDATE_REFUSED", refusalText(checked.refusals));
       }
       const issuer = checked.accepted.verification.issuer;
-      const recorded = await recordAcceptedMandate(pool, checked.accepted, { sdJwt: text, now, orgId: credential.org_id }, { signer, options: logAppendOptions(app, now) });
+      const recorded = await recordAcceptedMandate(
+        pool,
+        checked.accepted,
+        { sdJwt: text, now, orgId: credential.org_id },
+        { signer, options: logAppendOptions(app, now) },
+      );
       // This process answers verify from its snapshot of the agent: drop it (others: the change notice).
       app.verifyRuntime?.snapshots.forget(agentId);
       request.log.info({ agent_id: agentId, delegation_id: recorded.delegationId, created: recorded.created, issuer_kid: issuer.kid }, "mandate recorded");

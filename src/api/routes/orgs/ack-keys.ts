@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { JoseError, keyId, parsePublicJwk } from "../../../core/jose/index.js";
-import { insertAckKey, listAckKeys, revokeAckKey } from "../../../store/ack-keys.js";
+import { insertAckKey, listAckKeys, revokeAckKey } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { orgOf, orgParams, requireKeyManager } from "./keys.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
@@ -101,7 +101,11 @@ export function registerAckKeyRoutes(app: FastifyInstance): void {
       schema: {
         tags: ["registry"],
         summary: "Revoke an acknowledgement key (acknowledgements signed with it name nobody from now on)",
-        params: { type: "object", required: ["org_id", "thumbprint"], properties: { org_id: { type: "string" }, thumbprint: { type: "string", minLength: 1, maxLength: 80 } } },
+        params: {
+          type: "object",
+          required: ["org_id", "thumbprint"],
+          properties: { org_id: { type: "string" }, thumbprint: { type: "string", minLength: 1, maxLength: 80 } },
+        },
         response: { 200: ackKeySchema, ...errors },
       },
       schemaErrorFormatter: registrySchemaErrors,

@@ -11,7 +11,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { MAX_NAME_LENGTH, ORG_TYPES, type OrgType } from "../../../core/registry/index.js";
-import { createOrg } from "../../../store/orgs.js";
+import { createOrg } from "../../../store/index.js";
 import { errorResponses } from "../../errors.js";
 import { registerAckKeyRoutes } from "./ack-keys.js";
 import { registerIssuerKeyRoutes } from "./issuer-keys.js";

@@ -19,8 +19,7 @@
 import type { FastifyInstance } from "fastify";
 import { JoseError, keyId, parsePublicJwk } from "../../../core/jose/index.js";
 import { ISSUER_KEY_POP_TYP, checkIssuerKeyPop } from "../../../core/registry/index.js";
-import { withTransaction } from "../../../store/pool.js";
-import { insertIssuerKey, listIssuerKeys, revokeIssuerKey } from "../../../store/issuer-keys.js";
+import { withTransaction, insertIssuerKey, listIssuerKeys, revokeIssuerKey } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { orgOf, orgParams, requireKeyManager } from "./keys.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
@@ -140,7 +139,11 @@ export function registerIssuerKeyRoutes(app: FastifyInstance): void {
       schema: {
         tags: ["registry"],
         summary: "Revoke an issuer key (mandates signed with it are refused from now on)",
-        params: { type: "object", required: ["org_id", "kid"], properties: { org_id: { type: "string" }, kid: { type: "string", minLength: 1, maxLength: 256 } } },
+        params: {
+          type: "object",
+          required: ["org_id", "kid"],
+          properties: { org_id: { type: "string" }, kid: { type: "string", minLength: 1, maxLength: 256 } },
+        },
         response: { 200: issuerKeySchema, ...errors },
       },
       schemaErrorFormatter: registrySchemaErrors,

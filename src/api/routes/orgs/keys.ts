@@ -15,8 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { MAX_NAME_LENGTH, missingScopes, RegistryError, resolveScopes, SCOPES, type Scope } from "../../../core/registry/index.js";
-import { getKey, issueKey, listKeys, revokeKey } from "../../../store/keys.js";
-import { getOrg, type Org } from "../../../store/orgs.js";
+import { getKey, issueKey, listKeys, revokeKey, getOrg, type Org } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { textSchema } from "../../../core/schemas/index.js";
@@ -154,7 +153,8 @@ export function registerKeyRoutes(app: FastifyInstance): void {
         // Scopes of a key never change, so this read cannot race with the revocation below.
         const target = await getKey(app.requireDb(), org.org_id, request.params.key_id);
         const lacking = target ? missingScopes(credential.scopes, target.scopes) : [];
-        if (lacking.length > 0) throw new ApiError("REVOKE_SCOPE_NOT_HELD", `a key cannot revoke a key holding a scope it does not hold: ${lacking.join(", ")}`);
+        if (lacking.length > 0)
+          throw new ApiError("REVOKE_SCOPE_NOT_HELD", `a key cannot revoke a key holding a scope it does not hold: ${lacking.join(", ")}`);
       }
       const key = await revokeKey(app.requireDb(), org.org_id, request.params.key_id, app.clock());
       // Before answering: this process must refuse the key from now on (others: the change notice).

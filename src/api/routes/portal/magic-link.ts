@@ -21,7 +21,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { issueSignInToken } from "../../../store/portal.js";
+import { issueSignInToken } from "../../../store/index.js";
 import { errorResponses } from "../../errors.js";
 import { passThroughValidator, stringMember } from "./body.js";
 import type { SignInCourier } from "./courier.js";

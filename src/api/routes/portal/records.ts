@@ -17,9 +17,8 @@
  * revocation, without the log signing key). Answers are `Cache-Control: no-store`.
  */
 import type { FastifyInstance } from "fastify";
-import { loadDelegation } from "../../../store/delegations.js";
-import { agentsOfPrincipal, agreementIdsOfPrincipal, agreementView, delegationsOfPrincipal, delegationView } from "../../../store/record-views.js";
-import { MAX_REASON_LENGTH } from "../../../verify/pipeline/signed-revocation.js";
+import { loadDelegation, agentsOfPrincipal, agreementIdsOfPrincipal, agreementView, delegationsOfPrincipal, delegationView } from "../../../store/index.js";
+import { MAX_REASON_LENGTH } from "../../../core/delegation/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "../delegations/revoke.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "../shared/schema-errors.js";
@@ -95,7 +94,11 @@ export function registerPortalRecords(app: FastifyInstance): void {
               principal_id: str,
               delegations: {
                 type: "array",
-                items: { ...DELEGATION_SCHEMA, required: [...DELEGATION_SCHEMA.required, "budget"], properties: { ...DELEGATION_SCHEMA.properties, budget: budgetLineSchema } },
+                items: {
+                  ...DELEGATION_SCHEMA,
+                  required: [...DELEGATION_SCHEMA.required, "budget"],
+                  properties: { ...DELEGATION_SCHEMA.properties, budget: budgetLineSchema },
+                },
               },
             },
           },
@@ -160,9 +163,19 @@ export function registerPortalRecords(app: FastifyInstance): void {
         params: { type: "object", required: ["delegation_id"], properties: { delegation_id: ID_PARAM } },
         body: {
           type: ["object", "null"],
-          properties: { reason: { type: "string", maxLength: MAX_REASON_LENGTH, pattern: NO_NUL_PATTERN, description: `Recorded with the revocation (default "${PORTAL_REVOKE_REASON}")` } },
+          properties: {
+            reason: {
+              type: "string",
+              maxLength: MAX_REASON_LENGTH,
+              pattern: NO_NUL_PATTERN,
+              description: `Recorded with the revocation (default "${PORTAL_REVOKE_REASON}")`,
+            },
+          },
         },
-        response: { 200: { ...REVOKE_ANSWER_SCHEMA, description: "Revoked (or already revoked: `revoked: false`)" }, ...errorResponses(400, 401, 404, 409, 500, 503) },
+        response: {
+          200: { ...REVOKE_ANSWER_SCHEMA, description: "Revoked (or already revoked: `revoked: false`)" },
+          ...errorResponses(400, 401, 404, 409, 500, 503),
+        },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },

@@ -10,8 +10,7 @@
  * carry a token or an e-mail are `Cache-Control: no-store`.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { redeemSignInToken } from "../../../store/portal.js";
-import { endSession, findSession, type PortalSession } from "../../../store/portal-sessions.js";
+import { redeemSignInToken, endSession, findSession, type PortalSession } from "../../../store/index.js";
 import { ApiError, ERROR_BODY_SCHEMA } from "../../errors.js";
 import { passThroughValidator, stringMember } from "./body.js";
 import { bearerSessionToken, newSessionToken, tokenHash } from "./credentials.js";

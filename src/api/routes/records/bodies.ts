@@ -4,16 +4,18 @@
  * remaining budget (src/core/agreement/budget.ts), and the budget line of a delegation alone.
  */
 import { budgetView, type BudgetLine, type BudgetView } from "../../../core/agreement/index.js";
-import { loadDelegation } from "../../../store/delegations.js";
-import { spendTotals } from "../../../store/ledger/index.js";
-import type { Queryable } from "../../../store/pool.js";
-import { delegationSpent, type AgreementView, type DelegationView } from "../../../store/record-views.js";
+import { loadDelegation, spendTotals, type Queryable, delegationSpent, type AgreementView, type DelegationView } from "../../../store/index.js";
 
 /** The answer for one delegation. */
 export function delegationBody(d: DelegationView) {
   return {
-    delegation_id: d.delegationId, agent_id: d.agentId, status: d.status, revocation: d.revocation,
-    parent_delegation_id: d.parentDelegationId, agreement_ids: d.agreementIds, delegation: d.record,
+    delegation_id: d.delegationId,
+    agent_id: d.agentId,
+    status: d.status,
+    revocation: d.revocation,
+    parent_delegation_id: d.parentDelegationId,
+    agreement_ids: d.agreementIds,
+    delegation: d.record,
   };
 }
 
@@ -55,8 +57,14 @@ export async function budgetOf(q: Queryable, a: AgreementView): Promise<BudgetVi
 /** The answer for one agreement, with its budget. */
 export async function agreementBody(q: Queryable, a: AgreementView) {
   return {
-    agreement_id: a.agreementId, agent_id: a.agentId, delegation_id: a.delegationId, status: a.status, revocation: a.revocation,
-    ledger_sequence: a.ledgerSequence, ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}), agreement: a.record,
+    agreement_id: a.agreementId,
+    agent_id: a.agentId,
+    delegation_id: a.delegationId,
+    status: a.status,
+    revocation: a.revocation,
+    ledger_sequence: a.ledgerSequence,
+    ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}),
+    agreement: a.record,
     budget: await budgetOf(q, a),
   };
 }

@@ -14,9 +14,7 @@
  * storage.
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { paymentParties } from "../../../store/ack-keys.js";
-import { ledgerPage } from "../../../store/ledger/index.js";
-import { agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/record-views.js";
+import { paymentParties, ledgerPage, agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { agreementBody, budgetOf, delegationBody } from "./bodies.js";
@@ -124,8 +122,12 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
       const entries = await ledgerPage(pool, a.agreementId, after, limit);
       const last = entries[entries.length - 1];
       return {
-        agreement_id: a.agreementId, ledger_sequence: a.ledgerSequence, ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}),
-        entries, next_after: last && last.sequence < a.ledgerSequence ? last.sequence : null, budget: await budgetOf(pool, a),
+        agreement_id: a.agreementId,
+        ledger_sequence: a.ledgerSequence,
+        ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}),
+        entries,
+        next_after: last && last.sequence < a.ledgerSequence ? last.sequence : null,
+        budget: await budgetOf(pool, a),
       };
     },
   );

@@ -12,8 +12,7 @@
  * - anyone else gets the same 404 as for an unknown id, so existence is not revealed.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { RecordOwners } from "../../../store/record-views.js";
-import { ownsRecord } from "../../../store/verify-reads.js";
+import { type RecordOwners, ownsRecord } from "../../../store/index.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { bearerSessionToken } from "../portal/credentials.js";
 import { requireSession } from "../portal/sessions.js";

@@ -19,13 +19,21 @@ import type { FastifyInstance } from "fastify";
 import { hashOf } from "../../../core/canonical/index.js";
 import type { Signer } from "../../../core/jose/index.js";
 import { alertForReport, type ReportKind } from "../../../core/registry/index.js";
-import { getAgent } from "../../../store/agents.js";
-import { agreementFacts, standingFrom } from "../../../store/agent-standing.js";
-import { appendLogEntries, type LogAppendInput } from "../../../store/log.js";
-import { withTransaction } from "../../../store/pool.js";
-import { fileReport, reporterCounts, type ReportInput, type StoredReport } from "../../../store/reports.js";
-import { enqueueFanout, expandFanouts } from "../../../store/alert-fanout.js";
-import { newEventId } from "../../../store/subscriptions.js";
+import {
+  getAgent,
+  agreementFacts,
+  standingFrom,
+  appendLogEntries,
+  type LogAppendInput,
+  withTransaction,
+  fileReport,
+  reporterCounts,
+  type ReportInput,
+  type StoredReport,
+  enqueueFanout,
+  expandFanouts,
+  newEventId,
+} from "../../../store/index.js";
 import { ApiError } from "../../errors.js";
 import { logAppendOptions } from "../shared/registry-log.js";
 

@@ -63,10 +63,7 @@ const reportRoutes: FastifyPluginAsync = async (app) => {
         signer,
         now: app.clock(),
       });
-      request.log.info(
-        { report_id: out.report_id, agent_id: request.body.agent_id, kind: out.kind, alert: out.alert, alerted: out.alerted },
-        "report filed",
-      );
+      request.log.info({ report_id: out.report_id, agent_id: request.body.agent_id, kind: out.kind, alert: out.alert, alerted: out.alerted }, "report filed");
       return reply.code(201).send({ report_id: out.report_id, kind: out.kind });
     },
   );

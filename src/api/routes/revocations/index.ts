@@ -23,8 +23,7 @@ import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { verifyRevocation, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { hashOf } from "../../../core/canonical/index.js";
-import { lockAgreementRecord } from "../../../store/agreements-read.js";
-import { listRevocations, MAX_PAGE, recordRevocation, type BeforeInsert } from "../../../store/revocations.js";
+import { lockAgreementRecord, listRevocations, MAX_PAGE, recordRevocationFromFeed as recordRevocation, type BeforeInsert } from "../../../store/index.js";
 import { ApiError, settingNotSet, errorResponses } from "../../errors.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 
@@ -44,7 +43,8 @@ function principalRevocationCheck(revocation: AgreementRevocation): BeforeInsert
     const record = await lockAgreementRecord(client, revocation.agreement_id);
     if (record === undefined) throw new ApiError("AGREEMENT_NOT_FOUND");
     const state = await verifyRevocation({ agreement_id: record.agreement_id, mandates: record.mandates, revocation });
-    if (state !== "valid") throw new ApiError("REVOCATION_NOT_VERIFIED", `principal revocation did not verify: ${state === "none" ? "no revocation" : state.problem}`);
+    if (state !== "valid")
+      throw new ApiError("REVOCATION_NOT_VERIFIED", `principal revocation did not verify: ${state === "none" ? "no revocation" : state.problem}`);
   };
 }
 
@@ -92,7 +92,7 @@ const revocationRoutes: FastifyPluginAsync = async (app) => {
         tags: ["revocations"],
         summary: "Notifier-signed revocation push",
         description:
-          "Body {at, svc_revocation_push: \"1\", revocation, signature}. signature is a flattened JWS by the notifier key, " +
+          'Body {at, svc_revocation_push: "1", revocation, signature}. signature is a flattened JWS by the notifier key, ' +
           "typ svc-revocation-push+jws, whose payload is the RFC 8785 canonical JSON of the body without signature. " +
           "revocation.signature is the principal's (typ svc-revocation+jws), checked against the stored agreement: " +
           "404 for an agreement this service does not hold, 422 when it does not verify or does not cover every live mandate hash.",

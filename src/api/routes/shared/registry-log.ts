@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Signer } from "../../../core/jose/index.js";
-import type { LogAppendOptions } from "../../../store/log.js";
+import type { LogAppendOptions } from "../../../store/index.js";
 import { ApiError, settingNotSet } from "../../errors.js";
 
 /** The log signing key, or the 503/500 for an unset or unusable SVC_LOG_SIGNING_SEED. */

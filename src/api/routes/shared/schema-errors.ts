@@ -12,7 +12,10 @@ import { NO_NUL_PATTERN } from "../../../core/schemas/index.js";
 export type SchemaErrorDataVar = "body" | "headers" | "params" | "querystring";
 
 function fieldName(instancePath: string, dataVar: SchemaErrorDataVar, extra?: string): string {
-  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const parts = instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   if (extra !== undefined) parts.push(extra);
   const name = parts.join(".");
   if (dataVar === "body") return name;

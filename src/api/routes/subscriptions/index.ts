@@ -12,8 +12,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { AGENT_ID_PATTERN, parseWebhookUrl, RegistryError } from "../../../core/registry/index.js";
-import { getAgent } from "../../../store/agents.js";
-import { deactivateSubscription, listSubscriptions, subscribeWithinCap } from "../../../store/subscriptions.js";
+import { getAgent, deactivateSubscription, listSubscriptions, subscribeWithinCap } from "../../../store/index.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";

@@ -13,16 +13,17 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { currencyRefusal } from "../../../core/money/index.js";
-import { VerifyError } from "../../../verify/pipeline/decide.js";
-import { VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest } from "../../../verify/pipeline/request.js";
-import { verifyAction } from "../../../verify/verify-action.js";
+import { VerifyError, VERIFY_BODY_SCHEMA, VERIFY_RESPONSE_SCHEMA, type VerifyRequest, verifyAction } from "../../../verify/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import type { VerifyRuntime } from "../../plugins/verify-runtime.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { registerOutcomes } from "./outcomes.js";
 
-const ERROR_CODES: Record<VerifyError["code"], "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"> = {
+const ERROR_CODES: Record<
+  VerifyError["code"],
+  "AGENT_NOT_FOUND" | "AGENT_NOT_OWNED" | "VERIFY_ACTION_REUSED" | "VERIFY_ACTION_RELEASED" | "VERIFY_PROPOSED_AT_SKEW"
+> = {
   AGENT_NOT_FOUND: "AGENT_NOT_FOUND",
   AGENT_NOT_OWNED: "AGENT_NOT_OWNED",
   ACTION_REUSED: "VERIFY_ACTION_REUSED",

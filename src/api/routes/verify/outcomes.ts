@@ -18,9 +18,7 @@
 import type { FastifyInstance } from "fastify";
 import type { LaterOutcome } from "../../../core/agreement/index.js";
 import { textSchema } from "../../../core/schemas/index.js";
-import { paymentParties } from "../../../store/ack-keys.js";
-import { loadAgreementRecords } from "../../../store/agreements-read.js";
-import { recordOutcome } from "../../../store/ledger/index.js";
+import { paymentParties, loadAgreementRecords, recordOutcome } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
@@ -66,7 +64,13 @@ export function registerOutcomes(app: FastifyInstance): void {
           200: {
             type: "object",
             required: ["agreement_id", "action_id", "outcome", "replayed", "entry"],
-            properties: { agreement_id: { type: "string" }, action_id: { type: "string" }, outcome: { type: "string" }, replayed: { type: "boolean" }, entry: entrySchema },
+            properties: {
+              agreement_id: { type: "string" },
+              action_id: { type: "string" },
+              outcome: { type: "string" },
+              replayed: { type: "boolean" },
+              entry: entrySchema,
+            },
           },
           ...errorResponses(400, 401, 403, 404, 409, 503),
         },

@@ -2,8 +2,7 @@
  * Amount policies at delegation level: a usable amount, the scope's per-transaction ceiling
  * and its cumulative total (spent under the delegation plus this action).
  */
-import { agreementTotalAs, checkBudget } from "../../money/budget.js";
-import { formatMinor } from "../../money/index.js";
+import { agreementTotalAs, checkBudget, formatMinor } from "../../money/index.js";
 import { amountIn, type EvalState, type Findings } from "../state.js";
 
 export function usableAmount(s: EvalState, out: Findings): void {
@@ -23,7 +22,10 @@ export function delegationAmount(s: EvalState, out: Findings): void {
     return;
   }
   if (scope.ceilingMinor !== undefined && amount > scope.ceilingMinor) {
-    out.add("AMOUNT_ABOVE_DELEGATION_CEILING", `${formatMinor(amount, ccy)} ${ccy} is above the delegation ceiling ${formatMinor(scope.ceilingMinor, ccy)} ${ccy}`);
+    out.add(
+      "AMOUNT_ABOVE_DELEGATION_CEILING",
+      `${formatMinor(amount, ccy)} ${ccy} is above the delegation ceiling ${formatMinor(scope.ceilingMinor, ccy)} ${ccy}`,
+    );
   }
   if (scope.cumulativeMinor !== undefined) {
     const spent = s.ctx.delegationSpentMinor ?? agreementTotalIn(s, ccy);
@@ -31,7 +33,10 @@ export function delegationAmount(s: EvalState, out: Findings): void {
     if (check === "unknown") {
       out.add("LEDGER_TOTAL_UNKNOWN", "the delegation has a cumulative maximum and its spend so far is unknown");
     } else if (check === "exceeded") {
-      out.add("DELEGATION_BUDGET_EXCEEDED", `${formatMinor(spent ?? 0n, ccy)} spent + ${formatMinor(amount, ccy)} exceeds the delegation's cumulative maximum ${formatMinor(scope.cumulativeMinor, ccy)} ${ccy}`);
+      out.add(
+        "DELEGATION_BUDGET_EXCEEDED",
+        `${formatMinor(spent ?? 0n, ccy)} spent + ${formatMinor(amount, ccy)} exceeds the delegation's cumulative maximum ${formatMinor(scope.cumulativeMinor, ccy)} ${ccy}`,
+      );
     }
   }
 }

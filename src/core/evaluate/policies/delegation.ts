@@ -6,7 +6,8 @@ import type { EvalState, Findings } from "../state.js";
 
 /** Revocation state may be stale (watch down past its bound): fail closed. */
 export function revocationFreshness(s: EvalState, out: Findings): void {
-  if (s.ctx.revocationStateStale) out.add("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; refusing to trust possibly stale state");
+  if (s.ctx.revocationStateStale)
+    out.add("REVOCATION_STATE_STALE", "revocation updates have not been received within their bound; refusing to trust possibly stale state");
 }
 
 export function delegationStatus(s: EvalState, out: Findings): void {
@@ -41,7 +42,12 @@ export function scopeResources(s: EvalState, out: Findings): void {
     out.add("ACTION_NOT_ALLOWED", `action ${a.action_type} is not among the delegation's action_types`);
   }
   if (merchants && (a.merchant === undefined || !merchants.has(a.merchant))) {
-    out.add("MERCHANT_NOT_IN_SCOPE", a.merchant === undefined ? "the action names no merchant and the delegation restricts merchants" : `merchant ${a.merchant} is outside the delegation's merchants`);
+    out.add(
+      "MERCHANT_NOT_IN_SCOPE",
+      a.merchant === undefined
+        ? "the action names no merchant and the delegation restricts merchants"
+        : `merchant ${a.merchant} is outside the delegation's merchants`,
+    );
   }
   if (categories && a.category !== undefined && !categories.has(a.category)) {
     out.add("CATEGORY_NOT_IN_SCOPE", `category ${a.category} is outside the delegation's categories`);

@@ -2,8 +2,7 @@
  * Policies on one live intent (mandate): binding to the delegation, the principal's signature,
  * the agent, the intent's window and breadth, verbs, ceilings and budgets, acknowledgements.
  */
-import { checkBudget } from "../../money/budget.js";
-import { formatMinor } from "../../money/index.js";
+import { checkBudget, formatMinor } from "../../money/index.js";
 import { amountIn, type EvalState, type Findings } from "../state.js";
 import type { PreparedMandate } from "../types.js";
 
@@ -83,10 +82,16 @@ export const intentAmount: IntentPolicy = (s, m, out) => {
   }
   if (a?.ledger.state !== "ok") return;
   if (m.sliceMinor !== undefined && checkBudget(m.sliceMinor, m.spentMinor, amount) === "exceeded") {
-    out.add("CUMULATIVE_BUDGET_EXCEEDED", `${fmt(m.spentMinor)} spent + ${fmt(amount)} exceeds intent ${m.mandate.intent_id}'s cumulative slice ${fmt(m.sliceMinor)}`);
+    out.add(
+      "CUMULATIVE_BUDGET_EXCEEDED",
+      `${fmt(m.spentMinor)} spent + ${fmt(amount)} exceeds intent ${m.mandate.intent_id}'s cumulative slice ${fmt(m.sliceMinor)}`,
+    );
   }
   if (a.parentCumulativeMinor !== undefined && checkBudget(a.parentCumulativeMinor, a.totalSpentMinor, amount) === "exceeded") {
-    out.add("CUMULATIVE_BUDGET_EXCEEDED", `${fmt(a.totalSpentMinor)} spent + ${fmt(amount)} exceeds the parent cumulative maximum ${fmt(a.parentCumulativeMinor)}`);
+    out.add(
+      "CUMULATIVE_BUDGET_EXCEEDED",
+      `${fmt(a.totalSpentMinor)} spent + ${fmt(amount)} exceeds the parent cumulative maximum ${fmt(a.parentCumulativeMinor)}`,
+    );
   }
 };
 

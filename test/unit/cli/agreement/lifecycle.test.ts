@@ -80,19 +80,52 @@ describe("writ agreement sign -> ack -> amend -> revoke", () => {
     expect(signed.out).toContain('created_at: "2026-03-01T09:00:00Z"');
 
     const acked = await step(
-      ["ack", "--in", signed.path, "--role", "merchant", "--id", "bookshop", "--key-file", merchant.privateFile, "--domain", "bookshop.example", "--at", "2026-03-01T09:05:00Z"],
+      [
+        "ack",
+        "--in",
+        signed.path,
+        "--role",
+        "merchant",
+        "--id",
+        "bookshop",
+        "--key-file",
+        merchant.privateFile,
+        "--domain",
+        "bookshop.example",
+        "--at",
+        "2026-03-01T09:05:00Z",
+      ],
       "acked.yaml",
     );
     const a = manifestOf(acked.out);
     expect(a.record.acknowledgements).toHaveLength(1);
-    expect(a.record.acknowledgements?.[0]).toMatchObject({ role: "merchant", id: "bookshop", domain: "bookshop.example", public_key: merchant.signer.publicJwk });
+    expect(a.record.acknowledgements?.[0]).toMatchObject({
+      role: "merchant",
+      id: "bookshop",
+      domain: "bookshop.example",
+      public_key: merchant.signer.publicJwk,
+    });
     expect(a.record.events.at(-1)).toMatchObject({ type: "acknowledged", actor: { role: "merchant", id: "bookshop" } });
     prepared = await prepareAgreement(a.record);
     expect(prepared.mandates[0]?.acks).toEqual([{ role: "merchant", state: "current" }]);
     expect(prepared.eventChainProblem).toBeUndefined();
 
     const amended = await step(
-      ["amend", "--in", acked.path, "--intent", "int_books", "--set", "maximum_amount=150", "--set", "merchants=bookshop,antiquariat", "--key-file", principal.privateFile, "--at", "2026-03-02T09:00:00Z"],
+      [
+        "amend",
+        "--in",
+        acked.path,
+        "--intent",
+        "int_books",
+        "--set",
+        "maximum_amount=150",
+        "--set",
+        "merchants=bookshop,antiquariat",
+        "--key-file",
+        principal.privateFile,
+        "--at",
+        "2026-03-02T09:00:00Z",
+      ],
       "amended.yaml",
     );
     const m = manifestOf(amended.out);
@@ -108,7 +141,10 @@ describe("writ agreement sign -> ack -> amend -> revoke", () => {
     const reacked = await step(["ack", "--in", amended.path, "--role", "merchant", "--id", "bookshop", "--key-file", merchant.privateFile], "reacked.yaml");
     expect((await prepareAgreement(manifestOf(reacked.out).record)).mandates[0]?.acks).toEqual([{ role: "merchant", state: "current" }]);
 
-    const revoked = await step(["revoke", "--in", amended.path, "--reason", "lost the card", "--key-file", principal.privateFile, "--at", "2026-03-03T09:00:00Z"], "revoked.yaml");
+    const revoked = await step(
+      ["revoke", "--in", amended.path, "--reason", "lost the card", "--key-file", principal.privateFile, "--at", "2026-03-03T09:00:00Z"],
+      "revoked.yaml",
+    );
     const r = manifestOf(revoked.out);
     expect(r.record.status).toBe("revoked");
     expect((r.manifest.spec as Record<string, unknown>).state).toBe("revoked");
@@ -121,7 +157,19 @@ describe("writ agreement sign -> ack -> amend -> revoke", () => {
   });
 
   it("emits JSON with --output json", async () => {
-    const r = await runVerb(agreementGroup, ["sign", "--in", plainPath, "--key-file", principal.privateFile, "--delegation", "books", "--output", "json", "--at", AT]);
+    const r = await runVerb(agreementGroup, [
+      "sign",
+      "--in",
+      plainPath,
+      "--key-file",
+      principal.privateFile,
+      "--delegation",
+      "books",
+      "--output",
+      "json",
+      "--at",
+      AT,
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ kind: "IntentAgreement", spec: { delegationRef: { name: "books" }, state: "active" } });
   });
@@ -141,7 +189,10 @@ describe("refusals", () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain("mandate 0 already carries algorithm");
     const other = keyFiles(dir, "other");
-    const withKey = writeDoc(dir, "key.json", { ...plain, mandates: [{ ...plain.mandates[0], principal: { type: "human", id: "prn_alice", public_key: other.signer.publicJwk } }] });
+    const withKey = writeDoc(dir, "key.json", {
+      ...plain,
+      mandates: [{ ...plain.mandates[0], principal: { type: "human", id: "prn_alice", public_key: other.signer.publicJwk } }],
+    });
     r = await runVerb(agreementGroup, ["sign", "--in", withKey, "--key-file", principal.privateFile, "--delegation", "books"]);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`names principal key ${other.signer.kid} but --key-file holds ${principal.signer.kid}`);
@@ -202,7 +253,17 @@ describe("refusals", () => {
     const s = await runVerb(agreementGroup, ["sign", "--in", custom, "--key-file", principal.privateFile, "--delegation", "books"]);
     const path = join(dir, "custom-signed.yaml");
     writeFileSync(path, s.out);
-    const r = await runVerb(agreementGroup, ["amend", "--in", path, "--intent", "int_books", "--set", "maximum_amount=50", "--key-file", principal.privateFile]);
+    const r = await runVerb(agreementGroup, [
+      "amend",
+      "--in",
+      path,
+      "--intent",
+      "int_books",
+      "--set",
+      "maximum_amount=50",
+      "--key-file",
+      principal.privateFile,
+    ]);
     expect(r.code).toBe(0);
     expect(manifestOf(r.out).record.mandates[0]?.rendering).toBe("Alice's book budget.");
     expect(r.err).toContain("keeps its hand-written rendering");
@@ -228,7 +289,12 @@ describe("refusals", () => {
   it("reads a manifest that kubectl printed: server metadata and .status are dropped", async () => {
     const path = await signedPath();
     const doc = parse((await import("node:fs")).readFileSync(path, "utf8")) as Record<string, Record<string, unknown>>;
-    doc.metadata = { ...doc.metadata, uid: "u-1", resourceVersion: "7", annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", team: "books" } };
+    doc.metadata = {
+      ...doc.metadata,
+      uid: "u-1",
+      resourceVersion: "7",
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", team: "books" },
+    };
     doc.status = { phase: "Active" };
     const fromKubectl = writeDoc(dir, "kubectl.yaml", doc);
     const r = await runVerb(agreementGroup, ["revoke", "--in", fromKubectl, "--reason", "x", "--key-file", principal.privateFile]);

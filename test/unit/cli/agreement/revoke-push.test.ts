@@ -53,11 +53,22 @@ afterAll(async () => {
 });
 
 describe("writ agreement revoke --push", () => {
-  it("POSTs {at, svc_revocation_push: \"1\", revocation, signature} signed by the notifier", async () => {
+  it('POSTs {at, svc_revocation_push: "1", revocation, signature} signed by the notifier', async () => {
     status = 200;
     const r = await runVerb(agreementGroup, [
-      "revoke", "--in", signedPath, "--reason", "stolen", "--key-file", principal.privateFile,
-      "--push", base, "--notifier-key-file", notifier.privateFile, "--at", "2026-03-01T12:00:00Z",
+      "revoke",
+      "--in",
+      signedPath,
+      "--reason",
+      "stolen",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      base,
+      "--notifier-key-file",
+      notifier.privateFile,
+      "--at",
+      "2026-03-01T12:00:00Z",
     ]);
     expect(r.code).toBe(0);
     expect(r.err).toContain("pushed: stored as sha256:abc (revocation feed sequence 7;");
@@ -75,7 +86,17 @@ describe("writ agreement revoke --push", () => {
   it("a refused push still prints the revoked manifest and exits 1 with the server's words", async () => {
     status = 401;
     const r = await runVerb(agreementGroup, [
-      "revoke", "--in", signedPath, "--reason", "stolen", "--key-file", principal.privateFile, "--push", base, "--notifier-key-file", notifier.privateFile,
+      "revoke",
+      "--in",
+      signedPath,
+      "--reason",
+      "stolen",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      base,
+      "--notifier-key-file",
+      notifier.privateFile,
     ]);
     expect(r.code).toBe(1);
     expect(r.out).toContain("state: revoked");
@@ -88,7 +109,17 @@ describe("writ agreement revoke --push", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain("--push needs --notifier-key-file");
     r = await runVerb(agreementGroup, [
-      "revoke", "--in", signedPath, "--reason", "x", "--key-file", principal.privateFile, "--push", "http://127.0.0.1:1", "--notifier-key-file", notifier.privateFile,
+      "revoke",
+      "--in",
+      signedPath,
+      "--reason",
+      "x",
+      "--key-file",
+      principal.privateFile,
+      "--push",
+      "http://127.0.0.1:1",
+      "--notifier-key-file",
+      notifier.privateFile,
     ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain("cannot reach http://127.0.0.1:1");

@@ -23,7 +23,14 @@ const parent: Delegation = {
   granted_at: "2026-03-01T09:00:00Z",
   expires_at: "2026-03-08T09:00:00Z",
   purpose: "procurement",
-  scope: { currency: "EUR", maximum_amount: 500, cumulative_maximum: 2000, action_types: ["purchase", "refund"], categories: ["office", "travel"], merchants: ["db-bahn", "adlon", "staples"] },
+  scope: {
+    currency: "EUR",
+    maximum_amount: 500,
+    cumulative_maximum: 2000,
+    action_types: ["purchase", "refund"],
+    categories: ["office", "travel"],
+    merchants: ["db-bahn", "adlon", "staples"],
+  },
   conditions: [
     { type: "business_hours_only", timezone: "Europe/Berlin" },
     { type: "max_risk_score", value: 70 },
@@ -40,7 +47,17 @@ const parentManifest = writeDoc(dir, "parent.yaml", {
   spec: { ...Object.fromEntries(Object.entries(parent).filter(([k]) => k !== "status")), state: "active" },
 });
 
-const base = ["narrow", "--parent", parentManifest, "--at", "2026-03-01T10:00:00Z", "--set", "delegation_id=del_travel", "--set", "agent.agent_id=agent_travel"];
+const base = [
+  "narrow",
+  "--parent",
+  parentManifest,
+  "--at",
+  "2026-03-01T10:00:00Z",
+  "--set",
+  "delegation_id=del_travel",
+  "--set",
+  "agent.agent_id=agent_travel",
+];
 
 function childOf(out: string): { manifest: Record<string, unknown>; record: Delegation } {
   const manifest = parse(out) as Record<string, unknown>;
@@ -51,7 +68,15 @@ function childOf(out: string): { manifest: Record<string, unknown>; record: Dele
 
 describe("writ delegation narrow", () => {
   it("derives a narrower child: chain = parent's chain + a link for the parent", async () => {
-    const r = await runVerb(delegationGroup, [...base, "--set", "scope.maximum_amount=300", "--set", "scope.categories=travel", "--set", "expires_at=2026-03-05T09:00:00Z"]);
+    const r = await runVerb(delegationGroup, [
+      ...base,
+      "--set",
+      "scope.maximum_amount=300",
+      "--set",
+      "scope.categories=travel",
+      "--set",
+      "expires_at=2026-03-05T09:00:00Z",
+    ]);
     expect(r.err).toContain("nothing widens");
     expect(r.code).toBe(0);
     const { manifest, record } = childOf(r.out);
@@ -84,7 +109,17 @@ describe("writ delegation narrow", () => {
     const first = await runVerb(delegationGroup, [...base, "--set", "scope.categories=travel"]);
     const firstPath = writeDoc(dir, "travel.yaml", parse(first.out));
     const r = await runVerb(delegationGroup, [
-      "narrow", "--parent", firstPath, "--at", "2026-03-01T11:00:00Z", "--set", "delegation_id=del_rail", "--set", "agent.agent_id=agent_rail", "--set", "scope.merchants=db-bahn",
+      "narrow",
+      "--parent",
+      firstPath,
+      "--at",
+      "2026-03-01T11:00:00Z",
+      "--set",
+      "delegation_id=del_rail",
+      "--set",
+      "agent.agent_id=agent_rail",
+      "--set",
+      "scope.merchants=db-bahn",
     ]);
     expect(r.code).toBe(0);
     const { record } = childOf(r.out);
@@ -133,13 +168,21 @@ describe("writ delegation narrow", () => {
       agent: { agent_id: "agent_ok", public_key: generateSigner().publicJwk },
       purpose: "rail only",
       scope: { merchants: ["db-bahn"] },
-      conditions: [
-        { type: "business_hours_only", timezone: "Europe/Berlin" },
-        { type: "max_risk_score", value: 40 },
-        { type: "principal_present" },
-      ],
+      conditions: [{ type: "business_hours_only", timezone: "Europe/Berlin" }, { type: "max_risk_score", value: 40 }, { type: "principal_present" }],
     });
-    const r = await runVerb(delegationGroup, ["narrow", "--parent", parentManifest, "--child", child, "--name", "rail", "--at", "2026-03-01T10:00:00Z", "--output", "json"]);
+    const r = await runVerb(delegationGroup, [
+      "narrow",
+      "--parent",
+      parentManifest,
+      "--child",
+      child,
+      "--name",
+      "rail",
+      "--at",
+      "2026-03-01T10:00:00Z",
+      "--output",
+      "json",
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.out) as { metadata: unknown; spec: { purpose: string; conditions: unknown[] } };
     expect(out.metadata).toEqual({ name: "rail", namespace: "acme" });
@@ -148,7 +191,17 @@ describe("writ delegation narrow", () => {
   });
 
   it("refuses a delegation to the parent's own agent, a reused id, and a child that sets the principal", async () => {
-    let r = await runVerb(delegationGroup, ["narrow", "--parent", parentManifest, "--at", "2026-03-01T10:00:00Z", "--set", "delegation_id=del_self", "--set", "agent.agent_id=agent_procurement"]);
+    let r = await runVerb(delegationGroup, [
+      "narrow",
+      "--parent",
+      parentManifest,
+      "--at",
+      "2026-03-01T10:00:00Z",
+      "--set",
+      "delegation_id=del_self",
+      "--set",
+      "agent.agent_id=agent_procurement",
+    ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain("delegation_chain: this delegation (del_self) delegates from agent agent_procurement to itself");
     r = await runVerb(delegationGroup, ["narrow", "--parent", parentManifest, "--set", "delegation_id=del_root", "--set", "agent.agent_id=x"]);
@@ -162,10 +215,30 @@ describe("writ delegation narrow", () => {
 
   it("refuses to delegate from a parent that is no longer active or has expired", async () => {
     const suspended = writeDoc(dir, "suspended.yaml", { ...parent, status: "suspended" });
-    let r = await runVerb(delegationGroup, ["narrow", "--parent", suspended, "--at", "2026-03-01T10:00:00Z", "--set", "delegation_id=del_x", "--set", "agent.agent_id=x"]);
+    let r = await runVerb(delegationGroup, [
+      "narrow",
+      "--parent",
+      suspended,
+      "--at",
+      "2026-03-01T10:00:00Z",
+      "--set",
+      "delegation_id=del_x",
+      "--set",
+      "agent.agent_id=x",
+    ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain("status: the parent is suspended");
-    r = await runVerb(delegationGroup, ["narrow", "--parent", parentManifest, "--at", "2026-04-01T10:00:00Z", "--set", "delegation_id=del_x", "--set", "agent.agent_id=x"]);
+    r = await runVerb(delegationGroup, [
+      "narrow",
+      "--parent",
+      parentManifest,
+      "--at",
+      "2026-04-01T10:00:00Z",
+      "--set",
+      "delegation_id=del_x",
+      "--set",
+      "agent.agent_id=x",
+    ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain("nothing is left to delegate");
   });

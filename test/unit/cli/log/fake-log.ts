@@ -27,7 +27,10 @@ export function keyListOf(...signers: Signer[]): { keys: Array<{ public_key: Rec
 /** An in-memory log. */
 export class FakeLog {
   readonly entries: LogEntry[] = [];
-  constructor(readonly signer: Signer = generateSigner("EdDSA"), count = 0) {
+  constructor(
+    readonly signer: Signer = generateSigner("EdDSA"),
+    count = 0,
+  ) {
     this.append(count);
   }
 

@@ -45,9 +45,11 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     requests.push(url.pathname + url.search);
-    if (url.pathname === "/v1/log/head") return serving.head ? send(res, 200, serving.head) : send(res, 404, { error: "the transparency log has no signed tree head" });
+    if (url.pathname === "/v1/log/head")
+      return serving.head ? send(res, 200, serving.head) : send(res, 404, { error: "the transparency log has no signed tree head" });
     if (url.pathname === "/.well-known/svc-keys.json") return send(res, 200, serving.keys);
-    if (url.pathname === "/v1/log/consistency") return send(res, 200, serving.consistency(Number(url.searchParams.get("first")), Number(url.searchParams.get("second"))));
+    if (url.pathname === "/v1/log/consistency")
+      return send(res, 200, serving.consistency(Number(url.searchParams.get("first")), Number(url.searchParams.get("second"))));
     return send(res, 404, { error: "not found" });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -86,38 +86,83 @@ describe("writ log verify --bundle", () => {
 
   it.each([
     ["the entry body", (b: LogBundle) => ((b.entry as { body: { note: string } }).body.note = "entry 7"), "entry", "entry_hash does not match the entry"],
-    ["the entry_hash", (b: LogBundle) => {
-      const e = b.entry as { entry_hash: string };
-      e.entry_hash = replaceAt(e.entry_hash, 20, flip(e.entry_hash[20] as string));
-    }, "entry", "entry_hash does not match"],
-    ["a proof hash", (b: LogBundle) => {
-      const step = (b.proof as { proof: Array<{ hash: string }> }).proof[1] as { hash: string };
-      step.hash = replaceAt(step.hash, 30, flip(step.hash[30] as string));
-    }, "inclusion", "inclusion proof does not verify"],
-    ["a proof side hint", (b: LogBundle) => {
-      const step = (b.proof as { proof: Array<{ side: string }> }).proof[0] as { side: string };
-      step.side = step.side === "left" ? "light" : "reft";
-    }, "leaf", "side"],
-    ["the proof's leaf", (b: LogBundle) => {
-      const p = b.proof as { leaf: string };
-      p.leaf = replaceAt(p.leaf, 9, flip(p.leaf[9] as string));
-    }, "leaf", "is not the proof's leaf"],
-    ["the proof's tree_size", (b: LogBundle) => ((b.proof as { tree_size: number }).tree_size = 12), "inclusion", "the proof is for a tree of 12 entries, the signed head has 11"],
-    ["the proof's tree_size (to one the index does not fit)", (b: LogBundle) => ((b.proof as { tree_size: number }).tree_size = 5), "leaf", "does not fit index 5 in a tree of 5"],
-    ["the head's root", (b: LogBundle) => {
-      const h = b.tree_head as { root: string };
-      h.root = replaceAt(h.root, 40, flip(h.root[40] as string));
-    }, "tree head", "does not verify"],
+    [
+      "the entry_hash",
+      (b: LogBundle) => {
+        const e = b.entry as { entry_hash: string };
+        e.entry_hash = replaceAt(e.entry_hash, 20, flip(e.entry_hash[20] as string));
+      },
+      "entry",
+      "entry_hash does not match",
+    ],
+    [
+      "a proof hash",
+      (b: LogBundle) => {
+        const step = (b.proof as { proof: Array<{ hash: string }> }).proof[1] as { hash: string };
+        step.hash = replaceAt(step.hash, 30, flip(step.hash[30] as string));
+      },
+      "inclusion",
+      "inclusion proof does not verify",
+    ],
+    [
+      "a proof side hint",
+      (b: LogBundle) => {
+        const step = (b.proof as { proof: Array<{ side: string }> }).proof[0] as { side: string };
+        step.side = step.side === "left" ? "light" : "reft";
+      },
+      "leaf",
+      "side",
+    ],
+    [
+      "the proof's leaf",
+      (b: LogBundle) => {
+        const p = b.proof as { leaf: string };
+        p.leaf = replaceAt(p.leaf, 9, flip(p.leaf[9] as string));
+      },
+      "leaf",
+      "is not the proof's leaf",
+    ],
+    [
+      "the proof's tree_size",
+      (b: LogBundle) => ((b.proof as { tree_size: number }).tree_size = 12),
+      "inclusion",
+      "the proof is for a tree of 12 entries, the signed head has 11",
+    ],
+    [
+      "the proof's tree_size (to one the index does not fit)",
+      (b: LogBundle) => ((b.proof as { tree_size: number }).tree_size = 5),
+      "leaf",
+      "does not fit index 5 in a tree of 5",
+    ],
+    [
+      "the head's root",
+      (b: LogBundle) => {
+        const h = b.tree_head as { root: string };
+        h.root = replaceAt(h.root, 40, flip(h.root[40] as string));
+      },
+      "tree head",
+      "does not verify",
+    ],
     ["the head's tree_size", (b: LogBundle) => ((b.tree_head as { tree_size: number }).tree_size = 17), "tree head", "does not verify"],
     ["the head's time", (b: LogBundle) => ((b.tree_head as { at: string }).at = "2026-03-01T10:00:01Z"), "tree head", "does not verify"],
-    ["the signature bytes", (b: LogBundle) => {
-      const s = (b.tree_head as { signature: { signature: string } }).signature;
-      s.signature = replaceAt(s.signature, 10, flip(s.signature[10] as string));
-    }, "tree head", "JWS signature does not verify"],
-    ["the signature's protected header", (b: LogBundle) => {
-      const s = (b.tree_head as { signature: { protected: string } }).signature;
-      s.protected = replaceAt(s.protected, 5, flip(s.protected[5] as string));
-    }, "key", "tree head"],
+    [
+      "the signature bytes",
+      (b: LogBundle) => {
+        const s = (b.tree_head as { signature: { signature: string } }).signature;
+        s.signature = replaceAt(s.signature, 10, flip(s.signature[10] as string));
+      },
+      "tree head",
+      "JWS signature does not verify",
+    ],
+    [
+      "the signature's protected header",
+      (b: LogBundle) => {
+        const s = (b.tree_head as { signature: { protected: string } }).signature;
+        s.protected = replaceAt(s.protected, 5, flip(s.protected[5] as string));
+      },
+      "key",
+      "tree head",
+    ],
   ])("one change in %s fails with exit 1, naming the failed step", async (_what, mutate, step, message) => {
     const changed = structuredClone(bundle);
     mutate(changed);
@@ -131,27 +176,26 @@ describe("writ log verify --bundle", () => {
   it("property: any single changed character in the entry, proof or head that changes the bundle fails", async () => {
     const sections = ["entry", "proof", "tree_head"] as const;
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...sections),
-        fc.nat(),
-        fc.integer({ min: 0x21, max: 0x7e }),
-        async (section, pos, code) => {
-          const text = JSON.stringify(bundle[section]);
-          const i = pos % text.length;
-          const c = String.fromCharCode(code);
-          fc.pre(text[i] !== c);
-          let value: unknown;
-          try {
-            value = JSON.parse(replaceAt(text, i, c));
-          } catch {
-            fc.pre(false);
-          }
-          fc.pre(JSON.stringify(value) !== text);
-          const report = await verifyBundle({ ...structuredClone(bundle), [section]: value }, { kind: "key", key: log.signer.publicJwk, source: "k" }, "the bundle's key list");
-          expect(report.verified).toBe(false);
-          expect(report.steps.at(-1)?.ok).toBe(false);
-        },
-      ),
+      fc.asyncProperty(fc.constantFrom(...sections), fc.nat(), fc.integer({ min: 0x21, max: 0x7e }), async (section, pos, code) => {
+        const text = JSON.stringify(bundle[section]);
+        const i = pos % text.length;
+        const c = String.fromCharCode(code);
+        fc.pre(text[i] !== c);
+        let value: unknown;
+        try {
+          value = JSON.parse(replaceAt(text, i, c));
+        } catch {
+          fc.pre(false);
+        }
+        fc.pre(JSON.stringify(value) !== text);
+        const report = await verifyBundle(
+          { ...structuredClone(bundle), [section]: value },
+          { kind: "key", key: log.signer.publicJwk, source: "k" },
+          "the bundle's key list",
+        );
+        expect(report.verified).toBe(false);
+        expect(report.steps.at(-1)?.ok).toBe(false);
+      }),
       { numRuns: 150 },
     );
   });

@@ -20,21 +20,60 @@ describe("writ request sign", () => {
     it(`prints Signature-Input, Signature and Signature-Agent that verify (${alg})`, async () => {
       const { file, pub } = await agentKey(alg);
       const url = "https://shop.example/orders?cart=7";
-      const r = await runVerb(requestGroup, ["sign", "--key-file", file, "--server", "https://writ.example/", "--url", url, "--method", "post", "--header", "Content-Type: application/json", "--component", "content-type", "--component", "@method"]);
+      const r = await runVerb(requestGroup, [
+        "sign",
+        "--key-file",
+        file,
+        "--server",
+        "https://writ.example/",
+        "--url",
+        url,
+        "--method",
+        "post",
+        "--header",
+        "Content-Type: application/json",
+        "--component",
+        "content-type",
+        "--component",
+        "@method",
+      ]);
       expect(r.code, r.err).toBe(0);
-      const headers = Object.fromEntries(r.out.trim().split("\n").map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 2)]));
+      const headers = Object.fromEntries(
+        r.out
+          .trim()
+          .split("\n")
+          .map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 2)]),
+      );
       expect(headers["signature-agent"]).toBe('sig1="https://writ.example/.well-known/http-message-signatures-directory"');
       expect(headers["signature-input"]).toContain('("@authority" "content-type" "@method" "signature-agent")');
       const request = { method: "POST", url, headers: { ...headers, "content-type": "application/json" } };
       const keys = { keyFor: (kid: string) => (kid === webKeyId(pub) ? pub : undefined), jwkOf: (k: typeof pub) => k, nowMs: FIXED_NOW.getTime() };
-      expect(await checkSignature({ request }, keys)).toMatchObject({ ok: true, facts: { keyid: webKeyId(pub), created: FIXED_NOW.getTime() / 1000, expires: FIXED_NOW.getTime() / 1000 + 60 } });
-      expect(await checkSignature({ request: { ...request, headers: { ...request.headers, "content-type": "text/plain" } } }, keys)).toMatchObject({ ok: false, code: "REQUEST_SIGNATURE_INVALID" });
+      expect(await checkSignature({ request }, keys)).toMatchObject({
+        ok: true,
+        facts: { keyid: webKeyId(pub), created: FIXED_NOW.getTime() / 1000, expires: FIXED_NOW.getTime() / 1000 + 60 },
+      });
+      expect(await checkSignature({ request: { ...request, headers: { ...request.headers, "content-type": "text/plain" } } }, keys)).toMatchObject({
+        ok: false,
+        code: "REQUEST_SIGNATURE_INVALID",
+      });
     });
   }
 
   it("prints JSON with --output json", async () => {
     const { file } = await agentKey("EdDSA");
-    const r = await runVerb(requestGroup, ["sign", "--key-file", file, "--server", "http://127.0.0.1:8080", "--url", "https://shop.example/", "--output", "json", "--lifetime", "300"]);
+    const r = await runVerb(requestGroup, [
+      "sign",
+      "--key-file",
+      file,
+      "--server",
+      "http://127.0.0.1:8080",
+      "--url",
+      "https://shop.example/",
+      "--output",
+      "json",
+      "--lifetime",
+      "300",
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.out) as Record<string, string>;
     expect(Object.keys(out)).toEqual(["Signature-Input", "Signature", "Signature-Agent"]);

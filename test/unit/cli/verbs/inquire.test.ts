@@ -28,14 +28,22 @@ const answer = {
 describe("writ inquire", () => {
   it("POSTs {agent_id, purpose_code} with the key and prints the answer", async () => {
     s.answer = { status: 200, body: answer };
-    const r = await runVerb(inquireVerb, ["--server", s.url, "--agent", "agent_books", "--purpose", "payment_authorization"], { env: { WRIT_API_KEY: "bur_k" } });
+    const r = await runVerb(inquireVerb, ["--server", s.url, "--agent", "agent_books", "--purpose", "payment_authorization"], {
+      env: { WRIT_API_KEY: "bur_k" },
+    });
     expect(r.code).toBe(0);
-    expect(s.received.at(-1)).toMatchObject({ method: "POST", path: "/v1/inquiries", body: { agent_id: "agent_books", purpose_code: "payment_authorization" } });
+    expect(s.received.at(-1)).toMatchObject({
+      method: "POST",
+      path: "/v1/inquiries",
+      body: { agent_id: "agent_books", purpose_code: "payment_authorization" },
+    });
     expect(s.received.at(-1)?.headers.authorization).toBe("Bearer bur_k");
     expect(r.out).toContain("agent agent_books: active, verification institution_attested");
     expect(r.out).toContain("trust score 700 (cold start): VERIFICATION_LEVEL +700");
     expect(r.out).toContain("active authorizations 2, revocations 0, incidents 1");
-    const y = await runVerb(inquireVerb, ["--server", s.url, "--agent", "agent_books", "--purpose", "payment_authorization", "--output", "yaml"], { env: { WRIT_API_KEY: "bur_k" } });
+    const y = await runVerb(inquireVerb, ["--server", s.url, "--agent", "agent_books", "--purpose", "payment_authorization", "--output", "yaml"], {
+      env: { WRIT_API_KEY: "bur_k" },
+    });
     expect(y.out).toContain("inquiry_id: inq_0123456789abcdef01234567");
   });
 

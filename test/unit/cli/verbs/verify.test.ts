@@ -31,7 +31,20 @@ const decision = (verdict: string, svc: string, reasons: string[]) => ({ verdict
 describe("writ verify", () => {
   it("POSTs {agent_id, action} with the bearer key and exits 0 on ALLOW", async () => {
     s.answer = { status: 200, body: decision("ALLOW", "ALLOW", []) };
-    const r = await verify(["--agent", "agent_books", "--amount", "12.50", "--currency", "usd", "--merchant", "bookshop", "--intent", "int_books", "--action-id", "act_1"]);
+    const r = await verify([
+      "--agent",
+      "agent_books",
+      "--amount",
+      "12.50",
+      "--currency",
+      "usd",
+      "--merchant",
+      "bookshop",
+      "--intent",
+      "int_books",
+      "--action-id",
+      "act_1",
+    ]);
     expect(r.code).toBe(0);
     const req = s.received.at(-1);
     expect(req?.method).toBe("POST");
@@ -40,7 +53,15 @@ describe("writ verify", () => {
     expect(req?.headers["content-type"]).toBe("application/json");
     expect(req?.body).toEqual({
       agent_id: "agent_books",
-      action: { action_id: "act_1", action_type: "purchase", amount: 12.5, currency: "USD", proposed_at: FIXED_NOW.toISOString().replace(".000Z", "Z"), merchant: "bookshop", intent_id: "int_books" },
+      action: {
+        action_id: "act_1",
+        action_type: "purchase",
+        amount: 12.5,
+        currency: "USD",
+        proposed_at: FIXED_NOW.toISOString().replace(".000Z", "Z"),
+        merchant: "bookshop",
+        intent_id: "int_books",
+      },
     });
     expect(r.out).toContain("ALLOW  (svc_decision ALLOW)");
     expect(r.out).toContain("agreement agr_1, action act_1");

@@ -25,7 +25,15 @@ type Obj = { apiVersion: string; kind: string; metadata: Record<string, unknown>
 const object = (name: string): Obj => ({ ...(structuredClone(byName[name]) as unknown as Obj), metadata: { name, namespace: "acme", generation: 1 } });
 
 function request(obj: Obj, operation = "CREATE", oldObject?: Obj): AdmissionRequest {
-  return { uid: "u-1", kind: { group: "writ.dev", version: "v1alpha1", kind: obj.kind }, operation, namespace: "acme", name: obj.metadata.name as string, object: obj, ...(oldObject ? { oldObject } : {}) };
+  return {
+    uid: "u-1",
+    kind: { group: "writ.dev", version: "v1alpha1", kind: obj.kind },
+    operation,
+    namespace: "acme",
+    name: obj.metadata.name as string,
+    object: obj,
+    ...(oldObject ? { oldObject } : {}),
+  };
 }
 const review = (req: AdmissionRequest, phase: "validate" | "screen" = "validate") => reviewAdmission(req, { now: NOW, phase });
 
@@ -35,7 +43,9 @@ describe("reviewAdmission", () => {
     const bad = object(SAMPLE_NAMES.delegation);
     bad.spec.expires_at = "2000-01-01T00:00:00Z";
     expect(await review(request(bad, "DELETE"))).toEqual({ allowed: true });
-    expect(await review(request({ ...bad, metadata: { ...bad.metadata, deletionTimestamp: "2026-11-23T10:00:00Z" } }, "UPDATE", bad))).toEqual({ allowed: true });
+    expect(await review(request({ ...bad, metadata: { ...bad.metadata, deletionTimestamp: "2026-11-23T10:00:00Z" } }, "UPDATE", bad))).toEqual({
+      allowed: true,
+    });
     expect(await review(request({ ...bad, metadata: { ...bad.metadata, labels: { a: "b" } } }, "UPDATE", bad))).toEqual({ allowed: true });
     expect(await review({ ...request(bad), kind: { group: "apps", version: "v1", kind: "Deployment" } })).toEqual({ allowed: true });
   });
@@ -106,7 +116,9 @@ describe("reviewAdmission", () => {
     d.metadata.annotations = { "writ.dev/record-id": "del_acme_procurement" };
     expect(await review(request(d), "screen")).toEqual({ allowed: true });
     // A Subscription's record id is made by the store: the finalizer only. No patch on UPDATE.
-    expect((await review(request(object(SAMPLE_NAMES.subscription)), "screen")).patch).toEqual([{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }]);
+    expect((await review(request(object(SAMPLE_NAMES.subscription)), "screen")).patch).toEqual([
+      { op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] },
+    ]);
     const a = object(SAMPLE_NAMES.agreement);
     const b = object(SAMPLE_NAMES.agreement);
     b.spec.updated_at = "2026-11-21T09:00:00Z";
@@ -126,7 +138,9 @@ describe("reviewAdmission", () => {
     const old = object(SAMPLE_NAMES.delegation);
     const changed = object(SAMPLE_NAMES.delegation);
     changed.spec.delegation_id = "del_new";
-    expect((await review(request(changed, "UPDATE", old))).message).toContain("spec.delegation_id is immutable: this resource declared del_acme_procurement; a new grant (del_new)");
+    expect((await review(request(changed, "UPDATE", old))).message).toContain(
+      "spec.delegation_id is immutable: this resource declared del_acme_procurement; a new grant (del_new)",
+    );
     const annotated = { ...changed, metadata: { ...changed.metadata, annotations: { "writ.dev/record-id": "del_acme_procurement" } } };
     expect((await review(request(annotated))).allowed).toBe(false);
     const a = object(SAMPLE_NAMES.agreement);
@@ -152,8 +166,20 @@ describe("reviewAdmission", () => {
     const agent = generateSigner("EdDSA");
     const nowSec = Math.floor(NOW / 1000);
     const present = async (nonce: string) =>
-      presentMandate({ issuer: wallet, holder: agent, audience: "writ", nonce, kbIatSec: nowSec, claims: openPaymentMandateClaims(agent, { iatSec: nowSec - 60, expSec: nowSec + 3600 }) });
-    const mandated = (spec: Record<string, unknown>): Obj => ({ apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "shoes", namespace: "acme", generation: 1 }, spec });
+      presentMandate({
+        issuer: wallet,
+        holder: agent,
+        audience: "writ",
+        nonce,
+        kbIatSec: nowSec,
+        claims: openPaymentMandateClaims(agent, { iatSec: nowSec - 60, expSec: nowSec + 3600 }),
+      });
+    const mandated = (spec: Record<string, unknown>): Obj => ({
+      apiVersion: "writ.dev/v1alpha1",
+      kind: "Delegation",
+      metadata: { name: "shoes", namespace: "acme", generation: 1 },
+      spec,
+    });
     const m = mandated({ mandate: { sdJwt: await present("n-1") }, agent: { agent_id: "agent_shoes" } });
     expect(await review(request(m))).toEqual({ allowed: true });
     const id = (await review(request(m), "screen")).patch?.find((op) => op.path === "/metadata/annotations")?.value as Record<string, string>;
@@ -161,14 +187,26 @@ describe("reviewAdmission", () => {
 
     const shapeless = await review(request(mandated({ mandate: { sdJwt: await present("n-1") }, agent: { agent_id: "agent_shoes" }, scope: {} })));
     expect(shapeless.message).toContain("SPEC_INVALID: spec.scope: the mandate form holds only mandate, agent and state");
-    expect((await review(request(mandated({ mandate: { sdJwt: "not-an-sd-jwt" }, agent: { agent_id: "agent_shoes" } })))).message).toContain("spec.mandate.sdJwt:");
+    expect((await review(request(mandated({ mandate: { sdJwt: "not-an-sd-jwt" }, agent: { agent_id: "agent_shoes" } })))).message).toContain(
+      "spec.mandate.sdJwt:",
+    );
 
     const other = mandated({ mandate: { sdJwt: await present("n-2") }, agent: { agent_id: "agent_shoes" } });
     expect((await review(request(other, "UPDATE", m))).message).toContain(`spec.mandate is immutable: this resource recorded ${id["writ.dev/record-id"]}`);
     // The grant form cannot take over a resource that recorded a mandate, nor the reverse.
     const grant = { ...object(SAMPLE_NAMES.delegation), metadata: { name: "shoes", namespace: "acme", generation: 2, annotations: id } };
     expect((await review(request(grant, "UPDATE", m))).message).toContain("spec.delegation_id is immutable");
-    expect((await review(request({ ...m, metadata: { ...m.metadata, annotations: { "writ.dev/record-id": "del_acme_procurement" } } }, "UPDATE", object(SAMPLE_NAMES.delegation)))).message).toContain("spec.mandate is immutable: this resource recorded del_acme_procurement");
+    expect(
+      (
+        await review(
+          request(
+            { ...m, metadata: { ...m.metadata, annotations: { "writ.dev/record-id": "del_acme_procurement" } } },
+            "UPDATE",
+            object(SAMPLE_NAMES.delegation),
+          ),
+        )
+      ).message,
+    ).toContain("spec.mandate is immutable: this resource recorded del_acme_procurement");
   });
 
   it("lists at most eight refusals and says how many more", async () => {
@@ -202,7 +240,11 @@ describe("reviewAdmission", () => {
 
 describe("the AdmissionReview wire format", () => {
   it("parses a v1 review and refuses anything else", () => {
-    const body = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: { uid: "x", operation: "CREATE", kind: { group: "writ.dev", version: "v1alpha1", kind: "Delegation" } } };
+    const body = {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: { uid: "x", operation: "CREATE", kind: { group: "writ.dev", version: "v1alpha1", kind: "Delegation" } },
+    };
     expect(parseReview(JSON.stringify(body))?.uid).toBe("x");
     expect(parseReview(JSON.stringify({ ...body, apiVersion: "admission.k8s.io/v1beta1" }))).toBeUndefined();
     expect(parseReview("{")).toBeUndefined();
@@ -211,11 +253,22 @@ describe("the AdmissionReview wire format", () => {
 
   it("answers with the uid, a 422 Invalid status when refused, and warnings", () => {
     expect(reviewResponse("x", { allowed: false, message: "no" })).toEqual({
-      apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "x", allowed: false, status: { code: 422, reason: "Invalid", message: "no" } },
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "x", allowed: false, status: { code: 422, reason: "Invalid", message: "no" } },
     });
-    expect(reviewResponse("y", { allowed: true, warnings: ["w"] })).toEqual({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "y", allowed: true, warnings: ["w"] } });
-    const patched = reviewResponse("z", { allowed: true, patch: [{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }] }).response as Record<string, string>;
+    expect(reviewResponse("y", { allowed: true, warnings: ["w"] })).toEqual({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "y", allowed: true, warnings: ["w"] },
+    });
+    const patched = reviewResponse("z", { allowed: true, patch: [{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }] }).response as Record<
+      string,
+      string
+    >;
     expect(patched.patchType).toBe("JSONPatch");
-    expect(JSON.parse(Buffer.from(patched.patch ?? "", "base64").toString("utf8"))).toEqual([{ op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] }]);
+    expect(JSON.parse(Buffer.from(patched.patch ?? "", "base64").toString("utf8"))).toEqual([
+      { op: "add", path: "/metadata/finalizers", value: ["writ.dev/revoke"] },
+    ]);
   });
 });

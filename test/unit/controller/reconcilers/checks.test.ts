@@ -128,7 +128,9 @@ describe("checkAgreementSpec", () => {
     const s = spec(SAMPLE_NAMES.agreement);
     (s.mandates as Record<string, unknown>[])[0]!.maximum_amount = 251;
     const c = await checkAgreementSpec(s, T);
-    expect(c.refusals).toEqual([{ condition: "Signed", code: "SIGNATURE_INVALID", message: expect.stringMatching(/^spec\.mandates\[0\] \(intent int_office_supplies\)/) }]);
+    expect(c.refusals).toEqual([
+      { condition: "Signed", code: "SIGNATURE_INVALID", message: expect.stringMatching(/^spec\.mandates\[0\] \(intent int_office_supplies\)/) },
+    ]);
   });
 
   it("refuses an unsigned mandate once the state requires signatures", async () => {
@@ -161,9 +163,16 @@ describe("checkAgreementSpec", () => {
 
 describe("checkSubscriptionSpec", () => {
   it("accepts https and http on localhost, refuses the rest", () => {
-    expect(checkSubscriptionSpec({ agentId: "a", webhookUrl: "https://hooks.example.com/x" })).toEqual({ agentId: "a", webhookUrl: "https://hooks.example.com/x", refusals: [] });
+    expect(checkSubscriptionSpec({ agentId: "a", webhookUrl: "https://hooks.example.com/x" })).toEqual({
+      agentId: "a",
+      webhookUrl: "https://hooks.example.com/x",
+      refusals: [],
+    });
     expect(checkSubscriptionSpec({ agentId: "a", webhookUrl: "http://127.0.0.1:8080/x" }).refusals).toEqual([]);
-    expect(checkSubscriptionSpec({ agentId: "a", webhookUrl: "http://hooks.example.com/x" }).refusals[0]).toMatchObject({ code: "SPEC_INVALID", message: expect.stringContaining("spec.webhookUrl") });
+    expect(checkSubscriptionSpec({ agentId: "a", webhookUrl: "http://hooks.example.com/x" }).refusals[0]).toMatchObject({
+      code: "SPEC_INVALID",
+      message: expect.stringContaining("spec.webhookUrl"),
+    });
     expect(checkSubscriptionSpec({ webhookUrl: "https://h/x" }).refusals[0]).toMatchObject({ message: expect.stringContaining("spec.agentId") });
     expect(checkSubscriptionSpec(null).refusals).toHaveLength(2);
   });

@@ -55,11 +55,7 @@ describe("signAcknowledgement / verifyAcknowledgement", () => {
 
 describe("ackStates", () => {
   it("is current, outdated or missing per required role (each role once)", async () => {
-    const acks = [
-      await ack("merchant", merchant, OLDER[0]!),
-      await ack("merchant", merchant, CURRENT),
-      await ack("psp", psp, OLDER[1]!),
-    ];
+    const acks = [await ack("merchant", merchant, OLDER[0]!), await ack("merchant", merchant, CURRENT), await ack("psp", psp, OLDER[1]!)];
     expect(await ackStates(mandate, CURRENT, acks, OLDER, AGR)).toEqual([
       { role: "merchant", state: "current" },
       { role: "psp", state: "outdated" },

@@ -85,7 +85,10 @@ describe("amendMandate", () => {
     expect(await code(amendMandate(a, "int_x", {}, principal, OPTS))).toBe("INTENT_NOT_FOUND");
     expect(await code(amendMandate(a, "int_a", { intent_id: "int_b" } as Partial<Mandate>, principal, OPTS))).toBe("INTENT_ID_CHANGED");
     expect(await code(amendMandate(a, "int_a", {}, generateSigner("EdDSA"), OPTS))).toBe("SIGNER_NOT_PRINCIPAL");
-    const badKey = { ...a, mandates: [{ ...a.mandates[0]!, principal: { ...a.mandates[0]!.principal, public_key: { kty: "OKP", crv: "Ed25519", x: "short" } } }] };
+    const badKey = {
+      ...a,
+      mandates: [{ ...a.mandates[0]!, principal: { ...a.mandates[0]!.principal, public_key: { kty: "OKP", crv: "Ed25519", x: "short" } } }],
+    };
     expect(await code(amendMandate(badKey as IntentAgreement, "int_a", {}, principal, OPTS))).toBe("SIGNER_NOT_PRINCIPAL");
   });
 

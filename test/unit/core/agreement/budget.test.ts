@@ -9,7 +9,10 @@ describe("budgetView", () => {
     const v = budgetView({
       mandates: [m("usd", "USD", { maximum_amount: 40, cumulative_maximum: 60 }), m("jpy", "JPY", { cumulative_maximum: 1000 })],
       parentLimits: { currency: "USD", cumulative_maximum: 100 },
-      spent: new Map([["usd", 6010n], ["jpy", 1200n]]),
+      spent: new Map([
+        ["usd", 6010n],
+        ["jpy", 1200n],
+      ]),
     });
     expect(v).toEqual({
       intents: [
@@ -27,7 +30,11 @@ describe("budgetView", () => {
   });
 
   it("a delegation whose spend mixes currencies has no known spend and nothing remaining (verify refuses it)", () => {
-    const v = budgetView({ mandates: [m("i", "USD")], spent: new Map(), delegation: { delegationId: "d", currency: "EUR", cumulativeMaximum: 50, spentMinor: undefined } });
+    const v = budgetView({
+      mandates: [m("i", "USD")],
+      spent: new Map(),
+      delegation: { delegationId: "d", currency: "EUR", cumulativeMaximum: 50, spentMinor: undefined },
+    });
     expect(v.delegation).toEqual({ delegation_id: "d", currency: "EUR", limit: "50.00", remaining: "0.00" });
     expect(v.intents[0]).toEqual({ intent_id: "i", currency: "USD", spent: "0.00" });
   });

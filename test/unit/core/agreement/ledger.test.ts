@@ -285,7 +285,10 @@ describe("spentByIntent", () => {
 
   it("attributes entries without intent_id to the only mandate and is empty without a ledger", () => {
     const single = [mandate("only", "USD")];
-    const ledger = build([{ action_id: "a", at: at(1), currency: "USD", outcome: "allowed", amount: 0.1 }, { action_id: "b", at: at(2), currency: "USD", outcome: "allowed", amount: 0.2 }]);
+    const ledger = build([
+      { action_id: "a", at: at(1), currency: "USD", outcome: "allowed", amount: 0.1 },
+      { action_id: "b", at: at(2), currency: "USD", outcome: "allowed", amount: 0.2 },
+    ]);
     expect(spentByIntent(agreementWith(ledger, single)).get("only")).toBe(toMinor("0.3", "USD"));
     expect(spentByIntent(agreementWith(undefined)).get("int_eur")).toBe(0n);
     expect(spentByIntent(agreementWith([null, 7] as unknown as LedgerEntry[])).get("int_eur")).toBe(0n);

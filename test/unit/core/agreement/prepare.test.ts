@@ -35,11 +35,23 @@ function draft(intent_id: string, fields: Partial<Mandate>): Mandate {
   };
 }
 
-function event(events: AgreementEvent[], type: EventType, mandate_hash: AgreementEvent["mandate_hash"], role: AgreementEvent["actor"]["role"]): AgreementEvent[] {
+function event(
+  events: AgreementEvent[],
+  type: EventType,
+  mandate_hash: AgreementEvent["mandate_hash"],
+  role: AgreementEvent["actor"]["role"],
+): AgreementEvent[] {
   const i = events.length;
   return [
     ...events,
-    buildEvent(events[i - 1], { event_id: `evt_${i}`, type, at: `2025-01-0${1 + Math.min(i, 8)}T09:00:00Z`, actor: { role, id: `${role}_1` }, agreement_id: AGR, mandate_hash }),
+    buildEvent(events[i - 1], {
+      event_id: `evt_${i}`,
+      type,
+      at: `2025-01-0${1 + Math.min(i, 8)}T09:00:00Z`,
+      actor: { role, id: `${role}_1` },
+      agreement_id: AGR,
+      mandate_hash,
+    }),
   ];
 }
 

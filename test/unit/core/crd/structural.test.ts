@@ -210,9 +210,7 @@ describe("toStructural", () => {
       code: "MISSING_DESCRIPTION",
       path: "/properties/a",
     });
-    expect(codeOf(() => toStructural({ type: "object", properties: { a: { type: "string", description: "  " } } }))?.code).toBe(
-      "MISSING_DESCRIPTION",
-    );
+    expect(codeOf(() => toStructural({ type: "object", properties: { a: { type: "string", description: "  " } } }))?.code).toBe("MISSING_DESCRIPTION");
   });
 
   it("does not change its input", () => {

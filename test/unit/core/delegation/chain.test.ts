@@ -85,7 +85,13 @@ describe("prepareChain: continuity", () => {
     const loop = prepareChain(delegation({ delegation_chain: [L1, { ...L2, delegate: { agent_id: "a1" } }] }));
     expect(loop.chainBroken).toBe("link 2 (del_b) delegates to agent a1, which already appears above it: the chain has a cycle");
     const rootAgent = prepareChain(
-      delegation({ principal: { type: "agent", id: "root" }, delegation_chain: [{ ...L1, delegator: { type: "agent", id: "root" } }, { ...L2, delegate: { agent_id: "root" } }] }),
+      delegation({
+        principal: { type: "agent", id: "root" },
+        delegation_chain: [
+          { ...L1, delegator: { type: "agent", id: "root" } },
+          { ...L2, delegate: { agent_id: "root" } },
+        ],
+      }),
     );
     expect(rootAgent.chainBroken).toMatch(/cycle/);
   });
@@ -128,13 +134,13 @@ describe("prepareChain: narrowing", () => {
       "this delegation (del_c) widens granted_at: 2026-01-15T00:00:00Z is earlier than its parent's delegated_at 2026-02-01T00:00:00Z",
     );
     expect(prepareChain(delegation({ conditions: [] })).chainWidened).toBe("this delegation (del_c) widens conditions: drops max_risk_score 60");
-    expect(prepareChain(delegation({ conditions: [{ type: "max_risk_score", value: 70 }] })).chainWidened).toMatch(/widens conditions: widens max_risk_score 60/);
+    expect(prepareChain(delegation({ conditions: [{ type: "max_risk_score", value: 70 }] })).chainWidened).toMatch(
+      /widens conditions: widens max_risk_score 60/,
+    );
   });
 
   it("reports the first widening only, in chain order", () => {
-    const p = prepareChain(
-      delegation({ delegation_chain: [L1, { ...L2, scope: { ...L2.scope, merchants: ["m1", "m9"] } }], scope: { currency: "EUR" } }),
-    );
+    const p = prepareChain(delegation({ delegation_chain: [L1, { ...L2, scope: { ...L2.scope, merchants: ["m1", "m9"] } }], scope: { currency: "EUR" } }));
     expect(p.chainWidened).toBe('link 2 (del_b) widens merchants: "m9" not in the parent\'s merchants');
   });
 
@@ -152,7 +158,9 @@ describe("evaluateChain", () => {
 
   it("fires CHAIN_BROKEN and CHAIN_SCOPE_WIDENED from the prepared facts", () => {
     const broken = prepareDelegation(delegation({ agent: { agent_id: "a2" } }));
-    expect(evaluateChain(broken, ctx("2026-04-01T00:00:00Z"))).toEqual([{ code: "CHAIN_BROKEN", message: "this delegation (del_c) delegates from agent a2 to itself" }]);
+    expect(evaluateChain(broken, ctx("2026-04-01T00:00:00Z"))).toEqual([
+      { code: "CHAIN_BROKEN", message: "this delegation (del_c) delegates from agent a2 to itself" },
+    ]);
     const widened = prepareDelegation(delegation({ delegation_chain: [L1, { ...L2, scope: { ...L2.scope, maximum_amount: 5000 } }] }));
     expect(evaluateChain(widened, ctx("2026-04-01T00:00:00Z"))).toEqual([
       { code: "CHAIN_SCOPE_WIDENED", message: "link 2 (del_b) widens maximum_amount: 5000.00 > 1000.00 USD" },
@@ -196,7 +204,10 @@ const specArb = fc.record({
     action_types: fc.option(maskArb, { nil: undefined }),
     merchants: fc.option(maskArb, { nil: undefined }),
     categories: fc.option(maskArb, { nil: undefined }),
-    intents: fc.option(maskArb.filter((m) => m.some(Boolean)), { nil: undefined }),
+    intents: fc.option(
+      maskArb.filter((m) => m.some(Boolean)),
+      { nil: undefined },
+    ),
   }),
   childMaxPermille: fc.integer({ min: 0, max: 1000 }),
   childCumPermille: fc.integer({ min: 0, max: 1000 }),

@@ -47,7 +47,12 @@ describe("conditionNarrows", () => {
 describe("conditionWidenings", () => {
   it("is empty when every parent condition is kept or narrowed (extra child conditions are fine)", () => {
     const parent: Condition[] = [tw("22:00", "06:00"), { type: "max_risk_score", value: 50 }, { type: "principal_present" }];
-    const child: Condition[] = [{ type: "principal_present" }, { type: "max_risk_score", value: 20 }, tw("23:00", "02:00"), { type: "business_hours_only", timezone: "UTC" }];
+    const child: Condition[] = [
+      { type: "principal_present" },
+      { type: "max_risk_score", value: 20 },
+      tw("23:00", "02:00"),
+      { type: "business_hours_only", timezone: "UTC" },
+    ];
     expect(conditionWidenings(parent, child)).toEqual([]);
     expect(conditionWidenings(undefined, child)).toEqual([]);
     expect(conditionWidenings([], [])).toEqual([]);

@@ -166,7 +166,10 @@ describe("merchant_allowlist", () => {
   });
 
   it("fires MERCHANT_NOT_ALLOWED for an unlisted or absent merchant", () => {
-    expect(evaluateCondition(c, { ...action, merchant: "m3" }, now)).toEqual({ code: "MERCHANT_NOT_ALLOWED", message: 'merchant "m3" is not on the merchant allowlist' });
+    expect(evaluateCondition(c, { ...action, merchant: "m3" }, now)).toEqual({
+      code: "MERCHANT_NOT_ALLOWED",
+      message: 'merchant "m3" is not on the merchant allowlist',
+    });
     expect(evaluateCondition(c, { ...action, merchant: undefined }, now)?.code).toBe("MERCHANT_NOT_ALLOWED");
     expect(evaluateCondition(c, { ...action, merchant: "" }, now)?.code).toBe("MERCHANT_NOT_ALLOWED");
     expect(evaluateCondition(c, undefined, now)?.code).toBe("MERCHANT_NOT_ALLOWED");
@@ -194,7 +197,10 @@ describe("principal_present above an amount or for categories (human present / n
   const at = ctx("2026-07-01T00:00:00Z");
   it("needs the principal only above the amount, in its currency (another currency always)", () => {
     expect(evaluateCondition(above, { ...action, amount: 20 }, at)).toBeUndefined();
-    expect(evaluateCondition(above, { ...action, amount: 20.01 }, at)).toEqual({ code: "PRINCIPAL_NOT_PRESENT", message: "principal_present holds for an amount above 20 EUR and the principal is not known to be present" });
+    expect(evaluateCondition(above, { ...action, amount: 20.01 }, at)).toEqual({
+      code: "PRINCIPAL_NOT_PRESENT",
+      message: "principal_present holds for an amount above 20 EUR and the principal is not known to be present",
+    });
     expect(evaluateCondition(above, { ...action, amount: 5, currency: "USD" }, at)?.code).toBe("PRINCIPAL_NOT_PRESENT");
     expect(evaluateCondition(above, { ...action, amount: 50 }, ctx("2026-07-01T00:00:00Z", { principalPresent: true }))).toBeUndefined();
   });

@@ -74,7 +74,14 @@ describe("prepareDelegation", () => {
     const p = prepareDelegation(
       grant({
         delegation_chain: [
-          { delegation_id: "del_0", delegator: { type: "human", id: "bob" }, delegate: { agent_id: "a0" }, delegated_at: "2025-12-01T00:00:00Z", expires_at: "2026-02-01T00:00:00Z", scope: { currency: "EUR" } },
+          {
+            delegation_id: "del_0",
+            delegator: { type: "human", id: "bob" },
+            delegate: { agent_id: "a0" },
+            delegated_at: "2025-12-01T00:00:00Z",
+            expires_at: "2026-02-01T00:00:00Z",
+            scope: { currency: "EUR" },
+          },
         ],
       }),
     );

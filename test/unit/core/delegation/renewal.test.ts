@@ -75,13 +75,16 @@ describe("renewDelegation", () => {
 
   it("takes a new scope and approval when given", () => {
     const approval = { type: "HUMAN_APPROVAL" as const, approved_by: "alice", approved_at: "2026-01-01T03:59:00Z" };
-    const renewed = renewDelegation({ ...old, status: "expired" }, {
-      delegation_id: "del_3",
-      granted_at: "2026-01-01T04:00:00Z",
-      expires_at: "2026-01-01T08:00:00Z",
-      scope: { currency: "EUR", maximum_amount: 50 },
-      approval,
-    });
+    const renewed = renewDelegation(
+      { ...old, status: "expired" },
+      {
+        delegation_id: "del_3",
+        granted_at: "2026-01-01T04:00:00Z",
+        expires_at: "2026-01-01T08:00:00Z",
+        scope: { currency: "EUR", maximum_amount: 50 },
+        approval,
+      },
+    );
     expect(renewed.scope).toEqual({ currency: "EUR", maximum_amount: 50 });
     expect(renewed.approval).toEqual(approval);
     expect(renewed.status).toBe("active");
@@ -96,9 +99,17 @@ describe("renewDelegation", () => {
       }
       return undefined;
     };
-    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_1", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T08:00:00Z" }))).toBe("RENEWAL_SAME_ID");
-    expect(codeOf(() => renewDelegation(old, { delegation_id: "", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T08:00:00Z" }))).toBe("RENEWAL_SAME_ID");
-    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_2", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T04:00:00Z" }))).toBe("RENEWAL_WINDOW_INVALID");
-    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_2", granted_at: "now", expires_at: "2026-01-01T04:00:00Z" }))).toBe("RENEWAL_WINDOW_INVALID");
+    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_1", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T08:00:00Z" }))).toBe(
+      "RENEWAL_SAME_ID",
+    );
+    expect(codeOf(() => renewDelegation(old, { delegation_id: "", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T08:00:00Z" }))).toBe(
+      "RENEWAL_SAME_ID",
+    );
+    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_2", granted_at: "2026-01-01T04:00:00Z", expires_at: "2026-01-01T04:00:00Z" }))).toBe(
+      "RENEWAL_WINDOW_INVALID",
+    );
+    expect(codeOf(() => renewDelegation(old, { delegation_id: "del_2", granted_at: "now", expires_at: "2026-01-01T04:00:00Z" }))).toBe(
+      "RENEWAL_WINDOW_INVALID",
+    );
   });
 });

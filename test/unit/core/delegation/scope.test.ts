@@ -48,7 +48,15 @@ describe("scopeWidenings", () => {
   it("accepts identical and narrower scopes", () => {
     expect(scopeWidenings(parent, parent)).toEqual([]);
     expect(
-      scopeWidenings(parent, { currency: "USD", maximum_amount: 99.99, cumulative_maximum: 10, action_types: ["purchase"], merchants: [], categories: ["books"], intents: ["i2"] }),
+      scopeWidenings(parent, {
+        currency: "USD",
+        maximum_amount: 99.99,
+        cumulative_maximum: 10,
+        action_types: ["purchase"],
+        merchants: [],
+        categories: ["books"],
+        intents: ["i2"],
+      }),
     ).toEqual([]);
     expect(scopeWidenings({ currency: "USD" }, parent)).toEqual([]);
   });

@@ -104,6 +104,11 @@ describe("suspensionReason", () => {
     expect(suspensionReason(window, ctx("2026-01-07T20:00:00Z"))).toBe("suspended: 21:00 in Europe/Berlin is outside 09:00-17:00 (OUTSIDE_TIME_WINDOW)");
     expect(suspensionReason(prepareDelegation(grant({ status: "suspended" })), ctx(WED_NOON_UTC))).toBe("suspended: its declared state is suspended");
     // Not suspended: revoked and expired have their own messages.
-    expect(suspensionReason(prepareDelegation(grant({ status: "revoked", conditions: [{ type: "business_hours_only", timezone: "Europe/Berlin" }] })), ctx("2026-01-10T10:00:00Z"))).toBeUndefined();
+    expect(
+      suspensionReason(
+        prepareDelegation(grant({ status: "revoked", conditions: [{ type: "business_hours_only", timezone: "Europe/Berlin" }] })),
+        ctx("2026-01-10T10:00:00Z"),
+      ),
+    ).toBeUndefined();
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
-  DEMO_AGENT_ID, DEMO_DELEGATION_LIFETIME_MS, DEMO_INTENT_ID, buildDemoRecords, demoMandate, demoPrincipalSigner, expiryFor,
+  DEMO_AGENT_ID,
+  DEMO_DELEGATION_LIFETIME_MS,
+  DEMO_INTENT_ID,
+  buildDemoRecords,
+  demoMandate,
+  demoPrincipalSigner,
+  expiryFor,
   parseDemoCheckRequest,
 } from "../../../../src/core/demo/index.js";
 import { prepareAgreement, renderMandate, verifyMandate } from "../../../../src/core/agreement/index.js";

@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import {
-  DEMO_AGENT_SEED, DEMO_AGENT_SEED_LABEL, DEMO_PRINCIPAL_SEED, DEMO_PRINCIPAL_SEED_LABEL,
-  demoAgentSigner, demoPrincipalFingerprint, demoPrincipalSigner, seedFromLabel,
+  DEMO_AGENT_SEED,
+  DEMO_AGENT_SEED_LABEL,
+  DEMO_PRINCIPAL_SEED,
+  DEMO_PRINCIPAL_SEED_LABEL,
+  demoAgentSigner,
+  demoPrincipalFingerprint,
+  demoPrincipalSigner,
+  seedFromLabel,
 } from "../../../../src/core/demo/index.js";
 import { keyId, signerFromSeed } from "../../../../src/core/jose/index.js";
 

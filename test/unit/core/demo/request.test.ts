@@ -34,9 +34,7 @@ describe("parseDemoCheckRequest", () => {
 
   it("accepts a date or an RFC 3339 date-time as time_limit", () => {
     expect(parseDemoCheckRequest({ intent: { ...intent, time_limit: "2030-01-31" }, payment }).intent.time_limit).toBe("2030-01-31");
-    expect(parseDemoCheckRequest({ intent: { ...intent, time_limit: "2030-01-31T10:00:00Z" }, payment }).intent.time_limit).toBe(
-      "2030-01-31T10:00:00Z",
-    );
+    expect(parseDemoCheckRequest({ intent: { ...intent, time_limit: "2030-01-31T10:00:00Z" }, payment }).intent.time_limit).toBe("2030-01-31T10:00:00Z");
   });
 
   it("names the field and the reason of every refusal", () => {

@@ -4,8 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  amendMandate, mandateHash, prepareAgreement, signAcknowledgement, signRevocation,
-  type IntentAgreement, type Mandate,
+  amendMandate,
+  mandateHash,
+  prepareAgreement,
+  signAcknowledgement,
+  signRevocation,
+  type IntentAgreement,
+  type Mandate,
 } from "../../../../src/core/agreement/index.js";
 import { prepareDelegation, type Condition, type Delegation } from "../../../../src/core/delegation/index.js";
 import { REASONS, REASON_CODES, evaluate, type Action, type Decision, type EvalContext, type ReasonCode } from "../../../../src/core/evaluate/index.js";
@@ -24,7 +29,11 @@ interface Mods {
 const clone = <T>(x: T): T => structuredClone(x);
 
 async function run(m: Mods = {}): Promise<Decision> {
-  const base = await F.agreement({ ledgerEntries: 20, mandates: m.mandates ? m.mandates(F.mandates()) : F.mandates(), ...(m.signer ? { signer: m.signer } : {}) });
+  const base = await F.agreement({
+    ledgerEntries: 20,
+    mandates: m.mandates ? m.mandates(F.mandates()) : F.mandates(),
+    ...(m.signer ? { signer: m.signer } : {}),
+  });
   const a = m.agreement ? await m.agreement(clone(base)) : base;
   const d = m.delegation ? m.delegation(clone(F.delegation(a))) : F.delegation(a);
   const pa = await prepareAgreement(a, { now: F.T0 });
@@ -107,16 +116,35 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
   },
   HUMAN_APPROVAL_MISSING: {
     fire: { delegation: (d) => ({ ...d, privilege: "high" }) },
-    clear: { delegation: (d) => ({ ...d, privilege: "high", approval: { type: "HUMAN_APPROVAL", approved_by: "cfo@acme.example", approved_at: d.granted_at } }) },
+    clear: {
+      delegation: (d) => ({ ...d, privilege: "high", approval: { type: "HUMAN_APPROVAL", approved_by: "cfo@acme.example", approved_at: d.granted_at } }),
+    },
   },
   RECONFIRMATION_OVERDUE: {
-    fire: { delegation: (d) => ({ ...d, privilege: "high", approval: { type: "HUMAN_APPROVAL", approved_by: "cfo", approved_at: d.granted_at } }), ctx: { policy: { ...F.context().policy, reconfirmEveryMs: 24 * 3600_000 } } },
-    clear: { delegation: (d) => ({ ...d, privilege: "high", approval: { type: "HUMAN_APPROVAL", approved_by: "cfo", approved_at: d.granted_at }, reconfirmed_at: F.iso(F.T0 - 3600_000) }), ctx: { policy: { ...F.context().policy, reconfirmEveryMs: 24 * 3600_000 } } },
+    fire: {
+      delegation: (d) => ({ ...d, privilege: "high", approval: { type: "HUMAN_APPROVAL", approved_by: "cfo", approved_at: d.granted_at } }),
+      ctx: { policy: { ...F.context().policy, reconfirmEveryMs: 24 * 3600_000 } },
+    },
+    clear: {
+      delegation: (d) => ({
+        ...d,
+        privilege: "high",
+        approval: { type: "HUMAN_APPROVAL", approved_by: "cfo", approved_at: d.granted_at },
+        reconfirmed_at: F.iso(F.T0 - 3600_000),
+      }),
+      ctx: { policy: { ...F.context().policy, reconfirmEveryMs: 24 * 3600_000 } },
+    },
   },
   CHAIN_BROKEN: { fire: { delegation: link(1, (l) => (l.delegator = { type: "agent", id: "agent-nobody" })) }, clear: {} },
-  CHAIN_SCOPE_WIDENED: { fire: { delegation: link(2, (l) => (l.scope.maximum_amount = 2000.01)) }, clear: { delegation: link(2, (l) => (l.scope.maximum_amount = 2000)) } },
+  CHAIN_SCOPE_WIDENED: {
+    fire: { delegation: link(2, (l) => (l.scope.maximum_amount = 2000.01)) },
+    clear: { delegation: link(2, (l) => (l.scope.maximum_amount = 2000)) },
+  },
   CHAIN_LINK_REVOKED: { fire: { ctx: { revocations: revoked(["del-link-2"]) } }, clear: {} },
-  CHAIN_LINK_EXPIRED: { fire: { ctx: { now: F.T0 }, delegation: link(2, (l) => (l.expires_at = F.iso(F.T0))) }, clear: { delegation: link(2, (l) => (l.expires_at = F.iso(F.T0 + 4 * 24 * 3600_000))) } },
+  CHAIN_LINK_EXPIRED: {
+    fire: { ctx: { now: F.T0 }, delegation: link(2, (l) => (l.expires_at = F.iso(F.T0))) },
+    clear: { delegation: link(2, (l) => (l.expires_at = F.iso(F.T0 + 4 * 24 * 3600_000))) },
+  },
   OUTSIDE_TIME_WINDOW: {
     fire: { delegation: (d) => ({ ...d, conditions: [{ type: "time_window", start: "12:01", end: "23:00", timezone: "Europe/Berlin" }] }) },
     clear: { delegation: (d) => ({ ...d, conditions: [{ type: "time_window", start: "12:00", end: "23:00", timezone: "Europe/Berlin" }] }) },
@@ -152,7 +180,9 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
     clear: { ctx: { revocations: revoked(["agr-other"]) } },
   },
   REVOCATION_UNVERIFIED: {
-    fire: { agreement: async (a) => ({ ...a, revocation: { ...(await signRevocation(a, { reason: "x", at: F.iso(F.T0) }, F.principalKey)), reason: "edited" } }) },
+    fire: {
+      agreement: async (a) => ({ ...a, revocation: { ...(await signRevocation(a, { reason: "x", at: F.iso(F.T0) }, F.principalKey)), reason: "edited" } }),
+    },
     clear: {},
   },
   ACKNOWLEDGEMENT_MISSING: {
@@ -161,7 +191,10 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
       mandates: onGroceries((m) => ({ ...m, required_acknowledgements: ["merchant"] })),
       agreement: async (a) => {
         const g = a.mandates[0] as Mandate;
-        const ack = await signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: mandateHash(g), role: "merchant", id: "m-fresh", at: F.iso(F.T0 - 1000) }, F.merchantKey);
+        const ack = await signAcknowledgement(
+          { agreement_id: a.agreement_id, mandate_hash: mandateHash(g), role: "merchant", id: "m-fresh", at: F.iso(F.T0 - 1000) },
+          F.merchantKey,
+        );
         return { ...a, acknowledgements: [ack] };
       },
     },
@@ -171,8 +204,15 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
       mandates: onGroceries((m) => ({ ...m, required_acknowledgements: ["merchant"] })),
       agreement: async (a) => {
         const old = a.mandates[0] as Mandate;
-        const ack = await signAcknowledgement({ agreement_id: a.agreement_id, mandate_hash: mandateHash(old), role: "merchant", id: "m-fresh", at: F.iso(F.T0 - 5000) }, F.merchantKey);
-        const amended = await amendMandate({ ...a, acknowledgements: [ack] }, "groceries", { maximum_amount: 150 }, F.principalKey, { at: F.iso(F.T0 - 4000), actor: { role: "principal", id: "biz_acme" }, event_id: "ev-amend" });
+        const ack = await signAcknowledgement(
+          { agreement_id: a.agreement_id, mandate_hash: mandateHash(old), role: "merchant", id: "m-fresh", at: F.iso(F.T0 - 5000) },
+          F.merchantKey,
+        );
+        const amended = await amendMandate({ ...a, acknowledgements: [ack] }, "groceries", { maximum_amount: 150 }, F.principalKey, {
+          at: F.iso(F.T0 - 4000),
+          actor: { role: "principal", id: "biz_acme" },
+          event_id: "ev-amend",
+        });
         return { ...amended, ledger_as_of: F.iso(F.T0 - 1000) };
       },
     },
@@ -196,14 +236,27 @@ const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
 const CONTROLLER_CODES: ReasonCode[] = ["SPEC_INVALID", "NAMESPACE_NOT_BOUND", "ACKNOWLEDGEMENT_KEY_UNREGISTERED", "RECORD_NOT_OWNED"];
 /** Decided on agents' signed requests (src/core/httpsig, POST /v1/agents/verify-request): tested in test/unit/core/httpsig/request-signatures.test.ts and test/integration/signed-requests.test.ts. */
 const SIGNED_REQUEST_CODES: ReasonCode[] = [
-  "REQUEST_SIGNATURE_MISSING", "REQUEST_SIGNATURE_MALFORMED", "REQUEST_SIGNATURE_EXPIRED", "REQUEST_KEY_UNKNOWN",
-  "REQUEST_SIGNATURE_INVALID", "REQUEST_NONCE_REPLAYED", "KEY_DIRECTORY_INVALID",
+  "REQUEST_SIGNATURE_MISSING",
+  "REQUEST_SIGNATURE_MALFORMED",
+  "REQUEST_SIGNATURE_EXPIRED",
+  "REQUEST_KEY_UNKNOWN",
+  "REQUEST_SIGNATURE_INVALID",
+  "REQUEST_NONCE_REPLAYED",
+  "KEY_DIRECTORY_INVALID",
 ];
 
 describe("the baseline", () => {
   it("is a realistic ALLOW with no reasons", async () => {
     const d = await run();
-    expect(d).toMatchObject({ verdict: "ALLOW", svc_decision: "ALLOW", reasons: [], messages: [], required_action: "NONE", intent_id: "groceries", amount_minor: 4250n });
+    expect(d).toMatchObject({
+      verdict: "ALLOW",
+      svc_decision: "ALLOW",
+      reasons: [],
+      messages: [],
+      required_action: "NONE",
+      intent_id: "groceries",
+      amount_minor: 4250n,
+    });
   });
 });
 

@@ -10,8 +10,16 @@ import { signatureHeaders as wbaSign, verify as wbaVerify, jwkToKeyID } from "we
 import { Ed25519Signer, verifierFromJWK } from "web-bot-auth/crypto";
 import { describe, expect, it } from "vitest";
 import {
-  DIRECTORY_PATH, MAX_LIFETIME_SECONDS, checkSignature, directoryKey, signDirectory, signRequest, verifyDirectory, webKeyId,
-  type HttpRequestLike, type KeyDirectory,
+  DIRECTORY_PATH,
+  MAX_LIFETIME_SECONDS,
+  checkSignature,
+  directoryKey,
+  signDirectory,
+  signRequest,
+  verifyDirectory,
+  webKeyId,
+  type HttpRequestLike,
+  type KeyDirectory,
 } from "../../../../src/core/httpsig/index.js";
 import { generateSigner, privateJwk, type PublicJwk, type Signer } from "../../../../src/core/jose/index.js";
 import { KeyDirectoryCache, MemoryNonceStore, signAgentRequest, verifyAgentRequest } from "../../../../src/client/index.js";
@@ -40,21 +48,34 @@ const keyring = (...signers: Signer[]) => ({
 });
 
 describe("signing and checking a request (Ed25519 and P-256)", () => {
-  for (const [name, make] of [["Ed25519", () => generateSigner()], ["P-256", p256Signer]] as const) {
+  for (const [name, make] of [
+    ["Ed25519", () => generateSigner()],
+    ["P-256", p256Signer],
+  ] as const) {
     it(`${name}: the signature carries the Web Bot Auth parameters and verifies`, async () => {
       const agent = make();
       const r = await signed(agent);
       expect(r.headers["signature-agent"]).toBe(`sig1="${DIRECTORY_URL}"`);
-      expect(r.headers["signature-input"]).toMatch(/^sig1=\("@authority" "@method" "@path" "signature-agent"\);created=\d+;expires=\d+;keyid="[A-Za-z0-9_-]{43}";alg="(ed25519|ecdsa-p256-sha256)";nonce="[A-Za-z0-9+/]{86}==";tag="web-bot-auth"$/);
+      expect(r.headers["signature-input"]).toMatch(
+        /^sig1=\("@authority" "@method" "@path" "signature-agent"\);created=\d+;expires=\d+;keyid="[A-Za-z0-9_-]{43}";alg="(ed25519|ecdsa-p256-sha256)";nonce="[A-Za-z0-9+/]{86}==";tag="web-bot-auth"$/,
+      );
       const check = await checkSignature({ request: r }, keyring(agent));
-      expect(check).toMatchObject({ ok: true, facts: { keyid: webKeyId(agent.publicJwk), tag: "web-bot-auth", created: NOW / 1000, expires: NOW / 1000 + 60 } });
+      expect(check).toMatchObject({
+        ok: true,
+        facts: { keyid: webKeyId(agent.publicJwk), tag: "web-bot-auth", created: NOW / 1000, expires: NOW / 1000 + 60 },
+      });
     });
   }
 
   it("refuses a tampered component (REQUEST_SIGNATURE_INVALID)", async () => {
     const agent = generateSigner();
     const r = await signed(agent);
-    for (const changed of [{ ...r, method: "GET" }, { ...r, url: "https://shop.example/refunds?cart=7" }, { ...r, url: "https://evil.example/orders?cart=7" }, { ...r, headers: { ...r.headers, "signature-agent": 'sig1="https://other.example/.well-known/http-message-signatures-directory"' } }]) {
+    for (const changed of [
+      { ...r, method: "GET" },
+      { ...r, url: "https://shop.example/refunds?cart=7" },
+      { ...r, url: "https://evil.example/orders?cart=7" },
+      { ...r, headers: { ...r.headers, "signature-agent": 'sig1="https://other.example/.well-known/http-message-signatures-directory"' } },
+    ]) {
       expect(await checkSignature({ request: changed }, keyring(agent))).toMatchObject({ ok: false, code: "REQUEST_SIGNATURE_INVALID" });
     }
   });
@@ -84,7 +105,11 @@ describe("signing and checking a request (Ed25519 and P-256)", () => {
     expect(await checkSignature({ request: future }, keyring(agent))).toMatchObject({ ok: false, code: "REQUEST_SIGNATURE_MALFORMED" });
     const r = await signed(agent);
     const noNonce = { ...r, headers: { ...r.headers, "signature-input": String(r.headers["signature-input"]).replace(/;nonce="[^"]*"/, "") } };
-    expect(await checkSignature({ request: noNonce }, keyring(agent))).toMatchObject({ ok: false, code: "REQUEST_SIGNATURE_MALFORMED", message: expect.stringContaining("nonce") });
+    expect(await checkSignature({ request: noNonce }, keyring(agent))).toMatchObject({
+      ok: false,
+      code: "REQUEST_SIGNATURE_MALFORMED",
+      message: expect.stringContaining("nonce"),
+    });
     // A Signature-Agent added after signing is not covered.
     const unsignedAgent = await signRequest(request, { signer: agent, created: new Date(NOW) });
     const added = { ...request, headers: { ...request.headers, ...unsignedAgent, "signature-agent": `sig1="${DIRECTORY_URL}"` } };
@@ -109,7 +134,21 @@ describe("the key directory", () => {
       ["bad signature", { url: DIRECTORY_URL, headers: { ...headers, signature: flipped }, body }, NOW, writ.publicJwk],
       ["another key", { url: DIRECTORY_URL, headers, body }, NOW, generateSigner().publicJwk],
       ["changed body", { url: DIRECTORY_URL, headers, body: body.replace("agent_a", "agent_b") }, NOW, writ.publicJwk],
-      ["changed body and digest", { url: DIRECTORY_URL, headers: { ...headers, "content-digest": (await signDirectory(body.replace("agent_a", "agent_b"), { url: DIRECTORY_URL, signer: writ, now: new Date(NOW) }))["content-digest"] }, body: body.replace("agent_a", "agent_b") }, NOW, writ.publicJwk],
+      [
+        "changed body and digest",
+        {
+          url: DIRECTORY_URL,
+          headers: {
+            ...headers,
+            "content-digest": (await signDirectory(body.replace("agent_a", "agent_b"), { url: DIRECTORY_URL, signer: writ, now: new Date(NOW) }))[
+              "content-digest"
+            ],
+          },
+          body: body.replace("agent_a", "agent_b"),
+        },
+        NOW,
+        writ.publicJwk,
+      ],
       ["another authority", { url: `https://evil.example${DIRECTORY_PATH}`, headers, body }, NOW, writ.publicJwk],
       ["expired", { url: DIRECTORY_URL, headers, body }, NOW + 400_000, writ.publicJwk],
     ];
@@ -125,19 +164,27 @@ describe("the key directory", () => {
       served += 1;
       expect(r.url).toBe(DIRECTORY_URL);
       const headers = await signDirectory(body, { url: DIRECTORY_URL, signer: writ, now: new Date(NOW) });
-      return new Response(body, { headers: { ...headers, ...(tamper ? { signature: headers.signature.replace(/:(.)/, (_m, c: string) => `:${c === "A" ? "B" : "A"}`) } : {}) } });
+      return new Response(body, {
+        headers: { ...headers, ...(tamper ? { signature: headers.signature.replace(/:(.)/, (_m, c: string) => `:${c === "A" ? "B" : "A"}`) } : {}) },
+      });
     };
     const directory = new KeyDirectoryCache({ server: WRIT, writKey: writ.publicJwk, fetch: fetchDirectory, now: () => NOW });
     const nonces = new MemoryNonceStore(1000, () => NOW);
     const fields = await signAgentRequest(request, { key: privateJwk(agent), server: WRIT, created: new Date(NOW) });
     const r = { ...request, headers: { ...request.headers, ...fields } };
-    expect(await verifyAgentRequest(r, { directory, nonces, nowMs: NOW })).toMatchObject({ verified: true, agent: { agent_id: "agent_a", operator_org_id: "org_op" } });
+    expect(await verifyAgentRequest(r, { directory, nonces, nowMs: NOW })).toMatchObject({
+      verified: true,
+      agent: { agent_id: "agent_a", operator_org_id: "org_op" },
+    });
     expect(await verifyAgentRequest(r, { directory, nonces, nowMs: NOW })).toMatchObject({ verified: false, reason: "REQUEST_NONCE_REPLAYED" });
     expect(served).toBe(1);
     // A fresh cache over an answer whose signature was changed: refused, no key trusted.
     tamper = true;
     const bad = new KeyDirectoryCache({ server: WRIT, writKey: writ.publicJwk, fetch: fetchDirectory, now: () => NOW });
-    const again = { ...request, headers: { ...request.headers, ...(await signAgentRequest(request, { key: privateJwk(agent), server: WRIT, created: new Date(NOW) })) } };
+    const again = {
+      ...request,
+      headers: { ...request.headers, ...(await signAgentRequest(request, { key: privateJwk(agent), server: WRIT, created: new Date(NOW) })) },
+    };
     expect(await verifyAgentRequest(again, { directory: bad, nowMs: NOW })).toMatchObject({ verified: false, reason: "KEY_DIRECTORY_INVALID" });
   });
 
@@ -149,7 +196,10 @@ describe("the key directory", () => {
     };
     let clock = NOW;
     const directory = new KeyDirectoryCache({ server: WRIT, writKey: writ.publicJwk, fetch: fetchDirectory, now: () => clock });
-    const sign = async () => ({ ...request, headers: { ...request.headers, ...(await signAgentRequest(request, { key: privateJwk(agent), server: WRIT, created: new Date(clock) })) } });
+    const sign = async () => ({
+      ...request,
+      headers: { ...request.headers, ...(await signAgentRequest(request, { key: privateJwk(agent), server: WRIT, created: new Date(clock) })) },
+    });
     expect((await verifyAgentRequest(await sign(), { directory, nowMs: clock })).verified).toBe(true);
     listed = false; // suspended: Writ's directory drops it
     clock = NOW + 301_000;
@@ -170,7 +220,11 @@ describe("interop with an independent implementation (web-bot-auth over http-mes
       await verifier(data, sig, params);
     });
     expect(seen).toEqual([webKeyId(agent.publicJwk)]);
-    const theirKid = await jwkToKeyID(agent.publicJwk as never, (b: Uint8Array) => crypto.subtle.digest("SHA-256", b), (u: ArrayBuffer) => Buffer.from(u).toString("base64url"));
+    const theirKid = await jwkToKeyID(
+      agent.publicJwk as never,
+      (b: Uint8Array) => crypto.subtle.digest("SHA-256", b),
+      (u: ArrayBuffer) => Buffer.from(u).toString("base64url"),
+    );
     expect(theirKid).toBe(webKeyId(agent.publicJwk));
     // A tampered request fails there too.
     await expect(wbaVerify(new Request("https://shop.example/refunds?cart=7", { method: "POST", headers: r.headers }), verifier)).rejects.toThrow();
@@ -184,11 +238,18 @@ describe("interop with an independent implementation (web-bot-auth over http-mes
     const req = new Request("https://shop.example/a", { headers: { "signature-agent": `sig1="${DIRECTORY_URL}"` } });
     const h = await wbaSign(req, theirs, { created: now, expires: new Date(now.getTime() + 60_000) });
     const pub = { kty: "OKP", crv: "Ed25519", x: jwk.x } as PublicJwk;
-    const r: HttpRequestLike = { method: "GET", url: req.url, headers: { "signature-agent": `sig1="${DIRECTORY_URL}"`, signature: h.Signature, "signature-input": h["Signature-Input"] } };
+    const r: HttpRequestLike = {
+      method: "GET",
+      url: req.url,
+      headers: { "signature-agent": `sig1="${DIRECTORY_URL}"`, signature: h.Signature, "signature-input": h["Signature-Input"] },
+    };
     const check = await checkSignature({ request: r }, { keyFor: (kid) => (kid === webKeyId(pub) ? pub : undefined), jwkOf: (k) => k, nowMs: now.getTime() });
     expect(check).toMatchObject({ ok: true, facts: { keyid: theirs.keyid, tag: "web-bot-auth" } });
     const tampered = { ...r, url: "https://evil.example/a" };
-    expect(await checkSignature({ request: tampered }, { keyFor: () => pub, jwkOf: (k) => k, nowMs: now.getTime() })).toMatchObject({ ok: false, code: "REQUEST_SIGNATURE_INVALID" });
+    expect(await checkSignature({ request: tampered }, { keyFor: () => pub, jwkOf: (k) => k, nowMs: now.getTime() })).toMatchObject({
+      ok: false,
+      code: "REQUEST_SIGNATURE_INVALID",
+    });
   });
 
   it("P-256: http-message-sig verifies what Writ signs, and Writ verifies what it signs (ecdsa-p256-sha256)", async () => {
@@ -198,16 +259,29 @@ describe("interop with an independent implementation (web-bot-auth over http-mes
     const r = new Request(request.url, { method: request.method, headers: { ...(request.headers as Record<string, string>), ...fields } });
     let verified = false;
     await wbaVerify(r, (data, sig) => {
-      verified = nodeVerify("sha256", Buffer.from(data), { key: createPublicKey({ key: agent.publicJwk as never, format: "jwk" }), dsaEncoding: "ieee-p1363" }, sig);
+      verified = nodeVerify(
+        "sha256",
+        Buffer.from(data),
+        { key: createPublicKey({ key: agent.publicJwk as never, format: "jwk" }), dsaEncoding: "ieee-p1363" },
+        sig,
+      );
     });
     expect(verified).toBe(true);
 
     // The reverse: their signing (base and parameters), a P-256 key's signature (either S form).
     const keyid = webKeyId(agent.publicJwk);
-    const theirs = { alg: "ecdsa-p256-sha256" as const, keyid, sign: (data: string) => new Uint8Array(nodeSign("sha256", Buffer.from(data), { key: agent.privateKey, dsaEncoding: "ieee-p1363" })) };
+    const theirs = {
+      alg: "ecdsa-p256-sha256" as const,
+      keyid,
+      sign: (data: string) => new Uint8Array(nodeSign("sha256", Buffer.from(data), { key: agent.privateKey, dsaEncoding: "ieee-p1363" })),
+    };
     const req = new Request("https://shop.example/a", { headers: { "signature-agent": `sig1="${DIRECTORY_URL}"` } });
     const h = await wbaSign(req, theirs, { created: new Date(now), expires: new Date(now + 60_000) });
-    const mine: HttpRequestLike = { method: "GET", url: req.url, headers: { "signature-agent": `sig1="${DIRECTORY_URL}"`, signature: h.Signature, "signature-input": h["Signature-Input"] } };
+    const mine: HttpRequestLike = {
+      method: "GET",
+      url: req.url,
+      headers: { "signature-agent": `sig1="${DIRECTORY_URL}"`, signature: h.Signature, "signature-input": h["Signature-Input"] },
+    };
     expect(await checkSignature({ request: mine }, { ...keyring(agent), nowMs: now })).toMatchObject({ ok: true, facts: { keyid, alg: "ecdsa-p256-sha256" } });
   });
 });

@@ -8,8 +8,24 @@ import { hashOf } from "../../../../src/core/canonical/index.js";
 import { describe, expect, it } from "vitest";
 import { ED25519_SMALL_ORDER_Y, P256_ORDER } from "../../../../src/core/jose/canonical-forms.js";
 import {
-  JoseError, generateSigner, isCanonicalBase64url, keyEncodingProblem, lowS, lowSJws, lowSSignatureText, parsePublicJwk, publicKeyObject, signJws, signJwsInput, signRecord,
-  verifyJwsInput, verifySignatureBytes, verifySignedRecord, withLowSSignature, type JwsObject, type PublicJwk,
+  JoseError,
+  generateSigner,
+  isCanonicalBase64url,
+  keyEncodingProblem,
+  lowS,
+  lowSJws,
+  lowSSignatureText,
+  parsePublicJwk,
+  publicKeyObject,
+  signJws,
+  signJwsInput,
+  signRecord,
+  verifyJwsInput,
+  verifySignatureBytes,
+  verifySignedRecord,
+  withLowSSignature,
+  type JwsObject,
+  type PublicJwk,
 } from "../../../../src/core/jose/index.js";
 import { verifyJwsSignature } from "../../../../src/core/jose/jws.js";
 import { noteKeyHash, openNote } from "../../../../src/core/tlog/note.js";
@@ -143,11 +159,13 @@ describe("Ed25519 small-order keys", () => {
   it("the curve has 8 small-order points with 14 encodings, and the refused list is exactly their y coordinates", () => {
     expect(new Set(smallOrderPoints().map(([x, y]) => `${x},${y}`)).size).toBe(8);
     expect(encodings).toHaveLength(14);
-    const ys = new Set(encodings.map((e) => {
-      const b = Buffer.from(e, "base64url");
-      b[31] = (b[31] ?? 0) & 0x7f;
-      return BigInt(`0x${Buffer.from(b).reverse().toString("hex")}`);
-    }));
+    const ys = new Set(
+      encodings.map((e) => {
+        const b = Buffer.from(e, "base64url");
+        b[31] = (b[31] ?? 0) & 0x7f;
+        return BigInt(`0x${Buffer.from(b).reverse().toString("hex")}`);
+      }),
+    );
     expect([...ys].sort()).toEqual([...ED25519_SMALL_ORDER_Y].sort());
   });
 
@@ -179,9 +197,14 @@ describe("Ed25519 small-order keys", () => {
     const accepted = ["pay 50 USD", "pay 5000 USD", "anything"].map(nodeAccepts);
     expect(accepted.every((a) => a === accepted[0])).toBe(true); // the same answer for every payload: the key does not bind it
 
-    for (const payload of ["pay 50 USD", "pay 5000 USD"]) expect(verifySignatureBytes(identity as PublicJwk, "EdDSA", Buffer.from(payload), FIXED_SIGNATURE)).toBe(false);
+    for (const payload of ["pay 50 USD", "pay 5000 USD"])
+      expect(verifySignatureBytes(identity as PublicJwk, "EdDSA", Buffer.from(payload), FIXED_SIGNATURE)).toBe(false);
     const protectedHeader = Buffer.from(JSON.stringify({ alg: "EdDSA", typ: TYP })).toString("base64url");
-    const forged: JwsObject = { protected: protectedHeader, payload: Buffer.from('{"a":1}').toString("base64url"), signature: FIXED_SIGNATURE.toString("base64url") };
+    const forged: JwsObject = {
+      protected: protectedHeader,
+      payload: Buffer.from('{"a":1}').toString("base64url"),
+      signature: FIXED_SIGNATURE.toString("base64url"),
+    };
     expect(await codeOf(verifySignedRecord(forged, identity, { typ: TYP, record: { a: 1 } }))).toBe("JWK_INVALID");
     expect(await verifyJwsSignature(forged, identity as PublicJwk, "EdDSA")).toBe(false);
 
@@ -200,7 +223,9 @@ describe("P-256 keys", () => {
     const y = Buffer.from(p.y, "base64url");
     y[31] = (y[31] ?? 0) ^ 1;
     expect(() => parsePublicJwk({ ...p, y: y.toString("base64url") })).toThrow(/not a valid point on its curve/);
-    expect(() => parsePublicJwk({ ...p, x: Buffer.alloc(32).toString("base64url"), y: Buffer.alloc(32).toString("base64url") })).toThrow(/not a valid point on its curve/);
+    expect(() => parsePublicJwk({ ...p, x: Buffer.alloc(32).toString("base64url"), y: Buffer.alloc(32).toString("base64url") })).toThrow(
+      /not a valid point on its curve/,
+    );
     expect(parsePublicJwk(p)).toEqual(p);
   });
 });

@@ -2,8 +2,17 @@ import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import vec from "../../../vectors/rfc8037.json" with { type: "json" };
 import {
-  JoseError, generateSigner, keyId, lowS, parsePublicJwk, signJws, signerFromJwk, signerFromSeed, verifySignedRecord,
-  type JwsObject, type PublicJwk,
+  JoseError,
+  generateSigner,
+  keyId,
+  lowS,
+  parsePublicJwk,
+  signJws,
+  signerFromJwk,
+  signerFromSeed,
+  verifySignedRecord,
+  type JwsObject,
+  type PublicJwk,
 } from "../../../../src/core/jose/index.js";
 import { verifyJwsSignature } from "../../../../src/core/jose/jws.js";
 

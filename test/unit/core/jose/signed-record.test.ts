@@ -5,14 +5,31 @@
  * and a key with a private member `d`.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildSignedAgreement, mandateHash, verifyAcknowledgement, verifyMandate, verifyRevocation, verifyRevocationPush, type Mandate } from "../../../../src/core/agreement/index.js";
+import {
+  buildSignedAgreement,
+  mandateHash,
+  verifyAcknowledgement,
+  verifyMandate,
+  verifyRevocation,
+  verifyRevocationPush,
+  type Mandate,
+} from "../../../../src/core/agreement/index.js";
 import { alertPayload, verifyAlert } from "../../../../src/core/alerts/alert.js";
 import { canonicalJson } from "../../../../src/core/canonical/index.js";
 import {
-  JoseError, generateSigner, inspectSignedRecord, keyId, privateJwk, signJws, signRecord, verifySignedRecord, type JwsObject, type Signer,
+  JoseError,
+  generateSigner,
+  inspectSignedRecord,
+  keyId,
+  privateJwk,
+  signJws,
+  signRecord,
+  verifySignedRecord,
+  type JwsObject,
+  type Signer,
 } from "../../../../src/core/jose/index.js";
 import { verifyTreeHead } from "../../../../src/core/tlog/index.js";
-import { verifyDelegationRevocation } from "../../../../src/verify/pipeline/signed-revocation.js";
+import { verifyDelegationRevocation } from "../../../../src/core/delegation/signed-revocation.js";
 
 const b64 = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 const AT = "2026-06-01T10:00:00Z";
@@ -31,7 +48,12 @@ async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
 /** Members in reverse order at every level (JCS sorts them). */
 function reordered(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(reordered);
-  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reordered(x)]));
+  if (typeof v === "object" && v !== null)
+    return Object.fromEntries(
+      Object.entries(v)
+        .reverse()
+        .map(([k, x]) => [k, reordered(x)]),
+    );
   return v;
 }
 
@@ -39,11 +61,14 @@ function reordered(v: unknown): unknown {
 const VARIANTS: ReadonlyArray<[string, (canonical: string) => string]> = [
   ["whitespace", (c) => JSON.stringify(JSON.parse(c), null, 2)],
   ["reordered members", (c) => JSON.stringify(reordered(JSON.parse(c)))],
-  ["1.0 for 1", (c) => {
-    const out = c.replace(/:(\d+)([,}])/, ":$1.0$2");
-    expect(out).not.toBe(c);
-    return out;
-  }],
+  [
+    "1.0 for 1",
+    (c) => {
+      const out = c.replace(/:(\d+)([,}])/, ":$1.0$2");
+      expect(out).not.toBe(c);
+      return out;
+    },
+  ],
 ];
 
 /** One kind of signed record and its verifier. */
@@ -56,7 +81,11 @@ interface Kind {
   accepts(unsigned: Record<string, unknown>, signature: JwsObject, key: object): Promise<boolean>;
 }
 
-const ok = (p: Promise<unknown>) => p.then(() => true, () => false);
+const ok = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    () => false,
+  );
 const signer: Signer = generateSigner();
 let revoked: { agreement_id: string; mandates: Mandate[] };
 
@@ -68,7 +97,15 @@ const KINDS: Kind[] = [
   {
     name: "mandate",
     typ: "svc-mandate+jws",
-    unsigned: (key) => ({ intent_id: "i1", principal: { type: "human", id: "prn_1", public_key: key }, agent: { agent_id: "a1" }, currency: "EUR", maximum_amount: 20, algorithm: "EdDSA", rendering: "r" }),
+    unsigned: (key) => ({
+      intent_id: "i1",
+      principal: { type: "human", id: "prn_1", public_key: key },
+      agent: { agent_id: "a1" },
+      currency: "EUR",
+      maximum_amount: 20,
+      algorithm: "EdDSA",
+      rendering: "r",
+    }),
     accepts: async (u, signature) => (await verifyMandate({ ...(u as unknown as Mandate), signature })) === "valid",
   },
   {
@@ -80,9 +117,19 @@ const KINDS: Kind[] = [
   {
     name: "agreement revocation (also a push's inner revocation)",
     typ: "svc-revocation+jws",
-    unsigned: (key) => ({ svc_revocation: 1, agreement_id: revoked.agreement_id, mandate_hash: mandateHash(withKey(revoked.mandates[0] as Mandate, key)), at: AT, reason: "lost" }),
+    unsigned: (key) => ({
+      svc_revocation: 1,
+      agreement_id: revoked.agreement_id,
+      mandate_hash: mandateHash(withKey(revoked.mandates[0] as Mandate, key)),
+      at: AT,
+      reason: "lost",
+    }),
     accepts: async (u, signature, key) =>
-      (await verifyRevocation({ agreement_id: revoked.agreement_id, mandates: [withKey(revoked.mandates[0] as Mandate, key)], revocation: { ...(u as object), signature } as never })) === "valid",
+      (await verifyRevocation({
+        agreement_id: revoked.agreement_id,
+        mandates: [withKey(revoked.mandates[0] as Mandate, key)],
+        revocation: { ...(u as object), signature } as never,
+      })) === "valid",
   },
   {
     name: "delegation revocation",
@@ -112,7 +159,11 @@ const KINDS: Kind[] = [
 
 beforeAll(async () => {
   const a = await buildSignedAgreement(
-    { agreement_id: "agr-rev", at: AT, mandates: [{ intent_id: "i1", principal: { type: "human", id: "prn_1" }, agent: { agent_id: "a1" }, currency: "EUR", maximum_amount: 20 }] },
+    {
+      agreement_id: "agr-rev",
+      at: AT,
+      mandates: [{ intent_id: "i1", principal: { type: "human", id: "prn_1" }, agent: { agent_id: "a1" }, currency: "EUR", maximum_amount: 20 }],
+    },
     signer,
   );
   revoked = { agreement_id: a.agreement_id, mandates: a.mandates };

@@ -7,7 +7,11 @@ describe("StopGroup", () => {
     const g = new StopGroup();
     const order: string[] = [];
     g.add("a", () => order.push("a"));
-    await g.start("b", () => "B", (b) => order.push(b));
+    await g.start(
+      "b",
+      () => "B",
+      (b) => order.push(b),
+    );
     g.add("c", async () => {
       await Promise.resolve();
       order.push("c");
@@ -38,7 +42,10 @@ describe("StopGroup", () => {
     const g = new StopGroup();
     g.add("first", () => Promise.reject(new Error("one")));
     g.add("second", () => Promise.reject("two"));
-    const err = await g.stop().then(() => undefined, (e: unknown) => e);
+    const err = await g.stop().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AggregateError);
     expect((err as AggregateError).errors.map((e: Error) => e.message)).toEqual(["second: two", "one"]);
   });
@@ -63,8 +70,16 @@ describe("StopGroup", () => {
     await expect(
       g.startAll(async () => {
         g.add("pool", () => order.push("pool"));
-        await g.start("informers", () => "informers", (p) => order.push(p));
-        await g.start("server", () => Promise.reject(portTaken), () => order.push("server"));
+        await g.start(
+          "informers",
+          () => "informers",
+          (p) => order.push(p),
+        );
+        await g.start(
+          "server",
+          () => Promise.reject(portTaken),
+          () => order.push("server"),
+        );
         return "never";
       }),
     ).rejects.toBe(portTaken);

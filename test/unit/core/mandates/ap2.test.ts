@@ -131,24 +131,44 @@ describe("importOpenPaymentMandate", () => {
 
   it("converts JPY (exponent 0) and KWD (exponent 3) exactly", () => {
     const jpy = importOpenPaymentMandate(
-      withConstraints({ type: "payment.amount_range", currency: "JPY", max: 15000 }, { type: "payment.budget", currency: "JPY", max: 40000 }, { type: "payment.agent_recurrence", frequency: "ON_DEMAND" }),
+      withConstraints(
+        { type: "payment.amount_range", currency: "JPY", max: 15000 },
+        { type: "payment.budget", currency: "JPY", max: 40000 },
+        { type: "payment.agent_recurrence", frequency: "ON_DEMAND" },
+      ),
       opts,
     );
     expect(jpy.scope).toMatchObject({ currency: "JPY", maximum_amount: 15000, cumulative_maximum: 40000 });
     const kwd = importOpenPaymentMandate(
-      withConstraints({ type: "payment.amount_range", currency: "KWD", max: 12345 }, { type: "payment.budget", currency: "KWD", max: 50.125 }, { type: "payment.agent_recurrence", frequency: "ON_DEMAND" }),
+      withConstraints(
+        { type: "payment.amount_range", currency: "KWD", max: 12345 },
+        { type: "payment.budget", currency: "KWD", max: 50.125 },
+        { type: "payment.agent_recurrence", frequency: "ON_DEMAND" },
+      ),
       opts,
     );
     expect(kwd.scope).toMatchObject({ currency: "KWD", maximum_amount: 12.345, cumulative_maximum: 50.125 });
     expect(prepareDelegation(kwd).scope.ceilingMinor).toBe(12345n);
     // A budget with more decimals than the currency has is refused, not rounded.
-    expect(refusal(withConstraints({ type: "payment.budget", currency: "JPY", max: 10.5 }))).toMatchObject({ code: "CONSTRAINT_INVALID", subject: "payment.budget" });
+    expect(refusal(withConstraints({ type: "payment.budget", currency: "JPY", max: 10.5 }))).toMatchObject({
+      code: "CONSTRAINT_INVALID",
+      subject: "payment.budget",
+    });
   });
 
   it("maps a pre-set payee and payment_amount", () => {
     const d = importOpenPaymentMandate(
       {
-        ...withConstraints({ type: "payment.amount_range", currency: "EUR", max: 9000 }, { type: "payment.allowed_payees", allowed: [{ id: "m1", name: "One" }, { id: "m2", name: "Two" }] }),
+        ...withConstraints(
+          { type: "payment.amount_range", currency: "EUR", max: 9000 },
+          {
+            type: "payment.allowed_payees",
+            allowed: [
+              { id: "m1", name: "One" },
+              { id: "m2", name: "Two" },
+            ],
+          },
+        ),
         payee: { id: "m2", name: "Two" },
         payment_amount: { amount: 4550, currency: "EUR" },
       },
@@ -156,7 +176,10 @@ describe("importOpenPaymentMandate", () => {
     );
     expect(d.scope).toMatchObject({ currency: "EUR", maximum_amount: 45.5, cumulative_maximum: 45.5, merchants: ["m2"] });
     expect(
-      refusal({ ...withConstraints({ type: "payment.allowed_payees", allowed: [{ id: "m1", name: "One" }] }, { type: "payment.budget", currency: "EUR", max: 5 }), payee: { id: "m9", name: "Nine" } }),
+      refusal({
+        ...withConstraints({ type: "payment.allowed_payees", allowed: [{ id: "m1", name: "One" }] }, { type: "payment.budget", currency: "EUR", max: 5 }),
+        payee: { id: "m9", name: "Nine" },
+      }),
     ).toMatchObject({ code: "UNSATISFIABLE", subject: "payee" });
   });
 
@@ -184,7 +207,9 @@ describe("importOpenPaymentMandate", () => {
       const { exp: _exp, ...noExp } = realistic();
       expect(refusal(noExp)).toMatchObject({ code: "CLAIMS_INVALID", subject: "exp" });
       expect(refusal({ ...realistic(), exp: "tomorrow" }).code).toBe("CLAIMS_INVALID");
-      expect(refusal(withConstraints({ type: "payment.budget", currency: "USD", max: 5 }, { type: "payment.execution_date", not_after: "2026-04-19" }))).toMatchObject({
+      expect(
+        refusal(withConstraints({ type: "payment.budget", currency: "USD", max: 5 }, { type: "payment.execution_date", not_after: "2026-04-19" })),
+      ).toMatchObject({
         code: "MANDATE_EXPIRED",
         subject: "payment.execution_date",
       });
@@ -202,18 +227,36 @@ describe("importOpenPaymentMandate", () => {
         subject: "payment.allowed_payment_instruments",
       });
       expect(refusal(withConstraints({ type: "payment.allowed_pisps", allowed: [] })).subject).toBe("payment.allowed_pisps");
-      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100, min: 1 }))).toMatchObject({ code: "CONSTRAINT_UNENFORCEABLE", subject: "payment.amount_range" });
+      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100, min: 1 }))).toMatchObject({
+        code: "CONSTRAINT_UNENFORCEABLE",
+        subject: "payment.amount_range",
+      });
       expect(
-        refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.budget", currency: "USD", max: 5 }, { type: "payment.agent_recurrence", frequency: "MONTHLY" })),
+        refusal(
+          withConstraints(
+            { type: "payment.amount_range", currency: "USD", max: 100 },
+            { type: "payment.budget", currency: "USD", max: 5 },
+            { type: "payment.agent_recurrence", frequency: "MONTHLY" },
+          ),
+        ),
       ).toMatchObject({ code: "CONSTRAINT_UNENFORCEABLE", subject: "payment.agent_recurrence" });
-      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.amount_range", currency: "USD", max: 5, extra: true }))).toMatchObject({
+      expect(
+        refusal(
+          withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.amount_range", currency: "USD", max: 5, extra: true }),
+        ),
+      ).toMatchObject({
         code: "CONSTRAINT_DUPLICATE",
       });
-      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100, max_per_day: 5 }))).toMatchObject({ code: "CONSTRAINT_INVALID" });
+      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100, max_per_day: 5 }))).toMatchObject({
+        code: "CONSTRAINT_INVALID",
+      });
     });
 
     it("refuses top-level claims it cannot honour or does not know", () => {
-      expect(refusal({ ...realistic(), payment_instrument: { id: "card_1", type: "CARD" } })).toMatchObject({ code: "CLAIM_UNSUPPORTED", subject: "payment_instrument" });
+      expect(refusal({ ...realistic(), payment_instrument: { id: "card_1", type: "CARD" } })).toMatchObject({
+        code: "CLAIM_UNSUPPORTED",
+        subject: "payment_instrument",
+      });
       expect(refusal({ ...realistic(), pisp: { legal_name: "P", brand_name: "P", domain_name: "p.example" } }).subject).toBe("pisp");
       expect(refusal({ ...realistic(), execution_date: "2026-05-02" }).subject).toBe("execution_date");
       expect(refusal({ ...realistic(), surprise: 1 })).toMatchObject({ code: "CLAIM_UNSUPPORTED", subject: "surprise" });
@@ -231,7 +274,10 @@ describe("importOpenPaymentMandate", () => {
       expect(refusal("claims").code).toBe("CLAIMS_INVALID");
       expect(refusal(null).code).toBe("CLAIMS_INVALID");
       expect(refusal({ ...realistic(), constraints: {} }).code).toBe("CLAIMS_INVALID");
-      expect(refusal({ ...realistic(), constraints: [{ type: "payment.amount_range", currency: "USD", max: 100 }] })).toMatchObject({ code: "CLAIMS_INVALID", subject: "payment.reference" });
+      expect(refusal({ ...realistic(), constraints: [{ type: "payment.amount_range", currency: "USD", max: 100 }] })).toMatchObject({
+        code: "CLAIMS_INVALID",
+        subject: "payment.reference",
+      });
       expect(refusal(withConstraints({ type: "payment.amount_range", currency: "usd", max: 100 })).code).toBe("CONSTRAINT_INVALID");
       expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 1.5 })).code).toBe("CONSTRAINT_INVALID");
       expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: -1 })).code).toBe("CONSTRAINT_INVALID");
@@ -243,14 +289,23 @@ describe("importOpenPaymentMandate", () => {
 
     it("refuses mandates with no amount bound, mixed currencies or an empty window", () => {
       expect(refusal(withConstraints({ type: "payment.allowed_payees", allowed: [{ id: "m1", name: "One" }] })).code).toBe("NO_AMOUNT_BOUND");
-      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.budget", currency: "EUR", max: 5 })).code).toBe("CURRENCY_MISMATCH");
-      expect(refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.agent_recurrence", frequency: "ON_DEMAND" }))).toMatchObject({
+      expect(
+        refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.budget", currency: "EUR", max: 5 })).code,
+      ).toBe("CURRENCY_MISMATCH");
+      expect(
+        refusal(withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.agent_recurrence", frequency: "ON_DEMAND" })),
+      ).toMatchObject({
         code: "CONSTRAINT_INVALID",
         subject: "payment.agent_recurrence",
       });
-      expect(refusal(withConstraints({ type: "payment.budget", currency: "USD", max: 5 }, { type: "payment.execution_date", not_before: "2026-06-01", not_after: "2026-05-01" })).code).toBe(
-        "UNSATISFIABLE",
-      );
+      expect(
+        refusal(
+          withConstraints(
+            { type: "payment.budget", currency: "USD", max: 5 },
+            { type: "payment.execution_date", not_before: "2026-06-01", not_after: "2026-05-01" },
+          ),
+        ).code,
+      ).toBe("UNSATISFIABLE");
       expect(refusal(withConstraints({ type: "payment.allowed_payees", allowed: [] })).code).toBe("UNSATISFIABLE");
     });
   });

@@ -11,7 +11,12 @@ import { describe, expect, it } from "vitest";
 import { sha256 } from "../../../../src/core/canonical/index.js";
 import { generateSigner } from "../../../../src/core/jose/index.js";
 import {
-  acceptOpenPaymentMandate, decodeMandatePresentation, verifyMandatePresentation, type MandateAgent, type MandateVerifyOptions, type TrustedIssuerKey,
+  acceptOpenPaymentMandate,
+  decodeMandatePresentation,
+  verifyMandatePresentation,
+  type MandateAgent,
+  type MandateVerifyOptions,
+  type TrustedIssuerKey,
 } from "../../../../src/core/mandates/index.js";
 import { resolveDisclosures } from "../../../../src/core/mandates/sd-jwt-disclosures.js";
 import { encodeSegment, openPaymentMandateClaims, presentMandate, validateOpenPaymentMandate, type PresentOptions } from "../../../helpers/ap2-mandates.js";
@@ -31,7 +36,13 @@ function claims(): Record<string, unknown> {
   const c = openPaymentMandateClaims(agent, { iatSec: sec(NOW) - 60, expSec: sec(NOW) + 3600 });
   c.constraints = [
     { type: "payment.amount_range", currency: "USD", max: 5000 },
-    { type: "payment.allowed_payees", allowed: [{ id: "merchant_shoes", name: "Shoe Shop" }, { id: "merchant_socks", name: "Sock Shop" }] },
+    {
+      type: "payment.allowed_payees",
+      allowed: [
+        { id: "merchant_shoes", name: "Shoe Shop" },
+        { id: "merchant_socks", name: "Sock Shop" },
+      ],
+    },
     { type: "payment.reference", conditional_transaction_id: "sha256-checkout-digest-1" },
     { type: "payment.execution_date", not_before: "2026-04-20T09:59:30Z" },
   ];
@@ -57,10 +68,24 @@ const NESTED_FRAME = {
 const ALL = { iat: true, constraints: { 0: { max: true }, 1: { type: true, allowed: { 0: true, 1: true } }, 2: true, 3: true } };
 
 function options(over: Partial<PresentOptions> = {}): PresentOptions {
-  return { issuer: wallet, holder: agent, claims: claims(), audience: AUD, nonce: NONCE, kbIatSec: sec(NOW) - 5, frame: NESTED_FRAME, presentationFrame: ALL, ...over };
+  return {
+    issuer: wallet,
+    holder: agent,
+    claims: claims(),
+    audience: AUD,
+    nonce: NONCE,
+    kbIatSec: sec(NOW) - 5,
+    frame: NESTED_FRAME,
+    presentationFrame: ALL,
+    ...over,
+  };
 }
 
-const disclosuresOf = (text: string): unknown[] => text.split("~").slice(1, -1).map((d) => JSON.parse(Buffer.from(d, "base64url").toString("utf8")) as unknown);
+const disclosuresOf = (text: string): unknown[] =>
+  text
+    .split("~")
+    .slice(1, -1)
+    .map((d) => JSON.parse(Buffer.from(d, "base64url").toString("utf8")) as unknown);
 
 /** The library's own reading of the claims of a presentation. */
 async function libraryClaims(text: string): Promise<unknown> {
@@ -79,11 +104,20 @@ describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
     expect(v.decoded?.claims).toEqual(claims());
     expect(v.decoded?.claims).toEqual(await libraryClaims(text));
     // The decoys outside the constraints are listed, not refused: 2 in cnf.
-    expect(v.decoded?.undisclosed.map((u) => [u.path, u.kind])).toEqual([["cnf", "claim"], ["cnf", "claim"]]);
+    expect(v.decoded?.undisclosed.map((u) => [u.path, u.kind])).toEqual([
+      ["cnf", "claim"],
+      ["cnf", "claim"],
+    ]);
 
     const a = await acceptOpenPaymentMandate(text, verifyOpts, mandateAgent);
     if (!a.ok) throw new Error(JSON.stringify(a.refusals));
-    expect(a.delegation.scope).toEqual({ currency: "USD", maximum_amount: 50, cumulative_maximum: 50, merchants: ["merchant_shoes", "merchant_socks"], action_types: ["purchase"] });
+    expect(a.delegation.scope).toEqual({
+      currency: "USD",
+      maximum_amount: 50,
+      cumulative_maximum: 50,
+      merchants: ["merchant_shoes", "merchant_socks"],
+      action_types: ["purchase"],
+    });
     expect(a.delegation.granted_at).toBe("2026-04-20T09:59:30.000Z");
   });
 
@@ -97,7 +131,9 @@ describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
   it("a withheld nested disclosure (a payee inside a disclosed constraint) is refused as withheld, by its path", async () => {
     const text = await presentMandate(options({ presentationFrame: { ...ALL, constraints: { ...ALL.constraints, 1: { type: true, allowed: { 0: true } } } } }));
     const v = await verifyMandatePresentation(text, verifyOpts);
-    expect(v.problems).toEqual([{ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[1\]\.allowed\[1\] is withheld \(digest [\w-]+ has no disclosure\)/) }]);
+    expect(v.problems).toEqual([
+      { code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[1\]\.allowed\[1\] is withheld \(digest [\w-]+ has no disclosure\)/) },
+    ]);
     expect(v.decoded?.undisclosed).toContainEqual({ path: "constraints[1].allowed[1]", kind: "element", digest: expect.any(String) });
     // What is disclosed is still shown, without the withheld payee.
     expect(v.decoded?.claims.constraints).toContainEqual({ type: "payment.allowed_payees", allowed: [{ id: "merchant_shoes", name: "Shoe Shop" }] });
@@ -128,22 +164,34 @@ describe("RFC 9901 disclosures in mandates issued by @sd-jwt/sd-jwt-vc", () => {
     // Left out by the holder, it would widen the grant by half an hour: refused, by its path.
     const text = await presentMandate(options({ claims: c, frame, presentationFrame: { ...all, constraints: { ...all.constraints, 3: true } } }));
     const v = await verifyMandatePresentation(text, verifyOpts);
-    expect(v.problems).toEqual([{ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[3\] has a claim without its disclosure \(digest [\w-]+\): it is withheld, refused/) }]);
+    expect(v.problems).toEqual([
+      {
+        code: "DISCLOSURE_MISSING",
+        message: expect.stringMatching(/^constraints\[3\] has a claim without its disclosure \(digest [\w-]+\): it is withheld, refused/),
+      },
+    ]);
     expect(await acceptOpenPaymentMandate(text, verifyOpts, mandateAgent)).toMatchObject({ ok: false, refusals: [{ code: "DISCLOSURE_MISSING" }] });
   });
 
   it("decoys in the payload or inside a constraint are refused as withheld claims; decoys in cnf are accepted", async () => {
-    for (const frame of [{ ...NESTED_FRAME, _sd_decoy: 2 }, { ...NESTED_FRAME, constraints: { ...NESTED_FRAME.constraints, 0: { _sd: ["max"], _sd_decoy: 1 } } }]) {
+    for (const frame of [
+      { ...NESTED_FRAME, _sd_decoy: 2 },
+      { ...NESTED_FRAME, constraints: { ...NESTED_FRAME.constraints, 0: { _sd: ["max"], _sd_decoy: 1 } } },
+    ]) {
       const v = await verifyMandatePresentation(await presentMandate(options({ frame })), verifyOpts);
       expect(v.problems.length).toBeGreaterThan(0);
-      expect(v.problems.every((p) => p.code === "DISCLOSURE_MISSING" && /^(the payload|constraints\[0\]) has a claim without its disclosure/.test(p.message))).toBe(true);
+      expect(
+        v.problems.every((p) => p.code === "DISCLOSURE_MISSING" && /^(the payload|constraints\[0\]) has a claim without its disclosure/.test(p.message)),
+      ).toBe(true);
     }
     const cnfOnly = await verifyMandatePresentation(await presentMandate(options({ frame: { ...NESTED_FRAME, cnf: { _sd_decoy: 4 } } })), verifyOpts);
     expect(cnfOnly.problems).toEqual([]);
   });
 
   it("array decoys are refused like withheld elements (Writ cannot tell them apart)", async () => {
-    const text = await presentMandate(options({ frame: { constraints: { _sd: [0, 1, 2, 3], _sd_decoy: 1 } }, presentationFrame: { constraints: { 0: true, 1: true, 2: true, 3: true } } }));
+    const text = await presentMandate(
+      options({ frame: { constraints: { _sd: [0, 1, 2, 3], _sd_decoy: 1 } }, presentationFrame: { constraints: { 0: true, 1: true, 2: true, 3: true } } }),
+    );
     const v = await verifyMandatePresentation(text, verifyOpts);
     expect(v.problems).toEqual([{ code: "DISCLOSURE_MISSING", message: expect.stringMatching(/^constraints\[4\] is withheld/) }]);
   });
@@ -170,12 +218,18 @@ describe("resolveDisclosures (hand-built payloads)", () => {
     const presentedTwice = resolveDisclosures({ a: [{ "...": payee.dg }] }, [payee.text, payee.text]);
     expect(presentedTwice.problems).toEqual([{ code: "DISCLOSURE_INVALID", message: expect.stringContaining("presented twice") }]);
     const stray = resolveDisclosures({ a: 1 }, [payee.text]);
-    expect(stray.problems).toEqual([{ code: "DISCLOSURE_UNREFERENCED", message: expect.stringContaining("disclosure 1 (an array element) matches no digest") }]);
+    expect(stray.problems).toEqual([
+      { code: "DISCLOSURE_UNREFERENCED", message: expect.stringContaining("disclosure 1 (an array element) matches no digest") },
+    ]);
   });
 
   it("checks _sd_alg, reserved and existing names and the kind of each disclosure", () => {
-    expect(resolveDisclosures({ _sd_alg: "sha-512", a: 1 }, []).problems).toEqual([{ code: "DISCLOSURE_INVALID", message: '_sd_alg "sha-512" is not supported (sha-256 only)' }]);
-    expect(resolveDisclosures({ a: { _sd_alg: "sha-256" } }, []).problems.map((p) => p.message)).toEqual(["a: _sd_alg may appear only at the top level of the payload"]);
+    expect(resolveDisclosures({ _sd_alg: "sha-512", a: 1 }, []).problems).toEqual([
+      { code: "DISCLOSURE_INVALID", message: '_sd_alg "sha-512" is not supported (sha-256 only)' },
+    ]);
+    expect(resolveDisclosures({ a: { _sd_alg: "sha-256" } }, []).problems.map((p) => p.message)).toEqual([
+      "a: _sd_alg may appear only at the top level of the payload",
+    ]);
     const named = disclose("s3", "a", 2);
     expect(resolveDisclosures({ a: 1, _sd: [named.dg] }, [named.text]).problems[0]?.message).toContain('names the existing claim "a"');
     const reserved = disclose("s4", "_sd", []);

@@ -2,13 +2,27 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateSigner } from "../../../../src/core/jose/index.js";
 import {
-  acceptOpenPaymentMandate, decodeMandatePresentation, mandateDelegationId, verifyMandatePresentation,
-  type MandateAgent, type MandateVerifyOptions, type TrustedIssuerKey,
+  acceptOpenPaymentMandate,
+  decodeMandatePresentation,
+  mandateDelegationId,
+  verifyMandatePresentation,
+  type MandateAgent,
+  type MandateVerifyOptions,
+  type TrustedIssuerKey,
 } from "../../../../src/core/mandates/index.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import {
-  decodeSegment, encodeSegment, issueMandate, issuerJwtSpellings, jwsSigner, openPaymentMandateClaims, presentIssued, presentMandate, rebind,
-  validateOpenPaymentMandate, type PresentOptions,
+  decodeSegment,
+  encodeSegment,
+  issueMandate,
+  issuerJwtSpellings,
+  jwsSigner,
+  openPaymentMandateClaims,
+  presentIssued,
+  presentMandate,
+  rebind,
+  validateOpenPaymentMandate,
+  type PresentOptions,
 } from "../../../helpers/ap2-mandates.js";
 import { FIXED_SIGNATURE, IDENTITY_X, ed25519Jwk } from "../../../helpers/ed25519-small-order.js";
 
@@ -36,7 +50,8 @@ function options(over: Partial<PresentOptions> = {}): PresentOptions {
   };
 }
 
-const codes = async (text: string, opts: MandateVerifyOptions = verifyOpts): Promise<string[]> => (await verifyMandatePresentation(text, opts)).problems.map((p) => p.code);
+const codes = async (text: string, opts: MandateVerifyOptions = verifyOpts): Promise<string[]> =>
+  (await verifyMandatePresentation(text, opts)).problems.map((p) => p.code);
 
 /** The parts of a presentation: issuer JWT, disclosures, KB-JWT. */
 function split(text: string): { jwt: string; disclosures: string[]; kb: string } {
@@ -217,7 +232,10 @@ describe("one mandate, one identity (issue 27, hole 3)", () => {
     // Spare bits set in the signature's last character: refused before any key (and by decode, which the controller uses).
     for (const jwt of [sp.spareBits, sp.highSSpareBits]) {
       expect((await verifyMandatePresentation(rebound(issued, jwt), verifyOpts)).problems).toEqual([
-        { code: "SD_JWT_MALFORMED", message: "the issuer JWT is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling" },
+        {
+          code: "SD_JWT_MALFORMED",
+          message: "the issuer JWT is not canonical base64url (padding, or spare bits set in a last character): one mandate has one spelling",
+        },
       ]);
       expect(await decodeMandatePresentation(rebound(issued, jwt))).toMatchObject({ problem: { code: "SD_JWT_MALFORMED" } });
     }
@@ -236,7 +254,9 @@ describe("one mandate, one identity (issue 27, hole 3)", () => {
     // The identity is the hash of the signing input, whatever the signature.
     const input = sp.asIssued.slice(0, sp.asIssued.lastIndexOf("."));
     expect(accepted.verification.decoded?.mandateHash).toBe(`sha256:${createHash("sha256").update(input).digest("hex")}`);
-    expect((await decodeMandatePresentation(rebound(issued, sp.highS)) as { decoded: { mandateHash: string } }).decoded.mandateHash).toBe(accepted.verification.decoded?.mandateHash);
+    expect(((await decodeMandatePresentation(rebound(issued, sp.highS))) as { decoded: { mandateHash: string } }).decoded.mandateHash).toBe(
+      accepted.verification.decoded?.mandateHash,
+    );
   });
 
   it("a disclosure or key-binding JWT with spare bits set is refused as malformed", async () => {
@@ -250,9 +270,15 @@ describe("one mandate, one identity (issue 27, hole 3)", () => {
     const d = p.disclosures.findIndex((x) => respell(x) !== undefined);
     expect(d).toBeGreaterThanOrEqual(0);
     const disclosures = p.disclosures.map((x, i) => (i === d ? (respell(x) ?? x) : x));
-    expect((await verifyMandatePresentation(join({ ...p, disclosures }), verifyOpts)).problems[0]).toMatchObject({ code: "SD_JWT_MALFORMED", message: expect.stringMatching(/^disclosure \d+ is not canonical base64url/) });
+    expect((await verifyMandatePresentation(join({ ...p, disclosures }), verifyOpts)).problems[0]).toMatchObject({
+      code: "SD_JWT_MALFORMED",
+      message: expect.stringMatching(/^disclosure \d+ is not canonical base64url/),
+    });
     const [kh, kp, ks] = p.kb.split(".") as [string, string, string];
-    expect((await verifyMandatePresentation(join({ ...p, kb: `${kh}.${kp}.${respell(ks) ?? ks}` }), verifyOpts)).problems[0]).toMatchObject({ code: "SD_JWT_MALFORMED", message: expect.stringMatching(/^the key-binding JWT is not canonical/) });
+    expect((await verifyMandatePresentation(join({ ...p, kb: `${kh}.${kp}.${respell(ks) ?? ks}` }), verifyOpts)).problems[0]).toMatchObject({
+      code: "SD_JWT_MALFORMED",
+      message: expect.stringMatching(/^the key-binding JWT is not canonical/),
+    });
   });
 
   it("an issuer key that is a small-order Ed25519 point never verifies the fixed signature", async () => {
@@ -278,7 +304,10 @@ describe("numbers are read as signed", () => {
     const exactAccepted = await acceptOpenPaymentMandate(exact, verifyOpts, mandateAgent);
     expect(exactAccepted.ok, JSON.stringify(exactAccepted)).toBe(true);
 
-    const text = JSON.stringify({ ...claims, _sd_alg: "sha-256" }).replace('"payment.budget","currency":"USD","max":50}', '"payment.budget","currency":"USD","max":50.000000000000001}');
+    const text = JSON.stringify({ ...claims, _sd_alg: "sha-256" }).replace(
+      '"payment.budget","currency":"USD","max":50}',
+      '"payment.budget","currency":"USD","max":50.000000000000001}',
+    );
     expect(text).toContain("50.000000000000001");
     const inexact = await presentIssued(sign(text), options());
     expect(Buffer.from(inexact.split(".")[1] ?? "", "base64url").toString("utf8")).toContain("50.000000000000001");

@@ -6,7 +6,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  BASE_POINTS, COLD_START_AGE_MS, REPORT_KINDS, VERIFICATION_LEVELS, countReporters, isContributor, scoreAgent, type ReportKind, type VerificationLevel,
+  BASE_POINTS,
+  COLD_START_AGE_MS,
+  REPORT_KINDS,
+  VERIFICATION_LEVELS,
+  countReporters,
+  isContributor,
+  scoreAgent,
+  type ReportKind,
+  type VerificationLevel,
 } from "../../../../src/core/registry/index.js";
 
 const NOW = new Date("2026-03-01T12:00:00Z");
@@ -45,20 +53,46 @@ describe("countReporters", () => {
 
   it("k colluding organizations move a score by at most k × 250 down and k × 5 up (the worst-case table)", () => {
     const table: Array<[VerificationLevel, number, number]> = [
-      ["operator_verified", 1, 350], ["operator_verified", 2, 100], ["operator_verified", 3, 0],
-      ["institution_attested", 1, 450], ["institution_attested", 2, 200], ["institution_attested", 3, 0],
-      ["self_declared", 1, 200], ["self_declared", 2, 0],
+      ["operator_verified", 1, 350],
+      ["operator_verified", 2, 100],
+      ["operator_verified", 3, 0],
+      ["institution_attested", 1, 450],
+      ["institution_attested", 2, 200],
+      ["institution_attested", 3, 0],
+      ["self_declared", 1, 200],
+      ["self_declared", 2, 0],
     ];
     for (const [level, k, worst] of table) {
-      expect(scoreOf(level, Array.from({ length: k }, () => ["fraud_incident", "chargeback", "policy_violation"])).score, `${level} ${k}`).toBe(worst);
+      expect(
+        scoreOf(
+          level,
+          Array.from({ length: k }, () => ["fraud_incident", "chargeback", "policy_violation"]),
+        ).score,
+        `${level} ${k}`,
+      ).toBe(worst);
     }
-    expect(scoreOf("operator_verified", Array.from({ length: 29 }, () => ["transaction_outcome", "transaction_outcome"])).score).toBe(745);
-    expect(scoreOf("operator_verified", Array.from({ length: 100 }, () => ["transaction_outcome"])).score).toBe(750);
+    expect(
+      scoreOf(
+        "operator_verified",
+        Array.from({ length: 29 }, () => ["transaction_outcome", "transaction_outcome"]),
+      ).score,
+    ).toBe(745);
+    expect(
+      scoreOf(
+        "operator_verified",
+        Array.from({ length: 100 }, () => ["transaction_outcome"]),
+      ).score,
+    ).toBe(750);
   });
 
   it("ends the cold start with 5 distinct reporting organizations, not 5 reports of one", () => {
     expect(scoreOf("operator_verified", [Array.from({ length: 20 }, () => "transaction_outcome" as const)]).cold_start).toBe(true);
-    expect(scoreOf("operator_verified", Array.from({ length: 5 }, () => ["transaction_outcome"])).cold_start).toBe(false);
+    expect(
+      scoreOf(
+        "operator_verified",
+        Array.from({ length: 5 }, () => ["transaction_outcome"]),
+      ).cold_start,
+    ).toBe(false);
     expect(scoreOf("operator_verified", [], new Date(NOW.getTime() - COLD_START_AGE_MS)).cold_start).toBe(false);
   });
 });

@@ -22,7 +22,16 @@ function code(fn: () => unknown): string | undefined {
 
 describe("scopes", () => {
   it("names exactly the eight scopes", () => {
-    expect([...SCOPES]).toEqual(["keys:write", "agents:write", "registry:read", "verify", "inquiries:write", "reports:write", "subscriptions:write", "outcomes:write"]);
+    expect([...SCOPES]).toEqual([
+      "keys:write",
+      "agents:write",
+      "registry:read",
+      "verify",
+      "inquiries:write",
+      "reports:write",
+      "subscriptions:write",
+      "outcomes:write",
+    ]);
     expect(isScope("registry:read")).toBe(true);
     expect(isScope("admin")).toBe(false);
     expect(isScope(undefined)).toBe(false);

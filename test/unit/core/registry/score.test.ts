@@ -30,10 +30,7 @@ describe("scoreAgent", () => {
   });
 
   it("lists every non-zero contribution in the table's order", () => {
-    const s = scoreAgent(
-      facts({ reports: { transaction_outcome: 4, chargeback: 1, policy_violation: 1, fraud_incident: 1 }, revocations: 2 }),
-      NOW,
-    );
+    const s = scoreAgent(facts({ reports: { transaction_outcome: 4, chargeback: 1, policy_violation: 1, fraud_incident: 1 }, revocations: 2 }), NOW);
     expect(s.reasons).toEqual([
       { code: "VERIFICATION_LEVEL", points: 600 },
       { code: "TRANSACTION_HISTORY", points: 20 },

@@ -42,7 +42,15 @@ function agreement(): Json {
     ledger_sequence: 0,
     ledger_as_of: "2025-05-01T08:00:00Z",
     events: [
-      { event_id: "e1", type: "accepted", at: "2025-05-01T08:00:00Z", actor: { role: "principal", id: "org_acme" }, agreement_id: "agr_07", mandate_hash: hash("a"), event_hash: hash("b") },
+      {
+        event_id: "e1",
+        type: "accepted",
+        at: "2025-05-01T08:00:00Z",
+        actor: { role: "principal", id: "org_acme" },
+        agreement_id: "agr_07",
+        mandate_hash: hash("a"),
+        event_hash: hash("b"),
+      },
     ],
   };
 }
@@ -139,10 +147,7 @@ describe("delegation schema: rules", () => {
     const d = delegation();
     delete d.scope;
     d.extra = 1;
-    expect(errorsOf(d)).toEqual([
-      "/: must have required property 'scope'",
-      "/: must not have additional property 'extra'",
-    ]);
+    expect(errorsOf(d)).toEqual(["/: must have required property 'scope'", "/: must not have additional property 'extra'"]);
   });
 
   it("reports an unknown condition type with the allowed ones", () => {
@@ -154,10 +159,7 @@ describe("delegation schema: rules", () => {
   it("checks a condition against its own type only (oneOf discriminated by type)", () => {
     const d = delegation();
     d.conditions[1] = { type: "max_risk_score", merchants: ["shop.example"] };
-    expect(errorsOf(d)).toEqual([
-      "/conditions/1: must have required property 'value'",
-      "/conditions/1: must not have additional property 'merchants'",
-    ]);
+    expect(errorsOf(d)).toEqual(["/conditions/1: must have required property 'value'", "/conditions/1: must not have additional property 'merchants'"]);
   });
 
   it("requires the condition type to be present", () => {

@@ -52,8 +52,28 @@ function agreement(): Json {
     mandates: [mandate(1), mandate(2), mandate(3, { algorithm: "ES256", currency: "USD" })],
     parent_limits: { currency: "EUR", maximum_amount: 200, cumulative_maximum: 1000 },
     ledger: [
-      { action_id: "act_1", at: "2025-03-02T10:00:00Z", currency: "EUR", outcome: "settled", sequence: 1, entry_hash: hash("1"), amount: 12.3, idempotency_key: "k1", intent_id: "int_1" },
-      { action_id: "act_2", at: "2025-03-02T11:00:00Z", currency: "EUR", outcome: "authorized", sequence: 2, entry_hash: hash("2"), prev_entry_hash: hash("1"), amount: 0, intent_id: "int_2" },
+      {
+        action_id: "act_1",
+        at: "2025-03-02T10:00:00Z",
+        currency: "EUR",
+        outcome: "settled",
+        sequence: 1,
+        entry_hash: hash("1"),
+        amount: 12.3,
+        idempotency_key: "k1",
+        intent_id: "int_1",
+      },
+      {
+        action_id: "act_2",
+        at: "2025-03-02T11:00:00Z",
+        currency: "EUR",
+        outcome: "authorized",
+        sequence: 2,
+        entry_hash: hash("2"),
+        prev_entry_hash: hash("1"),
+        amount: 0,
+        intent_id: "int_2",
+      },
       { action_id: "act_3", at: "2025-03-02T12:00:00Z", currency: "USD", outcome: "failed", sequence: 3, entry_hash: hash("3"), prev_entry_hash: hash("2") },
     ],
     ledger_sequence: 3,
@@ -74,10 +94,47 @@ function agreement(): Json {
       },
     ],
     events: [
-      { event_id: "evt_1", type: "proposed", at: "2025-03-01T09:00:00Z", actor: { role: "agent", id: "agt_shopper" }, agreement_id: "agr_01", mandate_hash: hash("a"), event_hash: hash("b") },
-      { event_id: "evt_2", type: "accepted", at: "2025-03-01T09:01:00Z", actor: { role: "principal", id: "prn_alice" }, agreement_id: "agr_01", mandate_hash: hash("a"), prev_event_hash: hash("b"), event_hash: hash("c"), note: "signed in the app" },
-      { event_id: "evt_3", type: "acknowledged", at: "2025-03-01T09:05:00Z", actor: { role: "merchant", id: "shop.example" }, agreement_id: "agr_01", mandate_hash: hash("a"), prev_event_hash: hash("c"), event_hash: hash("d"), detail: { role: "merchant", anything: [1, 2] } },
-      { event_id: "evt_4", type: "activated", at: "2025-03-01T09:06:00Z", actor: { role: "policy", id: "writ" }, agreement_id: "agr_01", mandate_hash: hash("a"), prev_event_hash: hash("d"), event_hash: hash("e") },
+      {
+        event_id: "evt_1",
+        type: "proposed",
+        at: "2025-03-01T09:00:00Z",
+        actor: { role: "agent", id: "agt_shopper" },
+        agreement_id: "agr_01",
+        mandate_hash: hash("a"),
+        event_hash: hash("b"),
+      },
+      {
+        event_id: "evt_2",
+        type: "accepted",
+        at: "2025-03-01T09:01:00Z",
+        actor: { role: "principal", id: "prn_alice" },
+        agreement_id: "agr_01",
+        mandate_hash: hash("a"),
+        prev_event_hash: hash("b"),
+        event_hash: hash("c"),
+        note: "signed in the app",
+      },
+      {
+        event_id: "evt_3",
+        type: "acknowledged",
+        at: "2025-03-01T09:05:00Z",
+        actor: { role: "merchant", id: "shop.example" },
+        agreement_id: "agr_01",
+        mandate_hash: hash("a"),
+        prev_event_hash: hash("c"),
+        event_hash: hash("d"),
+        detail: { role: "merchant", anything: [1, 2] },
+      },
+      {
+        event_id: "evt_4",
+        type: "activated",
+        at: "2025-03-01T09:06:00Z",
+        actor: { role: "policy", id: "writ" },
+        agreement_id: "agr_01",
+        mandate_hash: hash("a"),
+        prev_event_hash: hash("d"),
+        event_hash: hash("e"),
+      },
     ],
   };
 }
@@ -94,7 +151,16 @@ function revoked(): Json {
     signature: jws(),
     mandate_hashes: [hash("a"), hash("5"), hash("6")],
   };
-  a.events.push({ event_id: "evt_5", type: "revoked", at: "2025-03-03T08:00:00Z", actor: { role: "principal", id: "prn_alice" }, agreement_id: "agr_01", mandate_hash: hash("a"), prev_event_hash: hash("e"), event_hash: hash("f") });
+  a.events.push({
+    event_id: "evt_5",
+    type: "revoked",
+    at: "2025-03-03T08:00:00Z",
+    actor: { role: "principal", id: "prn_alice" },
+    agreement_id: "agr_01",
+    mandate_hash: hash("a"),
+    prev_event_hash: hash("e"),
+    event_hash: hash("f"),
+  });
   return a;
 }
 
@@ -222,11 +288,7 @@ describe("intent agreement schema: rules", () => {
     a.ledger_sequence = -1;
     a.ledger[0].sequence = 0;
     a.ledger[1].amount = -5;
-    expect(errorsOf(a)).toEqual([
-      "/ledger/0/sequence: must be >= 1",
-      "/ledger/1/amount: must be >= 0",
-      "/ledger_sequence: must be >= 0",
-    ]);
+    expect(errorsOf(a)).toEqual(["/ledger/0/sequence: must be >= 1", "/ledger/1/amount: must be >= 0", "/ledger_sequence: must be >= 0"]);
     a.ledger_sequence = 2.5;
     expect(errorsOf(a)).toContain("/ledger_sequence: must be an integer");
   });
@@ -240,9 +302,7 @@ describe("intent agreement schema: rules", () => {
     const errors = errorsOf(a);
     expect(errors).toContain("/ledger_as_of: must be a valid date-time");
     expect(errors).toContain("/status: must be one of: proposed, clarifying, accepted, active, revoked, expired");
-    expect(errors).toContain(
-      "/events/0/type: must be one of: proposed, clarified, accepted, activated, acknowledged, amended, added, revoked, expired",
-    );
+    expect(errors).toContain("/events/0/type: must be one of: proposed, clarified, accepted, activated, acknowledged, amended, added, revoked, expired");
     expect(errors).toContain("/ledger/0/outcome: must be one of: allowed, authorized, settled, failed");
   });
 
@@ -250,18 +310,13 @@ describe("intent agreement schema: rules", () => {
     const a = revoked();
     a.revocation.svc_revocation = "1";
     a.revocation.mandate_hashes = [];
-    expect(errorsOf(a)).toEqual([
-      "/revocation/svc_revocation: must equal 1",
-      "/revocation/mandate_hashes: must have at least 1 item",
-    ]);
+    expect(errorsOf(a)).toEqual(["/revocation/svc_revocation: must equal 1", "/revocation/mandate_hashes: must have at least 1 item"]);
   });
 
   it("requires mandate_hashes on the revocation of an agreement with more than one intent", () => {
     const a = revoked();
     delete a.revocation.mandate_hashes;
-    expect(errorsOf(a)).toEqual([
-      "/revocation: must have required property 'mandate_hashes' (required when the agreement holds more than one intent)",
-    ]);
+    expect(errorsOf(a)).toEqual(["/revocation: must have required property 'mandate_hashes' (required when the agreement holds more than one intent)"]);
     a.mandates = [a.mandates[0]];
     expect(validate("intent-agreement", a).ok).toBe(true);
   });

@@ -70,11 +70,7 @@ describe("signed tree head", () => {
     });
     expect(validate("tree-head", { ...head, svc_tree_head: "1", tree_size: -1, signature: { ...jws, kid: "k" } })).toEqual({
       ok: false,
-      errors: [
-        "/svc_tree_head: must equal 1",
-        "/tree_size: must be >= 0",
-        "/signature: must not have additional property 'kid'",
-      ],
+      errors: ["/svc_tree_head: must equal 1", "/tree_size: must be >= 0", "/signature: must not have additional property 'kid'"],
     });
   });
 });
@@ -97,11 +93,7 @@ describe("inclusion proof", () => {
     expect(validate("inclusion-proof", long)).toEqual({ ok: false, errors: ["/proof: must have at most 64 items"] });
     expect(validate("inclusion-proof", { ...proof, index: -1, tree_size: 0, leaf: "abc" })).toEqual({
       ok: false,
-      errors: [
-        "/index: must be >= 0",
-        "/leaf: must match pattern ^sha256:[0-9a-f]{64}$",
-        "/tree_size: must be >= 1",
-      ],
+      errors: ["/index: must be >= 0", "/leaf: must match pattern ^sha256:[0-9a-f]{64}$", "/tree_size: must be >= 1"],
     });
   });
 });

@@ -13,7 +13,13 @@ describe("the text rule (src/core/schemas/text.ts)", () => {
   });
 
   it("the edge's formatter answers the pattern in plain words", () => {
-    const e = { keyword: "pattern", instancePath: "/name", schemaPath: "#/properties/name/pattern", params: { pattern: NO_NUL_PATTERN }, message: "" } as FastifySchemaValidationError;
+    const e = {
+      keyword: "pattern",
+      instancePath: "/name",
+      schemaPath: "#/properties/name/pattern",
+      params: { pattern: NO_NUL_PATTERN },
+      message: "",
+    } as FastifySchemaValidationError;
     expect(describeSchemaError(e, "body")).toBe("name must not contain U+0000");
   });
 

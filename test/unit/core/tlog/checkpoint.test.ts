@@ -2,15 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { proofErrorCode } from "../../../helpers/tlog.js";
 import { generateSigner, signerFromSeed } from "../../../../src/core/jose/index.js";
-import {
-  appendLeaves,
-  checkpointBody,
-  leafHash,
-  noteKeyHash,
-  signCheckpoint,
-  signNote,
-  verifyCheckpoint,
-} from "../../../../src/core/tlog/index.js";
+import { appendLeaves, checkpointBody, leafHash, noteKeyHash, signCheckpoint, signNote, verifyCheckpoint } from "../../../../src/core/tlog/index.js";
 
 const signer = signerFromSeed(Buffer.alloc(32, 7));
 const ORIGIN = "writ.example/log";
@@ -32,7 +24,12 @@ describe("checkpoints", () => {
     const sig = Buffer.from(note.slice(body.length + 1).split(" ")[2] as string, "base64");
     expect(sig.length).toBe(68);
     const pub = Buffer.from(signer.publicJwk.x, "base64url");
-    const want = createHash("sha256").update(`${ORIGIN}\n`).update(Buffer.from([1])).update(pub).digest().subarray(0, 4);
+    const want = createHash("sha256")
+      .update(`${ORIGIN}\n`)
+      .update(Buffer.from([1]))
+      .update(pub)
+      .digest()
+      .subarray(0, 4);
     expect(sig.subarray(0, 4).equals(want)).toBe(true);
     expect(noteKeyHash(ORIGIN, signer.publicJwk).equals(want)).toBe(true);
   });

@@ -29,14 +29,14 @@ describe("log entries", () => {
     });
     expect("prev_entry_hash" in first).toBe(false);
     expect(second.prev_entry_hash).toBe(first.entry_hash);
-    expect(second.entry_hash).toBe(
-      hashOf({ kind: "revocation", sequence: 2, body: second.body, prev_entry_hash: first.entry_hash }),
-    );
+    expect(second.entry_hash).toBe(hashOf({ kind: "revocation", sequence: 2, body: second.body, prev_entry_hash: first.entry_hash }));
   });
 
   it("refuses a body that is not I-JSON (a lone surrogate in a value or a member name), naming where; emoji are fine", () => {
     expect(() => buildLogEntry("incident", 1, { lone: "\ud800x" })).toThrow(new LogEntryError("body.lone must not contain a lone surrogate"));
-    expect(() => buildLogEntry("incident", 1, { a: [{ "\udc00": 1 }] })).toThrow(new LogEntryError("member names of body.a.0 must not contain a lone surrogate"));
+    expect(() => buildLogEntry("incident", 1, { a: [{ "\udc00": 1 }] })).toThrow(
+      new LogEntryError("member names of body.a.0 must not contain a lone surrogate"),
+    );
     expect(() => buildLogEntry("incident", 1, { "k\ud800": 1 })).toThrow(new LogEntryError("member names of body must not contain a lone surrogate"));
     expect(buildLogEntry("incident", 1, { "😀": "😀" }).body).toEqual({ "😀": "😀" });
   });

@@ -26,8 +26,16 @@ describe("signed notes", () => {
     const parsed = parseNoteVerifierKey(text);
     expect(parsed).toEqual({ name: "PeterNeumann", key: { kty: "OKP", crv: "Ed25519", x: peter.publicJwk.x } });
     expect(openNote(`${TEXT}\n${PETER_SIG}`, parsed.name, parsed.key)).toBe(TEXT);
-    for (const bad of [`PeterNeumann+c74f20a4+${VKEY.toString("base64")}`, `Peter+c74f20a3+${VKEY.toString("base64")}`, "PeterNeumann+c74f20a3", `PeterNeumann+c74f20a3+${SKEY.subarray(1).toString("base64")}`]) {
-      expect(code(() => parseNoteVerifierKey(bad)), bad).toBe("PROOF_MALFORMED");
+    for (const bad of [
+      `PeterNeumann+c74f20a4+${VKEY.toString("base64")}`,
+      `Peter+c74f20a3+${VKEY.toString("base64")}`,
+      "PeterNeumann+c74f20a3",
+      `PeterNeumann+c74f20a3+${SKEY.subarray(1).toString("base64")}`,
+    ]) {
+      expect(
+        code(() => parseNoteVerifierKey(bad)),
+        bad,
+      ).toBe("PROOF_MALFORMED");
     }
   });
 
@@ -38,7 +46,9 @@ describe("signed notes", () => {
       expect(parseNoteVerifierKey(text)).toEqual({ name: "writ.test/log", key: { kty: "OKP", crv: "Ed25519", x: signer.publicJwk.x } });
     }
     // Some of those keys really hold a "+" in their base64 (otherwise the loop proves nothing).
-    const plus = Array.from({ length: 64 }, (_, i) => noteVerifierKey("n", signerFromSeed(Buffer.alloc(32, i).toString("hex")).publicJwk)).filter((t) => t.split("+").length > 3);
+    const plus = Array.from({ length: 64 }, (_, i) => noteVerifierKey("n", signerFromSeed(Buffer.alloc(32, i).toString("hex")).publicJwk)).filter(
+      (t) => t.split("+").length > 3,
+    );
     expect(plus.length).toBeGreaterThan(0);
   });
 

@@ -41,9 +41,7 @@ function path(m: number, d: Buffer[]): Buffer[] {
 function subproof(m: number, d: Buffer[], b: boolean): Buffer[] {
   if (m === d.length) return b ? [] : [mth(d)];
   const k = largestPow2Below(d.length);
-  return m <= k
-    ? [...subproof(m, d.slice(0, k), b), mth(d.slice(k))]
-    : [...subproof(m - k, d.slice(k), false), mth(d.slice(0, k))];
+  return m <= k ? [...subproof(m, d.slice(0, k), b), mth(d.slice(k))] : [...subproof(m - k, d.slice(k), false), mth(d.slice(0, k))];
 }
 
 // ---- one log of MAX leaves built by appendLeaves one leaf at a time; nodes kept in a Map ----
@@ -143,7 +141,15 @@ describe("inclusion proofs", () => {
   });
 
   it("refuses indexes outside the tree", () => {
-    for (const [m, n] of [[0, 0], [5, 5], [6, 5], [-1, 5], [0.5, 5], [0, 2 ** 53], [Number.NaN, 3]] as const) {
+    for (const [m, n] of [
+      [0, 0],
+      [5, 5],
+      [6, 5],
+      [-1, 5],
+      [0.5, 5],
+      [0, 2 ** 53],
+      [Number.NaN, 3],
+    ] as const) {
       expect(() => inclusionPlan(m, n)).toThrow(ProofError);
     }
   });
@@ -204,7 +210,11 @@ describe("proof assembly", () => {
 const UNIFORM: Buffer[] = [leafHash(Buffer.from("same"))];
 for (let level = 1; level <= 53; level++) UNIFORM.push(nodeHash(UNIFORM[level - 1] as Buffer, UNIFORM[level - 1] as Buffer));
 const uniformRead: NodeReader = (level) => UNIFORM[level] as Buffer;
-const uniformRoot = (size: number): Buffer => rootFromFrontier(size, frontierNodes(size).map((id) => UNIFORM[id.level] as Buffer));
+const uniformRoot = (size: number): Buffer =>
+  rootFromFrontier(
+    size,
+    frontierNodes(size).map((id) => UNIFORM[id.level] as Buffer),
+  );
 const bigSize = fc.oneof(fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }), fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(2 ** 32 + 1));
 
 describe("proofs in trees beyond 2^32 leaves", () => {

@@ -21,8 +21,7 @@ function mth(leaves: Buffer[]): Buffer {
   return nodeHash(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
 }
 
-const leaves = (n: number, salt = 0): Buffer[] =>
-  Array.from({ length: n }, (_, i) => leafHash(Buffer.from(`leaf ${salt}/${i}`)));
+const leaves = (n: number, salt = 0): Buffer[] => Array.from({ length: n }, (_, i) => leafHash(Buffer.from(`leaf ${salt}/${i}`)));
 
 // RFC 6962 test tree (certificate-transparency / transparency-dev testdata): leaf inputs and
 // the roots of the first 1..8 leaves.
@@ -153,9 +152,7 @@ describe("appendLeaves", () => {
     const r = appendLeaves(size, frontier, [leafHash(Buffer.from("last"))]);
     expect(r.size).toBe(2 ** 33);
     expect(r.frontier).toHaveLength(1);
-    expect(r.nodes.map((x) => nodeKey(x.level, x.index))).toEqual(
-      Array.from({ length: 34 }, (_, level) => nodeKey(level, Math.floor(size / 2 ** level))),
-    );
+    expect(r.nodes.map((x) => nodeKey(x.level, x.index))).toEqual(Array.from({ length: 34 }, (_, level) => nodeKey(level, Math.floor(size / 2 ** level))));
     expect(frontierNodes(2 ** 40 + 5)).toEqual([
       { level: 40, index: 0 },
       { level: 2, index: 2 ** 38 },

@@ -63,9 +63,7 @@ describe("tree heads", () => {
       (({ signature: _s, ...rest }: TreeHead) => rest)(head),
     ];
     for (const h of bad) expect(await rejection(verifyTreeHead(h, signer.publicJwk))).toBe("PROOF_MALFORMED");
-    expect(await rejection(verifyTreeHead({ ...head, signature: { ...head.signature, extra: "x" } }, signer.publicJwk))).toBe(
-      "JWS_MALFORMED",
-    );
+    expect(await rejection(verifyTreeHead({ ...head, signature: { ...head.signature, extra: "x" } }, signer.publicJwk))).toBe("JWS_MALFORMED");
   });
 
   it("refuses a P-256 signer and bad input", async () => {

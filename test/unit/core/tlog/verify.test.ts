@@ -151,9 +151,9 @@ function referenceSides(index: bigint, size: bigint): Array<"left" | "right"> | 
 
 describe("proofSides", () => {
   it("matches a BigInt reference of RFC 9162 for indexes and sizes up to 2^53 - 1", () => {
-    const big = fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).chain((n) =>
-      fc.tuple(fc.constant(n), fc.oneof(fc.integer({ min: 0, max: n - 1 }), fc.constant(n - 1), fc.constant(0))),
-    );
+    const big = fc
+      .integer({ min: 1, max: Number.MAX_SAFE_INTEGER })
+      .chain((n) => fc.tuple(fc.constant(n), fc.oneof(fc.integer({ min: 0, max: n - 1 }), fc.constant(n - 1), fc.constant(0))));
     fc.assert(
       fc.property(big, ([n, m]) => {
         const want = referenceSides(BigInt(m), BigInt(n)) as Array<"left" | "right">;

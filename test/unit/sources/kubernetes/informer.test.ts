@@ -43,7 +43,12 @@ class ScriptedApi implements KubeTransport {
     return { metadata: { resourceVersion: String(this.rv) }, items: [...this.objects.values()] } as T;
   }
 
-  async watch(_path: string, query: Record<string, string | number | boolean | undefined>, onEvent: OpenWatch["onEvent"], onDone: OpenWatch["onDone"]): Promise<WatchHandle> {
+  async watch(
+    _path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: OpenWatch["onEvent"],
+    onDone: OpenWatch["onDone"],
+  ): Promise<WatchHandle> {
     const failure = this.failWatchWith.shift();
     if (failure !== undefined) {
       onDone(failure);
@@ -111,7 +116,12 @@ describe("startInformer", () => {
     api.current.onEvent("MODIFIED", api.put("a", { spec: 1 }));
     api.current.onEvent("ADDED", api.put("b"));
     api.current.onEvent("DELETED", a);
-    expect(events).toEqual([["added", "a", undefined], ["modified", "a", "11"], ["added", "b", undefined], ["deleted", "a", "12"]]);
+    expect(events).toEqual([
+      ["added", "a", undefined],
+      ["modified", "a", "11"],
+      ["added", "b", undefined],
+      ["deleted", "a", "12"],
+    ]);
     expect(inf.list().map((o) => o.metadata.name)).toEqual(["b"]);
     expect(inf.get("b", "ns")?.metadata.resourceVersion).toBe("13");
     expect(inf.list("other")).toEqual([]);
@@ -131,7 +141,11 @@ describe("startInformer", () => {
     api.current.onEvent("ERROR", { kind: "Status", code: 410, message: "too old resource version" });
     await vi.waitFor(() => expect(api.lists).toBe(2));
     await vi.waitFor(() => expect(api.watches).toHaveLength(2));
-    expect(events.sort()).toEqual([["added", "c", undefined], ["deleted", "a", undefined], ["modified", "b", "12"]]);
+    expect(events.sort()).toEqual([
+      ["added", "c", undefined],
+      ["deleted", "a", undefined],
+      ["modified", "b", "12"],
+    ]);
     expect(api.current.query.resourceVersion).toBe("14");
     expect(inf.restarts()).toBe(1);
   });
@@ -198,7 +212,15 @@ describe("startInformer", () => {
     const api = new ScriptedApi();
     api.put("a");
     const errors: string[] = [];
-    const inf = start(api, { onEvent: () => { throw new Error("boom"); } }, errors);
+    const inf = start(
+      api,
+      {
+        onEvent: () => {
+          throw new Error("boom");
+        },
+      },
+      errors,
+    );
     await inf.synced;
     await vi.waitFor(() => expect(api.watches).toHaveLength(1));
     api.current.onEvent("ADDED", api.put("b"));

@@ -6,7 +6,13 @@ import type { Org } from "../../../../src/store/orgs.js";
 import { FakeClock } from "../../../helpers/fake-clock.js";
 
 const ORG = "org_0123456789abcdef01234567";
-const org = (status = "active"): Org => ({ org_id: ORG, name: "Acme", org_type: "agent_operator", status: status as Org["status"], created_at: "2026-01-01T00:00:00.000Z" });
+const org = (status = "active"): Org => ({
+  org_id: ORG,
+  name: "Acme",
+  org_type: "agent_operator",
+  status: status as Org["status"],
+  created_at: "2026-01-01T00:00:00.000Z",
+});
 
 describe("bindingFor", () => {
   it("binds a namespace labelled with an active organization", () => {
@@ -52,7 +58,13 @@ describe("NamespaceBindings", () => {
     const clock = new FakeClock();
     const { client } = fake({});
     let reads = 0;
-    const b = new NamespaceBindings(client, async () => org(), clock, 10_000, async (id) => ((reads += 1), id === "agent_a" ? ORG : undefined));
+    const b = new NamespaceBindings(
+      client,
+      async () => org(),
+      clock,
+      10_000,
+      async (id) => ((reads += 1), id === "agent_a" ? ORG : undefined),
+    );
     expect(await b.agentOrg("agent_a")).toBe(ORG);
     expect(await b.agentOrg("agent_a")).toBe(ORG);
     expect(await b.agentOrg("agent_b")).toBeUndefined();

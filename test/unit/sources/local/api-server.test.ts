@@ -13,7 +13,12 @@ import { LocalObjectStore } from "../../../../src/sources/local/object-store.js"
 const PATH = "/apis/writ.dev/v1alpha1/namespaces/ns/subscriptions";
 
 function subscription(name: string, agentId = "agent_a"): KubeObject {
-  return { apiVersion: "writ.dev/v1alpha1", kind: "Subscription", metadata: { name, namespace: "ns" }, spec: { agentId, webhookUrl: "https://hooks.example.com/a" } };
+  return {
+    apiVersion: "writ.dev/v1alpha1",
+    kind: "Subscription",
+    metadata: { name, namespace: "ns" },
+    spec: { agentId, webhookUrl: "https://hooks.example.com/a" },
+  };
 }
 
 describe("LocalApiServer", () => {
@@ -28,10 +33,19 @@ describe("LocalApiServer", () => {
     const api = new LocalApiServer({ store, namespaceLabels: () => ({}) });
     store.apply("subscriptions", subscription("a"));
     const events: string[] = [];
-    informer = startInformer({ client: api, group: "writ.dev", version: "v1alpha1", plural: "subscriptions", onEvent: (t, o) => events.push(`${t} ${o.metadata.name}`) });
+    informer = startInformer({
+      client: api,
+      group: "writ.dev",
+      version: "v1alpha1",
+      plural: "subscriptions",
+      onEvent: (t, o) => events.push(`${t} ${o.metadata.name}`),
+    });
     await informer.synced;
     store.apply("subscriptions", subscription("b"));
-    await api.request("PATCH", `${PATH}/a/status`, { body: [{ op: "add", path: "/status", value: { phase: "Ready" } }], contentType: "application/json-patch+json" });
+    await api.request("PATCH", `${PATH}/a/status`, {
+      body: [{ op: "add", path: "/status", value: { phase: "Ready" } }],
+      contentType: "application/json-patch+json",
+    });
     await api.request("DELETE", `${PATH}/b`);
     await expect.poll(() => events, { timeout: 2000, interval: 10 }).toEqual(["added a", "added b", "modified a", "deleted b"]);
     expect(informer.get("a", "ns")?.status).toEqual({ phase: "Ready" });
@@ -44,14 +58,23 @@ describe("LocalApiServer", () => {
     const api = new LocalApiServer({ store, namespaceLabels: (ns) => ({ "writ.dev/org-id": `org_for_${ns}` }), onEvent: (e) => posted.push(e) });
     await api.request("POST", PATH, { body: subscription("a") });
     expect((await api.request<KubeObject>("GET", `${PATH}/a`)).metadata.generation).toBe(1);
-    const list = await api.request<{ items: KubeObject[]; metadata: { resourceVersion: string } }>("GET", "/apis/writ.dev/v1alpha1/subscriptions", { query: { limit: 500 } });
+    const list = await api.request<{ items: KubeObject[]; metadata: { resourceVersion: string } }>("GET", "/apis/writ.dev/v1alpha1/subscriptions", {
+      query: { limit: 500 },
+    });
     expect(list.items.map((o) => o.metadata.name)).toEqual(["a"]);
     expect(list.metadata.resourceVersion).toBe("1");
     expect((await api.request<KubeObject>("GET", "/api/v1/namespaces/team")).metadata.labels).toEqual({ "writ.dev/org-id": "org_for_team" });
-    await api.request("POST", "/api/v1/namespaces/ns/events", { body: { reason: "Revoked", type: "Normal", message: "gone", involvedObject: { kind: "Subscription", name: "a" } } });
+    await api.request("POST", "/api/v1/namespaces/ns/events", {
+      body: { reason: "Revoked", type: "Normal", message: "gone", involvedObject: { kind: "Subscription", name: "a" } },
+    });
     expect(posted).toEqual([{ namespace: "ns", reason: "Revoked", type: "Normal", message: "gone", involvedObject: { kind: "Subscription", name: "a" } }]);
     expect(await api.request("GET", "/version")).toMatchObject({ gitVersion: "writ-local" });
-    for (const path of [`${PATH}/missing`, "/apis/coordination.k8s.io/v1/namespaces/ns/leases/x", "/apis/writ.dev/v1alpha1/namespaces/ns/widgets", `${PATH}/a/scale`]) {
+    for (const path of [
+      `${PATH}/missing`,
+      "/apis/coordination.k8s.io/v1/namespaces/ns/leases/x",
+      "/apis/writ.dev/v1alpha1/namespaces/ns/widgets",
+      `${PATH}/a/scale`,
+    ]) {
       const err = await api.request("GET", path).catch((e: unknown) => e);
       expect(isKubeError(err, "NOT_FOUND"), path).toBe(true);
     }
@@ -64,7 +87,12 @@ describe("LocalApiServer", () => {
     store.apply("subscriptions", subscription("a", "agent_b"));
     store.apply("subscriptions", subscription("a", "agent_c"));
     const got: [string, unknown][] = [];
-    await api.watch(PATH, { resourceVersion: "1" }, (t, o) => got.push([t, o]), () => {});
+    await api.watch(
+      PATH,
+      { resourceVersion: "1" },
+      (t, o) => got.push([t, o]),
+      () => {},
+    );
     await expect.poll(() => got.length, { timeout: 1000, interval: 5 }).toBe(1);
     expect(got[0]).toEqual(["ERROR", expect.objectContaining({ code: 410 })]);
   });

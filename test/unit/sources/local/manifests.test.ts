@@ -52,7 +52,11 @@ describe("parseManifestFile", () => {
 
   it("takes an empty file for one being saved, not for one that declares nothing; whitespace or comments alone declare nothing", () => {
     // An editor that truncates before it writes leaves the file empty for a moment.
-    expect(parseManifestFile("f.yaml", "")).toEqual({ file: "f.yaml", ok: false, problem: "the file is empty (being saved?); to withdraw what it declared, delete the file" });
+    expect(parseManifestFile("f.yaml", "")).toEqual({
+      file: "f.yaml",
+      ok: false,
+      problem: "the file is empty (being saved?); to withdraw what it declared, delete the file",
+    });
     expect(parseManifestFile("f.yaml", "\n")).toEqual({ file: "f.yaml", ok: true, objects: [], notes: [] });
     expect(parseManifestFile("f.yaml", "# nothing here\n")).toEqual({ file: "f.yaml", ok: true, objects: [], notes: [] });
   });

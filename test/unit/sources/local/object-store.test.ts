@@ -12,7 +12,12 @@ const JSON_PATCH = "application/json-patch+json";
 const MERGE = "application/merge-patch+json";
 
 function subscription(name: string, agentId = "agent_a"): KubeObject {
-  return { apiVersion: "writ.dev/v1alpha1", kind: "Subscription", metadata: { name, namespace: "ns", labels: { app: "x" } }, spec: { agentId, webhookUrl: "https://hooks.example.com/a" } };
+  return {
+    apiVersion: "writ.dev/v1alpha1",
+    kind: "Subscription",
+    metadata: { name, namespace: "ns", labels: { app: "x" } },
+    spec: { agentId, webhookUrl: "https://hooks.example.com/a" },
+  };
 }
 
 describe("LocalObjectStore", () => {
@@ -75,8 +80,19 @@ describe("LocalObjectStore", () => {
 
   it("fills in the CRD's defaults (spec.state active, empty lists, revocable)", () => {
     const s = new LocalObjectStore();
-    s.apply("delegations", { apiVersion: "writ.dev/v1alpha1", kind: "Delegation", metadata: { name: "d", namespace: "ns" }, spec: { delegation_id: "del_1", scope: { currency: "EUR" } } });
-    expect(s.get("delegations", "ns", "d")?.spec).toMatchObject({ delegation_id: "del_1", state: "active", conditions: [], delegation_chain: [], revocable: true });
+    s.apply("delegations", {
+      apiVersion: "writ.dev/v1alpha1",
+      kind: "Delegation",
+      metadata: { name: "d", namespace: "ns" },
+      spec: { delegation_id: "del_1", scope: { currency: "EUR" } },
+    });
+    expect(s.get("delegations", "ns", "d")?.spec).toMatchObject({
+      delegation_id: "del_1",
+      state: "active",
+      conditions: [],
+      delegation_chain: [],
+      revocable: true,
+    });
   });
 
   it("streams changes in order, resumes from a resourceVersion, and answers gone beyond its history", () => {

@@ -12,7 +12,16 @@ import { LocalObjectStore } from "../../../../src/sources/local/object-store.js"
 import { ManifestSync } from "../../../../src/sources/local/sync.js";
 
 function sub(file: string, name: string, agentId = "agent_a"): ManifestObject {
-  return { file, plural: "subscriptions", object: { apiVersion: "writ.dev/v1alpha1", kind: "Subscription", metadata: { name, namespace: "default" }, spec: { agentId, webhookUrl: "https://hooks.example.com/a" } } };
+  return {
+    file,
+    plural: "subscriptions",
+    object: {
+      apiVersion: "writ.dev/v1alpha1",
+      kind: "Subscription",
+      metadata: { name, namespace: "default" },
+      spec: { agentId, webhookUrl: "https://hooks.example.com/a" },
+    },
+  };
 }
 const ok = (file: string, ...objects: ManifestObject[]): FileScan => ({ file, ok: true, objects, notes: [] });
 const broken = (file: string): FileScan => ({ file, ok: false, problem: "YAML error at line 1: x" });
@@ -48,13 +57,25 @@ describe("ManifestSync", () => {
   it("never prunes what another folder declared (WRIT_MANIFESTS_DIR switched): kept and listed", async () => {
     const store = new LocalObjectStore();
     store.apply("subscriptions", sub("/old/x.yaml", "old").object);
-    const sync = new ManifestSync({ dir: "/d", store, confirmMs: 1, sources: [["subscriptions/default/old", "/old/x.yaml"]], scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"))] });
+    const sync = new ManifestSync({
+      dir: "/d",
+      store,
+      confirmMs: 1,
+      sources: [["subscriptions/default/old", "/old/x.yaml"]],
+      scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"))],
+    });
     const r = await sync.run();
     expect(r.deleted).toEqual([]);
     expect(r.elsewhere).toEqual([{ key: "subscriptions/default/old", file: "/old/x.yaml" }]);
     expect(store.get("subscriptions", "default", "old")?.metadata.deletionTimestamp).toBeUndefined();
     // Declared again here, it belongs to this folder from then on, and is pruned like any other.
-    const adopt = new ManifestSync({ dir: "/d", store, confirmMs: 1, sources: sync.sources(), scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"), sub("/d/1.yaml", "old"))] });
+    const adopt = new ManifestSync({
+      dir: "/d",
+      store,
+      confirmMs: 1,
+      sources: sync.sources(),
+      scan: async () => [ok("/d/1.yaml", sub("/d/1.yaml", "a"), sub("/d/1.yaml", "old"))],
+    });
     expect((await adopt.run()).elsewhere).toEqual([]);
   });
 
@@ -73,14 +94,19 @@ describe("ManifestSync", () => {
     const dir = await mkdtemp(join(tmpdir(), "writ-sync-"));
     try {
       const file = join(dir, "sub.yaml");
-      await writeFile(file, "apiVersion: writ.dev/v1alpha1\nkind: Subscription\nmetadata:\n  name: a\nspec:\n  agentId: agent_a\n  webhookUrl: https://hooks.example.com/a\n");
+      await writeFile(
+        file,
+        "apiVersion: writ.dev/v1alpha1\nkind: Subscription\nmetadata:\n  name: a\nspec:\n  agentId: agent_a\n  webhookUrl: https://hooks.example.com/a\n",
+      );
       const store = new LocalObjectStore();
       const sync = new ManifestSync({ dir, store, confirmMs: 1 });
       expect((await sync.run()).created).toEqual(["subscriptions/default/a"]);
       await writeFile(file, ""); // truncated, the new text not written yet (and still so at the confirming read)
       const held = await sync.run();
       expect(held.deleted).toEqual([]);
-      expect(held.problems).toEqual([`${file}: the file is empty (being saved?); to withdraw what it declared, delete the file; what it declared before is kept`]);
+      expect(held.problems).toEqual([
+        `${file}: the file is empty (being saved?); to withdraw what it declared, delete the file; what it declared before is kept`,
+      ]);
       expect(store.get("subscriptions", "default", "a")).toBeDefined();
       await rm(file);
       expect((await sync.run()).deleted).toEqual(["subscriptions/default/a"]);

@@ -13,7 +13,13 @@
   async function api(method, path, body) {
     const headers = { authorization: "Bearer " + session };
     if (body !== undefined) headers["content-type"] = "application/json";
-    const answer = await fetch(new URL("../" + path, location.href), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit", cache: "no-store" });
+    const answer = await fetch(new URL("../" + path, location.href), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+    });
     let data = {};
     try {
       data = await answer.json();
@@ -49,7 +55,13 @@
     li.id = a.approval_id;
     if (location.hash === "#" + a.approval_id) li.classList.add("focus");
     li.append(el("blockquote", a.confirmation_text, "confirmation"));
-    const facts = [a.amount + " " + a.currency, a.merchant ? "at " + a.merchant : "", "agent " + a.agent_id, "agreement " + a.agreement_id, a.status === "pending" ? "until " + a.expires_at : a.status].filter(Boolean);
+    const facts = [
+      a.amount + " " + a.currency,
+      a.merchant ? "at " + a.merchant : "",
+      "agent " + a.agent_id,
+      "agreement " + a.agreement_id,
+      a.status === "pending" ? "until " + a.expires_at : a.status,
+    ].filter(Boolean);
     li.append(el("p", facts.join(" · "), "hint"));
     if (a.status === "pending") {
       const approve = el("button", "Approve");
@@ -70,7 +82,10 @@
   async function load() {
     const data = await api("GET", "v1/portal/approvals");
     $("who").textContent = "Signed in (" + data.principal_id + ")";
-    $("passkeys").textContent = data.passkeys === 0 ? "You have no passkey yet: register one to approve payments." : "You have " + data.passkeys + " passkey" + (data.passkeys === 1 ? "" : "s") + ".";
+    $("passkeys").textContent =
+      data.passkeys === 0
+        ? "You have no passkey yet: register one to approve payments."
+        : "You have " + data.passkeys + " passkey" + (data.passkeys === 1 ? "" : "s") + ".";
     const list = $("approvals");
     list.replaceChildren(...data.approvals.map(item));
     if (data.approvals.length === 0) list.append(el("li", "Nothing waits for you."));

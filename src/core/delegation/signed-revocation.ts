@@ -10,9 +10,9 @@
  * delegation it names. Revocation is final and idempotent, so a replayed revocation changes
  * nothing. Pure apart from signature checks; never throws from `verifyDelegationRevocation`.
  */
-import { generateSigner, inspectSignedRecord, signRecord, verifySignedRecord, type JwsObject, type Signer } from "../../core/jose/index.js";
-import { hasNul } from "../../core/schemas/index.js";
-import { parseInstant } from "../../core/time/index.js";
+import { generateSigner, inspectSignedRecord, signRecord, verifySignedRecord, type JwsObject, type Signer } from "../jose/index.js";
+import { hasNul } from "../schemas/index.js";
+import { parseInstant } from "../time/index.js";
 
 /** The protected-header typ of a signed delegation revocation. */
 export const DELEGATION_REVOCATION_TYP = "svc-delegation-revocation+jws";

@@ -1,6 +1,6 @@
 /**
  * A LISTEN connection on `writ_revocations` that emits every revocation the channel carries:
- * announcements of revoked delegations and agreements (src/store/revocation-announce.ts) and
+ * announcements of revoked delegations and agreements (src/store/revocation/announce.ts) and
  * the revocation feed's notices (src/store/notify.ts), both as `RevocationAnnouncement`s. The
  * same connection listens on `writ_changes` (src/store/changes.ts) and emits `changed`, which
  * the process's caches follow (one listening connection per process).
@@ -14,10 +14,10 @@
  */
 import { EventEmitter } from "node:events";
 import type { Client, ClientConfig } from "pg";
-import { newClient } from "./cluster.js";
-import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "./changes.js";
-import { REVOCATIONS_CHANNEL } from "./notify.js";
-import { parseRevocationPayload, type RevocationAnnouncement } from "./revocation-announce.js";
+import { newClient } from "../cluster.js";
+import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "../changes.js";
+import { REVOCATIONS_CHANNEL } from "../notify.js";
+import { parseRevocationPayload, type RevocationAnnouncement } from "./announce.js";
 
 /** Events of a revocation source (this channel, or a fake in tests). */
 export interface RevocationSourceEvents {

@@ -12,11 +12,11 @@
  * skips a row that commits later.
  */
 import type { Pool } from "pg";
-import type { AgreementRevocation } from "../core/agreement/types.js";
-import type { HashString } from "../core/canonical/index.js";
-import { LOCK_IDS, WRIT_LOCK_NAMESPACE, XACT_LOCK_SQL } from "./locks.js";
-import { notifyRevocation } from "./notify.js";
-import { withTransaction, type Queryable } from "./pool.js";
+import type { AgreementRevocation } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import { LOCK_IDS, WRIT_LOCK_NAMESPACE, XACT_LOCK_SQL } from "../locks.js";
+import { notifyRevocation } from "../notify.js";
+import { withTransaction, type Queryable } from "../pool.js";
 import type { PoolClient } from "pg";
 
 /** A revocation as the pull list returns it. */
@@ -36,9 +36,7 @@ export interface RevocationInput {
 }
 
 /** The outcome of `recordRevocation`. */
-export type RecordOutcome =
-  | { stored: true; revocation_id: HashString; sequence: number }
-  | { stored: false; revocation_id: HashString; sequence: number };
+export type RecordOutcome = { stored: true; revocation_id: HashString; sequence: number } | { stored: false; revocation_id: HashString; sequence: number };
 
 /** Work done in the storing transaction after the row is inserted (the log append). */
 export type AfterInsert = (client: PoolClient, stored: StoredRevocation) => Promise<void>;
@@ -69,9 +67,7 @@ function toStored(r: Row): StoredRevocation {
 export async function recordRevocation(pool: Pool, input: RevocationInput, check: BeforeInsert, afterInsert: AfterInsert): Promise<RecordOutcome> {
   return withTransaction(pool, async (client) => {
     await client.query(XACT_LOCK_SQL, [WRIT_LOCK_NAMESPACE, LOCK_IDS.revocations]);
-    const existing = await client.query<{ sequence: string }>("SELECT sequence FROM revocations WHERE revocation_id = $1", [
-      input.revocationId,
-    ]);
+    const existing = await client.query<{ sequence: string }>("SELECT sequence FROM revocations WHERE revocation_id = $1", [input.revocationId]);
     const prior = existing.rows[0];
     if (prior) return { stored: false, revocation_id: input.revocationId, sequence: Number(prior.sequence) };
     await check(client);

@@ -8,8 +8,8 @@
  * payload stays under Postgres' 8000-byte limit. Like every NOTIFY, an announcement is delivered
  * only when the caller's transaction commits and is not durable: the tables are the record.
  */
-import { parseRevocationNotice, REVOCATIONS_CHANNEL } from "./notify.js";
-import type { Queryable } from "./pool.js";
+import { parseRevocationNotice, REVOCATIONS_CHANNEL } from "../notify.js";
+import type { Queryable } from "../pool.js";
 
 /** What was revoked. */
 export type RevokedKind = "delegation" | "agreement";

@@ -10,12 +10,12 @@
  * revoked ids, loaded at every (re)connection, so the admission webhook's warning for a revoked
  * id needs no query for the ids that are not revoked (nearly all of them).
  */
-import { RevocationChannel } from "../store/revocation-channel.js";
+import { RevocationChannel } from "../../store/index.js";
 import type { Pool } from "pg";
-import { RevocationIndex } from "../verify/revocation/index.js";
-import { delegationIdOf, enqueueAgreementsOf, enqueueBelow, type ReconcileContext } from "./reconcilers/context.js";
-import { storedRecordId } from "./resource-writes.js";
-import type { Logger } from "./log.js";
+import { RevocationIndex } from "../../verify/index.js";
+import { delegationIdOf, enqueueAgreementsOf, enqueueBelow, type ReconcileContext } from "../reconcilers/context.js";
+import { storedRecordId } from "../resource-writes.js";
+import type { Logger } from "../log.js";
 
 /** A running follower. */
 export interface RevocationFollower {

@@ -9,21 +9,16 @@
  * store's `appendLogEntries`.
  */
 import type { PoolClient } from "pg";
-import type { AgreementRevocation } from "../core/agreement/types.js";
-import type { Signer } from "../core/jose/index.js";
-import { appendLogEntries, type LogAppendInput, type LogAppendOptions } from "./log.js";
+import type { AgreementRevocation } from "../../core/agreement/index.js";
+import type { Signer } from "../../core/jose/index.js";
+import { appendLogEntries, type LogAppendInput, type LogAppendOptions } from "../log.js";
 
 /**
  * Appends one stored revocation to the transparency log in the caller's transaction, signing
  * the new tree head with `signer` (the log signing key); `opts` carries the head's time and the
  * checkpoint origin (without an origin the head is stored without a checkpoint).
  */
-export type RevocationLogAppender = (
-  client: PoolClient,
-  revocation: AgreementRevocation,
-  signer: Signer,
-  opts?: LogAppendOptions,
-) => Promise<void>;
+export type RevocationLogAppender = (client: PoolClient, revocation: AgreementRevocation, signer: Signer, opts?: LogAppendOptions) => Promise<void>;
 
 /** The log entry for a revocation: kind `revocation`, body the revocation object as pushed. */
 export function revocationLogEntry(revocation: AgreementRevocation): LogAppendInput {

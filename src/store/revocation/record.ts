@@ -17,13 +17,13 @@
  *   revocation ends) and carries the principal's signed revocation when there is one.
  */
 import type { PoolClient } from "pg";
-import { mandateHash, type AgreementRevocation, type Mandate } from "../core/agreement/index.js";
-import type { HashString } from "../core/canonical/index.js";
-import type { Signer } from "../core/jose/index.js";
-import { revokeAgreement } from "./agreements.js";
-import { revokeDelegation } from "./delegations.js";
-import { appendLogEntries, type LogAppendOptions } from "./log.js";
-import { alertSubscribers, newEventId } from "./subscriptions.js";
+import { mandateHash, type AgreementRevocation, type Mandate } from "../../core/agreement/index.js";
+import type { HashString } from "../../core/canonical/index.js";
+import type { Signer } from "../../core/jose/index.js";
+import { revokeAgreement } from "../agreements.js";
+import { revokeDelegation } from "../delegations.js";
+import { appendLogEntries, type LogAppendOptions } from "../log.js";
+import { alertSubscribers, newEventId } from "../subscriptions.js";
 
 /**
  * Who revoked, as the log and the alerts say: `principal` (the principal's own act: a signed
@@ -90,18 +90,34 @@ export interface RecordedRevocation {
 export async function recordRevocation(client: PoolClient, body: RevocationLogBody, logging: RevocationLogging): Promise<number | null> {
   let sequence: number | null = null;
   if (logging.signer) {
-    const out = await appendLogEntries(client, [{ kind: "revocation", body: body as unknown as Record<string, unknown> }], logging.signer, logging.logOptions ?? { now: new Date(body.at) });
+    const out = await appendLogEntries(
+      client,
+      [{ kind: "revocation", body: body as unknown as Record<string, unknown> }],
+      logging.signer,
+      logging.logOptions ?? { now: new Date(body.at) },
+    );
     sequence = out.entries[0]?.sequence ?? null;
   }
   const { at, ...details } = body;
   for (const agentId of await affectedAgents(client, body)) {
-    await alertSubscribers(client, agentId, { event_id: newEventId(), type: "revocation", agent_id: agentId, at, details: details as unknown as Record<string, unknown> });
+    await alertSubscribers(client, agentId, {
+      event_id: newEventId(),
+      type: "revocation",
+      agent_id: agentId,
+      at,
+      details: details as unknown as Record<string, unknown>,
+    });
   }
   return sequence;
 }
 
 /** Revokes `target`, then logs and alerts it (see the module comment). */
-export async function revokeAndRecord(client: PoolClient, target: RevocationTarget, facts: RevocationFacts, logging: RevocationLogging): Promise<RecordedRevocation> {
+export async function revokeAndRecord(
+  client: PoolClient,
+  target: RevocationTarget,
+  facts: RevocationFacts,
+  logging: RevocationLogging,
+): Promise<RecordedRevocation> {
   const acts = { reason: facts.reason, by: facts.storedBy ?? facts.by, at: facts.at };
   const origin = facts.resource !== undefined ? { source: "kubernetes" as const, resource: facts.resource } : {};
   const base = { reason: facts.reason, by: facts.by, at: facts.at.toISOString() };
@@ -115,7 +131,14 @@ export async function revokeAndRecord(client: PoolClient, target: RevocationTarg
   if (res.ids.length === 0) return { ids: [], found: res.found, agreementIds: [], logSequence: null };
   const stored = await storedAgreementFacts(client, target.id);
   const revocation = target.revocation ?? stored.revocation;
-  const body: RevocationLogBody = { agreement_id: target.id, ids: res.ids, ...base, mandate_hashes: stored.mandateHashes, ...(revocation ? { revocation } : {}), ...origin };
+  const body: RevocationLogBody = {
+    agreement_id: target.id,
+    ids: res.ids,
+    ...base,
+    mandate_hashes: stored.mandateHashes,
+    ...(revocation ? { revocation } : {}),
+    ...origin,
+  };
   return { ids: res.ids, found: true, agreementIds: res.ids, logSequence: await recordRevocation(client, body, logging) };
 }
 
@@ -131,12 +154,18 @@ async function affectedAgents(client: PoolClient, body: RevocationLogBody): Prom
 }
 
 async function boundAgreements(client: PoolClient, delegationIds: readonly string[]): Promise<string[]> {
-  const { rows } = await client.query<{ agreement_id: string }>("SELECT agreement_id FROM agreements WHERE delegation_id = ANY($1::text[]) ORDER BY agreement_id", [delegationIds]);
+  const { rows } = await client.query<{ agreement_id: string }>(
+    "SELECT agreement_id FROM agreements WHERE delegation_id = ANY($1::text[]) ORDER BY agreement_id",
+    [delegationIds],
+  );
   return rows.map((r) => r.agreement_id);
 }
 
 /** The hashes of a stored agreement's mandates and its signed revocation, read in `client`'s transaction. */
-export async function storedAgreementFacts(client: PoolClient, agreementId: string): Promise<{ mandateHashes: HashString[]; revocation: AgreementRevocation | undefined }> {
+export async function storedAgreementFacts(
+  client: PoolClient,
+  agreementId: string,
+): Promise<{ mandateHashes: HashString[]; revocation: AgreementRevocation | undefined }> {
   const { rows } = await client.query<{ mandates: unknown; revocation: AgreementRevocation | null }>(
     "SELECT record->'mandates' AS mandates, record->'revocation' AS revocation FROM agreements WHERE agreement_id = $1",
     [agreementId],
