@@ -11,6 +11,8 @@
  *   given up). A row still due is kept, however old.
  * - `portal_sign_in_tokens` expired more than a day ago (used or not).
  * - `portal_sessions` expired, or signed out, more than a day ago.
+ * - `approvals` finished more than `decisionDays` ago: used, decided (approved or declined), or,
+ *   still pending, expired. A pending approval that has not expired is kept, however old.
  *
  * Promises of `pruneOnce`: at most `batchSize` rows per statement and `maxBatches`
  * statements per table per call; every batch takes the transaction-level advisory lock
@@ -34,7 +36,7 @@ export interface RetentionPolicy {
 }
 
 /** The tables pruned. */
-export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions"] as const;
+export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions", "approvals"] as const;
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
 
 /** Rows deleted per table, and whether another process held the lock. */
@@ -50,6 +52,9 @@ const OLD: Record<RetentionTable, string> = {
   webhook_outbox: "next_attempt_at IS NULL AND created_at < cutoff",
   portal_sign_in_tokens: "expires_at < cutoff",
   portal_sessions: "(expires_at < cutoff OR revoked_at < cutoff)",
+  // Its last event: used, else decided, else (never decided) expired; cutoff < now, so a
+  // pending approval goes only once it expired.
+  approvals: "coalesce(used_at, decided_at, expires_at) < cutoff",
 };
 
 /** Deletes at most $2 old rows of `table`; $1 is the table's days. */
@@ -67,6 +72,7 @@ export async function pruneOnce(pool: Pool, policy: RetentionPolicy): Promise<Pr
     webhook_outbox: policy.webhookDays,
     portal_sign_in_tokens: 1,
     portal_sessions: 1,
+    approvals: policy.decisionDays,
   };
   const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as Record<RetentionTable, number>;
   for (const table of RETENTION_TABLES) {

@@ -65,6 +65,16 @@ async function session(principal: string, expiresInHours: number, revokedHoursAg
   );
 }
 
+/** An approval; ages in days before now (negative: in the future), null when not set. */
+async function approval(id: string, status: "pending" | "approved" | "declined", a: { expires: number; decided?: number; used?: number }): Promise<void> {
+  await pool.query(
+    `INSERT INTO approvals (approval_id, agent_id, action_id, org_id, principal_id, agreement_id, request_hash, content, status, created_at, expires_at, decided_at, used_at)
+     VALUES ($1, 'agent-r', $1, 'org-r', 'prn_r', 'agr-r', $2, '{}', $3, now() - make_interval(days => 90), now() - make_interval(days => $4::int),
+             now() - make_interval(days => $5::int), now() - make_interval(days => $6::int))`,
+    [id, `sha256:${"0".repeat(64)}`, status, a.expires, a.decided ?? null, a.used ?? null],
+  );
+}
+
 async function count(table: string): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`);
   return Number(rows[0]?.n);
@@ -72,7 +82,7 @@ async function count(table: string): Promise<number> {
 
 describe("pruneOnce", () => {
   beforeEach(async () => {
-    await pool.query("TRUNCATE verify_decisions, webhook_outbox, portal_sessions, portal_sign_in_tokens, portal_principals");
+    await pool.query("TRUNCATE verify_decisions, webhook_outbox, portal_sessions, portal_sign_in_tokens, portal_principals, approvals");
   });
 
   it("deletes exactly the rows past their retention, in batches, and nothing on a second pass", async () => {
@@ -94,7 +104,7 @@ describe("pruneOnce", () => {
     await session("prn_r", 240, null);
 
     const r = await pruneOnce(pool, { ...POLICY, batchSize: 2 });
-    expect(r).toEqual({ busy: false, deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2 } });
+    expect(r).toEqual({ busy: false, deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2, approvals: 0 } });
     const { rows } = await pool.query<{ action_id: string }>("SELECT action_id FROM verify_decisions ORDER BY action_id");
     expect(rows.map((x) => x.action_id)).toEqual(["new-0", "new-1", "new-2"]);
     const outbox = await pool.query<{ event_id: string }>("SELECT event_id FROM webhook_outbox ORDER BY event_id");
@@ -102,7 +112,27 @@ describe("pruneOnce", () => {
     expect(await count("portal_sign_in_tokens")).toBe(2);
     expect(await count("portal_sessions")).toBe(2);
 
-    expect((await pruneOnce(pool, POLICY)).deleted).toEqual({ verify_decisions: 0, webhook_outbox: 0, portal_sign_in_tokens: 0, portal_sessions: 0 });
+    expect((await pruneOnce(pool, POLICY)).deleted).toEqual({ verify_decisions: 0, webhook_outbox: 0, portal_sign_in_tokens: 0, portal_sessions: 0, approvals: 0 });
+  });
+
+  it("deletes approvals used, decided or expired longer ago than the decision retention, never a pending one before it expired", async () => {
+    // All created 90 days ago; the retention of decisions is 30 days.
+    await approval("used-old", "approved", { expires: 89, decided: 40, used: 31 }); // goes
+    await approval("used-new", "approved", { expires: 89, decided: 40, used: 29 }); // used recently: kept
+    await approval("approved-old", "approved", { expires: 89, decided: 31 }); // approved, never used: goes
+    await approval("approved-new", "approved", { expires: 89, decided: 29 });
+    await approval("declined-old", "declined", { expires: -1, decided: 31 }); // goes
+    await approval("declined-new", "declined", { expires: 89, decided: 29 });
+    await approval("expired-old", "pending", { expires: 31 }); // goes
+    await approval("expired-new", "pending", { expires: 29 }); // expired recently: kept
+    await approval("pending", "pending", { expires: -1 }); // still open, 90 days old: kept
+
+    const r = await pruneOnce(pool, { ...POLICY, batchSize: 2 });
+    expect(r.deleted.approvals).toBe(4);
+    expect(r.deleted.verify_decisions).toBe(0);
+    const { rows } = await pool.query<{ approval_id: string }>("SELECT approval_id FROM approvals ORDER BY approval_id");
+    expect(rows.map((x) => x.approval_id)).toEqual(["approved-new", "declined-new", "expired-new", "pending", "used-new"]);
+    expect((await pruneOnce(pool, POLICY)).deleted.approvals).toBe(0);
   });
 
   it("deletes at most batchSize x maxBatches rows of a table per pass", async () => {
