@@ -4,7 +4,8 @@
  * - `WRIT_RETENTION_INTERVAL_MS`: how often a data-plane process prunes, 0..86400000, default
  *   600000 (10 minutes); 0 turns pruning off in that process.
  * - `WRIT_DECISION_RETENTION_DAYS`: days a verify decision is kept (the idempotency window of
- *   `POST /v1/verify`), 1..36500, default 30.
+ *   `POST /v1/verify`), and an approval after it was used, decided or expired; 1..36500,
+ *   default 30.
  * - `WRIT_WEBHOOK_RETENTION_DAYS`: days a finished webhook delivery is kept, 1..36500, default 30.
  *
  * Anything unusable falls back to the default and adds a start-up problem; never throws.

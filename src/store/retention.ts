@@ -25,7 +25,7 @@ import { withTransaction } from "./pool.js";
 
 /** What to keep, and how much to delete at a time. */
 export interface RetentionPolicy {
-  /** Days a verify decision is kept (at least 1: the denial-burst rule counts the last minute). */
+  /** Days a verify decision is kept, and a finished approval (at least 1: the denial-burst rule counts the last minute). */
   decisionDays: number;
   /** Days a finished webhook delivery is kept. */
   webhookDays: number;

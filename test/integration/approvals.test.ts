@@ -208,8 +208,10 @@ describe("an approval never authorizes more than its request", () => {
     // Meanwhile the agent spends 15 alone (below the threshold): 30 more would pass 40.
     expect((await w.verify({ agent_id, action: action({ amount: 15 }) })).body.verdict).toBe("ALLOW");
     const r = await w.verify({ agent_id, action: act });
-    expect(r.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK" });
+    expect(r.body).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK", approval_id: id });
     expect(r.body.reasons).toContain("CUMULATIVE_BUDGET_EXCEEDED");
+    // A further retry gets that stored answer, still naming the approval.
+    expect((await w.verify({ agent_id, action: act })).body).toMatchObject({ verdict: "DENY", approval_id: id });
     const n = (await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agr])).rows[0] as { n: number };
     expect(n.n).toBe(1);
   });

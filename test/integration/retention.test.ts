@@ -112,7 +112,13 @@ describe("pruneOnce", () => {
     expect(await count("portal_sign_in_tokens")).toBe(2);
     expect(await count("portal_sessions")).toBe(2);
 
-    expect((await pruneOnce(pool, POLICY)).deleted).toEqual({ verify_decisions: 0, webhook_outbox: 0, portal_sign_in_tokens: 0, portal_sessions: 0, approvals: 0 });
+    expect((await pruneOnce(pool, POLICY)).deleted).toEqual({
+      verify_decisions: 0,
+      webhook_outbox: 0,
+      portal_sign_in_tokens: 0,
+      portal_sessions: 0,
+      approvals: 0,
+    });
   });
 
   it("deletes approvals used, decided or expired longer ago than the decision retention, never a pending one before it expired", async () => {

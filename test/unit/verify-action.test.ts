@@ -20,7 +20,7 @@ import { withLedgerTotals } from "../../src/verify/caches/overlay.js";
 import { RecordCache } from "../../src/verify/caches/record-cache.js";
 import { DecisionLog, type DecisionStore } from "../../src/verify/commit/decision-log.js";
 import type { Gather, GatherUpkeep } from "../../src/verify/gather/index.js";
-import { VerifyError } from "../../src/verify/pipeline/decide.js";
+import { question, VerifyError } from "../../src/verify/pipeline/decide.js";
 import { readRequest, type VerifyRequest, type VerifyResponse } from "../../src/verify/pipeline/request.js";
 import { verifyAction, type VerifyDeps } from "../../src/verify/verify-action.js";
 import { AGENT, agreement, delegation, iso, T0 } from "../fixtures/records.js";
@@ -327,5 +327,30 @@ describe("verifyAction", () => {
     expect(r.answer).toEqual(winner.decision);
     expect(r.writes).toEqual(["spend", "noted spend", "release agr-1 act-new", "forgot agent"]);
     expect(r.counted).toEqual([]);
+  });
+});
+
+describe("DecisionLog", () => {
+  it("a spend the transaction refused keeps the approval an approved retry used, stored and answered", async () => {
+    const saved: NewVerifyDecision[] = [];
+    const refused: DecisionStore["spend"] = async () => ({ recorded: false, reason: "CUMULATIVE_BUDGET_EXCEEDED", message: "taken meanwhile" });
+    const log = new DecisionLog({
+      store: {
+        spend: refused,
+        saveRefusal: async (d) => (saved.push(d), { stored: true }),
+      } as Partial<DecisionStore> as DecisionStore,
+      upkeep: { denied: () => undefined, spent: () => undefined, changed: () => undefined, revoked: () => undefined },
+      metrics: { countDecision: () => undefined },
+      logSigner: () => null,
+      logOptions: (now) => ({ now }),
+    });
+    const q = question(ORG, request(), new Date(T0));
+    const allow = { verdict: "ALLOW", agent_id: AGENT, action_id: q.actionId, agreement_id: "agr-1", intent_id: "groceries", approval_id: "apr_1" };
+    const out = await log.commit(q, {
+      answer: allow as unknown as VerifyResponse,
+      effect: { kind: "spend", spend: {} as AllowedSpend, candidate: await candidate() },
+    });
+    expect(out).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"], intent_id: "groceries", approval_id: "apr_1" });
+    expect(saved[0]?.decision).toMatchObject({ verdict: "DENY", approval_id: "apr_1" });
   });
 });

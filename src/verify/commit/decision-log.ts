@@ -19,6 +19,8 @@
  * - If a concurrent request with that action_id stored its answer first, a spend just
  *   recorded for this one is released (outcome `failed`) and the stored answer is returned.
  * - Only answers decided by this request are counted in the metrics (not replays).
+ * - Every answer to the retry of an approved request names its approval (`approval_id`), a
+ *   refusal of its spend and a DENY stored in place of its STEP_UP included.
  */
 import type { Pool } from "pg";
 import type { HashString } from "../../core/canonical/index.js";
@@ -147,7 +149,9 @@ export class DecisionLog {
     });
     if (!saved.stored) {
       // The final answer of an approval's request replaces its stored STEP_UP (../approvals.ts), once.
-      if (!again && this.d.approvals && (await this.d.approvals.replacesStepUp(saved.decision, q.hash))) return this.refuse(q, answer, burstExempt, true);
+      // It names the approval, as every answer to an approved request's retry does.
+      if (!again && this.d.approvals && (await this.d.approvals.replacesStepUp(saved.decision, q.hash)))
+        return this.refuse(q, { ...answer, approval_id: saved.decision.decision.approval_id as string }, burstExempt, true);
       return this.replay(q, saved.decision);
     }
     if (!burstExempt) this.d.upkeep.denied(q.agentId, q.nowMs);
@@ -179,7 +183,7 @@ export class DecisionLog {
       r = await this.d.store.spend(e.spend);
     } catch (err) {
       if (err instanceof RecordStoreError && err.code === "SPEND_INVALID")
-        return this.refuse(q, refusalAnswer("AMOUNT_INVALID", err.message, baseOf(answer)), true);
+        return this.refuse(q, { ...refusalAnswer("AMOUNT_INVALID", err.message, baseOf(answer)), ...carried(answer) }, true);
       throw err;
     }
     if (!r.recorded) return this.spendRefused(q, answer, r);
@@ -215,7 +219,7 @@ export class DecisionLog {
         return this.replay(q, earlier);
       }
       default:
-        return this.refuse(q, { ...refusalAnswer(r.reason, r.message, baseOf(answer)), ...(answer.intent_id ? { intent_id: answer.intent_id } : {}) }, true);
+        return this.refuse(q, { ...refusalAnswer(r.reason, r.message, baseOf(answer)), ...carried(answer) }, true);
     }
   }
 
@@ -243,6 +247,11 @@ export class DecisionLog {
 
 function baseOf(a: VerifyResponse): Pick<VerifyResponse, "agent_id" | "action_id" | "agreement_id"> {
   return { agent_id: a.agent_id, action_id: a.action_id, agreement_id: a.agreement_id };
+}
+
+/** What a refusal of an ALLOW's spend keeps of it: its intent, and the approval an approved retry used. */
+function carried(a: VerifyResponse): Pick<VerifyResponse, "intent_id" | "approval_id"> {
+  return { ...(a.intent_id ? { intent_id: a.intent_id } : {}), ...(a.approval_id ? { approval_id: a.approval_id } : {}) };
 }
 
 /** The refusal of a request whose action_id answered another request (or is in an imported ledger). */
