@@ -1,6 +1,13 @@
 /** The Subscription reconciler's pure status step: Ready only with a stored subscription and no refusal; the first refusal's code otherwise. */
 import { describe, expect, it } from "vitest";
-import { planSubscriptionStatus, type SubscriptionStatusFacts } from "../../src/controller/reconcilers/subscription.js";
+import type { Binding } from "../../src/sources/kubernetes/namespace-binding.js";
+import {
+  gatherSubscriptionFacts,
+  planSubscriptionStatus,
+  planSubscriptionStore,
+  type SubscriptionReads,
+  type SubscriptionStatusFacts,
+} from "../../src/controller/reconcilers/subscription.js";
 
 const base: SubscriptionStatusFacts = {
   namespace: "acme",
@@ -36,5 +43,53 @@ describe("planSubscriptionStatus", () => {
     const waiting = { ...base, subscriptionId: undefined };
     expect(planSubscriptionStatus(waiting).fields).toMatchObject({ phase: "Pending" });
     expect(ready(waiting)).toMatchObject({ status: "False", reason: "NotStored" });
+  });
+});
+
+/** The namespace binding and the registered agents, as the reconciler reads them. */
+class FakeStore implements SubscriptionReads {
+  bound: Binding = { ok: true, orgId: "org_acme" };
+  readonly agents = new Set(["agent_procurement"]);
+  readonly reads: string[] = [];
+  async binding(namespace: string): Promise<Binding> {
+    this.reads.push(`binding ${namespace}`);
+    return this.bound;
+  }
+  async agentRegistered(agentId: string): Promise<boolean> {
+    this.reads.push(`agent ${agentId}`);
+    return this.agents.has(agentId);
+  }
+}
+
+const declared = { agentId: "agent_procurement", webhookUrl: "https://hooks.acme.example/writ" };
+const planOf = async (store: FakeStore, spec: unknown) => planSubscriptionStore(await gatherSubscriptionFacts(store, "acme", spec));
+
+describe("planSubscriptionStore (gathered from a fake store)", () => {
+  it("creates the subscription for the namespace's organization when nothing is refused", async () => {
+    const store = new FakeStore();
+    expect(await planOf(store, declared)).toEqual({
+      refusals: [],
+      create: { org_id: "org_acme", agent_id: "agent_procurement", webhook_url: "https://hooks.acme.example/writ" },
+    });
+    expect(store.reads).toEqual(["binding acme", "agent agent_procurement"]);
+  });
+
+  it("refuses an unregistered agent (AGENT_NOT_ACTIVE) and an unbound namespace, creating nothing", async () => {
+    const store = new FakeStore();
+    const unknown = await planOf(store, { ...declared, agentId: "agent_ghost" });
+    expect(unknown).toEqual({
+      refusals: [{ condition: "Valid", code: "AGENT_NOT_ACTIVE", message: "spec.agentId: agent agent_ghost is not registered" }],
+    });
+    store.bound = { ok: false, message: "namespace acme has no writ.dev/org-id label" };
+    const unbound = await planOf(store, declared);
+    expect(unbound).toEqual({ refusals: [{ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: "namespace acme has no writ.dev/org-id label" }] });
+  });
+
+  it("refuses a spec that does not check (SPEC_INVALID) without asking about an agent", async () => {
+    const store = new FakeStore();
+    const p = await planOf(store, { webhookUrl: "http://hooks.acme.example/writ" });
+    expect(p.create).toBeUndefined();
+    expect(p.refusals.map((r) => r.code)).toEqual(["SPEC_INVALID", "SPEC_INVALID"]);
+    expect(store.reads).toEqual(["binding acme"]);
   });
 });

@@ -25,26 +25,16 @@
  * A revocation this reconciler makes (declared revoked, or deletion) appends ONE `revocation`
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
-import { prepareDelegation } from "../../core/delegation/index.js";
-import {
-  upsertAgreement,
-  recordRevocationFromRecord as recordRevocation,
-  loadDelegation,
-  loadStoredChain,
-  type StoredDelegation,
-  withTransaction,
-  RecordStoreError,
-  agreementRow,
-  type AgreementRow,
-} from "../../store/index.js";
+import { upsertAgreement, recordRevocationFromRecord as recordRevocation, withTransaction, RecordStoreError, agreementRow } from "../../store/index.js";
 import { splitKey, writRef, UNBOUND_RETRY_MS } from "../../sources/kubernetes/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import type { WritResource } from "../kinds.js";
 import { ensureFinalizer, resourceOwner, storedRecordId } from "../resource-writes.js";
-import { claimOrRefuse, foreignOwnerRefusal, ownedBy, RecordNotOwnedError } from "./ownership.js";
+import { claimOrRefuse, RecordNotOwnedError } from "./ownership.js";
 import type { ReconcileResult } from "../runner.js";
 import type { Refusal } from "../spec-errors.js";
-import { bindingRefusals, checkAgreementSpec, fullySigned } from "./agreement-checks.js";
+import { checkAgreementSpec, fullySigned } from "./agreement-checks.js";
+import { gatherAgreementFacts, gatherEnforcedFacts, pgAgreementReads, planAgreementStore } from "./agreement-gather.js";
 import { agreementLogBody, ensureAgreementLogged } from "./agreement-log.js";
 import { controllerLogging, loggedText } from "./revocation-log.js";
 import { finalizeRevoking } from "./finalize.js";
@@ -79,60 +69,20 @@ export async function reconcileAgreement(ctx: ReconcileContext, key: string): Pr
 async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
   const check = await checkAgreementSpec(obj.spec, now);
-  const refusals: Refusal[] = [...check.refusals];
-  const binding = await ctx.bindings.resolve(namespace);
-  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
-  const { record, prepared } = check;
-  const declaredId = storedRecordId(obj);
+  const reads = pgAgreementReads(ctx.pool, {
+    binding: (ns) => ctx.bindings.resolve(ns),
+    delegationRef: (ns, name) => {
+      const target = ctx.caches.delegations.get(ns, name);
+      return target ? delegationIdOf(target) : undefined;
+    },
+  });
   const owner = resourceOwner(obj, "IntentAgreement");
-  let pending: string | undefined;
-  let delegation: StoredDelegation | undefined;
-  let row: AgreementRow | undefined;
-  if (!record && binding.ok && declaredId !== undefined) {
-    // This generation does not validate: what verify enforces is what this resource stored before.
-    row = await agreementRow(ctx.pool, declaredId);
-    if (row && (row.orgId !== binding.orgId || !(await ownedBy(ctx.pool, "agreement", declaredId, owner)))) row = undefined;
-  }
-  if (record && prepared) {
-    if (declaredId !== undefined && declaredId !== record.agreement_id) {
-      refusals.push({
-        condition: "Valid",
-        code: "SPEC_INVALID",
-        message: `spec.agreement_id is immutable: this resource declared ${declaredId}; a new agreement is a new resource`,
-      });
-    }
-    if (binding.ok) {
-      const refName = check.delegationName ?? "";
-      const target = ctx.caches.delegations.get(namespace, refName);
-      const targetId = target ? delegationIdOf(target) : undefined;
-      if (!target || !targetId) pending = `spec.delegationRef.name: no Delegation ${refName} in namespace ${namespace}`;
-      else {
-        delegation = await loadDelegation(ctx.pool, targetId);
-        if (!delegation) pending = `the Delegation ${refName} (${targetId}) is not stored yet`;
-        else if (delegation.orgId !== binding.orgId) {
-          refusals.push({
-            condition: "Bound",
-            code: "NAMESPACE_NOT_BOUND",
-            message: `spec.delegationRef: delegation ${targetId} is stored for another organization`,
-          });
-          delegation = undefined;
-        } else refusals.push(...bindingRefusals(prepared, prepareDelegation(delegation.record)));
-      }
-      row = await agreementRow(ctx.pool, declaredId ?? record.agreement_id);
-      const foreign = await foreignOwnerRefusal(ctx.pool, "agreement", declaredId ?? record.agreement_id, owner, "spec.agreement_id");
-      if (foreign) {
-        refusals.push(foreign);
-        row = undefined;
-      } else if (row && row.orgId !== binding.orgId) {
-        refusals.push({
-          condition: "Bound",
-          code: "NAMESPACE_NOT_BOUND",
-          message: `spec.agreement_id: ${record.agreement_id} is stored for another organization`,
-        });
-        row = undefined;
-      }
-    }
-  }
+  const facts = await gatherAgreementFacts(reads, { namespace, check, declaredId: storedRecordId(obj), owner });
+  const plan = planAgreementStore(facts);
+  const { binding } = facts;
+  const { record, prepared } = check;
+  const { refusals, pending, delegation } = plan;
+  let row = plan.row;
 
   const signed = prepared !== undefined && fullySigned(prepared);
   let logSequence: number | undefined;
@@ -197,16 +147,13 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
       }
     }
-    if (stored) row = await agreementRow(ctx.pool, record.agreement_id);
+    if (stored) row = await reads.agreement(record.agreement_id);
   }
 
   const refused = refusals.length > 0;
   // What verify answers now: the stored agreement under the delegation it is stored with (which
   // may be revoked or gone from the cluster), whatever this generation declares.
-  const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await loadDelegation(ctx.pool, row.delegationId) : delegation;
-  // The delegation's chain as its stored parents give it (as verify judges it), not its copies.
-  const boundChain = bound?.record.delegation_chain.map((l) => l.delegation_id) ?? [];
-  const ancestors = row && bound && boundChain.length > 0 ? await loadStoredChain(ctx.pool, boundChain) : [];
+  const { bound, ancestors } = await gatherEnforcedFacts(reads, row, delegation);
   const enforced = row ? enforcedOf(row, bound, prepared, now, ancestors) : undefined;
   const eff = prepared ? effectiveOf(prepared, row, now) : undefined;
   const declared = record?.status;

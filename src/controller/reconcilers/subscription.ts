@@ -83,6 +83,54 @@ function usedElsewhere(ctx: ReconcileContext, self: WritResource, id: string): b
     .some((o) => o.metadata.uid !== self.metadata.uid && !o.metadata.deletionTimestamp && (storedRecordId(o) === id || o.status?.subscriptionId === id));
 }
 
+/** The reads of the Subscription reconciler (Postgres and the namespace bindings in the controller; a fake in unit tests). */
+export interface SubscriptionReads {
+  /** The namespace's organization (or why it has none). */
+  binding(namespace: string): Promise<Binding>;
+  /** True when agent `agentId` is registered (in any organization). */
+  agentRegistered(agentId: string): Promise<boolean>;
+}
+
+/** The reads against Postgres (`pool`) and the namespace bindings. */
+export function pgSubscriptionReads(pool: Pool, bindings: Pick<SubscriptionReads, "binding">): SubscriptionReads {
+  return {
+    binding: (ns) => bindings.binding(ns),
+    agentRegistered: async (id) => (await getAgent(pool, id)) !== undefined,
+  };
+}
+
+/** What `planSubscriptionStore` judges a spec on. */
+export interface SubscriptionFacts {
+  spec: { agentId?: string; webhookUrl?: string; refusals: readonly Refusal[] };
+  binding: Binding;
+  /** Whether the agent is registered (undefined when the spec names none). */
+  agentRegistered: boolean | undefined;
+}
+
+/** Reads what `planSubscriptionStore` needs for the resource's `spec` in `namespace`. */
+export async function gatherSubscriptionFacts(reads: SubscriptionReads, namespace: string, spec: unknown): Promise<SubscriptionFacts> {
+  const checked = checkSubscriptionSpec(spec);
+  const binding = await reads.binding(namespace);
+  const agentRegistered = checked.agentId !== undefined ? await reads.agentRegistered(checked.agentId) : undefined;
+  return { spec: checked, binding, agentRegistered };
+}
+
+/** Plans a spec (pure): every refusal, and the subscription to create when nothing is refused. */
+export function planSubscriptionStore(f: SubscriptionFacts): {
+  refusals: Refusal[];
+  create?: { org_id: string; agent_id: string; webhook_url: string };
+} {
+  const { spec, binding } = f;
+  const refusals = [...spec.refusals];
+  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
+  if (spec.agentId !== undefined && f.agentRegistered === false) {
+    refusals.push({ condition: "Valid", code: "AGENT_NOT_ACTIVE", message: `spec.agentId: agent ${spec.agentId} is not registered` });
+  }
+  if (binding.ok && refusals.length === 0 && spec.agentId !== undefined && spec.webhookUrl !== undefined)
+    return { refusals, create: { org_id: binding.orgId, agent_id: spec.agentId, webhook_url: spec.webhookUrl } };
+  return { refusals };
+}
+
 /** What the status of a Subscription is planned from (pure): the refusals, the binding and the subscription stored, if any. */
 export interface SubscriptionStatusFacts {
   namespace: string;
@@ -122,25 +170,21 @@ export async function reconcileSubscription(ctx: ReconcileContext, key: string):
 /** The reconcile of a resource that is not being deleted. */
 async function reconcileObject(ctx: ReconcileContext, key: string, namespace: string, obj: WritResource): Promise<ReconcileResult> {
   const now = ctx.clock.now();
-  const spec = checkSubscriptionSpec(obj.spec);
-  const refusals = [...spec.refusals];
-  const binding = await ctx.bindings.resolve(namespace);
-  if (!binding.ok) refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: binding.message });
-  if (spec.agentId !== undefined && !(await getAgent(ctx.pool, spec.agentId))) {
-    refusals.push({ condition: "Valid", code: "AGENT_NOT_ACTIVE", message: `spec.agentId: agent ${spec.agentId} is not registered` });
-  }
+  const reads = pgSubscriptionReads(ctx.pool, { binding: (ns) => ctx.bindings.resolve(ns) });
+  const facts = await gatherSubscriptionFacts(reads, namespace, obj.spec);
+  const { binding, spec } = facts;
+  const { refusals, create } = planSubscriptionStore(facts);
   let subscriptionId: string | undefined;
-  if (binding.ok && refusals.length === 0 && spec.agentId !== undefined && spec.webhookUrl !== undefined) {
+  if (create) {
     await ensureFinalizer(ctx.client, SUBSCRIPTIONS, obj);
-    const input = { org_id: binding.orgId, agent_id: spec.agentId, webhook_url: spec.webhookUrl };
     const owner = resourceOwner(obj, "Subscription");
     const { subscription } = await withTransaction(ctx.pool, async (c) => {
-      const made = await createSubscription(c, input, new Date(now));
+      const made = await createSubscription(c, create, new Date(now));
       await claimRecord(c, "subscription", made.subscription.subscription_id, owner);
       return made;
     });
     subscriptionId = subscription.subscription_id;
-    await releaseOthers(ctx.pool, obj, binding.orgId, subscriptionId);
+    await releaseOthers(ctx.pool, obj, create.org_id, subscriptionId);
   }
   const status = planSubscriptionStatus({ namespace, generation: obj.metadata.generation, binding, refusals, spec, subscriptionId });
   await report(ctx, SUBSCRIPTIONS, KIND, obj, status.fields, status.conditions);
