@@ -21,7 +21,7 @@
 import type { Pool } from "pg";
 import { approvable, approvalStatus, confirmationText, type ApprovalContent } from "../core/approvals/index.js";
 import type { HashString } from "../core/canonical/index.js";
-import { decisionFor, REASONS, type ReasonCode } from "../core/evaluate/index.js";
+import { type ReasonCode } from "../core/evaluate/index.js";
 import {
   findApprovalOfAction,
   markApprovalUsed,
@@ -35,7 +35,7 @@ import {
 import type { PreparedDelegationWithProblems } from "../core/delegation/index.js";
 import type { VerifyCandidate } from "./caches/candidates.js";
 import { reusedError } from "./commit/decision-log.js";
-import { refusalOf, type Decided, type Question } from "./pipeline/decide.js";
+import { refusalAnswer, refusalOf, type Decided, type Question } from "./pipeline/decide.js";
 import type { VerifyRequest, VerifyResponse } from "./pipeline/request.js";
 
 /** What verify needs to open approvals (VerifyDeps.approvals). */
@@ -71,18 +71,7 @@ export interface ApprovalInput {
 
 /** The STEP_UP as evaluated (its reasons unchanged) with the approval's members. */
 function pendingAnswer(x: ApprovalInput, fields: Partial<VerifyResponse>): VerifyResponse {
-  const d = x.decision;
-  const out: VerifyResponse = {
-    verdict: d.verdict,
-    svc_decision: d.svc_decision,
-    reasons: d.reasons,
-    messages: d.messages,
-    required_action: d.required_action,
-    ...x.base,
-    ...fields,
-  };
-  if (d.intent_id !== undefined) out.intent_id = d.intent_id;
-  return out;
+  return { ...x.decision, ...x.base, ...fields };
 }
 
 function approvalFields(a: Pick<StoredApproval, "approvalId" | "content">, status: string, url: string): Partial<VerifyResponse> {
@@ -96,16 +85,7 @@ function approvalFields(a: Pick<StoredApproval, "approvalId" | "content">, statu
 }
 
 function single(code: ReasonCode, message: string, base: ApprovalInput["base"], extra: Partial<VerifyResponse>): VerifyResponse {
-  const info = REASONS[code];
-  return {
-    verdict: info.verdict,
-    svc_decision: decisionFor(info.verdict, false),
-    reasons: [code],
-    messages: [{ code, message }],
-    required_action: info.requiredAction,
-    ...base,
-    ...extra,
-  };
+  return { ...refusalAnswer(code, message, base), ...extra };
 }
 
 /** The approvals step for a STEP_UP (see the module comment); undefined: not approvable, answer as before. */
