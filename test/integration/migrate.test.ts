@@ -137,6 +137,7 @@ describe("0170_hash_checks", () => {
       "ack_keys_thumbprint_check",
       "agents_fingerprint_check",
       "agreement_ledger_heads_ledger_head_check",
+      "approvals_request_hash_check",
       "issuer_keys_thumbprint_check",
       "ledger_entries_entry_hash_check",
       "ledger_entries_prev_entry_hash_check",
