@@ -10,7 +10,7 @@ CREATE TABLE approvals (
   org_id           text        NOT NULL,
   principal_id     text        NOT NULL,
   agreement_id     text        NOT NULL,
-  request_hash     text        NOT NULL CHECK (request_hash ~ '^sha256:[0-9a-f]{64}$'),
+  request_hash     text        NOT NULL CHECK (writ_is_sha256(request_hash)),
   content          jsonb       NOT NULL,
   principal_keys   jsonb       NOT NULL DEFAULT '[]'::jsonb,
   status           text        NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved', 'declined')),
