@@ -21,14 +21,7 @@ const { data: decision } = await agent.POST("/v1/verify", {
   body: {
     agent_id: agreement.agent_id,
     agreement_id: agreementId,
-    action: {
-      action_id: `act_${Date.now()}`,
-      action_type: "purchase",
-      amount,
-      currency: "USD",
-      proposed_at: new Date().toISOString(),
-      merchant: "Corner Market",
-    },
+    action: { action_id: `act_${Date.now()}`, action_type: "purchase", amount, currency: "USD", proposed_at: new Date().toISOString(), merchant: "Corner Market" },
   },
 });
 
