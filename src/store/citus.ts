@@ -7,20 +7,21 @@
  *
  * What is distributed now, and what is not yet (docs/scale.md, "What runs on Citus today"):
  * only `CITUS_REFERENCE_TABLES`. Every other table stays a plain table on the coordinator. The
- * other shared tables (organizations, API keys, issuer and acknowledgement keys) cannot be
- * reference tables yet: a foreign-key path (orgs <- issuer_keys <- mandates -> delegations,
+ * other shared tables (organizations, API keys, agents, issuer and acknowledgement keys) cannot
+ * be reference tables yet: their change-notice triggers are shard-safe now (they NOTIFY from the
+ * coordinator's copy only: writ_notify_here, migrations/0350_citus_notices.sql), and Citus
+ * accepts them, but a foreign-key path (orgs <- issuer_keys <- mandates -> delegations,
  * agreements -> ledger, spend totals) makes Citus turn the per-agent tables into "Citus local
- * tables", where the spend read's SQL function `writ_subtree_spend` is refused ("parameterized
- * queries for SQL functions referencing distributed tables are not supported"), and their
- * change-notice triggers would NOTIFY inside the workers' prepared transactions ("cannot
- * PREPARE a transaction that has executed LISTEN, UNLISTEN, or NOTIFY").
+ * tables", where the spend transaction's PL/pgSQL functions are refused ("could not create
+ * distributed plan", measured with test/integration/citus.test.ts): every ALLOW would fail.
+ * They follow once the per-agent tables carry agent_id in their keys and the spend SQL names it.
  *
  * Setting: WRIT_CITUS = `auto` (default: lay the tables out when Citus is there), `off` (never:
  * the tables stay plain local tables even on a Citus coordinator).
  */
 import type { ClientBase } from "pg";
 
-/** The reference tables: exchange rates and the delegation revocation markers (no foreign keys, no triggers). */
+/** The reference tables without triggers or foreign keys: exchange rates and the delegation revocation markers. */
 export const CITUS_REFERENCE_TABLES = ["fx_rates", "delegation_revocations"] as const;
 
 /** WRIT_CITUS. */

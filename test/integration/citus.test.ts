@@ -3,13 +3,15 @@
  * Debian's PostgreSQL 15 with Citus 13.2, built from ../shared/engines/citus by
  * hack/citus/provision.sh when missing (.ci/run runs it first). Two `writ serve` processes are
  * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout makes the shared
- * tables it can reference tables (src/store/citus.ts); a verify of a sample agent then
- * round-trips through both processes, and a key revoked through one is refused by the other at
- * once (the change notice still reaches every process). Plain Postgres is left alone (the rest
- * of the suite runs on it).
+ * tables it can reference tables (src/store/citus.ts); a verify of a sample agent then round-trips
+ * through both processes, a key revoked or an agent suspended through one is refused by the
+ * other at once (the change notices), a change notice
+ * sent on a worker reaches the processes (they LISTEN on every worker), and a stopped worker
+ * makes the caches read through (fail closed) instead of serving what a lost notice changed.
+ * Plain Postgres is left alone (the rest of the suite runs on it).
  */
 import { randomBytes } from "node:crypto";
-import type { Pool } from "pg";
+import pg, { type Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
 import { CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
@@ -106,20 +108,51 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     await cluster?.stop();
   }, 60_000);
 
+  const referenceTables = [...CITUS_REFERENCE_TABLES].sort();
+
+  /** Changes rows with no trigger firing (no change notice anywhere): what a lost notice looks like. */
+  async function silently(sql: string, params: unknown[]): Promise<void> {
+    const c = await pool.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query("SET LOCAL session_replication_role = replica");
+      const r = await c.query(sql, params);
+      expect(r.rowCount).toBe(1);
+      await c.query("COMMIT");
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  /** The status of `path` through `url` with `token`, polled (bounded) until it is `want`. */
+  async function untilStatus(url: string, path: string, token: string, want: number, boundMs = 10_000): Promise<number> {
+    const deadline = Date.now() + boundMs;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await call(url, "GET", path, token)).status;
+      if (status === want) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return status;
+  }
+
   it("migrates the coordinator and makes the rates and revocation markers reference tables, with a copy on every worker", async () => {
     const { rows } = await pool.query<{ t: string; kind: string }>(
       "SELECT table_name::text AS t, citus_table_type AS kind FROM citus_tables WHERE table_name::text = ANY($1::text[]) ORDER BY 1",
-      [[...CITUS_REFERENCE_TABLES]],
+      [referenceTables],
     );
-    expect(rows).toEqual([...CITUS_REFERENCE_TABLES].sort().map((t) => ({ t, kind: "reference" })));
+    expect(rows).toEqual(referenceTables.map((t) => ({ t, kind: "reference" })));
     // Every worker holds a placement of each reference table's shard.
     const placed = await pool.query<{ t: string; nodes: number }>(
       `SELECT s.logicalrelid::text AS t, count(DISTINCT p.groupid)::int AS nodes
          FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n ON n.groupid = p.groupid
         WHERE s.logicalrelid::text = ANY($1::text[]) AND n.noderole = 'primary' AND n.groupid <> 0 GROUP BY 1 ORDER BY 1`,
-      [[...CITUS_REFERENCE_TABLES]],
+      [referenceTables],
     );
-    expect(placed.rows).toEqual([...CITUS_REFERENCE_TABLES].sort().map((t) => ({ t, nodes: cluster.workers.length })));
+    expect(placed.rows).toEqual(referenceTables.map((t) => ({ t, nodes: cluster.workers.length })));
     // A revocation marker written on the coordinator is on every worker's copy.
     await pool.query(
       "INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id) VALUES ('del-citus-probe', now(), 'test', 'test', 'del-citus-probe')",
@@ -133,7 +166,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
     // Every other table is a plain table of the coordinator (docs/scale.md: not distributed yet).
     const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [
-      [...CITUS_REFERENCE_TABLES],
+      referenceTables,
     ]);
     expect(others.rows).toEqual([]);
     // The layout is idempotent: migrating again changes nothing.
@@ -173,4 +206,103 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
     expect(status).toBe(401);
   }, 60_000);
+
+  it("refuses an agent suspended through one process in the other at once (the agents' change notice)", async () => {
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const w = { ...world, agentId: agent_id };
+    await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100 })] });
+    await untilAllowing(b.url, agent_id, world.operatorKey); // b keeps the agent's snapshot
+    const patched = await call(a.url, "PATCH", `/v1/agents/${agent_id}`, world.operatorKey, { status: "suspended" });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const deadline = Date.now() + 10_000;
+    let last: Answer | null = null;
+    while (Date.now() < deadline) {
+      last = await call(b.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) });
+      if (last.body.verdict !== "ALLOW") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(last?.body, JSON.stringify(last?.body)).toMatchObject({ verdict: "DENY", reasons: expect.arrayContaining(["AGENT_NOT_ACTIVE"]) as unknown });
+  }, 60_000);
+
+  it("sends a reference table's change notice from the coordinator's copy only, so its writes commit (writ_notify_here)", async () => {
+    expect((await pool.query<{ here: boolean }>("SELECT writ_notify_here() AS here")).rows[0]?.here).toBe(true);
+    for (const w of cluster.workers)
+      expect((await cluster.withClient((c) => c.query<{ here: boolean }>("SELECT writ_notify_here() AS here"), w)).rows[0]?.here, w.name).toBe(false);
+    // A reference table with the keys' trigger (as orgs and api_keys have): the trigger fires on
+    // every node's copy, the workers' inside a two-phase commit, where a NOTIFY is refused.
+    const table = `notice_probe_${randomBytes(4).toString("hex")}`;
+    await pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, v int NOT NULL)`);
+    await pool.query(`CREATE TRIGGER ${table}_changed AFTER UPDATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION writ_keys_changed()`);
+    const c = await pool.connect();
+    try {
+      await c.query("SET citus.enable_unsafe_triggers = on");
+      await c.query("SELECT create_reference_table($1)", [table]);
+      await c.query("RESET citus.enable_unsafe_triggers");
+      await c.query(`INSERT INTO ${table} VALUES (1, 0)`);
+      const heard: string[] = [];
+      const listener = new pg.Client({ connectionString: cluster.url() });
+      await listener.connect();
+      try {
+        listener.on("notification", (n) => heard.push(String(n.payload)));
+        await listener.query("LISTEN writ_changes");
+        await c.query(`UPDATE ${table} SET v = v + 1`);
+        await listener.query("SELECT 1"); // the notice (sent at the UPDATE's commit) arrives before this answer
+        const deadline = Date.now() + 5000;
+        while (!heard.includes("keys") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(heard).toContain("keys");
+      } finally {
+        await listener.end();
+      }
+    } finally {
+      c.release();
+      await pool.query(`DROP TABLE ${table}`);
+    }
+  }, 60_000);
+
+  it("hears a change notice sent on a worker (every process LISTENs on every worker)", async () => {
+    const [, b] = serves as [ServeProcess, ServeProcess];
+    const { key_id, token } = await world.issueKey(world.operatorOrg);
+    const path = `/v1/orgs/${world.operatorOrg}/keys`;
+    expect((await call(b.url, "GET", path, token)).status).toBe(200); // cached in b
+    await silently("UPDATE api_keys SET revoked_at = now() WHERE key_id = $1", [key_id]);
+    // No notice was sent: b still answers from its cache (WRIT_CACHE_TTL_MS is 60 s).
+    expect((await call(b.url, "GET", path, token)).status).toBe(200);
+    // The notice a shard's trigger sends from a worker.
+    await cluster.withClient((c) => c.query("NOTIFY writ_changes, 'keys'"), cluster.workers[1]);
+    expect(await untilStatus(b.url, path, token, 401)).toBe(401);
+  }, 60_000);
+
+  // Last: it stops a worker (and starts it again).
+  it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {
+    const [, b] = serves as [ServeProcess, ServeProcess];
+    const worker = cluster.workers[0] as CitusCluster["workers"][number];
+    const path = `/v1/orgs/${world.operatorOrg}/keys`;
+    const first = await world.issueKey(world.operatorOrg);
+    expect((await call(b.url, "GET", path, first.token)).status).toBe(200); // cached in b
+    await silently("UPDATE api_keys SET revoked_at = now() WHERE key_id = $1", [first.key_id]);
+    expect((await call(b.url, "GET", path, first.token)).status).toBe(200); // still the cached credential
+    await cluster.stopNode(worker);
+    try {
+      // A notice of that worker could now be missed: b reads through, and sees the revocation.
+      expect(await untilStatus(b.url, path, first.token, 401)).toBe(401);
+    } finally {
+      await cluster.startNode(worker);
+    }
+    // Without a restart of b: once it listens on the worker again it caches again, and a notice
+    // sent on that worker reaches it.
+    const second = await world.issueKey(world.operatorOrg);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      expect((await call(b.url, "GET", path, second.token)).status).toBe(200);
+      await silently("UPDATE api_keys SET revoked_at = now() WHERE key_id = $1", [second.key_id]);
+      const cached = (await call(b.url, "GET", path, second.token)).status === 200;
+      if (cached) break; // b serves from its cache: it listens on every worker again
+      expect(Date.now() < deadline, "b caches again after the worker's restart").toBe(true);
+      await pool.query("UPDATE api_keys SET revoked_at = NULL WHERE key_id = $1", [second.key_id]);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await cluster.withClient((c) => c.query("NOTIFY writ_changes, 'keys'"), worker);
+    expect(await untilStatus(b.url, path, second.token, 401)).toBe(401);
+  }, 120_000);
 });

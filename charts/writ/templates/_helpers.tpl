@@ -103,6 +103,7 @@ app.kubernetes.io/component: {{ .component }}
 - name: WRIT_WATCH_NAMESPACES
   value: {{ join "," .Values.watchNamespaces | quote }}
 {{- include "writ.postgresCluster.env" . }}
+{{- include "writ.citus.env" . }}
 {{- end -}}
 
 {{/* Settings from the ConfigMap and the Secret. */}}

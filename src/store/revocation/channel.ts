@@ -10,6 +10,11 @@
  * `connected` after every (re)connection (NOTIFY is not durable: the consumer re-reads the
  * tables then) and never throws from a background callback.
  *
+ * On a Citus coordinator the channel also listens on `writ_changes` on every worker
+ * (./worker-listeners.ts), where the triggers of distributed tables' shards send their notices;
+ * `listening` is then true only while every worker's LISTEN is active too, and
+ * `changes-reset` is emitted whenever one is lost or made anew (the caches drop everything).
+ *
  * (RevocationListener of src/store/notify.ts emits only feed notices; this one emits both.)
  */
 import { EventEmitter } from "node:events";
@@ -18,6 +23,7 @@ import { newClient } from "../cluster.js";
 import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from "../changes.js";
 import { REVOCATIONS_CHANNEL } from "../notify.js";
 import { parseRevocationPayload, type RevocationAnnouncement } from "./announce.js";
+import { readCitusWorkers, WORKER_REFRESH_MS, WorkerListeners } from "./worker-listeners.js";
 
 /** Events of a revocation source (this channel, or a fake in tests). */
 export interface RevocationSourceEvents {
@@ -29,6 +35,8 @@ export interface RevocationSourceEvents {
   disconnected: [{ error: Error; retryInMs: number }];
   /** A change notice (`writ_changes`). */
   changed: [ChangeNotice];
+  /** Change notices from a Citus worker may have been missed, or are heard again: drop every cached value. */
+  "changes-reset": [];
 }
 
 /** What the revocation index consumes. */
@@ -45,6 +53,10 @@ export interface RevocationChannelOptions {
   maxBackoffMs?: number;
   /** application_name of the connection (default "writ-revocation-index"). */
   applicationName?: string;
+  /** Listen on the Citus workers too (default true; a process that follows no change notices turns it off). */
+  workerNotices?: boolean;
+  /** How often the Citus worker list is read again (default WORKER_REFRESH_MS). */
+  workerRefreshMs?: number;
 }
 
 /** The LISTEN connection (see the module comment). */
@@ -57,14 +69,29 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
   private firstConnect: Promise<void> | null = null;
   private resolveFirst: (() => void) | null = null;
   private pid: number | undefined;
+  private readonly workers: WorkerListeners;
+  private refreshTimer: NodeJS.Timeout | null = null;
+  private refreshing = false;
 
   constructor(private readonly opts: RevocationChannelOptions) {
     super();
+    this.workers = new WorkerListeners({
+      onNotice: (c) => this.emit("changed", c),
+      onReset: () => this.emit("changes-reset"),
+      requestRefresh: () => void this.refreshWorkers(),
+      minBackoffMs: opts.minBackoffMs,
+      maxBackoffMs: opts.maxBackoffMs,
+    });
   }
 
-  /** True while LISTEN is active (no notice can have been missed since `connected`). */
+  /** True while LISTEN is active, on the coordinator and every Citus worker (no notice can have been missed since `connected`). */
   get listening(): boolean {
-    return this.client !== null;
+    return this.client !== null && this.workers.allListening;
+  }
+
+  /** The Citus workers listened on (empty on plain Postgres). */
+  get workerAddresses(): { host: string; port: number }[] {
+    return this.workers.workers;
   }
 
   /** Backend process id of the current connection (undefined while disconnected). */
@@ -86,6 +113,9 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    this.refreshTimer = null;
+    this.workers.stop();
     const c = this.client;
     this.client = null;
     if (c) await c.end().catch(() => {});
@@ -100,6 +130,7 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
       if (lost) return;
       lost = true;
       if (this.client === client) this.client = null;
+      this.workers.clear();
       client.removeAllListeners("notification");
       void client.end().catch(() => {});
       this.retry(err);
@@ -132,10 +163,35 @@ export class RevocationChannel extends EventEmitter<RevocationSourceEvents> impl
     }
     this.client = client;
     this.failures = 0;
+    if (this.opts.workerNotices !== false) {
+      await this.refreshWorkers();
+      if (this.client !== client) return;
+      if (!this.refreshTimer) {
+        this.refreshTimer = setInterval(() => void this.refreshWorkers(), this.opts.workerRefreshMs ?? WORKER_REFRESH_MS);
+        this.refreshTimer.unref();
+      }
+    }
     const reconnect = this.everConnected;
     this.everConnected = true;
     this.emit("connected", { reconnect });
     this.resolveFirst?.();
+  }
+
+  /** Reads the Citus workers through the coordinator connection and listens on them (nothing on plain Postgres). */
+  private async refreshWorkers(): Promise<void> {
+    const c = this.client;
+    if (!c || this.stopped || this.refreshing || this.opts.workerNotices === false) return;
+    this.refreshing = true;
+    try {
+      const workers = await readCitusWorkers(c);
+      if (this.client !== c || this.stopped) return;
+      const p = c as unknown as { user?: string; password?: string; database?: string; ssl?: ClientConfig["ssl"] };
+      this.workers.sync(workers, { user: p.user, password: p.password, database: p.database, ...(p.ssl ? { ssl: p.ssl } : {}) });
+    } catch {
+      // The coordinator connection's own events handle its loss; the next refresh retries.
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   private retry(error: Error): void {

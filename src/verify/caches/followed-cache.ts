@@ -1,7 +1,8 @@
 /**
  * A bounded in-memory cache that follows the change notices of Postgres (`writ_changes`, read
  * by the process's LISTEN connection, ./revocation-channel.ts): entries are dropped when a
- * notice names them, and ALL are dropped when the connection is lost or re-made.
+ * notice names them, and ALL are dropped when the connection is lost or re-made (on Citus, also
+ * when a worker's LISTEN connection is: `changes-reset`).
  *
  * Promises:
  * - Nothing is served from the cache unless its feed is listening now: while the connection
@@ -19,7 +20,7 @@ import { RecencyMap } from "./recency-map.js";
 export interface ChangeFeed {
   /** True while no notice can be missed. */
   readonly listening: boolean;
-  on(event: "connected" | "disconnected", fn: () => void): unknown;
+  on(event: "connected" | "disconnected" | "changes-reset", fn: () => void): unknown;
 }
 
 /** Options of a FollowedCache. */
@@ -62,6 +63,7 @@ export class FollowedCache<V> {
     this.feed = feed;
     feed.on("connected", () => this.clear());
     feed.on("disconnected", () => this.clear());
+    feed.on("changes-reset", () => this.clear());
     return this;
   }
 

@@ -73,7 +73,7 @@ export interface SpendNote {
 
 /** A change feed that also carries change notices (a RevocationChannel). */
 export interface ChangeNoticeFeed extends ChangeFeed {
-  on(event: "connected" | "disconnected", fn: () => void): unknown;
+  on(event: "connected" | "disconnected" | "changes-reset", fn: () => void): unknown;
   on(event: "changed", fn: (c: ChangeNotice) => void): unknown;
 }
 
