@@ -83,7 +83,9 @@ describe("the chart's Citus option", () => {
   });
 
   it("renders a StackGres SGShardedCluster of type citus, every group with a standby", async () => {
-    const objs = objects(await render("citus.shardedCluster.enabled=true", "citus.shardedCluster.shards.clusters=4", "citus.shardedCluster.shards.storage.storageClass=fast"));
+    const objs = objects(
+      await render("citus.shardedCluster.enabled=true", "citus.shardedCluster.shards.clusters=4", "citus.shardedCluster.shards.storage.storageClass=fast"),
+    );
     const sg = objs.find((o) => o.kind === "SGShardedCluster");
     expect(sg?.apiVersion).toBe("stackgres.io/v1alpha1");
     expect(sg?.metadata).toMatchObject({ name: "writ-citus", namespace: NS });
@@ -98,8 +100,16 @@ describe("the chart's Citus option", () => {
 
   it.each([
     ["a sharded cluster without citus.enabled", ["citus.shardedCluster.enabled=true"], /needs citus.enabled/],
-    ["a coordinator without a standby", ["citus.enabled=true", "citus.shardedCluster.enabled=true", "citus.shardedCluster.coordinator.instances=1"], /coordinator.instances/],
-    ["a worker group without a standby", ["citus.enabled=true", "citus.shardedCluster.enabled=true", "citus.shardedCluster.shards.instancesPerCluster=1"], /instancesPerCluster/],
+    [
+      "a coordinator without a standby",
+      ["citus.enabled=true", "citus.shardedCluster.enabled=true", "citus.shardedCluster.coordinator.instances=1"],
+      /coordinator.instances/,
+    ],
+    [
+      "a worker group without a standby",
+      ["citus.enabled=true", "citus.shardedCluster.enabled=true", "citus.shardedCluster.shards.instancesPerCluster=1"],
+      /instancesPerCluster/,
+    ],
     ["an unknown WRIT_CITUS", ["citus.enabled=true", "citus.mode=on"], /mode/],
   ])("refuses %s", async (_what, set, message) => {
     const r = await template(set);
@@ -147,7 +157,13 @@ describe("the chart's Citus option", () => {
       apiVersion: "stackgres.io/v1alpha1",
       kind: "SGShardedCluster",
       metadata: { name: "bad", namespace: NS },
-      spec: { type: "vitess", database: "writ", postgres: { version: "15" }, coordinator: { instances: 0, pods: { persistentVolume: { size: "1Gi" } } }, shards: { clusters: 1, instancesPerCluster: 1, pods: { persistentVolume: { size: "1Gi" } } } },
+      spec: {
+        type: "vitess",
+        database: "writ",
+        postgres: { version: "15" },
+        coordinator: { instances: 0, pods: { persistentVolume: { size: "1Gi" } } },
+        shards: { clusters: 1, instancesPerCluster: 1, pods: { persistentVolume: { size: "1Gi" } } },
+      },
     };
     const r = await env.kubectl(["create", "--dry-run=server", "-f", "-"], { input: JSON.stringify(bad) });
     expect(r.code).not.toBe(0);

@@ -350,7 +350,11 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       return answers;
     };
     const before = await load(3);
-    for (const x of agents) expect(before.get(x)?.map((r) => r.body.verdict), x).toContain("ALLOW");
+    for (const x of agents)
+      expect(
+        before.get(x)?.map((r) => r.body.verdict),
+        x,
+      ).toContain("ALLOW");
     await cluster.stopNode(stopped);
     let during: Map<string, Answer[]>;
     try {
@@ -358,9 +362,14 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     } finally {
       await cluster.startNode(stopped);
     }
-    for (const x of elsewhere) expect(during.get(x)?.map((r) => `${r.status} ${String(r.body.verdict)}`), x).toEqual(Array(5).fill("200 ALLOW"));
+    for (const x of elsewhere)
+      expect(
+        during.get(x)?.map((r) => `${r.status} ${String(r.body.verdict)}`),
+        x,
+      ).toEqual(Array(5).fill("200 ALLOW"));
     for (const x of onStopped)
-      for (const r of during.get(x) ?? []) expect(r.status === 503 || (r.status === 200 && r.body.verdict !== "ALLOW"), `${x}: ${r.status} ${JSON.stringify(r.body)}`).toBe(true);
+      for (const r of during.get(x) ?? [])
+        expect(r.status === 503 || (r.status === 200 && r.body.verdict !== "ALLOW"), `${x}: ${r.status} ${JSON.stringify(r.body)}`).toBe(true);
     // Recovery without restarting Writ: every agent is allowed again (bounded).
     for (const x of agents) {
       const deadline = Date.now() + 30_000;
