@@ -1,5 +1,6 @@
--- Trigger of agents and agreements (migrations/0100_change_notify.sql): notifies the old and the
--- new row's agent. The agreements trigger leaves out updates that only move the ledger head.
+-- Trigger of agreements (migrations/0100_change_notify.sql): notifies the old and the new row's
+-- agent. The agreements trigger leaves out updates that only move the ledger head. (The agents
+-- table has its own, writ_agent_row_changed: migrations/0350_citus_notices.sql.)
 CREATE OR REPLACE FUNCTION writ_agents_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP <> 'INSERT' THEN PERFORM writ_notify_agent(OLD.agent_id); END IF;
