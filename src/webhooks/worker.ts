@@ -41,7 +41,7 @@ import {
   claimDue,
   finishDelivered,
   finishFailed,
-  releaseClaimFromWebhookOutbox as releaseClaim,
+  releaseClaim,
   type ClaimedDelivery,
   expandFanouts,
   listenForWakeups,
