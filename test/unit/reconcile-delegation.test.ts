@@ -102,7 +102,7 @@ async function reconcile(
     store.put(plan.record, name);
     stored = store.delegations.get(plan.record.delegation_id);
   }
-  const { revoked, ancestors } = await gatherStatusFacts(store, stored);
+  const { revoked, ancestors } = await gatherStatusFacts(store, stored, facts);
   const status = planStatus({
     namespace: NS,
     generation: 1,
@@ -283,6 +283,13 @@ describe("Ready of a child is judged on its stored parents", () => {
     });
     expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "CHAIN_LINK_EXPIRED" });
     expect(status.fields).toMatchObject({ phase: "Expired" });
+  });
+
+  it("reads the stored parents once per reconcile: the status uses the chain the gather read", async () => {
+    const { store, parent, child } = await stored();
+    store.reads.length = 0;
+    await readyNow(store, child);
+    expect(store.reads.filter((r) => r.startsWith("storedChain"))).toEqual([`storedChain ${parent.delegation_id}`]);
   });
 
   it("reads the stored parents for the status (not the copy in the child's record)", async () => {

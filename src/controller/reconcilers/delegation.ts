@@ -204,7 +204,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   }
 
   // What verify answers now: the stored record of this resource, whatever this generation declares, its chain as stored.
-  const { revoked, ancestors } = await gatherStatusFacts(reads, stored);
+  const { revoked, ancestors } = await gatherStatusFacts(reads, stored, facts);
   const status = planStatus({
     namespace,
     generation: obj.metadata.generation,
