@@ -57,7 +57,7 @@ import { approvalOptionsOf } from "../routes/approvals/approval.js";
 export interface VerifyRuntime {
   readonly index: RevocationIndex;
   /** The candidate cache (agents' snapshots and the prepared records under them): routes that change an agent `forget` it. */
-  readonly snapshots: CandidateCache;
+  readonly candidates: CandidateCache;
   readonly metrics: VerifyMetrics;
   /** What `verifyAction` runs with (built once, at start-up). */
   readonly verify: VerifyDeps;
@@ -130,12 +130,12 @@ export default fp(
         }
       }
       let fresh = false;
-      const snapshots = new CandidateCache({
+      const candidates = new CandidateCache({
         ttlMs: app.settings.verify.cacheTtlMs,
         maxEntries: app.settings.verify.cacheMaxAgents,
         denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds,
       }).follow(feed);
-      const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots);
+      const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), candidates);
       const spends = spendQueue(pool, {
         maxBatch: app.settings.verify.spendBatchMax,
         waitMs: app.settings.verify.spendBatchWaitMs,
@@ -149,7 +149,7 @@ export default fp(
       const gather = new StoreGather({
         pool,
         index: idx,
-        candidates: snapshots,
+        candidates,
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
         rate: (from, to, day, now) => rateFor(pool, from, to, day, { source: fx, now }),
       });
@@ -166,7 +166,7 @@ export default fp(
       const policy = { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst };
       runtime = {
         index: idx,
-        snapshots,
+        candidates,
         metrics,
         verify: { gather, log, clock: () => app.clock(), proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000, policy, approvals },
         policy,

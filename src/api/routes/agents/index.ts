@@ -77,7 +77,7 @@ const agentRoutes: FastifyPluginAsync = async (app) => {
       });
       // This process's next verify of the agent reads the new status at once (other processes
       // drop their snapshot on the change notice, docs/verify.md "Caches").
-      app.verifyRuntime?.snapshots.forget(agent.agent_id);
+      app.verifyRuntime?.candidates.forget(agent.agent_id);
       request.log.info({ agent_id: agent.agent_id, status: agent.status }, "agent status set");
       return agentView(agent, await agentStanding(pool, agent, now), credential.org_id);
     },

@@ -125,7 +125,7 @@ export function registerAgentRegistration(app: FastifyInstance): void {
         const standing = await agentStanding(client, out.agent, now);
         return { agent: out.agent, score: standing.trust_score.score, displaced: out.displaced };
       });
-      if (displaced !== undefined) app.verifyRuntime?.snapshots.forget(displaced);
+      if (displaced !== undefined) app.verifyRuntime?.candidates.forget(displaced);
       request.log.info({ agent_id: agent.agent_id, org_id: agent.org_id, key_proven: agent.key_proven, displaced_agent_id: displaced }, "agent registered");
       return reply.code(201).send({
         agent_id: agent.agent_id,
