@@ -7,7 +7,7 @@
 export { verifyAction, type VerifyDeps } from "./verify-action.js";
 export { VerifyError, type Decided, type Effect, type Question } from "./pipeline/decide.js";
 export { StoreGather, type Evidence, type Gather, type GatherUpkeep } from "./gather/index.js";
-export { CandidateCache, type CandidateCacheOptions } from "./gather/candidate-cache.js";
+export { CandidateCache, type CandidateCacheOptions, type ChangeNoticeFeed } from "./gather/candidate-cache.js";
 export { DecisionLog, storeDecisions, type DecisionStore } from "./commit/decision-log.js";
 export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./caches/record-cache.js";
 export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./caches/candidates.js";
