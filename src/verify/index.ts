@@ -28,5 +28,6 @@ export { controllerPathMetrics } from "./revocation/controller-path-metrics.js";
 export { ControllerPath } from "./revocation/controller-path.js";
 export { type Freshness, WatchedRevocationIndex } from "./revocation/kube-watch-index.js";
 export { kubeWatchEnabled, type KubeWatchSettings, loadKubeWatchSettings } from "./revocation/kube-watch-settings.js";
-export { createKubeWatch, KubeRevocationWatch } from "./revocation/kube-watch.js";
+// The Kubernetes watch is imported only where it is enabled (it loads @kubernetes/client-node): import("./revocation/kube-watch.js").
+export type { KubeRevocationWatch } from "./revocation/kube-watch.js";
 export { loadVerifySettings, type VerifySettings } from "./settings.js";

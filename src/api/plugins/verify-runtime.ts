@@ -46,7 +46,6 @@ import {
   VerifyApprovals,
   ControllerPath,
   controllerPathMetrics,
-  createKubeWatch,
   type KubeRevocationWatch,
   kubeWatchEnabled,
 } from "../../verify/index.js";
@@ -98,6 +97,8 @@ export default fp(
       index = idx;
       idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
       if (kubeWatchEnabled(app.settings.kubeWatch)) {
+        // Loaded only when enabled: the Kubernetes client is most of the server's modules otherwise.
+        const { createKubeWatch } = await import("../../verify/revocation/kube-watch.js");
         const w = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
         watch = w;
         idx.attachWatch(w);
