@@ -11,8 +11,14 @@
  * between the three, so a change in the machine's load hits each alike. Prints medians (and
  * min/max) and each figure's ratio to the compiled one.
  *
- * BENCH_HELP_RUNS (default 15) and BENCH_SERVE_RUNS (default 5) set the counts;
- * BENCH_NO_BUILD=1 uses dist/ as it is instead of building it first.
+ * Then the module graph of each long-running program in dist/: the API server (`writ serve`,
+ * dist/api/server.js) and the controller (`writ controller`, dist/controller/command.js), each
+ * imported alone in a new node (./module-graph.mjs, loader hooks plus require.cache): how many
+ * modules it loads (of dist/, of node_modules, and the packages with the most) and how long
+ * the import takes: what start-up costs before any of the program runs.
+ *
+ * BENCH_HELP_RUNS (default 15), BENCH_SERVE_RUNS (default 5) and BENCH_GRAPH_RUNS (default 5)
+ * set the counts (0 skips that part); BENCH_NO_BUILD=1 uses dist/ as it is instead of building it first.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -28,7 +34,13 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(REPO, "bin", "writ.mjs");
 const HELP_RUNS = Number(process.env.BENCH_HELP_RUNS ?? 15);
 const SERVE_RUNS = Number(process.env.BENCH_SERVE_RUNS ?? 5);
+const GRAPH_RUNS = Number(process.env.BENCH_GRAPH_RUNS ?? 5);
 const IDLE_MS = 2000;
+/** The long-running programs whose module graphs are measured. */
+const PROGRAMS: ReadonlyArray<readonly [string, string]> = [
+  ["writ serve", "dist/api/server.js"],
+  ["writ controller", "dist/controller/command.js"],
+];
 
 interface Way {
   name: string;
@@ -94,6 +106,41 @@ async function serveOnce(way: Way, databaseUrl: string): Promise<{ readyMs: numb
   return figures;
 }
 
+/** One import of `entry` (under REPO) in a new node: the modules it loaded and the import's wall time. */
+async function graphOnce(entry: string, dir: string): Promise<{ files: string[]; ms: number }> {
+  const list = join(dir, `graph-${Math.random().toString(36).slice(2)}`);
+  const r = spawnSync(process.execPath, [join(REPO, "hack", "bench", "module-graph.mjs"), join(REPO, entry), list], { cwd: REPO, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`module graph of ${entry}: exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(await readFile(`${list}.json`, "utf8")) as { files: string[]; ms: number };
+}
+
+/** The package a node_modules path belongs to (scoped names whole). */
+function packageOf(file: string): string {
+  const parts = (file.split("/node_modules/").at(-1) ?? "").split("/");
+  return parts[0]?.startsWith("@") ? `${parts[0]}/${parts[1] ?? ""}` : (parts[0] ?? "");
+}
+
+async function reportGraphs(dir: string): Promise<void> {
+  console.log(`
+module graph of each program, compiled (import alone; modules loaded; import ms median [min..max] of ${GRAPH_RUNS} runs)`);
+  for (const [name, entry] of PROGRAMS) {
+    const runs: Array<{ files: string[]; ms: number }> = [];
+    for (let i = 0; i < GRAPH_RUNS; i++) runs.push(await graphOnce(entry, dir));
+    const files = runs[0]?.files ?? [];
+    const own = files.filter((f) => f.startsWith(join(REPO, "dist") + "/"));
+    const deps = files.filter((f) => f.includes("/node_modules/"));
+    const byPackage = new Map<string, number>();
+    for (const f of deps) byPackage.set(packageOf(f), (byPackage.get(packageOf(f)) ?? 0) + 1);
+    const top = [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 6);
+    const times = runs.map((r) => r.ms);
+    const range = `[${Math.min(...times).toFixed(0)}..${Math.max(...times).toFixed(0)}]`;
+    console.log(
+      `  ${name.padEnd(16)} ${String(files.length).padStart(5)} modules: ${own.length} of dist/, ${deps.length} of node_modules; import ${median(times).toFixed(0)} ms ${range}`,
+    );
+    console.log(`  ${"".padEnd(16)} most: ${top.map(([p, n]) => `${p} ${n}`).join(", ")}`);
+  }
+}
+
 function report(title: string, unit: string, byWay: Map<string, number[]>, compiled: string): void {
   console.log(`\n${title} (${unit}; median [min..max] of ${[...byWay.values()][0]?.length} runs; ratio = median / compiled median)`);
   const base = median(byWay.get(compiled) ?? []);
@@ -141,9 +188,12 @@ try {
     }
   }
 
-  report("writ --help", "ms", help, "compiled");
-  report("writ serve: spawn to /readyz 200", "ms", ready, "compiled");
-  report(`writ serve: RSS after ${IDLE_MS / 1000} s idle`, "MiB", rss, "compiled");
+  if (HELP_RUNS > 0) report("writ --help", "ms", help, "compiled");
+  if (SERVE_RUNS > 0) {
+    report("writ serve: spawn to /readyz 200", "ms", ready, "compiled");
+    report(`writ serve: RSS after ${IDLE_MS / 1000} s idle`, "MiB", rss, "compiled");
+  }
+  if (GRAPH_RUNS > 0) await reportGraphs(work);
 } finally {
   await pg?.stop();
   for (const d of [work, dataDir]) await rm(d, { recursive: true, force: true });

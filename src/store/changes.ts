@@ -1,7 +1,7 @@
 /**
  * Change notices on the NOTIFY channel `writ_changes`, sent by triggers
  * (migrations/0100_change_notify.sql) whenever a write changes what the data plane caches: an
- * agent's verify snapshot (src/verify/caches/snapshots.ts) or the credentials of API keys
+ * agent's verify snapshot (src/verify/gather/candidate-cache.ts) or the credentials of API keys
  * (src/api/credential-cache.ts).
  *
  * Payloads: `agent:<agent_id>` and `keys`. Like every NOTIFY a notice is delivered only when

@@ -26,10 +26,12 @@ export {
   markApprovalUsed,
   newApprovalId,
   openApproval,
+  type OpenApproval,
+  openApprovalsOf,
+  type OpenedApproval,
   passkeysOf,
   principalOfAgent,
   raisePasskeyCounter,
-  releaseStepUp,
   type StoredApproval,
 } from "./approvals.js";
 export type { ChangeNotice } from "./changes.js";
@@ -72,7 +74,7 @@ export { createPool, loadSynchronousCommit, ping, type PoolOptions, type Queryab
 export { endSession, findSession, type PortalSession } from "./portal-sessions.js";
 export { issueSignInToken, redeemSignInToken, registerPrincipalEmail } from "./portal.js";
 export { RecordStoreError } from "./record-errors.js";
-export { claimCount, claimRecord, claimsOf, ownerName, ownerOf, type RecordOwner, releaseClaim as releaseClaimFromRecordOwners } from "./record-owners.js";
+export { claimCount, claimRecord, claimsOf, ownerName, ownerOf, type RecordOwner, releaseSubscriptionClaim } from "./record-owners.js";
 export {
   agentsOfPrincipal,
   agreementIdsOfPrincipal,
@@ -90,11 +92,11 @@ export { agentByFingerprint, claimNonce, directoryRows } from "./request-signatu
 export { pruneOnce, type PruneResult, type RetentionPolicy } from "./retention.js";
 export type { RevocationAnnouncement } from "./revocation/announce.js";
 export { RevocationChannel, type RevocationChannelOptions, type RevocationSource, type RevocationSourceEvents } from "./revocation/channel.js";
-export { type BeforeInsert, listRevocations, MAX_PAGE, recordRevocation as recordRevocationFromFeed } from "./revocation/feed.js";
+export { type BeforeInsert, listRevocations, MAX_PAGE, recordRevocation } from "./revocation/feed.js";
 export { appendRevocationToLog, type RevocationLogAppender } from "./revocation/log.js";
 export {
   type RecordedRevocation,
-  recordRevocation as recordRevocationFromRecord,
+  logAndAlertRevocation,
   type RevocationLogging,
   type RevocationTarget,
   revokeAndRecord,
@@ -119,7 +121,7 @@ export {
   enqueueAlert,
   finishDelivered,
   finishFailed,
-  releaseClaim as releaseClaimFromWebhookOutbox,
+  releaseClaim,
   WEBHOOKS_CHANNEL,
 } from "./webhook-outbox.js";
 export { listenForWakeups } from "./webhook-wakeup.js";

@@ -9,7 +9,7 @@
  *   the API, by the demo seed, before owners were recorded) has none until a resource that
  *   declares it in full claims it.
  * - A subscription may be claimed by several resources (`shared`): each claim is released on
- *   its own (`releaseClaim`), and the caller deactivates the subscription when none is left.
+ *   its own (`releaseSubscriptionClaim`), and the caller deactivates the subscription when none is left.
  * - Nothing here trusts an annotation: callers pass the resource's identity, and the stored
  *   owner is compared with it.
  */
@@ -69,7 +69,7 @@ export async function claimCount(q: Queryable, kind: OwnedKind, id: string): Pro
 }
 
 /** Releases the claim of resource `uid` on subscription `id`; answers the claims left (the row of `id` is locked meanwhile). */
-export async function releaseClaim(q: Queryable, id: string, uid: string): Promise<number> {
+export async function releaseSubscriptionClaim(q: Queryable, id: string, uid: string): Promise<number> {
   await q.query("SELECT 1 FROM subscriptions WHERE subscription_id = $1 FOR UPDATE", [id]);
   await q.query("DELETE FROM record_owners WHERE kind = 'subscription' AND record_id = $1 AND uid = $2", [id, uid]);
   return claimCount(q, "subscription", id);

@@ -7,7 +7,7 @@
 export { verifyAction, type VerifyDeps } from "./verify-action.js";
 export { VerifyError, type Decided, type Effect, type Question } from "./pipeline/decide.js";
 export { StoreGather, type Evidence, type Gather, type GatherUpkeep } from "./gather/index.js";
-export { CandidateCache, type CandidateCacheOptions } from "./gather/candidate-cache.js";
+export { CandidateCache, type CandidateCacheOptions, type ChangeNoticeFeed } from "./gather/candidate-cache.js";
 export { DecisionLog, storeDecisions, type DecisionStore } from "./commit/decision-log.js";
 export { DEFAULT_CACHE_SIZE, RecordCache, type CacheStats, type RecordCacheOptions } from "./caches/record-cache.js";
 export { loadCandidates, type LoadCandidatesOptions, type VerifyCandidate } from "./caches/candidates.js";
@@ -28,5 +28,6 @@ export { controllerPathMetrics } from "./revocation/controller-path-metrics.js";
 export { ControllerPath } from "./revocation/controller-path.js";
 export { type Freshness, WatchedRevocationIndex } from "./revocation/kube-watch-index.js";
 export { kubeWatchEnabled, type KubeWatchSettings, loadKubeWatchSettings } from "./revocation/kube-watch-settings.js";
-export { createKubeWatch, KubeRevocationWatch } from "./revocation/kube-watch.js";
+// The Kubernetes watch is imported only where it is enabled (it loads @kubernetes/client-node): import("./revocation/kube-watch.js").
+export type { KubeRevocationWatch } from "./revocation/kube-watch.js";
 export { loadVerifySettings, type VerifySettings } from "./settings.js";

@@ -40,8 +40,8 @@ export interface SnapshotCounts {
   reads: { hits: number; misses: number };
 }
 
-/** The verify metrics on `registry`; `isStale` and `snapshots` are read when scraped. */
-export function verifyMetrics(registry: Registry, isStale: () => boolean, snapshots?: SnapshotCounts): VerifyMetrics {
+/** The verify metrics on `registry`; `isStale` and `candidates` are read when scraped. */
+export function verifyMetrics(registry: Registry, isStale: () => boolean, candidates?: SnapshotCounts): VerifyMetrics {
   const verdicts = registered(
     registry,
     "writ_verdicts_total",
@@ -99,7 +99,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
         },
       }),
   );
-  if (snapshots) {
+  if (candidates) {
     registered(
       registry,
       "writ_verify_cached_agents",
@@ -109,7 +109,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
           help: "Agents' verify snapshots kept in memory (at most WRIT_CACHE_MAX_AGENTS).",
           registers: [registry],
           collect() {
-            this.set(snapshots.size);
+            this.set(candidates.size);
           },
         }),
     );
@@ -124,7 +124,7 @@ export function verifyMetrics(registry: Registry, isStale: () => boolean, snapsh
           labelNames: ["result"] as const,
           registers: [registry],
           collect() {
-            const { hits, misses } = snapshots.reads;
+            const { hits, misses } = candidates.reads;
             this.inc({ result: "hit" }, hits - counted.hit);
             this.inc({ result: "miss" }, misses - counted.miss);
             counted.hit = hits;

@@ -37,15 +37,7 @@ import { signAlert } from "../core/alerts/index.js";
 import { DEFAULT_RETRY_POLICY, nextRetryDelay, type RetryPolicy } from "./backoff.js";
 import { deliverOnce } from "./deliver.js";
 import { deliveriesCounter } from "./metrics.js";
-import {
-  claimDue,
-  finishDelivered,
-  finishFailed,
-  releaseClaimFromWebhookOutbox as releaseClaim,
-  type ClaimedDelivery,
-  expandFanouts,
-  listenForWakeups,
-} from "../store/index.js";
+import { claimDue, finishDelivered, finishFailed, releaseClaim, type ClaimedDelivery, expandFanouts, listenForWakeups } from "../store/index.js";
 import { StopGroup } from "../core/lifecycle/index.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */

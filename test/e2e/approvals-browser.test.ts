@@ -77,7 +77,7 @@ async function registerPasskey(): Promise<void> {
   const { page } = browser;
   await page.goto(`${base}/portal/approvals`);
   await page.getByRole("button", { name: "Register a passkey" }).click();
-  await expect.poll(() => page.getByRole("status").textContent()).toBe("Your passkey is registered.");
+  await expect.poll(() => page.getByRole("status").textContent(), { timeout: 10_000 }).toBe("Your passkey is registered.");
 }
 
 describe("approving a payment with a passkey", () => {

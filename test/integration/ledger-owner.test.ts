@@ -35,7 +35,7 @@ async function ledgerOf(id: string): Promise<IntentAgreement> {
 
 /** Drops this process's cached view of the agent, so the next verify reads what Postgres holds (as another process would). */
 function fresh(agentId: string): void {
-  w.server.app.verifyRuntime?.snapshots.forget(agentId);
+  w.server.app.verifyRuntime?.candidates.forget(agentId);
 }
 
 /** A new agent with an agreement of 100 USD per action and 100 USD in all, stored bare (as the agreement reconciler stores it). */

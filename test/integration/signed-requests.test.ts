@@ -45,6 +45,23 @@ async function signedBy(signer: Signer, url = "https://shop.example/cart"): Prom
   return { ...request, headers: { ...request.headers, ...fields } };
 }
 
+/** The agent ids of the key directory `server` answers. */
+async function listed(server: string): Promise<string[]> {
+  const dir = (await (await fetch(`${server}${DIRECTORY_PATH}`)).json()) as { keys: Array<{ agent_id: string }> };
+  return dir.keys.map((k) => k.agent_id);
+}
+
+/** The Signature field of the key directory `server` answers. */
+async function signatureOf(server: string): Promise<string | null> {
+  return (await fetch(`${server}${DIRECTORY_PATH}`)).headers.get("signature");
+}
+
+/** Waits (at most 3 s, polling) until `done` holds. */
+async function until(done: () => Promise<boolean>, ms = 3000): Promise<void> {
+  const start = performance.now();
+  while (!(await done()) && performance.now() - start < ms) await new Promise((r) => setTimeout(r, 10));
+}
+
 async function verifyAt(server: string, body: unknown, token = merchant) {
   const r = await fetch(`${server}/v1/agents/verify-request`, {
     method: "POST",
@@ -119,6 +136,12 @@ describe("POST /v1/agents/verify-request", () => {
   it("refuses a request of an agent suspended after signing, at once, and the directory drops it", async () => {
     const { agent_id, signer } = await newAgent();
     const request = await signedBy(signer);
+    // Both processes keep their signed directory, with the agent (the second once its registration's notice came).
+    await until(async () => (await listed(second.url)).includes(agent_id));
+    expect(await listed(w.server.url)).toContain(agent_id);
+    expect(await listed(second.url)).toContain(agent_id);
+    // Kept: the same signed answer again.
+    for (const server of [w.server.url, second.url]) expect(await signatureOf(server)).toBe(await signatureOf(server));
     const patched = await w.call("PATCH", `/v1/agents/${agent_id}`, operator, { status: "suspended" });
     expect(patched.status).toBe(200);
     // Both processes answer from Postgres: no wait for a cache.
@@ -127,8 +150,10 @@ describe("POST /v1/agents/verify-request", () => {
       reason: "AGENT_NOT_ACTIVE",
       agent: { agent_id, status: "suspended" },
     });
-    const dir = (await (await fetch(`${second.url}${DIRECTORY_PATH}`)).json()) as { keys: Array<{ agent_id: string }> };
-    expect(dir.keys.map((k) => k.agent_id)).not.toContain(agent_id);
+    // The process that suspended it drops its kept directory at once; the other on the change notice.
+    expect(await listed(w.server.url)).not.toContain(agent_id);
+    await until(async () => !(await listed(second.url)).includes(agent_id));
+    expect(await listed(second.url)).not.toContain(agent_id);
   });
 
   it("says whether a live grant could pay this merchant now, and spends nothing", async () => {

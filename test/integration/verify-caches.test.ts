@@ -57,7 +57,7 @@ describe("verify snapshots across two data-plane processes", () => {
     await storeAgreement(w, { mandates: [mandate(agent_id, "i1")] });
     expect((await w.verify({ agent_id, action: action() })).body.verdict).toBe("ALLOW");
     // The snapshot is kept (bounded wait: the agreement's own change notice may arrive after the first verify and drop it once).
-    const kept = () => w.server.app.verifyRuntime?.snapshots.has(agent_id) ?? false;
+    const kept = () => w.server.app.verifyRuntime?.candidates.has(agent_id) ?? false;
     await until(
       () => w.verify({ agent_id, action: action() }),
       () => kept(),

@@ -102,7 +102,7 @@ async function reconcile(
     store.put(plan.record, name);
     stored = store.delegations.get(plan.record.delegation_id);
   }
-  const { revoked, ancestors } = await gatherStatusFacts(store, stored);
+  const { revoked, ancestors } = await gatherStatusFacts(store, stored, facts);
   const status = planStatus({
     namespace: NS,
     generation: 1,
@@ -199,19 +199,11 @@ describe("Ready of a child is judged on its stored parents", () => {
     return { store, parent, child };
   }
 
-  /** Ready of the stored child as the status step judges it now. */
-  async function readyNow(store: FakeStore, child: Delegation): Promise<{ ready: DesiredCondition; fields: Record<string, unknown> }> {
-    const r = await reconcile(store, SAMPLE_NAMES.chainedDelegation, spec(SAMPLE_NAMES.chainedDelegation), child.delegation_id);
-    return { ready: r.ready, fields: r.fields };
-  }
-
-  it("a stored parent revoked (the child's own row not yet) is CHAIN_LINK_REVOKED, phase Revoked", async () => {
-    const { store, parent, child } = await stored();
-    // Only the status step is judged: the child's record as stored, its chain read from the store.
-    store.put(parent, SAMPLE_NAMES.delegation, { revoked: true });
+  /** The status step alone: the child's record as stored, its chain read from the store. */
+  async function storedStatus(store: FakeStore, child: Delegation): Promise<ReturnType<typeof planStatus>> {
     const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
     const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({
+    return planStatus({
       namespace: NS,
       generation: 1,
       now: T,
@@ -222,6 +214,19 @@ describe("Ready of a child is judged on its stored parents", () => {
       revoked,
       ancestors,
     });
+  }
+
+  /** Ready of the stored child as the status step judges it now. */
+  async function readyNow(store: FakeStore, child: Delegation): Promise<{ ready: DesiredCondition; fields: Record<string, unknown> }> {
+    const r = await reconcile(store, SAMPLE_NAMES.chainedDelegation, spec(SAMPLE_NAMES.chainedDelegation), child.delegation_id);
+    return { ready: r.ready, fields: r.fields };
+  }
+
+  it("a stored parent revoked (the child's own row not yet) is CHAIN_LINK_REVOKED, phase Revoked", async () => {
+    const { store, parent, child } = await stored();
+    // Only the status step is judged: the child's record as stored, its chain read from the store.
+    store.put(parent, SAMPLE_NAMES.delegation, { revoked: true });
+    const status = await storedStatus(store, child);
     expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({
       status: "False",
       reason: "CHAIN_LINK_REVOKED",
@@ -245,19 +250,7 @@ describe("Ready of a child is judged on its stored parents", () => {
     const { store, parent, child } = await stored();
     store.put({ ...parent, scope: { ...parent.scope, maximum_amount: 200 } }, SAMPLE_NAMES.delegation);
     // The status of the record stored before (the child's spec, unchanged, is now refused as a stale copy).
-    const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
-    const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({
-      namespace: NS,
-      generation: 1,
-      now: T,
-      binding: { ok: true, orgId: ORG },
-      record: child,
-      refusals: [],
-      stored: inForce,
-      revoked,
-      ancestors,
-    });
+    const status = await storedStatus(store, child);
     expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({
       status: "False",
       reason: "CHAIN_SCOPE_WIDENED",
@@ -268,21 +261,16 @@ describe("Ready of a child is judged on its stored parents", () => {
   it("a stored parent expired (its record says so) is CHAIN_LINK_EXPIRED, with the effective expiry", async () => {
     const { store, parent, child } = await stored();
     store.put({ ...parent, status: "expired" }, SAMPLE_NAMES.delegation);
-    const inForce = store.delegations.get(child.delegation_id) as StoredDelegation;
-    const { revoked, ancestors } = await gatherStatusFacts(store, inForce);
-    const status = planStatus({
-      namespace: NS,
-      generation: 1,
-      now: T,
-      binding: { ok: true, orgId: ORG },
-      record: child,
-      refusals: [],
-      stored: inForce,
-      revoked,
-      ancestors,
-    });
+    const status = await storedStatus(store, child);
     expect(status.conditions.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "CHAIN_LINK_EXPIRED" });
     expect(status.fields).toMatchObject({ phase: "Expired" });
+  });
+
+  it("reads the stored parents once per reconcile: the status uses the chain the gather read", async () => {
+    const { store, parent, child } = await stored();
+    store.reads.length = 0;
+    await readyNow(store, child);
+    expect(store.reads.filter((r) => r.startsWith("storedChain"))).toEqual([`storedChain ${parent.delegation_id}`]);
   });
 
   it("reads the stored parents for the status (not the copy in the child's record)", async () => {

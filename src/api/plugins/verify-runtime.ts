@@ -46,7 +46,6 @@ import {
   VerifyApprovals,
   ControllerPath,
   controllerPathMetrics,
-  createKubeWatch,
   type KubeRevocationWatch,
   kubeWatchEnabled,
 } from "../../verify/index.js";
@@ -57,7 +56,7 @@ import { approvalOptionsOf } from "../routes/approvals/approval.js";
 export interface VerifyRuntime {
   readonly index: RevocationIndex;
   /** The candidate cache (agents' snapshots and the prepared records under them): routes that change an agent `forget` it. */
-  readonly snapshots: CandidateCache;
+  readonly candidates: CandidateCache;
   readonly metrics: VerifyMetrics;
   /** What `verifyAction` runs with (built once, at start-up). */
   readonly verify: VerifyDeps;
@@ -98,6 +97,8 @@ export default fp(
       index = idx;
       idx.on("failure", (err) => app.log.warn({ err }, "revocation index load failed; retrying"));
       if (kubeWatchEnabled(app.settings.kubeWatch)) {
+        // Loaded only when enabled: the Kubernetes client is most of the server's modules otherwise.
+        const { createKubeWatch } = await import("../../verify/revocation/kube-watch.js");
         const w = createKubeWatch(app.settings.kubeWatch, { index: idx, db: pool, registry: app.metrics.registry, log: app.log });
         watch = w;
         idx.attachWatch(w);
@@ -130,12 +131,12 @@ export default fp(
         }
       }
       let fresh = false;
-      const snapshots = new CandidateCache({
+      const candidates = new CandidateCache({
         ttlMs: app.settings.verify.cacheTtlMs,
         maxEntries: app.settings.verify.cacheMaxAgents,
         denialWindowSeconds: app.settings.verify.deniedAttemptWindowSeconds,
       }).follow(feed);
-      const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), snapshots);
+      const metrics = verifyMetrics(app.metrics.registry, () => idx.stale(), candidates);
       const spends = spendQueue(pool, {
         maxBatch: app.settings.verify.spendBatchMax,
         waitMs: app.settings.verify.spendBatchWaitMs,
@@ -149,14 +150,16 @@ export default fp(
       const gather = new StoreGather({
         pool,
         index: idx,
-        candidates: snapshots,
+        candidates,
         ackDomains: new AckDomainDirectory({ settings: app.settings.verify, policy: app.settings.outbound }),
         rate: (from, to, day, now) => rateFor(pool, from, to, day, { source: fx, now }),
       });
       // Approvals of STEP_UPs the principal can clear (src/verify/approvals.ts), at the portal's approvals page.
-      const approvals = new VerifyApprovals(pool, approvalOptionsOf(app));
+      const approvals = new VerifyApprovals(pool, approvalOptionsOf(app), {
+        ttlMs: app.settings.verify.cacheTtlMs,
+        maxEntries: app.settings.verify.cacheMaxAgents,
+      }).follow(feed);
       const log = new DecisionLog({
-        approvals,
         store: storeDecisions(pool, { refusals: refusalQueue(pool), spends }),
         upkeep: gather,
         metrics,
@@ -166,7 +169,7 @@ export default fp(
       const policy = { ...DEFAULT_POLICY, denialBurstCount: app.settings.verify.deniedAttemptBurst };
       runtime = {
         index: idx,
-        snapshots,
+        candidates,
         metrics,
         verify: { gather, log, clock: () => app.clock(), proposedAtSkewMs: app.settings.verify.proposedAtSkewSeconds * 1000, policy, approvals },
         policy,

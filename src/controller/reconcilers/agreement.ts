@@ -25,7 +25,7 @@
  * A revocation this reconciler makes (declared revoked, or deletion) appends ONE `revocation`
  * log entry in the same transaction, only when this call newly revoked it (`revocation-log.ts`).
  */
-import { upsertAgreement, recordRevocationFromRecord as recordRevocation, withTransaction, RecordStoreError, agreementRow } from "../../store/index.js";
+import { upsertAgreement, logAndAlertRevocation, withTransaction, RecordStoreError, agreementRow } from "../../store/index.js";
 import { splitKey, writRef, UNBOUND_RETRY_MS } from "../../sources/kubernetes/index.js";
 import type { DesiredCondition } from "../conditions.js";
 import type { WritResource } from "../kinds.js";
@@ -126,7 +126,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
             source: "kubernetes" as const,
             resource: key,
           };
-          revocationSequence = await recordRevocation(c, body, controllerLogging(ctx, at));
+          revocationSequence = await logAndAlertRevocation(c, body, controllerLogging(ctx, at));
         }
         return { appended, revokedNow: up.revokedNow, revocationSequence, ignored: up.ledgerIgnored };
       });

@@ -6,7 +6,9 @@
  * agent's organization, the record stored under the id, the stored owners of its ids, the
  * stored delegations its chain cites), each read only when the plan can use it.
  * `gatherStatusFacts`: what the status is judged on once any write is done (the revocations of
- * a revoked record and its chain, the stored delegations the STORED record's links cite).
+ * a revoked record and its chain, the stored delegations the STORED record's links cite; read
+ * once per reconcile: when those links are the ones `gatherStoreFacts` read, its answer is used,
+ * since a write of this record never changes the records above it).
  */
 import type { StoredAncestor } from "../../core/delegation/index.js";
 import type { Binding } from "../../sources/kubernetes/index.js";
@@ -67,14 +69,22 @@ export async function gatherStoreFacts(
   return facts;
 }
 
-/** What the status of `stored` is judged on: its revocations (when revoked) and its chain as stored. */
+/**
+ * What the status of `stored` is judged on: its revocations (when revoked) and its chain as
+ * stored; `gathered` (the facts `gatherStoreFacts` read) gives the chain when its record cites
+ * the same links.
+ */
 export async function gatherStatusFacts(
   reads: DelegationReads,
   stored: StoredDelegation | undefined,
+  gathered?: Pick<StoreFacts, "check" | "ancestors">,
 ): Promise<{ revoked: Set<string>; ancestors: (StoredAncestor | undefined)[] }> {
   if (!stored) return { revoked: new Set(), ancestors: [] };
   const links = stored.record.delegation_chain.map((l) => l.delegation_id);
   const revoked = stored.revokedAt ? await reads.revokedIds([stored.delegationId, ...links]) : new Set<string>();
-  const ancestors = links.length > 0 ? await reads.storedChain(links) : [];
-  return { revoked, ancestors };
+  if (links.length === 0) return { revoked, ancestors: [] };
+  const read = gathered?.ancestors;
+  const readLinks = gathered?.check.record?.delegation_chain.map((l) => l.delegation_id);
+  const same = read !== undefined && readLinks !== undefined && readLinks.length === links.length && readLinks.every((id, i) => id === links[i]);
+  return { revoked, ancestors: same ? [...read] : await reads.storedChain(links) };
 }

@@ -39,7 +39,7 @@ import {
   loadDelegation,
   upsertDelegation,
   type UpsertDelegationResult,
-  recordRevocationFromRecord as recordRevocation,
+  logAndAlertRevocation,
   withTransaction,
   RecordStoreError,
   type RecordOwner,
@@ -115,7 +115,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
         at: r.revocation.at.toISOString(),
         ...origin,
       };
-      out.revocationSequence = (await recordRevocation(c, body, controllerLogging(ctx, at))) ?? undefined;
+      out.revocationSequence = (await logAndAlertRevocation(c, body, controllerLogging(ctx, at))) ?? undefined;
     }
     if (embedded && r.agreement?.revokedNow) {
       const body = {
@@ -128,7 +128,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
         ...(embedded.revocation !== undefined ? { revocation: embedded.revocation } : {}),
         ...origin,
       };
-      await recordRevocation(c, body, controllerLogging(ctx, at));
+      await logAndAlertRevocation(c, body, controllerLogging(ctx, at));
     }
     return out;
   });
@@ -204,7 +204,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
   }
 
   // What verify answers now: the stored record of this resource, whatever this generation declares, its chain as stored.
-  const { revoked, ancestors } = await gatherStatusFacts(reads, stored);
+  const { revoked, ancestors } = await gatherStatusFacts(reads, stored, facts);
   const status = planStatus({
     namespace,
     generation: obj.metadata.generation,

@@ -24,7 +24,7 @@ import {
   claimCount,
   claimRecord,
   claimsOf,
-  releaseClaimFromRecordOwners as releaseClaim,
+  releaseSubscriptionClaim,
 } from "../../store/index.js";
 import { splitKey, writRef, UNBOUND_RETRY_MS, type Binding } from "../../sources/kubernetes/index.js";
 import { WEBHOOK_URL_PATTERN } from "../../core/crd/index.js";
@@ -70,7 +70,9 @@ async function releaseOthers(pool: Pool, self: WritResource, orgId: string, keep
   const gone: string[] = [];
   for (const id of await claimsOf(pool, "subscription", uid)) {
     if (id === keep) continue;
-    const off = await withTransaction(pool, async (c) => ((await releaseClaim(c, id, uid)) === 0 ? deactivateSubscription(c, orgId, id) : undefined));
+    const off = await withTransaction(pool, async (c) =>
+      (await releaseSubscriptionClaim(c, id, uid)) === 0 ? deactivateSubscription(c, orgId, id) : undefined,
+    );
     if (off) gone.push(id);
   }
   return gone;

@@ -11,7 +11,7 @@
  *   `RevocationLogBody` (when a log signer is given) and enqueues ONE `revocation` alert per
  *   affected agent for its subscribers (`details` = the body without `at`). A repeat revokes
  *   nothing, logs nothing and alerts nobody.
- * - `recordRevocation` is the logging and alerting half, for a revocation the store already made
+ * - `logAndAlertRevocation` is the logging and alerting half, for a revocation the store already made
  *   while storing a record (the controller's declared `revoked` state).
  * - An agreement's body names the hashes of its mandates as stored (which mandates the
  *   revocation ends) and carries the principal's signed revocation when there is one.
@@ -87,7 +87,7 @@ export interface RecordedRevocation {
 }
 
 /** Logs and alerts a revocation already made in `client`'s transaction; the log entry's sequence, or null without a signer. */
-export async function recordRevocation(client: PoolClient, body: RevocationLogBody, logging: RevocationLogging): Promise<number | null> {
+export async function logAndAlertRevocation(client: PoolClient, body: RevocationLogBody, logging: RevocationLogging): Promise<number | null> {
   let sequence: number | null = null;
   if (logging.signer) {
     const out = await appendLogEntries(
@@ -124,7 +124,7 @@ export async function revokeAndRecord(
   if (target.kind === "delegation") {
     const res = await revokeDelegation(client, target.id, acts);
     if (res.ids.length === 0) return { ids: [], found: res.found, agreementIds: [], logSequence: null };
-    const logSequence = await recordRevocation(client, { delegation_id: target.id, ids: res.ids, ...base, ...origin }, logging);
+    const logSequence = await logAndAlertRevocation(client, { delegation_id: target.id, ids: res.ids, ...base, ...origin }, logging);
     return { ids: res.ids, found: true, agreementIds: await boundAgreements(client, res.ids), logSequence };
   }
   const res = await revokeAgreement(client, target.id, { ...acts, ...(target.revocation ? { revocation: target.revocation } : {}) });
@@ -139,7 +139,7 @@ export async function revokeAndRecord(
     ...(revocation ? { revocation } : {}),
     ...origin,
   };
-  return { ids: res.ids, found: true, agreementIds: res.ids, logSequence: await recordRevocation(client, body, logging) };
+  return { ids: res.ids, found: true, agreementIds: res.ids, logSequence: await logAndAlertRevocation(client, body, logging) };
 }
 
 /** The agents whose subscribers hear of `body`'s revocation. */

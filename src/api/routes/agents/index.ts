@@ -12,6 +12,7 @@ import { getAgent, setAgentStatus, agentStanding, withTransaction } from "../../
 import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, ERROR_BODY_SCHEMA, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
+import { KeyDirectoryAnswers } from "./key-directory.js";
 import { registerAgentRegistration } from "./register.js";
 import { registerSignedRequests } from "./signed-requests.js";
 import { agentView, agentViewSchema } from "./view.js";
@@ -25,8 +26,11 @@ const agentParams = { type: "object", required: ["agent_id"], properties: { agen
 const errors = errorResponses(400, 401, 403, 404, 503);
 
 const agentRoutes: FastifyPluginAsync = async (app) => {
-  registerAgentRegistration(app);
-  registerSignedRequests(app); // the key directory and POST /v1/agents/verify-request
+  // The key directory's signed answers, kept until an agent or key changes (./key-directory.ts).
+  const directory = new KeyDirectoryAnswers({ clock: () => app.clock().getTime() });
+  if (app.changeFeed) directory.follow(app.changeFeed);
+  registerAgentRegistration(app, directory);
+  registerSignedRequests(app, directory); // the key directory and POST /v1/agents/verify-request
 
   app.get<{ Params: AgentParams }>(
     "/v1/agents/:agent_id",
@@ -77,7 +81,8 @@ const agentRoutes: FastifyPluginAsync = async (app) => {
       });
       // This process's next verify of the agent reads the new status at once (other processes
       // drop their snapshot on the change notice, docs/verify.md "Caches").
-      app.verifyRuntime?.snapshots.forget(agent.agent_id);
+      app.verifyRuntime?.candidates.forget(agent.agent_id);
+      directory.clear();
       request.log.info({ agent_id: agent.agent_id, status: agent.status }, "agent status set");
       return agentView(agent, await agentStanding(pool, agent, now), credential.org_id);
     },

@@ -26,6 +26,7 @@ import { keyCredential } from "../../plugins/auth.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { logAppendOptions, logSignerOf } from "../shared/registry-log.js";
+import type { KeyDirectoryAnswers } from "./key-directory.js";
 
 interface RegisterBody {
   agent_id: string;
@@ -45,7 +46,7 @@ function parseKey(input: unknown): PublicJwk {
 }
 
 /** Registers `POST /v1/agents` on `app`. */
-export function registerAgentRegistration(app: FastifyInstance): void {
+export function registerAgentRegistration(app: FastifyInstance, directory: Pick<KeyDirectoryAnswers, "clear">): void {
   app.post<{ Body: RegisterBody }>(
     "/v1/agents",
     {
@@ -125,7 +126,8 @@ export function registerAgentRegistration(app: FastifyInstance): void {
         const standing = await agentStanding(client, out.agent, now);
         return { agent: out.agent, score: standing.trust_score.score, displaced: out.displaced };
       });
-      if (displaced !== undefined) app.verifyRuntime?.snapshots.forget(displaced);
+      if (displaced !== undefined) app.verifyRuntime?.candidates.forget(displaced);
+      directory.clear();
       request.log.info({ agent_id: agent.agent_id, org_id: agent.org_id, key_proven: agent.key_proven, displaced_agent_id: displaced }, "agent registered");
       return reply.code(201).send({
         agent_id: agent.agent_id,

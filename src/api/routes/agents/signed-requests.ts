@@ -4,9 +4,10 @@
  * - `GET /.well-known/http-message-signatures-directory`: the key directory, one for the
  *   service: the public keys of every registered agent that is active and not displaced, in
  *   the directory draft's JWKS (media type application/http-message-signatures-directory+json,
- *   each key with `kid` = its thumbprint, `agent_id`, `operator_org_id`), read from Postgres on
- *   every request, signed by the log key (src/core/httpsig/directory.ts), `Cache-Control:
- *   public, max-age=300` (the revocation list's bound). 503 without storage or the log key.
+ *   each key with `kid` = its thumbprint, `agent_id`, `operator_org_id`), signed by the log key
+ *   (src/core/httpsig/directory.ts), `Cache-Control: public, max-age=300` (the revocation
+ *   list's bound) and, for an answer kept in memory (./key-directory.ts: signed again after
+ *   60 s, dropped on any agent or key change), its `Age`. 503 without storage or the log key.
  * - `POST /v1/agents/verify-request` (scope registry:read): checks a request an agent signed
  *   (src/verify/pipeline/signed-request.ts) and, for a named payment, whether a live grant could
  *   pay it now, spending nothing. Always 200 with `verified` and, when false, `reason`; 400 a
@@ -26,8 +27,10 @@ import { currencyRefusal } from "../../../core/money/index.js";
 import { directoryRows } from "../../../store/index.js";
 import { type ProbePayment, checkSignedRequest } from "../../../verify/index.js";
 import { ApiError, errorResponses, settingNotSet } from "../../errors.js";
+import { keyListOptions } from "../shared/key-list.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { verifyRuntimeOf } from "../verify/index.js";
+import type { KeyDirectoryAnswers } from "./key-directory.js";
 
 const NO_NUL = "^[^\\u0000]*$";
 const text = { type: "string", minLength: 1, maxLength: 200, pattern: NO_NUL } as const;
@@ -127,55 +130,48 @@ interface VerifyRequestBody {
   payment?: ProbePayment;
 }
 
-/** Registers the key directory and `POST /v1/agents/verify-request` on `app`. */
-export function registerSignedRequests(app: FastifyInstance): void {
+/** Registers the key directory (answered through `directory`) and `POST /v1/agents/verify-request` on `app`. */
+export function registerSignedRequests(app: FastifyInstance, directory: KeyDirectoryAnswers): void {
   app.get(
     DIRECTORY_PATH,
-    {
-      schema: {
-        tags: ["registry"],
-        summary: "The key directory of registered, active agents (Web Bot Auth), signed by the log key",
-        description:
-          "A JWKS (application/http-message-signatures-directory+json): each key with kid (RFC 7638 thumbprint, base64url), agent_id and operator_org_id. " +
-          "The response carries Content-Digest, Signature-Input and Signature (RFC 9421, tag http-message-signatures-directory, by the key of /.well-known/svc-keys.json). See docs/reference/request-signatures.md.",
-        response: {
-          200: {
-            type: "object",
-            required: ["keys"],
-            properties: {
-              keys: {
-                type: "array",
-                items: {
-                  type: "object",
-                  required: ["kty", "crv", "x", "kid", "agent_id", "operator_org_id"],
-                  additionalProperties: true,
-                  properties: {
-                    kty: { type: "string" },
-                    crv: { type: "string" },
-                    x: { type: "string" },
-                    y: { type: "string" },
-                    kid: { type: "string" },
-                    agent_id: { type: "string" },
-                    operator_org_id: { type: "string" },
-                    verification_level: { type: "string" },
-                  },
-                },
-              },
-            },
-          },
-          ...errorResponses(503),
+    keyListOptions({
+      tags: ["registry"],
+      summary: "The key directory of registered, active agents (Web Bot Auth), signed by the log key",
+      description:
+        "A JWKS (application/http-message-signatures-directory+json): each key with kid (RFC 7638 thumbprint, base64url), agent_id and operator_org_id. " +
+        "The response carries Content-Digest, Signature-Input and Signature (RFC 9421, tag http-message-signatures-directory, by the key of /.well-known/svc-keys.json). See docs/reference/request-signatures.md.",
+      item: {
+        type: "object",
+        required: ["kty", "crv", "x", "kid", "agent_id", "operator_org_id"],
+        additionalProperties: true,
+        properties: {
+          kty: { type: "string" },
+          crv: { type: "string" },
+          x: { type: "string" },
+          y: { type: "string" },
+          kid: { type: "string" },
+          agent_id: { type: "string" },
+          operator_org_id: { type: "string" },
+          verification_level: { type: "string" },
         },
       },
-    },
+      errors: errorResponses(503),
+    }),
     async (request, reply) => {
       const pool = app.requireDb();
       const signer = app.logSigner;
       if (!signer) throw settingNotSet("SVC_LOG_SIGNING_SEED");
-      const now = app.clock();
-      const body = JSON.stringify({ keys: (await directoryRows(pool)).map((r) => directoryKey(r)) });
       const url = `${request.protocol}://${request.headers.host ?? request.host}${DIRECTORY_PATH}`;
-      const fields = await signDirectory(body, { url, signer, now });
-      void reply.headers({ ...fields, "cache-control": `public, max-age=${DIRECTORY_MAX_AGE_SECONDS}` }).type(DIRECTORY_MEDIA_TYPE);
+      const { body, fields, signedAtMs } = await directory.answer(url, async () => {
+        const now = app.clock();
+        const body = JSON.stringify({ keys: (await directoryRows(pool)).map((r) => directoryKey(r)) });
+        return { body, fields: await signDirectory(body, { url, signer, now }), signedAtMs: now.getTime() };
+      });
+      // A kept answer says its age (RFC 9111), so a cache downstream keeps it no longer than its signature lives.
+      const age = Math.max(0, Math.floor((app.clock().getTime() - signedAtMs) / 1000));
+      void reply
+        .headers({ ...fields, "cache-control": `public, max-age=${DIRECTORY_MAX_AGE_SECONDS}`, ...(age > 0 ? { age: String(age) } : {}) })
+        .type(DIRECTORY_MEDIA_TYPE);
       return reply.send(body);
     },
   );

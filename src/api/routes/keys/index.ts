@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsync } from "fastify";
 import { ERROR_BODY_SCHEMA } from "../../errors.js";
+import { keyListOptions } from "../shared/key-list.js";
 
 const jwkSchema = {
   type: "object",
@@ -21,38 +22,25 @@ const jwkSchema = {
 const keysRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     "/.well-known/svc-keys.json",
-    {
-      schema: {
-        tags: ["keys"],
-        summary: "Log public key and published institution keys",
-        response: {
-          200: {
-            type: "object",
-            required: ["keys"],
-            properties: {
-              keys: {
-                type: "array",
-                items: {
-                  type: "object",
-                  required: ["public_key"],
-                  properties: {
-                    public_key: jwkSchema,
-                    checkpoint_origin: { type: "string", description: "The log key only: the origin line of its C2SP checkpoints (WRIT_LOG_ORIGIN)" },
-                    note_verifier_key: {
-                      type: "string",
-                      description:
-                        "The log key only: its signed-note verifier key, <origin>+<8 hex digits key ID>+<base64 of 0x01 and the Ed25519 key> (golang.org/x/mod/sumdb/note)",
-                    },
-                  },
-                  additionalProperties: true,
-                },
-              },
-            },
+    keyListOptions({
+      tags: ["keys"],
+      summary: "Log public key and published institution keys",
+      item: {
+        type: "object",
+        required: ["public_key"],
+        properties: {
+          public_key: jwkSchema,
+          checkpoint_origin: { type: "string", description: "The log key only: the origin line of its C2SP checkpoints (WRIT_LOG_ORIGIN)" },
+          note_verifier_key: {
+            type: "string",
+            description:
+              "The log key only: its signed-note verifier key, <origin>+<8 hex digits key ID>+<base64 of 0x01 and the Ed25519 key> (golang.org/x/mod/sumdb/note)",
           },
-          500: ERROR_BODY_SCHEMA,
         },
+        additionalProperties: true,
       },
-    },
+      errors: { 500: ERROR_BODY_SCHEMA },
+    }),
     async (_request, reply) => reply.code(app.keyList.status).send(app.keyList.body),
   );
 };

@@ -107,7 +107,7 @@ const mandateRoutes: FastifyPluginAsync = async (app) => {
         { signer, options: logAppendOptions(app, now) },
       );
       // This process answers verify from its snapshot of the agent: drop it (others: the change notice).
-      app.verifyRuntime?.snapshots.forget(agentId);
+      app.verifyRuntime?.candidates.forget(agentId);
       request.log.info({ agent_id: agentId, delegation_id: recorded.delegationId, created: recorded.created, issuer_kid: issuer.kid }, "mandate recorded");
       return reply.code(recorded.created ? 201 : 200).send({
         delegation_id: recorded.delegationId,

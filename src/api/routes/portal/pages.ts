@@ -13,7 +13,8 @@
  * - `GET /portal/` (+ `portal.js`; `/portal` redirects there): the principal's agreements with
  *   their state and remaining budget, delegations with a one-click revocation, agents, ledgers,
  *   and sign-out, read from the JSON API with the session (./records.ts).
- * - `GET /portal/portal.css`.
+ * - `GET /portal/portal.css`, and `GET /portal/portal-api.js`: the session and API-call helpers
+ *   of every signed-in page (this one's and the approvals page's, src/api/routes/approvals/pages.ts).
  *
  * Every request the pages make is relative to them, so a path prefix in front works. Headers:
  * `Cache-Control: no-store`, `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff`,
@@ -37,9 +38,20 @@ const FILES: ReadonlyArray<readonly [string, string]> = [
   [SIGN_IN_PATH, "sign-in.html"],
   [`${SIGN_IN_PATH}.js`, "sign-in.js"],
   [PORTAL_PATH, "portal.html"],
+  [`${PORTAL_PATH}portal-api.js`, "portal-api.js"],
   [`${PORTAL_PATH}portal.js`, "portal.js"],
   [`${PORTAL_PATH}portal.css`, "portal.css"],
 ];
+
+/** The type of a file by its extension. */
+export function typeOf(file: string): string {
+  return TYPES[file.slice(file.lastIndexOf(".") + 1) as keyof typeof TYPES];
+}
+
+/** Serves `body` at `path` (hidden from /openapi.json) with the portal pages' headers. */
+export function servePortalFile(app: FastifyInstance, path: string, type: string, body: string): void {
+  app.get(path, { schema: { hide: true } }, async (_request, reply) => headers(reply, type).send(body));
+}
 
 function headers(reply: FastifyReply, type: string): FastifyReply {
   return reply
@@ -52,11 +64,7 @@ function headers(reply: FastifyReply, type: string): FastifyReply {
 
 /** Registers the pages, their scripts and style sheet. */
 export function registerPortalPages(app: FastifyInstance): void {
-  for (const [path, file] of FILES) {
-    const body = readFileSync(new URL(`./static/${file}`, import.meta.url), "utf8");
-    const type = TYPES[file.slice(file.lastIndexOf(".") + 1) as keyof typeof TYPES];
-    app.get(path, { schema: { hide: true } }, async (_request, reply) => headers(reply, type).send(body));
-  }
+  for (const [path, file] of FILES) servePortalFile(app, path, typeOf(file), readFileSync(new URL(`./static/${file}`, import.meta.url), "utf8"));
   // Relative, so that it holds behind a path prefix.
   app.get("/portal", { schema: { hide: true } }, async (_request, reply) => reply.redirect("portal/", 302));
 }

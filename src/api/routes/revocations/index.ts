@@ -23,7 +23,7 @@ import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { verifyRevocation, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { hashOf } from "../../../core/canonical/index.js";
-import { lockAgreementRecord, listRevocations, MAX_PAGE, recordRevocationFromFeed as recordRevocation, type BeforeInsert } from "../../../store/index.js";
+import { lockAgreementRecord, listRevocations, MAX_PAGE, recordRevocation, type BeforeInsert } from "../../../store/index.js";
 import { ApiError, settingNotSet, errorResponses } from "../../errors.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 

@@ -91,7 +91,7 @@ export function registerOutcomes(app: FastifyInstance): void {
         if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
         throw new ApiError("ACTION_NOT_RECORDED", `action ${actionId} is not recorded as allowed in the ledger of agreement ${agreementId}`);
       }
-      if (!r.replayed && r.agentId !== null) app.verifyRuntime?.snapshots.forget(r.agentId);
+      if (!r.replayed && r.agentId !== null) app.verifyRuntime?.candidates.forget(r.agentId);
       request.log.info({ agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, org_id: credential.org_id }, "outcome recorded");
       return { agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, entry: r.entry };
     },

@@ -1,40 +1,19 @@
 // The principal's approvals page (docs/reference/approvals.md): registers a passkey and
 // approves or declines a payment with it. The WebAuthn challenge of a decision is computed by
 // the service from the approval's content and the decision, so the passkey signs exactly the
-// text shown here. Every value from the API is written with textContent, never as HTML.
+// text shown here. The session and the API calls are the portal's (portal-api.js). Every value
+// from the API is written with textContent, never as HTML.
 "use strict";
 (() => {
-  const SESSION_KEY = "writ.session";
   const $ = (id) => document.getElementById(id);
   const status = $("status");
-  const session = sessionStorage.getItem(SESSION_KEY);
+  const { SignedOut, api, el } = window.WritPortal;
   const { startRegistration, startAuthentication } = window.SimpleWebAuthnBrowser;
 
-  async function api(method, path, body) {
-    const headers = { authorization: "Bearer " + session };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const answer = await fetch(new URL("../" + path, location.href), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "omit",
-      cache: "no-store",
-    });
-    let data = {};
-    try {
-      data = await answer.json();
-    } catch {
-      // status says enough
-    }
-    if (!answer.ok) throw new Error(data.error || "status " + answer.status);
-    return data;
-  }
-
-  function el(tag, text, className) {
-    const node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (className) node.className = className;
-    return node;
+  /** Why a call failed; an ended session also shows the sign-in link. */
+  function failed(what, e) {
+    if (e instanceof SignedOut) $("signed-out").hidden = false;
+    status.textContent = what + ": " + e.message;
   }
 
   async function decide(a, decision) {
@@ -45,7 +24,7 @@
       const done = await api("POST", "v1/portal/approvals/" + a.approval_id + "/passkey-decision", { decision, response });
       status.textContent = "Approval " + done.approval_id + " is " + done.status + " (transparency log entry " + done.log_sequence + ").";
     } catch (e) {
-      status.textContent = "Not decided: " + e.message;
+      failed("Not decided", e);
     }
     await load();
   }
@@ -99,23 +78,19 @@
       await api("POST", "v1/portal/passkeys", { response });
       status.textContent = "Your passkey is registered.";
     } catch (e) {
-      status.textContent = "No passkey registered: " + e.message;
+      failed("No passkey registered", e);
     }
     await load();
   });
 
   // An approval URL opened in this tab changes only the fragment: show it.
   window.addEventListener("hashchange", () => {
-    load().catch((e) => {
-      status.textContent = "Cannot load your approvals: " + e.message;
-    });
+    load().catch((e) => failed("Cannot load your approvals", e));
   });
 
-  if (!session) {
+  if (!window.WritPortal.session()) {
     $("signed-out").hidden = false;
     return;
   }
-  load().catch((e) => {
-    status.textContent = "Cannot load your approvals: " + e.message;
-  });
+  load().catch((e) => failed("Cannot load your approvals", e));
 })();

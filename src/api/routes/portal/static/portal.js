@@ -1,49 +1,17 @@
 // The principal's portal (docs/portal.md): reads the signed-in principal's agreements,
 // delegations, agents and ledgers from the JSON API with the session token kept in this tab's
-// sessionStorage, revokes a delegation with one click, and signs out. Every value from the API
-// is written with textContent, never as HTML.
+// sessionStorage (portal-api.js), revokes a delegation with one click, and signs out. Every
+// value from the API is written with textContent, never as HTML.
 "use strict";
 (() => {
-  const SESSION_KEY = "writ.session";
+  const { SignedOut, api, el } = window.WritPortal;
   const LEDGER_PAGE = 50;
   const $ = (id) => document.getElementById(id);
   const status = $("status");
   const records = $("records");
   const signOutButton = $("sign-out");
-  let session = sessionStorage.getItem(SESSION_KEY);
   let ledgerOf = null;
   let ledgerAfter = 0;
-
-  class SignedOut extends Error {}
-
-  /** One call of the JSON API (relative to this page, so a path prefix works). */
-  async function api(method, path, body) {
-    const headers = { authorization: "Bearer " + session };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const answer = await fetch(new URL("../" + path, location.href), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "omit",
-      cache: "no-store",
-    });
-    let data = {};
-    try {
-      data = await answer.json();
-    } catch {
-      // An empty or non-JSON answer: its status says enough.
-    }
-    if (answer.status === 401) throw new SignedOut(data.error || "the session ended");
-    if (!answer.ok) throw new Error(data.error || "status " + answer.status);
-    return data;
-  }
-
-  function el(tag, text, className) {
-    const node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (className) node.className = className;
-    return node;
-  }
 
   /** A row; each cell carries its column's heading (data-label), which a narrow screen shows beside it. */
   function row(tbody, cells) {
@@ -232,8 +200,7 @@
   }
 
   function showSignedOut(message) {
-    session = null;
-    sessionStorage.removeItem(SESSION_KEY);
+    window.WritPortal.forget();
     records.hidden = true;
     signOutButton.hidden = true;
     $("who").textContent = "";
@@ -260,6 +227,6 @@
     if (ledgerOf !== null && ledgerAfter !== null) void showLedger(ledgerOf, ledgerAfter);
   });
 
-  if (!session) showSignedOut();
+  if (!window.WritPortal.session()) showSignedOut();
   else load().catch(failed);
 })();
