@@ -4,11 +4,12 @@
  *
  * Promises:
  * - One approval per (agent, action_id): `openApproval` inserts it, or returns the one already
- *   there (whatever its request hash: the caller compares). The approval binds the action id to
- *   its request until the request's final answer is stored (`openApprovalsOf`: the agent's
- *   approvals whose action has no stored verify decision); its pending answer is never stored.
- *   Opening one writes the "approval waiting" alert fan-out in the same transaction; an action
- *   id already answered opens nothing (`answered`, with whether it was another request's).
+ *   there (whatever its request hash: the caller compares). Opening one also stores its STEP_UP
+ *   as the action's verify decision (so the action id stays bound to this request, as every
+ *   answered action is) and writes the "approval waiting" alert fan-out, in the same
+ *   transaction; an action id already answered for another request opens nothing (`reused`).
+ * - `releaseStepUp` removes that stored STEP_UP (only a STEP_UP of the same request hash), so
+ *   the decided approval's final answer can be stored in its place.
  * - A decision is taken once: `decideApproval` changes a pending approval that has not expired
  *   at `at` and nothing else (a second decision, a late one, an unknown id: `undefined`).
  * - `markApprovalUsed` sets `used_at` once; an approval is used by one ALLOW only.
@@ -20,7 +21,7 @@ import type { Alert } from "../core/alerts/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import { enqueueFanout } from "./alert-fanout.js";
 import { withTransaction, type Queryable } from "./pool.js";
-import { findVerifyDecision } from "./verify-decisions.js";
+import { saveVerifyDecision } from "./verify-decisions.js";
 
 /** A stored approval. */
 export interface StoredApproval {
@@ -114,20 +115,29 @@ export interface NewApproval {
   createdAt: Date;
   /** The "approval waiting" alert to the agent's subscribers. */
   alert: Alert;
+  /** The STEP_UP answer, stored as the action's verify decision. */
+  decision: Record<string, unknown>;
 }
 
-/** What `openApproval` did: the approval (new or already there), or nothing because the action was answered (`reused`: for another request). */
-export type OpenedApproval = { created: boolean; approval: StoredApproval; fanoutId?: string } | { answered: true; reused: boolean };
+/** Thrown inside the opening transaction to roll it back when the action id answered another request. */
+class ActionReused extends Error {}
 
 /**
- * Stores a pending approval (and its alert fan-out) unless (agent, action_id) has one or an
- * answer: the stored approval and whether it was this call that created it (with its fan-out id).
+ * Stores a pending approval (and its alert fan-out) unless (agent, action_id) has one: the
+ * stored approval and whether it was this call that created it (with its fan-out id).
  */
-export async function openApproval(pool: Pool, a: NewApproval): Promise<OpenedApproval> {
+export async function openApproval(pool: Pool, a: NewApproval): Promise<{ created: boolean; approval: StoredApproval; fanoutId?: string } | { reused: true }> {
+  try {
+    return await openIn(pool, a);
+  } catch (e) {
+    if (e instanceof ActionReused) return { reused: true };
+    throw e;
+  }
+}
+
+async function openIn(pool: Pool, a: NewApproval): Promise<{ created: boolean; approval: StoredApproval; fanoutId?: string }> {
   const c = a.content;
   return withTransaction(pool, async (client) => {
-    const answered = await findVerifyDecision(client, c.agent_id, c.action_id);
-    if (answered) return { answered: true, reused: answered.requestHash !== c.request_hash };
     const { rows } = await client.query<Row>(
       `INSERT INTO approvals (approval_id, agent_id, action_id, org_id, principal_id, agreement_id, request_hash, content, principal_keys, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11)
@@ -147,6 +157,14 @@ export async function openApproval(pool: Pool, a: NewApproval): Promise<OpenedAp
       ],
     );
     if (rows[0]) {
+      const saved = await saveVerifyDecision(client, {
+        agentId: c.agent_id,
+        actionId: c.action_id,
+        agreementId: c.agreement_id,
+        requestHash: c.request_hash,
+        decision: a.decision,
+      });
+      if (!saved.stored && saved.decision.requestHash !== c.request_hash) throw new ActionReused();
       const fanoutId = await enqueueFanout(client, c.agent_id, a.alert);
       return { created: true, approval: toStored(rows[0]), fanoutId };
     }
@@ -181,21 +199,13 @@ export async function decideApproval(
   return rows[0] ? toStored(rows[0]) : undefined;
 }
 
-/** An approval that binds its action id: no answer to the action is stored yet. */
-export interface OpenApproval {
-  actionId: string;
-  approvalId: string;
-  requestHash: HashString;
-}
-
-/** The approvals of `agentId` whose action has no stored verify decision (see the module comment). */
-export async function openApprovalsOf(q: Queryable, agentId: string): Promise<OpenApproval[]> {
-  const { rows } = await q.query<{ action_id: string; approval_id: string; request_hash: HashString }>(
-    `SELECT a.action_id, a.approval_id, a.request_hash FROM approvals a
-      WHERE a.agent_id = $1 AND NOT EXISTS (SELECT 1 FROM verify_decisions v WHERE v.agent_id = a.agent_id AND v.action_id = a.action_id)`,
-    [agentId],
-  );
-  return rows.map((r) => ({ actionId: r.action_id, approvalId: r.approval_id, requestHash: r.request_hash }));
+/** Removes the stored STEP_UP of (agent, action) for `requestHash` (see the module comment). */
+export async function releaseStepUp(q: Queryable, agentId: string, actionId: string, requestHash: HashString): Promise<void> {
+  await q.query("DELETE FROM verify_decisions WHERE agent_id = $1 AND action_id = $2 AND request_hash = $3 AND decision->>'verdict' = 'STEP_UP'", [
+    agentId,
+    actionId,
+    requestHash,
+  ]);
 }
 
 /** Marks an approved approval used (once); true when this call did. */

@@ -26,12 +26,10 @@ export {
   markApprovalUsed,
   newApprovalId,
   openApproval,
-  type OpenApproval,
-  openApprovalsOf,
-  type OpenedApproval,
   passkeysOf,
   principalOfAgent,
   raisePasskeyCounter,
+  releaseStepUp,
   type StoredApproval,
 } from "./approvals.js";
 export type { ChangeNotice } from "./changes.js";

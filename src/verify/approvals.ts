@@ -7,22 +7,16 @@
  * For a STEP_UP whose every reason is approvable (src/core/approvals):
  * - no approval for (agent, action_id) yet: one is opened, bound to the request hash, with the
  *   "approval waiting" alert; the answer is the STEP_UP as evaluated plus `approval_id`,
- *   `approval_url`, `approval_status`, `approval_expires_at`, `confirmation_text`. It is not
- *   stored: the approval row is what binds the action id until the request's final answer is
- *   stored (an action already answered opens nothing: its stored answer, or ACTION_REUSED).
+ *   `approval_url`, `approval_status`, `approval_expires_at`, `confirmation_text`, stored as
+ *   the action's decision (so any other request with that action_id is ACTION_REUSED, as
+ *   always). Once the approval is decided, that stored STEP_UP is replaced by the final answer.
  * - an approval of ANOTHER request hash (the same action_id reused): ACTION_REUSED (409).
- * - pending: the same STEP_UP again, from the approval row (not stored).
+ * - pending: the same STEP_UP again (not stored).
  * - declined / expired: DENY APPROVAL_DECLINED / APPROVAL_EXPIRED, stored (final).
  * - approved: the request is evaluated again, now, with the approval's reasons cleared (and
  *   nothing else: a DENY reason, a budget spent meanwhile, a new STEP_UP reason all stay); an
  *   ALLOW then goes through the ordinary spend transaction, which checks the budget again and
  *   stores the ALLOW as the action's one answer, so the approval is used once.
- *
- * Every other decision is committed through `commit` too: while an approval binds its action
- * id (`openApprovalsOf`, kept per agent in memory like the agent's snapshot: dropped on the
- * agent's change notice, which opening an approval sends), a decision of another request with
- * that action id is ACTION_REUSED, and one of the approval's own request (a DENY found before
- * the approval is consulted: a budget spent meanwhile, a revocation) names the approval.
  */
 import type { Pool } from "pg";
 import { approvable, approvalStatus, confirmationText, type ApprovalContent } from "../core/approvals/index.js";
@@ -33,16 +27,13 @@ import {
   markApprovalUsed,
   newApprovalId,
   openApproval,
-  openApprovalsOf,
   principalOfAgent,
-  type OpenApproval,
+  releaseStepUp,
   type StoredApproval,
   expandFanouts,
 } from "../store/index.js";
 import type { PreparedDelegationWithProblems } from "../core/delegation/index.js";
 import type { VerifyCandidate } from "./caches/candidates.js";
-import { FollowedCache } from "./caches/followed-cache.js";
-import type { ChangeNoticeFeed } from "./gather/candidate-cache.js";
 import { reusedError } from "./commit/decision-log.js";
 import { refusalAnswer, refusalOf, type Decided, type Question } from "./pipeline/decide.js";
 import type { VerifyRequest, VerifyResponse } from "./pipeline/request.js";
@@ -57,7 +48,7 @@ export interface ApprovalOptions {
 
 /** What the approvals step answers. */
 export type ApprovalStep =
-  | { kind: "answer"; body: VerifyResponse; opened?: true }
+  | { kind: "answer"; body: VerifyResponse }
   | { kind: "settle"; body: VerifyResponse }
   | { kind: "reused" }
   | { kind: "approved"; cleared: ReadonlySet<ReasonCode>; approvalId: string };
@@ -136,14 +127,13 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
         content,
       },
     };
-    const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert });
-    // Answered before: another request's (ACTION_REUSED), or this one's (its stored answer, through the decision log).
-    if ("answered" in opened) return opened.reused ? { kind: "reused" } : undefined;
+    const pendingBody = pendingAnswer(x, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId)));
+    const opened = await openApproval(pool, { content, orgId: x.orgId, principalKeys: x.principalKeys, createdAt: x.now, alert, decision: { ...pendingBody } });
+    if ("reused" in opened) return { kind: "reused" };
     stored = opened.approval;
     // The writer expands its own fan-out at once; a delivery worker picks up any it leaves.
     if (opened.fanoutId !== undefined) await expandFanouts(pool, { ids: [opened.fanoutId] }).catch(() => undefined);
-    if (opened.created)
-      return { kind: "answer", body: pendingAnswer(x, approvalFields({ approvalId, content }, "pending", x.options.urlOf(approvalId))), opened: true };
+    if (opened.created) return { kind: "answer", body: pendingBody };
   }
   if (stored.requestHash !== x.hash) return { kind: "reused" };
   const status = approvalStatus(stored.status, stored.expiresAt.getTime(), x.now.getTime());
@@ -152,11 +142,13 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
     case "pending":
       return { kind: "answer", body: pendingAnswer(x, fields) };
     case "declined":
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return {
         kind: "settle",
         body: single("APPROVAL_DECLINED", `the principal declined approval ${stored.approvalId} at ${stored.decidedAt?.toISOString() ?? ""}`, x.base, fields),
       };
     case "expired":
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return {
         kind: "settle",
         body: single(
@@ -168,6 +160,7 @@ export async function approvalStep(x: ApprovalInput): Promise<ApprovalStep | und
       };
     case "approved": {
       // Only the reasons the principal saw and approved are cleared; anything new stays.
+      await releaseStepUp(pool, req.agent_id, req.action.action_id, x.hash);
       return { kind: "approved", cleared: new Set(stored.content.reasons as ReasonCode[]), approvalId: stored.approvalId };
     }
   }
@@ -179,65 +172,27 @@ function principalKeysOf(delegation: PreparedDelegationWithProblems): Record<str
   return typeof k === "object" && k !== null && !Array.isArray(k) ? [k as unknown as Record<string, unknown>] : [];
 }
 
-/** Options of the open approvals kept in memory (as the candidate cache's: WRIT_CACHE_TTL_MS, WRIT_CACHE_MAX_AGENTS). */
-export interface OpenApprovalsCacheOptions {
-  ttlMs: number;
-  maxEntries?: number;
-  clock?: () => number;
-}
-
-/** `decided` naming approval `approvalId` (its answer, and the body its spend stores). */
-function naming(decided: Extract<Decided, { answer: VerifyResponse }>, approvalId: string): Decided {
-  const answer = { ...decided.answer, approval_id: approvalId };
-  const e = decided.effect;
-  // The ALLOW stored with its spend names the approval it used.
-  const effect =
-    e.kind === "spend" && e.spend.decision
-      ? { ...e, spend: { ...e.spend, decision: { ...e.spend.decision, body: { ...e.spend.decision.body, approval_id: approvalId } } } }
-      : e;
-  return { answer, effect };
+/**
+ * True when `stored` is the STEP_UP an approval of this very request stored, now released so
+ * that the request's new final answer (a DENY found before the approval is even consulted: a
+ * budget spent meanwhile, a revocation) is stored in its place.
+ */
+export async function replacesApprovalStepUp(
+  pool: Pool,
+  stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> },
+  hash: HashString,
+): Promise<boolean> {
+  if (stored.requestHash !== hash || stored.decision.verdict !== "STEP_UP" || typeof stored.decision.approval_id !== "string") return false;
+  await releaseStepUp(pool, stored.agentId, stored.actionId, hash);
+  return true;
 }
 
 /** The approvals stage of verify (see the module comment), built once at start-up. */
 export class VerifyApprovals {
-  /** Each agent's open approvals by action id (see the module comment). */
-  private readonly open: FollowedCache<Map<string, OpenApproval>>;
-
   constructor(
     private readonly pool: Pool,
     private readonly options: ApprovalOptions,
-    cache: OpenApprovalsCacheOptions = { ttlMs: 0 },
-  ) {
-    this.open = new FollowedCache(cache);
-  }
-
-  /** Follows `feed`'s notices (before this, nothing is kept): an agent's notice drops its open approvals. */
-  follow(feed: ChangeNoticeFeed): this {
-    this.open.follow(feed);
-    feed.on("changed", (c) => {
-      if (c.kind === "agent") this.open.invalidate(c.agentId);
-    });
-    return this;
-  }
-
-  /** The approval that binds `q`'s action id, if one does. */
-  async binding(q: Question): Promise<OpenApproval | undefined> {
-    const open = await this.open.load(q.agentId, async () => new Map((await openApprovalsOf(this.pool, q.agentId)).map((a) => [a.actionId, a])));
-    return open.get(q.actionId);
-  }
-
-  /**
-   * Commits `decided` with `commit`, unless an approval binds its action id: a decision of
-   * another request is then ACTION_REUSED, one of the approval's own request names it.
-   */
-  async commit(q: Question, decided: Decided, commit: (d: Decided) => Promise<VerifyResponse>): Promise<VerifyResponse> {
-    // Errors and answers that are not stored (a stale index's STEP_UP, a pending approval's) bind nothing.
-    if ("error" in decided || decided.effect.kind === "none") return commit(decided);
-    const bound = await this.binding(q);
-    if (!bound) return commit(decided);
-    if (bound.requestHash !== q.hash) throw reusedError(q);
-    return commit(naming(decided, bound.approvalId));
-  }
+  ) {}
 
   /** True when the action has an approval of this very request: its retry keeps the proposed_at checked when it was opened. */
   async isRetry(q: Question): Promise<boolean> {
@@ -272,8 +227,6 @@ export class VerifyApprovals {
     if (!step) return commit(decided);
     switch (step.kind) {
       case "answer":
-        // This process's next decision of the agent sees the new approval at once (others on its change notice).
-        if (step.opened) this.open.invalidate(q.agentId);
         return commit({ answer: step.body, effect: { kind: "none" } });
       case "settle":
         return commit(refusalOf(step.body));
@@ -282,10 +235,25 @@ export class VerifyApprovals {
       case "approved": {
         const again = rejudge(step.cleared);
         if ("error" in again) return commit(again);
-        const out = await commit(naming(again, step.approvalId));
+        const answer = { ...again.answer, approval_id: step.approvalId };
+        const e = again.effect;
+        // The ALLOW stored with its spend names the approval it used.
+        const effect =
+          e.kind === "spend" && e.spend.decision
+            ? { ...e, spend: { ...e.spend, decision: { ...e.spend.decision, body: { ...e.spend.decision.body, approval_id: step.approvalId } } } }
+            : e;
+        const out = await commit({ answer, effect });
         if (out.verdict === "ALLOW") await markApprovalUsed(this.pool, step.approvalId, q.now);
         return out;
       }
     }
+  }
+
+  /** See replacesApprovalStepUp. */
+  replacesStepUp(
+    stored: { requestHash: HashString; agentId: string; actionId: string; decision: Record<string, unknown> },
+    hash: HashString,
+  ): Promise<boolean> {
+    return replacesApprovalStepUp(this.pool, stored, hash);
   }
 }

@@ -14,7 +14,6 @@ import { approvalGroup } from "../../src/cli/approval/index.js";
 import { otherKey, principalKey } from "../fixtures/records.js";
 import { runVerb } from "../unit/cli/capture.js";
 import { keyFiles, tempDir, writeDoc } from "../unit/cli/fixtures.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
 import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
@@ -42,8 +41,6 @@ const approval = (id: string, token: string | null = w.operatorKey) => w.call("G
 const sign = async (content: ApprovalContent, decision: ApprovalDecision, signer: Signer = principalKey) =>
   signRecord(decisionPayload(content, decision), signer, APPROVAL_TYP);
 const decide = (id: string, decision: ApprovalDecision, signature: unknown) => w.call("POST", `/v1/approvals/${id}/decision`, null, { decision, signature });
-const storedRows = async (agent: string, actionId: unknown) =>
-  Number((await w.db.pool.query("SELECT count(*)::int AS n FROM verify_decisions WHERE agent_id = $1 AND action_id = $2", [agent, actionId])).rows[0].n);
 const spentRows = async () => Number((await w.db.pool.query("SELECT count(*)::int AS n FROM ledger_entries WHERE agreement_id = $1", [agreementId])).rows[0].n);
 
 /** Opens an approval for a new 30 USD payment; the action and the pending approval. */
@@ -252,77 +249,6 @@ describe("an approval never authorizes more than its request", () => {
     const other = await w.createOrg("agent_operator");
     const { token } = await w.issueKey(other);
     expect((await approval(id, token)).status).toBe(404);
-  });
-});
-
-describe("while an approval is pending", () => {
-  it("its answer is not stored: a retry is answered from the approval, another body under its action_id is 409, nothing is stored or spent", async () => {
-    const { act, id } = await opened();
-    const before = await spentRows();
-    expect(await storedRows(agentId, act.action_id)).toBe(0);
-    expect((await verify(act)).body).toMatchObject({ verdict: "STEP_UP", approval_id: id, approval_status: "pending" });
-    // Below the threshold the other body would be ALLOWed, above it step up: both refused, the action_id is the approval's.
-    for (const changed of [
-      { ...act, amount: 10 },
-      { ...act, amount: 31 },
-      { ...act, merchant: "Other Shop" },
-    ]) {
-      const r = await verify(changed);
-      expect(r.status).toBe(409);
-      expect(r.body.error).toContain("was already used by a different request");
-    }
-    expect(await storedRows(agentId, act.action_id)).toBe(0);
-    expect(await spentRows()).toBe(before);
-    expect((await approval(id)).body.status).toBe("pending");
-  });
-
-  it("a DENY found at its request's retry (the budget spent meanwhile) is stored once, naming the approval", async () => {
-    const { agent_id } = await w.registerAgent(w.operatorKey, { principal_id: "prn_pending_budget" });
-    await storeAgreement(w, {
-      mandates: [mandate(agent_id, "i1", { cumulative_maximum: 40 })],
-      delegation: { scope: { maximum_amount: 100 }, over: { conditions: PRESENT_ABOVE_20 as never } },
-    });
-    const act = pay();
-    const id = (await w.verify({ agent_id, action: act })).body.approval_id as string;
-    expect((await w.verify({ agent_id, action: action({ amount: 15 }) })).body.verdict).toBe("ALLOW");
-    const r = await w.verify({ agent_id, action: act });
-    expect(r.body).toMatchObject({ verdict: "DENY", approval_id: id });
-    expect(r.body.reasons).toContain("CUMULATIVE_BUDGET_EXCEEDED");
-    expect(await storedRows(agent_id, act.action_id)).toBe(1);
-    // Final: approving it now changes nothing.
-    const content = (await approval(id)).body.content as ApprovalContent;
-    expect((await decide(id, "approve", await sign(content, "approve"))).status).toBe(200);
-    expect((await w.verify({ agent_id, action: act })).body).toMatchObject({ verdict: "DENY", approval_id: id });
-  });
-
-  it("binds its action_id in another data-plane process too (which drops the agent's open approvals on the change notice)", async () => {
-    const other: TestServer = await startTestServer({ BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0" }, { pool: w.db.pool });
-    try {
-      const at = async (a: Record<string, unknown>) => {
-        const r = await fetch(`${other.url}/v1/verify`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${w.operatorKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ agent_id: agentId, action: a }),
-        });
-        return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-      };
-      const kept = () => other.app.verifyRuntime?.candidates.has(agentId) ?? false;
-      // The other process has read the agent (and its open approvals) before the approval opens.
-      for (let i = 0; i < 20 && !(other.app.changeFeed?.listening && kept()); i++) {
-        expect((await at(action({ amount: 10 }))).body.verdict).toBe("ALLOW");
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      expect(kept()).toBe(true);
-      const { act } = await opened();
-      // The approval's change notice reaches it (bounded wait): the agent's cached entries are dropped.
-      for (let i = 0; i < 150 && kept(); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(kept()).toBe(false);
-      const r = await at({ ...act, amount: 10 });
-      expect(r.status).toBe(409);
-      expect(await storedRows(agentId, act.action_id)).toBe(0);
-    } finally {
-      await other.close();
-    }
   });
 });
 

@@ -5,8 +5,6 @@
  * revocation), plus the decision log's idempotency: replay, ACTION_REUSED, and the release of
  * a spend that lost the race to another answer.
  */
-import { EventEmitter } from "node:events";
-import type { Pool } from "pg";
 import { describe, expect, it } from "vitest";
 import { prepareDelegation } from "../../src/core/delegation/index.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS } from "../../src/core/evaluate/index.js";
@@ -22,8 +20,7 @@ import { withLedgerTotals } from "../../src/verify/caches/overlay.js";
 import { RecordCache } from "../../src/verify/caches/record-cache.js";
 import { DecisionLog, type DecisionStore } from "../../src/verify/commit/decision-log.js";
 import type { Gather, GatherUpkeep } from "../../src/verify/gather/index.js";
-import { VerifyApprovals } from "../../src/verify/approvals.js";
-import { question, VerifyError, type Decided } from "../../src/verify/pipeline/decide.js";
+import { question, VerifyError } from "../../src/verify/pipeline/decide.js";
 import { readRequest, type VerifyRequest, type VerifyResponse } from "../../src/verify/pipeline/request.js";
 import { verifyAction, type VerifyDeps } from "../../src/verify/verify-action.js";
 import { AGENT, agreement, delegation, iso, T0 } from "../fixtures/records.js";
@@ -355,70 +352,5 @@ describe("DecisionLog", () => {
     });
     expect(out).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"], intent_id: "groceries", approval_id: "apr_1" });
     expect(saved[0]?.decision).toMatchObject({ verdict: "DENY", approval_id: "apr_1" });
-  });
-});
-
-describe("VerifyApprovals.commit: an approval binds its action id (no stored STEP_UP)", () => {
-  /** The approvals stage over a fake pool whose only open approval is `open`, and the reads it made. */
-  function stage(open: { action_id: string; approval_id: string; request_hash: string }[]) {
-    let reads = 0;
-    const pool = {
-      query: async () => {
-        reads++;
-        return { rows: open };
-      },
-    } as unknown as Pool;
-    const feed = Object.assign(new EventEmitter(), { listening: true });
-    const approvals = new VerifyApprovals(pool, { ttlSeconds: 900, urlOf: (id) => id }, { ttlMs: 60_000 }).follow(feed);
-    return { approvals, feed, reads: () => reads };
-  }
-  const refusal = (q: ReturnType<typeof question>): Decided => ({
-    answer: { verdict: "DENY", agent_id: AGENT, action_id: q.actionId, reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] } as unknown as VerifyResponse,
-    effect: { kind: "refusal", burstExempt: false },
-  });
-
-  it("refuses another request under the approval's action id (ACTION_REUSED), commits nothing, and reads the agent's open approvals once", async () => {
-    const q = question(ORG, request(), new Date(T0));
-    const s = stage([{ action_id: q.actionId, approval_id: "apr_1", request_hash: `sha256:${"ef".repeat(32)}` }]);
-    const committed: Decided[] = [];
-    for (let i = 0; i < 2; i++)
-      await expect(s.approvals.commit(q, refusal(q), async (d) => (committed.push(d), {} as VerifyResponse))).rejects.toMatchObject({ code: "ACTION_REUSED" });
-    expect(committed).toEqual([]);
-    expect(s.reads()).toBe(1);
-    // The agent's change notice (an approval opened elsewhere) drops what was kept.
-    s.feed.emit("changed", { kind: "agent", agentId: AGENT });
-    await expect(s.approvals.commit(q, refusal(q), async () => ({}) as VerifyResponse)).rejects.toMatchObject({ code: "ACTION_REUSED" });
-    expect(s.reads()).toBe(2);
-  });
-
-  it("names the approval in a decision of its own request (answer and stored spend body); an answer not stored reads nothing", async () => {
-    const q = question(ORG, request(), new Date(T0));
-    const s = stage([{ action_id: q.actionId, approval_id: "apr_1", request_hash: q.hash }]);
-    const committed: Decided[] = [];
-    const commit = async (d: Decided) => (committed.push(d), {} as VerifyResponse);
-    await s.approvals.commit(q, { answer: { verdict: "STEP_UP" } as unknown as VerifyResponse, effect: { kind: "none" } }, commit);
-    expect(s.reads()).toBe(0);
-    await s.approvals.commit(q, refusal(q), commit);
-    const spend = { decision: { actionId: q.actionId, requestHash: q.hash, body: { verdict: "ALLOW" } } } as unknown as AllowedSpend;
-    await s.approvals.commit(
-      q,
-      { answer: { verdict: "ALLOW" } as unknown as VerifyResponse, effect: { kind: "spend", spend, candidate: await candidate() } },
-      commit,
-    );
-    expect(committed[1]).toMatchObject({ answer: { verdict: "DENY", approval_id: "apr_1" } });
-    expect(committed[2]).toMatchObject({
-      answer: { verdict: "ALLOW", approval_id: "apr_1" },
-      effect: { spend: { decision: { body: { approval_id: "apr_1" } } } },
-    });
-    expect(s.reads()).toBe(1);
-  });
-
-  it("without an approval of the action, commits the decision as it is", async () => {
-    const q = question(ORG, request(), new Date(T0));
-    const s = stage([]);
-    const d = refusal(q);
-    const committed: Decided[] = [];
-    await s.approvals.commit(q, d, async (x) => (committed.push(x), {} as VerifyResponse));
-    expect(committed).toEqual([d]);
   });
 });

@@ -155,11 +155,9 @@ export default fp(
         rate: (from, to, day, now) => rateFor(pool, from, to, day, { source: fx, now }),
       });
       // Approvals of STEP_UPs the principal can clear (src/verify/approvals.ts), at the portal's approvals page.
-      const approvals = new VerifyApprovals(pool, approvalOptionsOf(app), {
-        ttlMs: app.settings.verify.cacheTtlMs,
-        maxEntries: app.settings.verify.cacheMaxAgents,
-      }).follow(feed);
+      const approvals = new VerifyApprovals(pool, approvalOptionsOf(app));
       const log = new DecisionLog({
+        approvals,
         store: storeDecisions(pool, { refusals: refusalQueue(pool), spends }),
         upkeep: gather,
         metrics,

@@ -19,10 +19,11 @@
  * - If a concurrent request with that action_id stored its answer first, a spend just
  *   recorded for this one is released (outcome `failed`) and the stored answer is returned.
  * - Only answers decided by this request are counted in the metrics (not replays).
- * - A refusal of an ALLOW's spend keeps the `approval_id` an approved retry carried (which
- *   approval an answer names is the approvals stage's, ../approvals.ts).
+ * - Every answer to the retry of an approved request names its approval (`approval_id`), a
+ *   refusal of its spend and a DENY stored in place of its STEP_UP included.
  */
 import type { Pool } from "pg";
+import type { HashString } from "../../core/canonical/index.js";
 import type { Signer } from "../../core/jose/index.js";
 import {
   allowedActionOf,
@@ -86,6 +87,8 @@ export interface DecisionLogDeps {
   logSigner: () => Signer | null;
   /** Options of the log append of a REVOKE at `now`. */
   logOptions: (now: Date) => LogAppendOptions;
+  /** The approvals stage (../approvals.ts): a stored STEP_UP of an approval gives way to its request's final answer. */
+  approvals?: { replacesStepUp(stored: StoredVerifyDecision, hash: HashString): Promise<boolean> };
 }
 
 type Spend = Extract<Effect, { kind: "spend" }>;
@@ -134,7 +137,7 @@ export class DecisionLog {
   }
 
   /** Stores a refusal (unless another answer won) and answers it; `burstExempt`: not a counted denial. */
-  private async refuse(q: Question, answer: VerifyResponse, burstExempt: boolean): Promise<VerifyResponse> {
+  private async refuse(q: Question, answer: VerifyResponse, burstExempt: boolean, again = false): Promise<VerifyResponse> {
     // Not an ALLOW: stored without waiting for the WAL flush (docs/verify.md, "Durability").
     const saved = await this.d.store.saveRefusal({
       agentId: q.agentId,
@@ -144,7 +147,13 @@ export class DecisionLog {
       decision: { ...answer },
       burstExempt,
     });
-    if (!saved.stored) return this.replay(q, saved.decision);
+    if (!saved.stored) {
+      // The final answer of an approval's request replaces its stored STEP_UP (../approvals.ts), once.
+      // It names the approval, as every answer to an approved request's retry does.
+      if (!again && this.d.approvals && (await this.d.approvals.replacesStepUp(saved.decision, q.hash)))
+        return this.refuse(q, { ...answer, approval_id: saved.decision.decision.approval_id as string }, burstExempt, true);
+      return this.replay(q, saved.decision);
+    }
     if (!burstExempt) this.d.upkeep.denied(q.agentId, q.nowMs);
     return this.counted(answer);
   }
