@@ -44,6 +44,16 @@
 export { declaredLedgerIgnored, importLedger } from "./import.js";
 export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
+export {
+  expireHolds,
+  recordHoldStep,
+  releaseSpend,
+  type ExpireOptions,
+  type HoldStepInput,
+  type HoldStepRequest,
+  type HoldStepResult,
+  type HoldTotals,
+} from "./holds.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
 export {
