@@ -205,7 +205,7 @@ export type HoldDecision =
 
 /** Decides a request against the action's state (see the module comment). */
 export function holdStep(s: ActionState, r: HoldRequest): HoldDecision {
-  const notAllowed = (): HoldDecision => ({ kind: "refused", code: "OUTCOME_NOT_ALLOWED", current: s.last ?? "allowed" });
+  const notAllowed = (): HoldDecision => ({ kind: "refused", code: "OUTCOME_NOT_ALLOWED", current: s.closedBy ?? s.last ?? "allowed" });
   switch (r.kind) {
     case "captured": {
       const seen = s.steps.get(`captured:${r.key}`);
