@@ -59,6 +59,7 @@ export {
   recordAllowedSpends,
   recordOutcome,
   expireHolds,
+  heldTotals,
   recordHoldStep,
   type HoldStepInput,
   type HoldStepResult,

@@ -41,6 +41,10 @@ describe("holds and captures", () => {
     expect(c1.status).toBe(200);
     expect(c1.body).toMatchObject({ outcome: "captured", replayed: false, hold: { held: "10.00", captured: "3.33", counted: "10.00", open: true } });
     expect(await spent(agreementId)).toBe(1000n);
+    // The read API splits the spend into held (open, not captured) and captured.
+    expect((await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey)).body.budget).toMatchObject({
+      intents: [{ intent_id: "i1", spent: "10.00", held: "6.67", captured: "3.33", remaining: "0.00" }],
+    });
     const c2 = await w.outcome({ ...base, outcome: "captured", amount: 4.01, final: true, idempotency_key: "cap-2" });
     expect(c2.body).toMatchObject({
       entries: [
@@ -50,6 +54,9 @@ describe("holds and captures", () => {
       hold: { captured: "7.34", counted: "7.34", open: false },
     });
     expect(await spent(agreementId)).toBe(734n);
+    expect((await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey)).body.budget).toMatchObject({
+      intents: [{ intent_id: "i1", spent: "7.34", held: "0.00", captured: "7.34", remaining: "2.66" }],
+    });
     // The released 2.66 is room for the next payment, not a cent more.
     expect((await w.verify({ agent_id, action: action({ amount: 2.66 }) })).body.verdict).toBe("ALLOW");
     expect((await w.verify({ agent_id, action: action({ amount: 0.01 }) })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);

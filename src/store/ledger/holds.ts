@@ -261,3 +261,17 @@ export async function expireHolds(pool: Pool, o: ExpireOptions): Promise<{ expir
   }
   return { expired, agents: [...agents] };
 }
+
+/**
+ * Held per intent of `agreementId` (minor units): over its open holds (ledger_open_holds), each
+ * hold's amount less what was captured of it. The part of the intent's spend not captured yet.
+ */
+export async function heldTotals(q: Queryable, agreementId: string): Promise<Map<string, bigint>> {
+  const { rows } = await q.query<{ intent_id: string; held: string }>(
+    `SELECT l.intent_id, sum(CASE WHEN l.outcome = 'captured' THEN -l.amount_minor ELSE l.amount_minor END)::text AS held
+     FROM ledger_open_holds h JOIN ledger_entries l ON l.agreement_id = h.agreement_id AND l.action_id = h.action_id AND l.outcome IN ('allowed', 'captured')
+     WHERE h.agreement_id = $1 GROUP BY l.intent_id`,
+    [agreementId],
+  );
+  return new Map(rows.map((r) => [r.intent_id, BigInt(r.held)]));
+}

@@ -46,6 +46,7 @@ export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
 export {
   expireHolds,
+  heldTotals,
   recordHoldStep,
   releaseSpend,
   type ExpireOptions,
