@@ -87,7 +87,10 @@ describe("holds and captures", () => {
 
   it("400 for a step without its amount or key, an amount finer than the currency, members an outcome does not take", async () => {
     const { base } = await held(10, 100);
-    expect(await w.outcome({ ...base, outcome: "captured", amount: 1 })).toMatchObject({ status: 400, body: { error: "outcome captured needs amount and idempotency_key" } });
+    expect(await w.outcome({ ...base, outcome: "captured", amount: 1 })).toMatchObject({
+      status: 400,
+      body: { error: "outcome captured needs amount and idempotency_key" },
+    });
     expect(await w.outcome({ ...base, outcome: "captured", amount: 1.001, idempotency_key: "x" })).toMatchObject({ status: 400 });
     expect(await w.outcome({ ...base, outcome: "voided", amount: 1 })).toMatchObject({ status: 400 });
     expect(await w.outcome({ ...base, outcome: "settled", amount: 1 })).toMatchObject({ status: 400 });
@@ -151,7 +154,13 @@ describe("refunds", () => {
     const { agent_id, agreementId, base } = await held(10, 10, { refunds_restore_budget: true });
     await w.outcome({ ...base, outcome: "captured", amount: 8, final: true, idempotency_key: "c" });
     const r = await w.outcome({ ...base, outcome: "refunded", amount: 3, idempotency_key: "r" });
-    expect(r.body).toMatchObject({ entries: [{ outcome: "refunded", amount: 3 }, { outcome: "released", amount: 3, cause: "refund" }], hold: { counted: "5.00" } });
+    expect(r.body).toMatchObject({
+      entries: [
+        { outcome: "refunded", amount: 3 },
+        { outcome: "released", amount: 3, cause: "refund" },
+      ],
+      hold: { counted: "5.00" },
+    });
     expect(await spent(agreementId)).toBe(500n);
     expect((await w.verify({ agent_id, action: action({ amount: 5 }) })).body.verdict).toBe("ALLOW");
     expect((await ledgerOf(agreementId)).map((e) => e.outcome)).toEqual(["allowed", "captured", "released", "refunded", "released", "allowed"]);

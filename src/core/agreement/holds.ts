@@ -16,7 +16,7 @@
  * (`countedOf`); the legacy outcomes keep their meaning (allowed -> authorized -> settled,
  * failed releases the whole amount). Amounts are integer minor units. Pure.
  */
-import type { LedgerEntry, LedgerOutcome } from "./types.js";
+import type { LedgerOutcome } from "./types.js";
 
 /** The outcomes this module adds to the ledger (a documented extension: docs/formats.md). */
 export const HOLD_OUTCOMES = ["captured", "released", "voided", "expired", "refunded"] as const;
@@ -209,7 +209,10 @@ export function holdStep(s: ActionState, r: HoldRequest): HoldDecision {
   switch (r.kind) {
     case "captured": {
       const seen = s.steps.get(`captured:${r.key}`);
-      if (seen) return seen.amount === r.amountMinor && (seen.final || !r.final) ? { kind: "replay", outcome: "captured", key: r.key } : { kind: "refused", code: "STEP_CONFLICT" };
+      if (seen)
+        return seen.amount === r.amountMinor && (seen.final || !r.final)
+          ? { kind: "replay", outcome: "captured", key: r.key }
+          : { kind: "refused", code: "STEP_CONFLICT" };
       if (!s.open) return notAllowed();
       if (r.amountMinor <= 0n && !r.final) return { kind: "refused", code: "CAPTURE_EXCEEDS_HOLD", heldMinor: s.hold, capturedMinor: s.captured };
       const after = s.captured + r.amountMinor;
@@ -249,4 +252,3 @@ export function actionState(entries: readonly StepEntry[]): { state: ActionState
   }
   return { state: s };
 }
-

@@ -53,7 +53,8 @@ function fieldsProblem(f: LedgerEntryFields): string | undefined {
   if (!isCurrency(f.currency)) return "currency must be an ISO 4217 code";
   if (!OUTCOMES.has(f.outcome)) return `outcome must be one of ${[...OUTCOMES].join(", ")}`;
   if (f.final !== undefined && (f.final !== true || f.outcome !== "captured")) return "final is true on a captured entry, or absent";
-  if (f.cause !== undefined && (!["capture", "refund"].includes(f.cause) || f.outcome !== "released")) return "cause is capture or refund on a released entry, or absent";
+  if (f.cause !== undefined && (!["capture", "refund"].includes(f.cause) || f.outcome !== "released"))
+    return "cause is capture or refund on a released entry, or absent";
   if (f.amount !== undefined && minorOrUndefined(f.amount, f.currency) === undefined) {
     return `amount ${String(f.amount)} is not usable in ${f.currency}`;
   }

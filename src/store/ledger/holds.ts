@@ -119,7 +119,9 @@ function toRequest(step: HoldStepInput, currency: string, restore: boolean): Hol
     return undefined;
   }
   if (minor < 0n || (minor === 0n && !(step.kind === "captured" && step.final))) return undefined;
-  return step.kind === "captured" ? { kind: "captured", key: step.key, amountMinor: minor, final: step.final } : { kind: "refunded", key: step.key, amountMinor: minor, restore };
+  return step.kind === "captured"
+    ? { kind: "captured", key: step.key, amountMinor: minor, final: step.final }
+    : { kind: "refunded", key: step.key, amountMinor: minor, restore };
 }
 
 async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepResult> {
@@ -165,7 +167,9 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
   }
   if (decision.kind === "replay") {
     const keys = new Set([stepKey(decision.outcome, decision.key), stepKey("released", decision.key, decision.outcome === "captured" ? "capture" : "refund")]);
-    const entries = rows.filter((r) => (r.outcome === decision.outcome || r.outcome === "released") && keys.has(`${r.outcome}/${r.step_key}`)).map((r) => r.entry);
+    const entries = rows
+      .filter((r) => (r.outcome === decision.outcome || r.outcome === "released") && keys.has(`${r.outcome}/${r.step_key}`))
+      .map((r) => r.entry);
     return { recorded: true, replayed: true, entries, agentId: locked.agent_id, totals: totals(), currency };
   }
 
@@ -219,7 +223,13 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
     entries,
     agentId: locked.agent_id,
     currency,
-    totals: { heldMinor: after.hold, capturedMinor: after.captured, refundedMinor: after.refunded, countedMinor: after.hold - after.released, open: after.open },
+    totals: {
+      heldMinor: after.hold,
+      capturedMinor: after.captured,
+      refundedMinor: after.refunded,
+      countedMinor: after.hold - after.released,
+      open: after.open,
+    },
   };
 }
 

@@ -47,7 +47,10 @@ describe("loadRetentionSettings", () => {
       holdExpirySeconds: 604_800,
       holdSweepIntervalMs: 5000,
     });
-    expect(loadRetentionSettings({ WRIT_HOLD_EXPIRY_SECONDS: "-1", WRIT_HOLD_SWEEP_INTERVAL_MS: "10" }, problems)).toMatchObject({ holdExpirySeconds: 0, holdSweepIntervalMs: 60_000 });
+    expect(loadRetentionSettings({ WRIT_HOLD_EXPIRY_SECONDS: "-1", WRIT_HOLD_SWEEP_INTERVAL_MS: "10" }, problems)).toMatchObject({
+      holdExpirySeconds: 0,
+      holdSweepIntervalMs: 60_000,
+    });
     expect(problems).toEqual([
       "WRIT_HOLD_EXPIRY_SECONDS must be an integer from 0 to 31536000; using 0",
       "WRIT_HOLD_SWEEP_INTERVAL_MS must be an integer from 1000 to 86400000; using 60000",

@@ -50,7 +50,8 @@ const STEPS: ReadonlySet<string> = new Set<StepOutcome>(["captured", "voided", "
 
 const holdSchema = {
   type: "object",
-  description: "The action's hold after the step, decimal strings in its currency: held (the ALLOW), captured, refunded, counted (what its budgets count), open.",
+  description:
+    "The action's hold after the step, decimal strings in its currency: held (the ALLOW), captured, refunded, counted (what its budgets count), open.",
   properties: {
     currency: { type: "string" },
     held: { type: "string" },
@@ -112,7 +113,11 @@ export function registerOutcomes(app: FastifyInstance): void {
               outcome: { type: "string" },
               replayed: { type: "boolean" },
               entry: entrySchema,
-              entries: { type: "array", items: entrySchema, description: "Hold steps: every entry the step appended (a capture or refund may be followed by its release)." },
+              entries: {
+                type: "array",
+                items: entrySchema,
+                description: "Hold steps: every entry the step appended (a capture or refund may be followed by its release).",
+              },
               hold: holdSchema,
             },
           },
@@ -149,10 +154,12 @@ export function registerOutcomes(app: FastifyInstance): void {
 /** The hold step a body asks for; VALIDATION_FAILED when a member it needs is missing. */
 function stepInput(b: OutcomeBody): HoldStepInput {
   if (b.outcome === "voided") {
-    if (b.amount !== undefined || b.final !== undefined || b.idempotency_key !== undefined) throw new ApiError("VALIDATION_FAILED", "outcome voided takes no amount, final nor idempotency_key");
+    if (b.amount !== undefined || b.final !== undefined || b.idempotency_key !== undefined)
+      throw new ApiError("VALIDATION_FAILED", "outcome voided takes no amount, final nor idempotency_key");
     return { kind: "voided" };
   }
-  if (b.amount === undefined || b.idempotency_key === undefined) throw new ApiError("VALIDATION_FAILED", `outcome ${b.outcome} needs amount and idempotency_key`);
+  if (b.amount === undefined || b.idempotency_key === undefined)
+    throw new ApiError("VALIDATION_FAILED", `outcome ${b.outcome} needs amount and idempotency_key`);
   if (b.outcome === "refunded") {
     if (b.final !== undefined) throw new ApiError("VALIDATION_FAILED", "outcome refunded takes no final");
     return { kind: "refunded", key: b.idempotency_key, amount: b.amount };
@@ -182,7 +189,10 @@ async function recordStep(
       case "CAPTURE_EXCEEDS_HOLD":
         throw new ApiError("CAPTURE_EXCEEDS_HOLD", `capture exceeds the ${formatMinor(r.limitMinor, r.currency)} ${r.currency} left of the hold`);
       case "REFUND_EXCEEDS_CAPTURED":
-        throw new ApiError("REFUND_EXCEEDS_CAPTURED", `refund exceeds the ${formatMinor(r.limitMinor, r.currency)} ${r.currency} captured and not yet refunded`);
+        throw new ApiError(
+          "REFUND_EXCEEDS_CAPTURED",
+          `refund exceeds the ${formatMinor(r.limitMinor, r.currency)} ${r.currency} captured and not yet refunded`,
+        );
     }
   }
   if (!r.replayed && r.agentId !== null && r.entries.some((e) => releasesBudget(e.outcome))) app.verifyRuntime?.snapshots.forget(r.agentId);
@@ -196,6 +206,13 @@ async function recordStep(
     replayed: r.replayed,
     entry: r.entries[0],
     entries: r.entries,
-    hold: { currency: r.currency, held: fmt(t.heldMinor), captured: fmt(t.capturedMinor), refunded: fmt(t.refundedMinor), counted: fmt(t.countedMinor), open: t.open },
+    hold: {
+      currency: r.currency,
+      held: fmt(t.heldMinor),
+      captured: fmt(t.capturedMinor),
+      refunded: fmt(t.refundedMinor),
+      counted: fmt(t.countedMinor),
+      open: t.open,
+    },
   };
 }

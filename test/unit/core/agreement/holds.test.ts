@@ -27,7 +27,11 @@ function apply(hold: bigint, ...reqs: HoldRequest[]) {
 
 describe("holdStep", () => {
   it("partial captures up to the hold; a final one releases the rest exactly", () => {
-    const { s, decisions } = apply(1000n, { kind: "captured", key: "c1", amountMinor: 300n, final: false }, { kind: "captured", key: "c2", amountMinor: 450n, final: true });
+    const { s, decisions } = apply(
+      1000n,
+      { kind: "captured", key: "c1", amountMinor: 300n, final: false },
+      { kind: "captured", key: "c2", amountMinor: 450n, final: true },
+    );
     expect(decisions[0]).toEqual({ kind: "append", steps: [{ outcome: "captured", amountMinor: 300n, key: "c1" }], releaseMinor: 0n });
     expect(decisions[1]).toEqual({
       kind: "append",
@@ -42,11 +46,19 @@ describe("holdStep", () => {
   });
 
   it("refuses a capture beyond the hold, and any capture once closed", () => {
-    const { s, decisions } = apply(1000n, { kind: "captured", key: "c1", amountMinor: 1001n, final: false }, { kind: "captured", key: "c2", amountMinor: 1000n, final: false });
+    const { s, decisions } = apply(
+      1000n,
+      { kind: "captured", key: "c1", amountMinor: 1001n, final: false },
+      { kind: "captured", key: "c2", amountMinor: 1000n, final: false },
+    );
     expect(decisions[0]).toEqual({ kind: "refused", code: "CAPTURE_EXCEEDS_HOLD", heldMinor: 1000n, capturedMinor: 0n });
     // Reaching the hold closes it (final), nothing left to release.
     expect(decisions[1]).toMatchObject({ kind: "append", steps: [{ outcome: "captured", final: true }], releaseMinor: 0n });
-    expect(holdStep(s, { kind: "captured", key: "c3", amountMinor: 1n, final: false })).toEqual({ kind: "refused", code: "OUTCOME_NOT_ALLOWED", current: "captured" });
+    expect(holdStep(s, { kind: "captured", key: "c3", amountMinor: 1n, final: false })).toEqual({
+      kind: "refused",
+      code: "OUTCOME_NOT_ALLOWED",
+      current: "captured",
+    });
     expect(holdStep(s, { kind: "voided" })).toEqual({ kind: "refused", code: "OUTCOME_NOT_ALLOWED", current: "captured" });
   });
 
@@ -77,11 +89,21 @@ describe("holdStep", () => {
     );
     expect(kept.decisions[2]).toEqual({ kind: "refused", code: "REFUND_EXCEEDS_CAPTURED", capturedMinor: 600n, refundedMinor: 200n });
     expect(countedOf(kept.s)).toBe(600n);
-    const restored = apply(1000n, { kind: "captured", key: "c1", amountMinor: 600n, final: true }, { kind: "refunded", key: "r1", amountMinor: 200n, restore: true });
-    expect(restored.decisions[1]).toMatchObject({ steps: [{ outcome: "refunded" }, { outcome: "released", cause: "refund", amountMinor: 200n }], releaseMinor: 200n });
+    const restored = apply(
+      1000n,
+      { kind: "captured", key: "c1", amountMinor: 600n, final: true },
+      { kind: "refunded", key: "r1", amountMinor: 200n, restore: true },
+    );
+    expect(restored.decisions[1]).toMatchObject({
+      steps: [{ outcome: "refunded" }, { outcome: "released", cause: "refund", amountMinor: 200n }],
+      releaseMinor: 200n,
+    });
     expect(countedOf(restored.s)).toBe(400n);
     // Nothing captured: nothing to refund.
-    expect(apply(1000n, { kind: "refunded", key: "r", amountMinor: 1n, restore: true }).decisions[0]).toMatchObject({ kind: "refused", code: "OUTCOME_NOT_ALLOWED" });
+    expect(apply(1000n, { kind: "refunded", key: "r", amountMinor: 1n, restore: true }).decisions[0]).toMatchObject({
+      kind: "refused",
+      code: "OUTCOME_NOT_ALLOWED",
+    });
   });
 
   it("the seed's outcomes stop once a hold step is recorded, and a settled hold counts as captured in full", () => {
@@ -109,7 +131,13 @@ describe("holdStep", () => {
           const d = holdStep(s, r);
           if (d.kind !== "append") continue;
           for (const st of d.steps) {
-            const e = { outcome: st.outcome, amountMinor: st.amountMinor, ...(st.final ? { final: true } : {}), ...(st.cause ? { cause: st.cause } : {}), idempotencyKey: st.key };
+            const e = {
+              outcome: st.outcome,
+              amountMinor: st.amountMinor,
+              ...(st.final ? { final: true } : {}),
+              ...(st.cause ? { cause: st.cause } : {}),
+              idempotencyKey: st.key,
+            };
             expect(applyEntry(s, e)).toBeUndefined();
             entries.push(e);
           }
@@ -127,11 +155,20 @@ describe("holdStep", () => {
 
 describe("ledgers with hold steps", () => {
   const mandates = [{ intent_id: "i", principal: { type: "human" as const, id: "p" }, agent: { agent_id: "a" }, currency: "EUR" }];
-  const agreement = (ledger: LedgerEntry[]): IntentAgreement => ({ agreement_id: "agr", status: "active", mandates, events: [], ledger, ...ledgerSummary(ledger), ledger_as_of: "2026-01-01T00:00:00Z" });
+  const agreement = (ledger: LedgerEntry[]): IntentAgreement => ({
+    agreement_id: "agr",
+    status: "active",
+    mandates,
+    events: [],
+    ledger,
+    ...ledgerSummary(ledger),
+    ledger_as_of: "2026-01-01T00:00:00Z",
+  });
   const at = "2026-01-01T00:00:00Z";
   function build(all: Partial<LedgerEntryFields>[]): LedgerEntry[] {
     const out: LedgerEntry[] = [];
-    for (const f of all) out.push(appendLedgerEntry(out, { action_id: "a1", at, currency: "EUR", outcome: "allowed", intent_id: "i", ...f } as LedgerEntryFields));
+    for (const f of all)
+      out.push(appendLedgerEntry(out, { action_id: "a1", at, currency: "EUR", outcome: "allowed", intent_id: "i", ...f } as LedgerEntryFields));
     return out;
   }
 
@@ -151,8 +188,13 @@ describe("ledgers with hold steps", () => {
   });
 
   it("a verifier refuses a capture beyond the hold, a release that is not the exact rest, a refund beyond the captures", () => {
-    expect(verifyLedger(agreement(build([{ amount: 10 }, { outcome: "captured", amount: 11 }])))).toMatchObject({ state: "broken", problem: "ledger entry 1: captures exceed the hold" });
-    expect(verifyLedger(agreement(build([{ amount: 10 }, { outcome: "captured", amount: 4, final: true }, { outcome: "released", amount: 5, cause: "capture" }])))).toMatchObject({
+    expect(verifyLedger(agreement(build([{ amount: 10 }, { outcome: "captured", amount: 11 }])))).toMatchObject({
+      state: "broken",
+      problem: "ledger entry 1: captures exceed the hold",
+    });
+    expect(
+      verifyLedger(agreement(build([{ amount: 10 }, { outcome: "captured", amount: 4, final: true }, { outcome: "released", amount: 5, cause: "capture" }]))),
+    ).toMatchObject({
       state: "broken",
     });
     expect(verifyLedger(agreement(build([{ amount: 10 }, { outcome: "captured", amount: 4, final: true }])))).toMatchObject({ state: "broken" });
@@ -164,7 +206,13 @@ describe("ledgers with hold steps", () => {
   });
 
   it("the seed's ledgers count as before", () => {
-    const ledger = build([{ amount: 10 }, { outcome: "authorized" }, { outcome: "settled" }, { action_id: "b", amount: 2 }, { action_id: "b", outcome: "failed" }]);
+    const ledger = build([
+      { amount: 10 },
+      { outcome: "authorized" },
+      { outcome: "settled" },
+      { action_id: "b", amount: 2 },
+      { action_id: "b", outcome: "failed" },
+    ]);
     expect(verifyLedger(agreement(ledger))).toEqual({ state: "ok" });
     expect(spentByIntent(agreement(ledger)).get("i")).toBe(1000n);
     expect(minorToNumber(1000n, "EUR")).toBe(10);
