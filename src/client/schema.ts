@@ -1167,6 +1167,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1178,6 +1182,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1190,6 +1198,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                             };
                         };
@@ -1313,6 +1325,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1324,6 +1340,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1336,6 +1356,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                             };
                         };
@@ -1946,6 +1970,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     }[];
                                     agreement?: {
                                         currency: string;
@@ -1957,6 +1985,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     };
                                     delegation?: {
                                         delegation_id: string;
@@ -1969,6 +2001,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     };
                                 };
                             }[];
