@@ -391,8 +391,8 @@ class Step implements Cmd {
   ) {}
   check = (m: Readonly<MoneyModel>) => m.actions.length > 0;
   async run(m: MoneyModel, s: ModelSystem): Promise<void> {
-    // Mostly an allowed action (one in five among all: a refused one answers 404).
-    const allowed = m.actions.filter((a) => a.outcomes.includes("allowed"));
+    // Mostly an allowed action, a captured one for a refund (one in five among all: a refused one answers 404).
+    const allowed = m.actions.filter((a) => a.outcomes.includes("allowed") && (this.kind !== "refunded" || a.hold.captured > 0n));
     const pool = this.xi % 5 === 0 || allowed.length === 0 ? m.actions : allowed;
     const x = pool[this.xi % pool.length] as Action;
     const h = x.hold;
