@@ -83,13 +83,21 @@ interface Row {
  * calls it, in the transaction of the entry that releases. Budgets added later (period
  * windows) are released here too.
  */
-export async function releaseSpend(q: Queryable, agreementId: string, intentId: string, amountMinor: bigint): Promise<void> {
-  if (amountMinor <= 0n) return;
+export async function releaseSpend(q: Queryable, r: Release): Promise<void> {
+  if (r.amountMinor <= 0n) return;
   await q.query("UPDATE agreement_spend SET spent_minor = spent_minor - $3::bigint WHERE agreement_id = $1 AND intent_id = $2", [
-    agreementId,
-    intentId,
-    amountMinor.toString(),
+    r.agreementId,
+    r.intentId,
+    r.amountMinor.toString(),
   ]);
+}
+
+/** What `releaseSpend` gives back: `amountMinor` of the action's intent, the action named so a budget that counts by time (its allowed entry's) finds it. */
+export interface Release {
+  agreementId: string;
+  intentId: string;
+  actionId: string;
+  amountMinor: bigint;
 }
 
 /**
@@ -212,7 +220,7 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
       ],
     );
   }
-  await releaseSpend(client, req.agreementId, intentId, decision.releaseMinor);
+  await releaseSpend(client, { agreementId: req.agreementId, intentId, actionId: req.actionId, amountMinor: decision.releaseMinor });
   // The entries must pass the rules every verifier applies (else the transaction rolls back).
   const checked = actionState([...rows.map((r) => stepOf(r.entry)), ...entries.map(stepOf)]);
   if (checked.problem !== undefined) throw new Error(`hold step would break the ledger: ${checked.problem}`);

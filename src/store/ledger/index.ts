@@ -54,6 +54,7 @@ export {
   type HoldStepRequest,
   type HoldStepResult,
   type HoldTotals,
+  type Release,
 } from "./holds.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";

@@ -96,7 +96,8 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
     ],
   );
   // A failed releases the amount in force through the one release function (./holds.ts).
-  if (req.outcome === "failed" && carrying?.amount_minor != null) await releaseSpend(client, req.agreementId, last.intent_id, BigInt(carrying.amount_minor));
+  if (req.outcome === "failed" && carrying?.amount_minor != null)
+    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor: BigInt(carrying.amount_minor) });
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }
 
