@@ -148,7 +148,7 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
       mandate(a, "i2", { maximum_amount: 30, cumulative_maximum: 50, refunds_restore_budget: true }),
     ],
     parentLimits: { currency: "USD", maximum_amount: 40, cumulative_maximum: 110 },
-    delegation: { scope: { currency: "USD", maximum_amount: 40, cumulative_maximum: 100 } },
+    delegation: { scope: { currency: "USD", maximum_amount: 40, cumulative_maximum: 100, refunds_restore_budget: true } },
   });
   m.agreements.push({
     id: delegated.agreementId,

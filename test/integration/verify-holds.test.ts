@@ -19,9 +19,12 @@ afterAll(async () => {
 });
 
 /** A new agent with one agreement (cumulative `cumulative` USD) and one ALLOW of `amount`. */
-async function held(amount: number, cumulative: number, over: Record<string, unknown> = {}) {
+async function held(amount: number, cumulative: number, over: Record<string, unknown> = {}, scope: Record<string, unknown> = {}) {
   const { agent_id } = await w.registerAgent(w.operatorKey);
-  const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { cumulative_maximum: cumulative, ...over })] });
+  const { agreementId } = await storeAgreement(w, {
+    mandates: [mandate(agent_id, "i1", { cumulative_maximum: cumulative, ...over })],
+    delegation: { scope: { currency: "USD", ...scope } },
+  });
   const act = action({ amount });
   expect((await w.verify({ agent_id, action: act })).body.verdict).toBe("ALLOW");
   return { agent_id, agreementId, base: { agreement_id: agreementId, action_id: act.action_id as string } };
@@ -150,8 +153,16 @@ describe("refunds", () => {
     expect((await w.verify({ agent_id, action: action({ amount: 1 }) })).body.reasons).toEqual(["CUMULATIVE_BUDGET_EXCEEDED"]);
   });
 
-  it("a mandate with refunds_restore_budget gives the refund back through a released entry", async () => {
-    const { agent_id, agreementId, base } = await held(10, 10, { refunds_restore_budget: true });
+  it("the mandate alone cannot restore budget under a delegation whose scope does not say so", async () => {
+    const { agreementId, base } = await held(10, 10, { refunds_restore_budget: true });
+    await w.outcome({ ...base, outcome: "captured", amount: 8, final: true, idempotency_key: "c" });
+    const r = await w.outcome({ ...base, outcome: "refunded", amount: 3, idempotency_key: "r" });
+    expect(r.body).toMatchObject({ entries: [{ outcome: "refunded", amount: 3 }], hold: { counted: "8.00" } });
+    expect(await spent(agreementId)).toBe(800n);
+  });
+
+  it("a mandate and a delegation scope with refunds_restore_budget give the refund back through a released entry", async () => {
+    const { agent_id, agreementId, base } = await held(10, 10, { refunds_restore_budget: true }, { refunds_restore_budget: true });
     await w.outcome({ ...base, outcome: "captured", amount: 8, final: true, idempotency_key: "c" });
     const r = await w.outcome({ ...base, outcome: "refunded", amount: 3, idempotency_key: "r" });
     expect(r.body).toMatchObject({

@@ -7,6 +7,10 @@
  * (./outcome.ts), void, expiry, the rest of a final capture and a refund that restores budget
  * all release there, in the same transaction as their entry.
  *
+ * A refund gives budget back only when the intent's mandate says `refunds_restore_budget: true`
+ * and so does every stored delegation the agreement counts under (its own and its chain's);
+ * default: never.
+ *
  * Idempotent: a capture or refund is keyed by the payment side's `key` (the entry's
  * `idempotency_key`, the row's `step_key`): the same request again answers the entries it
  * appended (`replayed`), another request under the same key is STEP_CONFLICT. A void or expiry
@@ -133,8 +137,15 @@ function toRequest(step: HoldStepInput, currency: string, restore: boolean): Hol
 }
 
 async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepResult> {
-  const lock = await client.query<{ agent_id: string | null; mandates: Mandate[] | null }>(
-    "SELECT agent_id, record->'mandates' AS mandates FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE",
+  // delegations_restore: every stored delegation the agreement counts under (its own and the
+  // chain above it) lets refunds restore budget; true without a delegation, false when it is not stored.
+  const lock = await client.query<{ agent_id: string | null; mandates: Mandate[] | null; delegations_restore: boolean }>(
+    `SELECT a.agent_id, a.record->'mandates' AS mandates,
+            CASE WHEN a.delegation_id IS NULL THEN true
+              ELSE coalesce((SELECT bool_and(coalesce(p.record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false))
+                             FROM delegations d JOIN delegations p ON p.delegation_id = d.delegation_id OR p.delegation_id = ANY (d.chain_ids)
+                             WHERE d.delegation_id = a.delegation_id), false) END AS delegations_restore
+     FROM agreements a WHERE a.agreement_id = $1 FOR NO KEY UPDATE OF a`,
     [req.agreementId],
   );
   const locked = lock.rows[0];
@@ -151,7 +162,7 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
   // The service wrote every entry of this action; one its own rules refuse is a fault, never a move.
   if (problem !== undefined) throw new Error(`ledger of agreement ${req.agreementId}, action ${req.actionId}: ${problem}`);
   const mandate = (locked.mandates ?? []).find((m) => m.intent_id === intentId);
-  const request = toRequest(req.step, currency, mandate?.refunds_restore_budget === true);
+  const request = toRequest(req.step, currency, mandate?.refunds_restore_budget === true && locked.delegations_restore);
   if (!request) return { recorded: false, code: "AMOUNT_INVALID", currency };
   const decision = holdStep(state, request);
   const totals = (): HoldTotals => ({
