@@ -42,6 +42,18 @@ export function startHoldExpiry(pool: Pool, o: HoldExpiryOptions): HoldExpiry {
         const now = o.clock();
         const r = await expireHolds(pool, { before: new Date(now.getTime() - o.expirySeconds * 1000), at: now.toISOString(), limit: batch });
         total += r.expired;
+        for (const h of r.holds)
+          o.log?.info(
+            {
+              agreement_id: h.agreementId,
+              action_id: h.actionId,
+              outcome: "expired",
+              amount: h.entry.amount,
+              currency: h.entry.currency,
+              sequence: h.entry.sequence,
+            },
+            "outcome recorded",
+          );
         if (r.expired < batch) break;
       }
       if (total > 0) o.log?.info({ expired: total }, "hold expiry released holds not captured in time");

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLedger } from "../../src/core/agreement/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { expireHolds, spendTotals } from "../../src/store/ledger/index.js";
+import { startHoldExpiry } from "../../src/retention/hold-expiry.js";
 import { action, mandate, startVerifyWorld, storeAgreement, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
@@ -136,6 +137,30 @@ describe("expiry", () => {
     expect((await ledgerOf(other.agreementId)).map((e) => e.outcome)).toEqual(["allowed", "voided"]);
     expect(await w.outcome({ ...base, outcome: "voided" })).toMatchObject({ status: 409, body: { error: "outcome voided cannot follow expired" } });
     expect((await w.verify({ agent_id, action: action({ amount: 9 }) })).body.verdict).toBe("ALLOW");
+  });
+});
+
+describe("the expiry sweep of a process (WRIT_HOLD_EXPIRY_SECONDS)", () => {
+  it("expires only holds older than the setting by the service clock, logs each, and stops cleanly", async () => {
+    const { agreementId, base } = await held(10, 10);
+    let now = new Date(Date.now() + 30_000);
+    const lines: { obj: object; msg: string }[] = [];
+    const log = { info: (obj: object, msg: string) => lines.push({ obj, msg }), warn: (obj: object, msg: string) => lines.push({ obj, msg }) };
+    const sweep = startHoldExpiry(w.db.pool, { expirySeconds: 60, intervalMs: 3_600_000, clock: () => now, log });
+    try {
+      await sweep.runNow();
+      expect((await ledgerOf(agreementId)).map((e) => e.outcome)).toEqual(["allowed"]);
+      now = new Date(Date.now() + 120_000);
+      expect(await sweep.runNow()).toBeGreaterThanOrEqual(1);
+      expect((await ledgerOf(agreementId)).map((e) => e.outcome)).toEqual(["allowed", "expired"]);
+      expect(lines).toContainEqual({
+        obj: expect.objectContaining({ agreement_id: agreementId, action_id: base.action_id, outcome: "expired", amount: 10 }),
+        msg: "outcome recorded",
+      });
+      expect(await spent(agreementId)).toBe(0n);
+    } finally {
+      await sweep.stop();
+    }
   });
 });
 

@@ -271,24 +271,29 @@ export interface ExpireOptions {
 }
 
 /** Expires the open holds allowed before `before` (see the module comment); returns the agents whose budgets grew. */
-export async function expireHolds(pool: Pool, o: ExpireOptions): Promise<{ expired: number; agents: string[] }> {
+export async function expireHolds(
+  pool: Pool,
+  o: ExpireOptions,
+): Promise<{ expired: number; agents: string[]; holds: { agreementId: string; actionId: string; entry: LedgerEntry }[] }> {
   const { rows } = await pool.query<{ agreement_id: string; action_id: string }>(
     "SELECT agreement_id, action_id FROM ledger_open_holds WHERE held_at < $1 ORDER BY held_at LIMIT $2",
     [o.before, o.limit ?? 100],
   );
   let expired = 0;
   const agents = new Set<string>();
+  const holds: { agreementId: string; actionId: string; entry: LedgerEntry }[] = [];
   for (const r of rows) {
     const res = await recordHoldStep(pool, { agreementId: r.agreement_id, actionId: r.action_id, step: { kind: "expired" }, at: o.at });
     if (res.recorded && !res.replayed) {
       expired++;
+      if (res.entries[0]) holds.push({ agreementId: r.agreement_id, actionId: r.action_id, entry: res.entries[0] });
       if (res.agentId !== null) agents.add(res.agentId);
     } else {
       // Closed already, or not an action this service can expire (its agreement or entry is gone): not an open hold.
       await pool.query("DELETE FROM ledger_open_holds WHERE agreement_id = $1 AND action_id = $2", [r.agreement_id, r.action_id]);
     }
   }
-  return { expired, agents: [...agents] };
+  return { expired, agents: [...agents], holds };
 }
 
 /**

@@ -196,7 +196,17 @@ async function recordStep(
     }
   }
   if (!r.replayed && r.agentId !== null && r.entries.some((e) => releasesBudget(e.outcome))) app.verifyRuntime?.snapshots.forget(r.agentId);
-  log.info({ agreement_id: s.agreementId, action_id: s.actionId, outcome: s.outcome, replayed: r.replayed, org_id: s.orgId }, "outcome recorded");
+  log.info(
+    {
+      agreement_id: s.agreementId,
+      action_id: s.actionId,
+      outcome: s.outcome,
+      replayed: r.replayed,
+      org_id: s.orgId,
+      entries: r.entries.map((e) => ({ outcome: e.outcome, amount: e.amount, sequence: e.sequence })),
+    },
+    "outcome recorded",
+  );
   const t = r.totals;
   const fmt = (m: bigint) => formatMinor(m, r.currency);
   return {
