@@ -166,9 +166,14 @@ async function capture(base: string, server: Server, secrets: ReturnType<typeof 
     "outcome",
     await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
       bearer: wallet,
-      body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" },
+      body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "captured", amount: 10, final: true, idempotency_key: "cap_0001" },
     }),
   );
+  // A capture after the final one (a 409 with the hold's state).
+  await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
+    bearer: wallet,
+    body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "captured", amount: 1, idempotency_key: "cap_0002" },
+  });
   await call("POST /v1/verify/outcomes", "/v1/verify/outcomes", {
     bearer: operator,
     body: { agreement_id: "agr_demo", action_id: action.action_id, outcome: "authorized" },

@@ -189,7 +189,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record a later outcome (authorized, settled, failed) of an allowed action (scope outcomes:write, a payment-side party of the agreement) */
+        /** Record a later outcome (authorized, settled, failed) or a hold step (captured, voided, refunded) of an allowed action (scope outcomes:write, a payment-side party of the agreement) */
         post: {
             parameters: {
                 query?: never;
@@ -203,7 +203,12 @@ export interface paths {
                         agreement_id: string;
                         action_id: string;
                         /** @enum {string} */
-                        outcome: "authorized" | "settled" | "failed";
+                        outcome: "authorized" | "settled" | "failed" | "captured" | "voided" | "refunded";
+                        /** @description captured, refunded: the step's amount in major units of the action's currency. */
+                        amount?: number;
+                        /** @description captured: the last capture; the rest of the hold is released. */
+                        final?: boolean;
+                        idempotency_key?: string;
                     };
                 };
             };
@@ -230,6 +235,32 @@ export interface paths {
                                 idempotency_key?: string;
                                 intent_id?: string;
                                 prev_entry_hash?: string;
+                                final?: boolean;
+                                cause?: string;
+                            };
+                            /** @description Hold steps: every entry the step appended (a capture or refund may be followed by its release). */
+                            entries?: {
+                                action_id?: string;
+                                at?: string;
+                                currency?: string;
+                                outcome?: string;
+                                sequence?: number;
+                                entry_hash?: string;
+                                amount?: number;
+                                idempotency_key?: string;
+                                intent_id?: string;
+                                prev_entry_hash?: string;
+                                final?: boolean;
+                                cause?: string;
+                            }[];
+                            /** @description The action's hold after the step, decimal strings in its currency: held (the ALLOW), captured, refunded, counted (what its budgets count), open. */
+                            hold?: {
+                                currency?: string;
+                                held?: string;
+                                captured?: string;
+                                refunded?: string;
+                                counted?: string;
+                                open?: boolean;
                             };
                         };
                     };
@@ -1136,6 +1167,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1147,6 +1182,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1159,6 +1198,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                             };
                         };
@@ -1282,6 +1325,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1293,6 +1340,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1305,6 +1356,10 @@ export interface paths {
                                     spent?: string;
                                     /** @description limit - spent, at least 0 */
                                     remaining?: string;
+                                    /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                    held?: string;
+                                    /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                    captured?: string;
                                 };
                             };
                         };
@@ -1915,6 +1970,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     }[];
                                     agreement?: {
                                         currency: string;
@@ -1926,6 +1985,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     };
                                     delegation?: {
                                         delegation_id: string;
@@ -1938,6 +2001,10 @@ export interface paths {
                                         spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
+                                        /** @description Intents: the part of spent on open holds not captured yet (decimal string) */
+                                        held?: string;
+                                        /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
+                                        captured?: string;
                                     };
                                 };
                             }[];

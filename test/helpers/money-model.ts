@@ -13,6 +13,12 @@
  *   allowed action answers the same entry; of a released one, 409;
  * - outcomes: the agent's operator gets 403, an organization that is not a party 404, the party
  *   the moves of src/core/agreement/outcomes.ts;
+ * - holds (docs/verify.md, "Holds, captures and refunds"): partial and final captures, voids,
+ *   the service's expiry sweep (run by two sweepers at once) and refunds (one intent restores
+ *   budget on refunds, the others do not), with reused idempotency keys; after every step
+ *   captures <= hold and refunds <= captured for every action, each answer's `hold` is the
+ *   model's, and the budget the read API shows (GET /v1/agreements/{id}) is what the spend
+ *   transaction checks (Postgres's totals), which is the model's;
  * - at the end, every ledger chain verifies and each ALLOW answered is in it once.
  *
  * The model does not predict DENYs (another process's snapshot may hold a total that is too
@@ -24,7 +30,7 @@ import { expect } from "vitest";
 import { outcomeStep, verifyLedger, type LaterOutcome, type LedgerOutcome } from "../../src/core/agreement/index.js";
 import { toMinor } from "../../src/core/money/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
-import { spendTotals } from "../../src/store/ledger/index.js";
+import { expireHolds, spendTotals } from "../../src/store/ledger/index.js";
 import type { VerifyWorld } from "./verify-world.js";
 import { mandate, storeAgreement, uid } from "./verify-world.js";
 
@@ -47,6 +53,19 @@ interface Intent {
   id: string;
   ceilingMinor: bigint;
   sliceMinor: bigint;
+  /** The mandate's refunds_restore_budget. */
+  restores: boolean;
+}
+
+/** The model's own account of an action's hold (independent of src/core/agreement/holds.ts). */
+interface Hold {
+  captured: bigint;
+  refunded: bigint;
+  released: bigint;
+  open: boolean;
+  closedBy?: string;
+  /** Steps by `<outcome>:<key>`: amount and whether final. */
+  keys: Map<string, { amount: bigint; final: boolean }>;
 }
 
 interface Agreement {
@@ -70,6 +89,7 @@ interface Action {
   entry?: { sequence: number; entry_hash: string };
   /** Outcomes in ledger order, once allowed. */
   outcomes: LedgerOutcome[];
+  hold: Hold;
 }
 
 /** The reference model of one run. */
@@ -78,11 +98,13 @@ export class MoneyModel {
   readonly actions: Action[] = [];
   /** Every ALLOW answered, for the final check. */
   readonly allows: { action: Action; entry: { sequence: number; entry_hash: string } }[] = [];
+  /** Hold steps appended (not replays nor refusals), by outcome: the run was not vacuous. */
+  readonly steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
 
   /** Counted (not released) spend of an intent. */
   spentOf(a: Agreement, intent: Intent): bigint {
     let n = 0n;
-    for (const x of this.actions) if (x.agreement === a && x.intent === intent && counts(x)) n += x.amountMinor;
+    for (const x of this.actions) if (x.agreement === a && x.intent === intent) n += countedOf(x);
     return n;
   }
 
@@ -102,6 +124,16 @@ function counts(x: Action): boolean {
   return x.outcomes.length > 0 && !x.outcomes.includes("failed");
 }
 
+/** What an action counts against its budgets: its amount less what its hold released; 0 when not allowed or failed. */
+function countedOf(x: Action): bigint {
+  return counts(x) ? x.amountMinor - x.hold.released : 0n;
+}
+
+/** Whether anything of the action was released (a retry is then a 409). */
+function releasedAny(x: Action): boolean {
+  return x.outcomes.some((o) => o === "failed" || o === "voided" || o === "expired" || o === "released");
+}
+
 const usd = (major: number) => toMinor(major, "USD");
 
 /** A fresh world for one run: agent A under a delegation (two intents), agent B with a bare agreement. */
@@ -111,9 +143,12 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
   const a = (await w.registerAgent(w.operatorKey)).agent_id;
   const b = (await w.registerAgent(w.operatorKey)).agent_id;
   const delegated = await storeAgreement(w, {
-    mandates: [mandate(a, "i1", { maximum_amount: 40, cumulative_maximum: 60 }), mandate(a, "i2", { maximum_amount: 30, cumulative_maximum: 50 })],
+    mandates: [
+      mandate(a, "i1", { maximum_amount: 40, cumulative_maximum: 60 }),
+      mandate(a, "i2", { maximum_amount: 30, cumulative_maximum: 50, refunds_restore_budget: true }),
+    ],
     parentLimits: { currency: "USD", maximum_amount: 40, cumulative_maximum: 110 },
-    delegation: { scope: { currency: "USD", maximum_amount: 40, cumulative_maximum: 100 } },
+    delegation: { scope: { currency: "USD", maximum_amount: 40, cumulative_maximum: 100, refunds_restore_budget: true } },
   });
   m.agreements.push({
     id: delegated.agreementId,
@@ -122,8 +157,8 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
     delegationMinor: usd(100),
     revoked: false,
     intents: [
-      { id: "i1", ceilingMinor: usd(40), sliceMinor: usd(60) },
-      { id: "i2", ceilingMinor: usd(30), sliceMinor: usd(50) },
+      { id: "i1", ceilingMinor: usd(40), sliceMinor: usd(60), restores: false },
+      { id: "i2", ceilingMinor: usd(30), sliceMinor: usd(50), restores: true },
     ],
   });
   const bare = await storeAgreement(w, { mandates: [mandate(b, "j1", { maximum_amount: 25, cumulative_maximum: 50 })], delegation: false });
@@ -132,7 +167,7 @@ export async function newModel(sys: ModelSystem): Promise<MoneyModel> {
     agentId: b,
     delegationId: null,
     revoked: false,
-    intents: [{ id: "j1", ceilingMinor: usd(25), sliceMinor: usd(50) }],
+    intents: [{ id: "j1", ceilingMinor: usd(25), sliceMinor: usd(50), restores: false }],
   });
   return m;
 }
@@ -170,6 +205,7 @@ function settleNew(m: MoneyModel, x: Action, roomBefore: boolean): void {
     expect(entry).toBeDefined();
     x.entry = entry;
     x.outcomes = ["allowed"];
+    x.hold.open = true;
     m.allows.push({ action: x, entry });
   }
 }
@@ -180,6 +216,7 @@ function newAction(a: Agreement, intent: Intent, amount: number): Omit<Action, "
     intent,
     amountMinor: usd(amount),
     outcomes: [],
+    hold: { captured: 0n, refunded: 0n, released: 0n, open: false, keys: new Map() },
     body: {
       agent_id: a.agentId,
       action: { action_id: uid("act"), action_type: "purchase", amount, currency: "USD", proposed_at: new Date().toISOString(), intent_id: intent.id },
@@ -253,7 +290,7 @@ class Retry implements Cmd {
     const x = m.actions[this.xi % m.actions.length] as Action;
     const r = await call(s.urls[this.p % s.urls.length] as string, "POST", "/v1/verify", s.w.operatorKey, x.body);
     if (x.first.status !== 200) return;
-    if (x.outcomes.includes("failed")) {
+    if (releasedAny(x)) {
       expect(r.status, JSON.stringify(r.body)).toBe(409);
       expect(String(r.body.error)).toContain("new action_id");
     } else if (x.entry) {
@@ -293,7 +330,11 @@ class Outcome implements Cmd {
     if (step.kind === "refused") return void expect(r.status, context).toBe(step.code === "ACTION_NOT_RECORDED" ? 404 : 409);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.replayed).toBe(step.kind === "replay");
-    if (step.kind === "append") x.outcomes.push(this.outcome);
+    if (step.kind === "append") {
+      x.outcomes.push(this.outcome);
+      if (this.outcome === "settled") Object.assign(x.hold, { open: false, closedBy: "settled", captured: x.amountMinor });
+      if (this.outcome === "failed") Object.assign(x.hold, { open: false, closedBy: "failed" });
+    }
   }
   toString = () => `outcome(${this.xi},${this.outcome},${this.who},p${this.p})`;
 }
@@ -317,12 +358,117 @@ class RetryWhileFailing implements Cmd {
     if (step.kind === "append") {
       expect(failed.status).toBe(200);
       x.outcomes.push("failed");
+      Object.assign(x.hold, { open: false, closedBy: "failed" });
     } else expect(failed.status, JSON.stringify(failed.body)).toBe(step.kind === "replay" ? 200 : 409);
     // The retry raced the release: the old ALLOW (answered before it) or the 409 (after).
     if (retry.status === 200) expect(retry.body).toMatchObject({ verdict: "ALLOW", ledger_entry: x.entry });
     else expect(retry.status).toBe(409);
   }
   toString = () => `retryWhileFailing(${this.xi})`;
+}
+
+/** The answer's `hold` is the model's (decimal strings in USD). */
+function expectHold(x: Action, r: Reply): void {
+  const fmt = (m: bigint) => (Number(m) / 100).toFixed(2);
+  expect(r.body.hold, JSON.stringify(r.body)).toMatchObject({
+    held: fmt(x.amountMinor),
+    captured: fmt(x.hold.captured),
+    refunded: fmt(x.hold.refunded),
+    counted: fmt(countedOf(x)),
+    open: x.hold.open,
+  });
+}
+
+/** A hold step (captured, voided, refunded) of an earlier action by the party, with the model's prediction. */
+class Step implements Cmd {
+  constructor(
+    readonly xi: number,
+    readonly kind: "captured" | "voided" | "refunded",
+    readonly amountMinor: bigint,
+    readonly final: boolean,
+    readonly key: string,
+    readonly p: number,
+  ) {}
+  check = (m: Readonly<MoneyModel>) => m.actions.length > 0;
+  async run(m: MoneyModel, s: ModelSystem): Promise<void> {
+    // Mostly an allowed action, a captured one for a refund (one in five among all: a refused one answers 404).
+    const allowed = m.actions.filter((a) => a.outcomes.includes("allowed") && (this.kind !== "refunded" || a.hold.captured > 0n));
+    const pool = this.xi % 5 === 0 || allowed.length === 0 ? m.actions : allowed;
+    const x = pool[this.xi % pool.length] as Action;
+    const h = x.hold;
+    const body: Record<string, unknown> = { agreement_id: x.agreement.id, action_id: x.body.action.action_id, outcome: this.kind };
+    if (this.kind !== "voided") Object.assign(body, { amount: Number(this.amountMinor) / 100, idempotency_key: this.key });
+    if (this.kind === "captured" && this.final) body.final = true;
+    const r = await call(s.urls[this.p % s.urls.length] as string, "POST", "/v1/verify/outcomes", s.w.psp.key, body);
+    const context = JSON.stringify({ answer: r.body, step: this.toString(), outcomes: x.outcomes, hold: { ...h, keys: [...h.keys] } }, (_k, v: unknown) =>
+      typeof v === "bigint" ? v.toString() : v,
+    );
+    if (!x.outcomes.includes("allowed")) return void expect(r.status, context).toBe(404);
+    const seen = h.keys.get(`${this.kind}:${this.key}`);
+    if (this.kind === "voided" && h.closedBy === "voided") return void expect(r.body.replayed, context).toBe(true);
+    if (seen) {
+      const same = seen.amount === this.amountMinor && (this.kind !== "captured" || seen.final || !this.final);
+      expect(r.status, context).toBe(same ? 200 : 409);
+      if (same) expect(r.body.replayed, context).toBe(true);
+      return;
+    }
+    const closedOrFailed = this.kind === "refunded" ? h.closedBy === "failed" || h.captured === 0n : !h.open;
+    if (closedOrFailed) return void expect(r.status, context).toBe(409);
+    if (this.kind === "captured" && h.captured + this.amountMinor > x.amountMinor) return void expect(r.status, context).toBe(409);
+    if (this.kind === "refunded" && h.refunded + this.amountMinor > h.captured) return void expect(r.status, context).toBe(409);
+    expect(r.status, context).toBe(200);
+    expect(r.body.replayed, context).toBe(false);
+    if (this.kind === "captured") {
+      h.captured += this.amountMinor;
+      const final = this.final || h.captured === x.amountMinor;
+      h.keys.set(`captured:${this.key}`, { amount: this.amountMinor, final });
+      x.outcomes.push("captured");
+      if (final) {
+        h.open = false;
+        h.closedBy = "captured";
+        const rest = x.amountMinor - h.captured;
+        if (rest > 0n) {
+          h.released += rest;
+          x.outcomes.push("released");
+        }
+      }
+    } else if (this.kind === "voided") {
+      h.released += x.amountMinor - h.captured;
+      h.open = false;
+      h.closedBy = "voided";
+      x.outcomes.push("voided");
+    } else {
+      h.refunded += this.amountMinor;
+      h.keys.set(`refunded:${this.key}`, { amount: this.amountMinor, final: false });
+      x.outcomes.push("refunded");
+      if (x.intent.restores) {
+        h.released += this.amountMinor;
+        x.outcomes.push("released");
+      }
+    }
+    expect(h.captured <= x.amountMinor && h.refunded <= h.captured).toBe(true);
+    expectHold(x, r);
+    m.steps[this.kind]++;
+  }
+  toString = () => `step(${this.xi},${this.kind},${this.amountMinor},${this.final ? "final" : ""},${this.key},p${this.p})`;
+}
+
+/** The service's expiry sweep, twice at once (two processes): every open hold of the model expires, once. */
+class Expire implements Cmd {
+  check = (m: Readonly<MoneyModel>) => m.actions.some((x) => x.hold.open);
+  async run(m: MoneyModel, s: ModelSystem): Promise<void> {
+    const later = new Date(Date.now() + 3_600_000);
+    await Promise.all([1, 2].map(() => expireHolds(s.w.db.pool, { before: later, at: later.toISOString(), limit: 100_000 })));
+    for (const x of m.actions) {
+      if (!x.hold.open) continue;
+      x.hold.released += x.amountMinor - x.hold.captured;
+      x.hold.open = false;
+      x.hold.closedBy = "expired";
+      x.outcomes.push("expired");
+      m.steps.expired++;
+    }
+  }
+  toString = () => "expire()";
 }
 
 /** The admin revokes an agreement's delegation (DELETE /svc/delegations/{id}). */
@@ -342,14 +488,25 @@ class Revoke implements Cmd {
   toString = () => `revoke(${this.ai},p${this.p})`;
 }
 
-/** After every command: Postgres's totals are the model's, and within every limit. */
+/**
+ * After every command: Postgres's totals are the model's, and within every limit; the read
+ * API's budget shows those totals; captures <= hold, refunds <= captured.
+ */
 export async function checkInvariants(m: MoneyModel, s: ModelSystem): Promise<void> {
+  for (const x of m.actions) expect(x.hold.captured <= x.amountMinor && x.hold.refunded <= x.hold.captured && x.hold.released <= x.amountMinor).toBe(true);
   for (const a of m.agreements) {
     const stored = await spendTotals(s.w.db.pool, a.id);
+    const read = await call(s.urls[0] as string, "GET", `/v1/agreements/${a.id}`, s.w.operatorKey);
+    expect(read.status).toBe(200);
+    const lines = (read.body.budget as { intents: { intent_id: string; spent: string; held: string; captured: string }[] }).intents;
     for (const i of a.intents) {
       const want = m.spentOf(a, i);
       expect(stored.get(i.id) ?? 0n, `${a.id}/${i.id}`).toBe(want);
       expect(want <= i.sliceMinor, `${a.id}/${i.id} over its slice`).toBe(true);
+      const line = lines.find((l) => l.intent_id === i.id);
+      expect(line && usd(Number(line.spent)), `${a.id}/${i.id} as read`).toBe(stored.get(i.id) ?? 0n);
+      const held = m.actions.filter((x) => x.agreement === a && x.intent === i && x.hold.open).reduce((n, x) => n + x.amountMinor - x.hold.captured, 0n);
+      expect(line && usd(Number(line.held)), `${a.id}/${i.id} held`).toBe(held);
     }
     if (a.delegationMinor !== undefined) expect(m.spentUnder(a) <= a.delegationMinor, `${a.id} over its delegation`).toBe(true);
   }
@@ -374,6 +531,17 @@ export function moneyCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>> 
   const ai = fc.nat(1);
   const ii = fc.nat(1);
   const amount = fc.constantFrom(...AMOUNTS);
+  // Hold steps weigh three times the other commands: they need allowed actions to work on.
+  const step = fc
+    .tuple(
+      fc.nat(200),
+      fc.constantFrom<"captured" | "voided" | "refunded">("captured", "captured", "voided", "refunded", "refunded"),
+      fc.constantFrom(1n, 99n, 500n, 1000n, 2000n),
+      fc.boolean(),
+      fc.constantFrom("k1", "k2", "k3"),
+      p,
+    )
+    .map(([x, kind, amount, final, key, q]) => new Step(x, kind, amount, final, key, q));
   return fc.commands(
     [
       fc.tuple(ai, ii, amount, p).map(([a, i, n, q]) => new Verify(a, i, n, q)),
@@ -388,6 +556,10 @@ export function moneyCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>> 
         .map(([x, o, who, q]) => new Outcome(x, o, who, q)),
       fc.array(fc.record({ ai, ii, amount, p }), { minLength: 2, maxLength: 8 }).map((picks) => new Burst(picks)),
       fc.nat(200).map((x) => new RetryWhileFailing(x)),
+      step,
+      step,
+      step,
+      fc.constant(null).map(() => new Expire()),
       fc.tuple(ai, p).map(([a, q]) => new Revoke(a, q)),
     ],
     { maxCommands, size: "max" },

@@ -1,6 +1,7 @@
 /**
  * The money path's model-based test (test/helpers/money-model.ts): random sequences of verify,
- * retry, outcome (party, operator, stranger), revocation and concurrent bursts against two
+ * retry, outcome (party, operator, stranger), hold steps (captures, voids, refunds, the expiry
+ * sweep), revocation and concurrent bursts against two
  * `writ serve` processes on one Postgres, every invariant checked after every step and every
  * ledger chain at the end. Bounded here (WRIT_MODEL_RUNS runs of at most WRIT_MODEL_COMMANDS
  * commands, within WRIT_MODEL_SECONDS); `npm run model:money` runs it longer; WRIT_MODEL_SEED and
@@ -42,11 +43,13 @@ describe("the money path against a reference model (two processes, one Postgres)
     async () => {
       let runs = 0;
       let commands = 0;
+      const steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
       await fc.assert(
         fc.asyncProperty(moneyCommands(COMMANDS), async (cmds) => {
           const model = await runMoneyModel(sys, cmds);
           runs++;
           commands += model.actions.length;
+          for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
         }),
         {
           numRuns: RUNS,
@@ -62,7 +65,9 @@ describe("the money path against a reference model (two processes, one Postgres)
       // Bounded in time, but never vacuous: at least a few runs with real traffic.
       expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
       expect(commands).toBeGreaterThan(0);
-      console.log(`money model: ${runs} runs, ${commands} verify actions`);
+      // Holds were exercised: captures, voids, refunds and expiries were appended, not only refused.
+      console.log(`money model: ${runs} runs, ${commands} verify actions, hold steps ${JSON.stringify(steps)}`);
+      if (runs >= 3) expect(steps.captured + steps.voided + steps.refunded).toBeGreaterThan(0);
     },
     (SECONDS + 60) * 1000,
   );

@@ -179,7 +179,9 @@ describe("what they read", () => {
     const r = await w.call("GET", `/v1/agreements/${bareAgreementId}`, w.operatorKey);
     expect(r.status).toBe(200);
     expect(r.body.budget).toEqual({
-      intents: [{ intent_id: "j1", currency: "USD", maximum_amount: "100.00", limit: "50.00", spent: "0.00", remaining: "50.00" }],
+      intents: [
+        { intent_id: "j1", currency: "USD", maximum_amount: "100.00", limit: "50.00", spent: "0.00", remaining: "50.00", held: "0.00", captured: "0.00" },
+      ],
     });
   });
 });

@@ -9,7 +9,8 @@
  * has no `limit` and no `remaining` (nothing bounds it there). A delegation's spend is unknown
  * (`spent` absent) when part of it is in another currency than its scope's, which cannot be
  * added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so `remaining` is
- * "0". Pure.
+ * "0". Each intent's spend is split into `held` (open holds not captured yet) and `captured`
+ * when the holds are given. Pure.
  */
 import { agreementSpentIn, remainingOf, formatMinor, toMinor } from "../money/index.js";
 import type { Mandate, ParentLimits } from "./types.js";
@@ -25,6 +26,10 @@ export interface BudgetLine {
   spent?: string;
   /** limit - spent, at least 0; absent without a limit. */
   remaining?: string;
+  /** Intents: the part of `spent` on holds still open and not captured (ALLOWs the payment side has not captured yet). */
+  held?: string;
+  /** Intents: the part of `spent` captured (or settled): spent - held. */
+  captured?: string;
 }
 
 /** The budget of an agreement. */
@@ -42,6 +47,8 @@ export interface BudgetInput {
   parentLimits?: ParentLimits;
   /** Spent per intent (minor units of each intent's currency). */
   spent: ReadonlyMap<string, bigint>;
+  /** Held per intent: the part of `spent` on open holds not captured (src/core/agreement/holds.ts); absent: not shown. */
+  held?: ReadonlyMap<string, bigint>;
   delegation?: {
     delegationId: string;
     currency: string;
@@ -66,10 +73,17 @@ function line(currency: string, maximum: number | undefined, cumulative: number 
 
 /** The budget view (see the module comment). */
 export function budgetView(b: BudgetInput): BudgetView {
-  const intents = b.mandates.map((m) => ({
-    intent_id: m.intent_id,
-    ...line(m.currency, m.maximum_amount, m.cumulative_maximum, b.spent.get(m.intent_id) ?? 0n),
-  }));
+  const intents = b.mandates.map((m) => {
+    const spent = b.spent.get(m.intent_id) ?? 0n;
+    const out = { intent_id: m.intent_id, ...line(m.currency, m.maximum_amount, m.cumulative_maximum, spent) };
+    if (b.held) {
+      const h = b.held.get(m.intent_id) ?? 0n;
+      const held = h < spent ? h : spent;
+      out.held = formatMinor(held, m.currency);
+      out.captured = formatMinor(spent - held, m.currency);
+    }
+    return out;
+  });
   const out: BudgetView = { intents };
   const p = b.parentLimits;
   if (p) {

@@ -25,6 +25,22 @@ export { parentLimitsProblem } from "./limits.js";
 export { nextStatus, statusFromEvents } from "./state.js";
 export { addMandate, amendMandate, type ChangeOptions, type MandateChanges } from "./amend.js";
 export { NEXT_OUTCOMES, outcomeStep, type LaterOutcome, type OutcomeStep } from "./outcomes.js";
+export {
+  HOLD_OUTCOMES,
+  actionState,
+  applyEntry,
+  countedOf,
+  emptyActionState,
+  holdStep,
+  releasesBudget,
+  type ActionState,
+  type HoldDecision,
+  type HoldOutcome,
+  type HoldRefusal,
+  type HoldRequest,
+  type NewStep,
+  type StepEntry,
+} from "./holds.js";
 export { PAYMENT_PARTY_ROLES, currentPartyClaims, partyClaims, type PartyClaim } from "./parties.js";
 export { budgetView, type BudgetInput, type BudgetLine, type BudgetView } from "./budget.js";
 export { PUSH_TYP, signRevocationPush, verifyRevocationPush } from "./push.js";

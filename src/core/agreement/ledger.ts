@@ -6,14 +6,17 @@
  * `ledger_sequence` is the number of entries and `ledger_head` the last `entry_hash` (absent
  * on an empty ledger). Entries carry amounts in their intent's currency; an entry without
  * `intent_id` belongs to the agreement's only mandate. Spend per intent counts, for each
- * `action_id`, only its latest entry: allowed, authorized and settled count their amount,
- * failed releases it. Verifiers never throw.
+ * `action_id`, only its latest entry of the seed's outcomes: allowed, authorized and settled
+ * count their amount, failed releases it; then the hold steps (./holds.ts) subtract what they
+ * release (released, voided, expired), and their moves are checked (captures within the hold,
+ * refunds within the captures, releases exact). Verifiers never throw.
  */
 import { hashWithout, isHashString, type HashString } from "../canonical/index.js";
 import { isCurrency, toMinor } from "../money/index.js";
 import { AgreementError } from "./errors.js";
 import { parseInstant } from "../time/index.js";
 import type { IntentAgreement, LedgerEntry, LedgerOutcome, Mandate } from "./types.js";
+import { HOLD_OUTCOMES, applyEntry, emptyActionState, type ActionState, type StepEntry } from "./holds.js";
 
 /** The fields a caller supplies for a new entry; sequence and chain fields are computed. */
 export type LedgerEntryFields = Omit<LedgerEntry, "sequence" | "entry_hash" | "prev_entry_hash">;
@@ -21,8 +24,19 @@ export type LedgerEntryFields = Omit<LedgerEntry, "sequence" | "entry_hash" | "p
 /** Result of checking an agreement's ledger. */
 export type LedgerState = { state: "ok" } | { state: "unknown" } | { state: "broken"; problem: string };
 
-const OUTCOMES: ReadonlySet<string> = new Set<LedgerOutcome>(["allowed", "authorized", "settled", "failed"]);
+const OUTCOMES: ReadonlySet<string> = new Set<LedgerOutcome>(["allowed", "authorized", "settled", "failed", ...HOLD_OUTCOMES]);
 const COUNTING: ReadonlySet<string> = new Set<LedgerOutcome>(["allowed", "authorized", "settled"]);
+
+/** An entry as the hold rules read it (./holds.ts); undefined amount when absent or unusable. */
+function stepEntry(e: LedgerEntry): StepEntry {
+  return {
+    outcome: e.outcome,
+    amountMinor: e.amount !== undefined ? minorOrUndefined(e.amount, e.currency) : undefined,
+    ...(e.final === true ? { final: true } : {}),
+    ...(e.cause !== undefined ? { cause: e.cause } : {}),
+    ...(typeof e.idempotency_key === "string" ? { idempotencyKey: e.idempotency_key } : {}),
+  };
+}
 
 function minorOrUndefined(amount: unknown, currency: unknown): bigint | undefined {
   if (typeof amount !== "number" || typeof currency !== "string") return undefined;
@@ -37,7 +51,10 @@ function fieldsProblem(f: LedgerEntryFields): string | undefined {
   if (typeof f.action_id !== "string" || f.action_id === "") return "action_id must be a non-empty string";
   if (parseInstant(f.at) === undefined) return "at must be an RFC 3339 date-time";
   if (!isCurrency(f.currency)) return "currency must be an ISO 4217 code";
-  if (!OUTCOMES.has(f.outcome)) return "outcome must be allowed, authorized, settled or failed";
+  if (!OUTCOMES.has(f.outcome)) return `outcome must be one of ${[...OUTCOMES].join(", ")}`;
+  if (f.final !== undefined && (f.final !== true || f.outcome !== "captured")) return "final is true on a captured entry, or absent";
+  if (f.cause !== undefined && (!["capture", "refund"].includes(f.cause) || f.outcome !== "released"))
+    return "cause is capture or refund on a released entry, or absent";
   if (f.amount !== undefined && minorOrUndefined(f.amount, f.currency) === undefined) {
     return `amount ${String(f.amount)} is not usable in ${f.currency}`;
   }
@@ -143,6 +160,7 @@ function ledgerProblem(agreement: IntentAgreement, ledger: readonly LedgerEntry[
     intents.add(m.intent_id);
   }
   const actionIntent = new Map<string, string | undefined>();
+  const states = new Map<string, ActionState>();
   for (let i = 0; i < ledger.length; i++) {
     const e = ledger[i] as LedgerEntry;
     const problem = entryProblem(e, i, ledger, mandates);
@@ -156,6 +174,15 @@ function ledgerProblem(agreement: IntentAgreement, ledger: readonly LedgerEntry[
         return `ledger entry ${i} (${e.outcome}) has no amount and no earlier entry of action ${JSON.stringify(e.action_id)}`;
       }
     }
+    // The hold rules (./holds.ts) for the hold steps: captures within the hold, refunds within
+    // the captures, every release exact. The seed's outcomes keep the seed's rules.
+    const state = states.get(e.action_id) ?? emptyActionState();
+    states.set(e.action_id, state);
+    const stepProblem = applyEntry(state, stepEntry(e));
+    if (stepProblem !== undefined) return `ledger entry ${i}: ${stepProblem}`;
+  }
+  for (const [action, state] of states) {
+    if (state.pendingRelease > 0n) return `action ${JSON.stringify(action)}: a final capture is not followed by the release of the rest of the hold`;
   }
   if (agreement.ledger_sequence !== ledger.length) {
     return `ledger_sequence is ${String(agreement.ledger_sequence)} but the ledger holds ${ledger.length} entries`;
@@ -208,16 +235,25 @@ export function spentByIntent(agreement: IntentAgreement, opts: SpentOptions = {
   for (const m of mandates) out.set(m.intent_id, 0n);
   const ledger = agreement.ledger;
   if (!Array.isArray(ledger)) return out;
-  const latest = new Map<string, { intent: string | undefined; minor: bigint; outcome: unknown }>();
+  const latest = new Map<string, { intent: string | undefined; minor: bigint; outcome: unknown; released: bigint }>();
   for (const e of ledger) {
     if (typeof e !== "object" || e === null || typeof e.action_id !== "string") continue;
     const prev = latest.get(e.action_id);
-    const minor = e.amount !== undefined ? (minorOrUndefined(e.amount, e.currency) ?? 0n) : (prev?.minor ?? 0n);
-    latest.set(e.action_id, { intent: entryIntent(e, mandates), minor, outcome: e.outcome });
+    const stepMinor = e.amount !== undefined ? (minorOrUndefined(e.amount, e.currency) ?? 0n) : 0n;
+    // A hold step's amount is the step's own: the amount in force (the hold) stays the last one
+    // a seed outcome carried, and what a released, voided or expired entry gives back is subtracted.
+    if ((HOLD_OUTCOMES as readonly string[]).includes(e.outcome as string)) {
+      const released = (prev?.released ?? 0n) + (["released", "voided", "expired"].includes(e.outcome) ? stepMinor : 0n);
+      latest.set(e.action_id, { intent: prev?.intent ?? entryIntent(e, mandates), minor: prev?.minor ?? 0n, outcome: prev?.outcome ?? e.outcome, released });
+      continue;
+    }
+    const minor = e.amount !== undefined ? stepMinor : (prev?.minor ?? 0n);
+    latest.set(e.action_id, { intent: entryIntent(e, mandates), minor, outcome: e.outcome, released: prev?.released ?? 0n });
   }
-  for (const { intent, minor, outcome } of latest.values()) {
+  for (const { intent, minor, outcome, released } of latest.values()) {
     if (intent === undefined || typeof outcome !== "string" || !OUTCOMES.has(outcome) || (releases && !COUNTING.has(outcome))) continue;
-    out.set(intent, (out.get(intent) ?? 0n) + minor);
+    const counted = releases ? minor - released : minor;
+    out.set(intent, (out.get(intent) ?? 0n) + (counted > 0n ? counted : 0n));
   }
   return out;
 }

@@ -4,7 +4,8 @@
  *   allowed -> authorized -> settled
  *   allowed | authorized -> failed
  *
- * `settled` and `failed` are final. A `failed` entry releases the action's amount from the
+ * `settled` and `failed` are final; after a hold step (./holds.ts: captured, voided, expired,
+ * refunded) none of these moves is allowed. A `failed` entry releases the action's amount from the
  * totals (the core counts only each action's latest entry; failed counts nothing). Asking for
  * an outcome the action already has is a replay: the existing entry is the answer and nothing
  * is appended. Pure.
@@ -12,7 +13,7 @@
 import type { LedgerOutcome } from "./types.js";
 
 /** Outcomes recorded after the allowed one. */
-export type LaterOutcome = Exclude<LedgerOutcome, "allowed">;
+export type LaterOutcome = "authorized" | "settled" | "failed";
 
 /** Where each outcome may move next. */
 export const NEXT_OUTCOMES: Readonly<Record<LedgerOutcome, readonly LaterOutcome[]>> = {
@@ -20,6 +21,12 @@ export const NEXT_OUTCOMES: Readonly<Record<LedgerOutcome, readonly LaterOutcome
   authorized: ["settled", "failed"],
   settled: [],
   failed: [],
+  // Once a hold step (./holds.ts) is recorded, the seed's moves stop.
+  captured: [],
+  released: [],
+  voided: [],
+  expired: [],
+  refunded: [],
 };
 
 /** What to do with a requested outcome, given the action's outcomes so far (in ledger order). */

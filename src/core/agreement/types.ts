@@ -50,7 +50,11 @@ export interface Acknowledgement {
   domain?: string;
 }
 
-export type LedgerOutcome = "allowed" | "authorized" | "settled" | "failed";
+/**
+ * The outcome of a ledger entry: the seed's allowed, authorized, settled and failed, and the
+ * hold steps of ./holds.ts (captured, released, voided, expired, refunded; docs/formats.md).
+ */
+export type LedgerOutcome = "allowed" | "authorized" | "settled" | "failed" | "captured" | "released" | "voided" | "expired" | "refunded";
 
 /** One entry of the hash-chained spend ledger. `amount` is in major units of `currency`. */
 export interface LedgerEntry {
@@ -64,6 +68,10 @@ export interface LedgerEntry {
   idempotency_key?: string;
   intent_id?: string;
   prev_entry_hash?: HashString;
+  /** On a `captured` entry: the capture closes the hold (the rest is released by the next entry). */
+  final?: true;
+  /** On a `released` entry: what released it (the rest of a final capture, or a refund that restores budget). */
+  cause?: "capture" | "refund";
 }
 
 /** A signed revocation of the agreement by the principal who signed it. */
@@ -98,6 +106,11 @@ export interface Mandate {
   merchants?: string[];
   items?: string[];
   action_types?: string[];
+  /**
+   * Whether a refund recorded after a capture gives its amount back to the budgets (default
+   * false: a refund restores nothing, so a purchase-and-refund cannot launder a budget).
+   */
+  refunds_restore_budget?: boolean;
   not_before?: string;
   expires_at?: string;
   /** Roles whose acknowledgement of the current mandate hash is required before spending. */

@@ -114,5 +114,6 @@ export function scopeWidenings(parent: Scope, child: Scope): string[] {
     const w = listWidening(field, parent, child);
     if (w) out.push(w);
   }
+  if (child.refunds_restore_budget === true && parent.refunds_restore_budget !== true) out.push("refunds_restore_budget: true where the parent's is not");
   return out;
 }

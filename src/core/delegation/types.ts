@@ -34,6 +34,11 @@ export interface Scope {
   /** Resource constraints. Absent: not restricted. */
   merchants?: string[];
   categories?: string[];
+  /**
+   * Whether refunds under this grant may give budget back (default false). A refund restores
+   * budget only when the mandate and every delegation the agreement counts under say so.
+   */
+  refunds_restore_budget?: boolean;
 }
 
 export interface TimeWindowCondition {

@@ -127,6 +127,11 @@ export const delegationSchema = {
         action_types: stringList("Allowed action verbs (for example purchase, refund). Absent: not restricted.", "One allowed action verb."),
         merchants: stringList("Allowed merchants. Absent: not restricted.", "One allowed merchant."),
         categories: stringList("Allowed categories. Absent: not restricted.", "One allowed category."),
+        refunds_restore_budget: {
+          type: "boolean",
+          description:
+            "Whether a refund recorded after a capture may give its amount back to the budgets. A refund restores budget only when the mandate and every delegation the agreement counts under say true. Absent or false: refunds restore nothing (no purchase-and-refund laundering). A child may not say true where its parent does not.",
+        },
       },
     },
     condition: {

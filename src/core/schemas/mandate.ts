@@ -68,6 +68,11 @@ export const mandateSchema = {
     merchants: stringList("Allowed merchants. Absent: not restricted.", "One allowed merchant."),
     items: stringList("Allowed items. Absent: not restricted.", "One allowed item."),
     action_types: stringList("Allowed action verbs (for example purchase, refund). Absent: not restricted.", "One allowed action verb."),
+    refunds_restore_budget: {
+      type: "boolean",
+      description:
+        "Whether a refund recorded after a capture gives its amount back to this intent's budgets. Absent or false: refunds restore nothing, so an agent cannot launder a budget through purchase and refund.",
+    },
     not_before: { $ref: COMMON_REF.dateTime, description: "The intent is not valid before this time." },
     expires_at: { $ref: COMMON_REF.dateTime, description: "The intent lapses at this time." },
     required_acknowledgements: {

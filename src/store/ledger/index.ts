@@ -44,6 +44,18 @@
 export { declaredLedgerIgnored, importLedger } from "./import.js";
 export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
+export {
+  expireHolds,
+  heldTotals,
+  recordHoldStep,
+  releaseSpend,
+  type ExpireOptions,
+  type HoldStepInput,
+  type HoldStepRequest,
+  type HoldStepResult,
+  type HoldTotals,
+  type Release,
+} from "./holds.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
 export {

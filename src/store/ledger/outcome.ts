@@ -2,7 +2,7 @@
  * Later outcomes of an allowed action (authorized, settled, failed), appended to the
  * agreement's ledger under the same row lock as spends. The moves are those of
  * src/core/agreement/outcomes.ts; a `failed` entry releases the amount from the intent's total
- * in the same transaction. Who may ask for an outcome is the caller's check (docs/verify.md,
+ * in the same transaction, through `releaseSpend` (./holds.ts), the one release function. Who may ask for an outcome is the caller's check (docs/verify.md,
  * "Who records outcomes"); this module only keeps the ledger right. An action of an imported
  * ledger (./import.ts) is not one this service allowed: ACTION_NOT_RECORDED, nothing moves. The new entry repeats the action's amount, currency and intent, and carries
  * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
@@ -13,6 +13,7 @@ import type { Pool, PoolClient } from "pg";
 import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../core/agreement/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
+import { releaseSpend } from "./holds.js";
 
 /** A later outcome to record. */
 export interface OutcomeRequest {
@@ -80,8 +81,7 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
        RETURNING sequence
      ),
      head AS (${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")})
-     UPDATE agreement_spend SET spent_minor = spent_minor - $8::bigint
-     WHERE $5::text = 'failed' AND $8::bigint IS NOT NULL AND agreement_id = $1::text AND intent_id = $6::text AND EXISTS (SELECT 1 FROM ins)`,
+     SELECT 1`,
     [
       req.agreementId,
       entry.sequence,
@@ -95,6 +95,9 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
       entry.prev_entry_hash ?? null,
     ],
   );
+  // A failed releases the amount in force through the one release function (./holds.ts).
+  if (req.outcome === "failed" && carrying?.amount_minor != null)
+    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor: BigInt(carrying.amount_minor) });
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }
 

@@ -8,7 +8,7 @@ export interface AllowedAction {
   /** Sequence and hash of the action's `allowed` entry. */
   sequence: number;
   entry_hash: HashString;
-  /** True when a later `failed` entry released its amount (it no longer counts against any budget). */
+  /** True when a later entry released its amount (failed, or a hold step that gave budget back: voided, expired, released) (it no longer counts against any budget). */
   released: boolean;
 }
 
@@ -16,7 +16,7 @@ export interface AllowedAction {
 export async function allowedActionOf(q: Queryable, agreementId: string, actionId: string): Promise<AllowedAction | undefined> {
   const { rows } = await q.query<AllowedAction>(
     `SELECT e.sequence, e.entry_hash,
-            EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome = 'failed') AS released
+            EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome IN ('failed', 'voided', 'expired', 'released')) AS released
      FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $2 AND e.outcome = 'allowed'`,
     [agreementId, actionId],
   );

@@ -26,6 +26,16 @@ export interface LedgerRow {
   amount_minor: string | null;
   entry_hash: HashString;
   prev_entry_hash: HashString | null;
+  /** The hold step's key (migrations/0400_holds.sql): a capture's or refund's idempotency_key, a release's `<cause>:<key>`; '' otherwise. */
+  step_key: string;
+}
+
+/** The `step_key` column of an entry (see LedgerRow). */
+function stepKeyOf(e: LedgerEntry): string {
+  const key = typeof e.idempotency_key === "string" ? e.idempotency_key : "";
+  if (e.outcome === "captured" || e.outcome === "refunded") return key;
+  if (e.outcome === "released") return `${String(e.cause)}:${key}`;
+  return "";
 }
 
 /** The row of `entry`, its intent resolved against `mandates`. Throws LEDGER_INVALID when it names none. */
@@ -42,6 +52,7 @@ export function ledgerRow(entry: LedgerEntry, mandates: readonly Mandate[]): Led
     amount_minor: entry.amount === undefined ? null : toMinor(entry.amount, entry.currency).toString(),
     entry_hash: entry.entry_hash,
     prev_entry_hash: entry.prev_entry_hash ?? null,
+    step_key: stepKeyOf(entry),
   };
 }
 
@@ -54,10 +65,10 @@ export async function insertLedgerRows(q: Queryable, agreementId: string, rows: 
   if (rows.length === 0) return;
   try {
     await q.query(
-      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported)
-       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean
+      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported, step_key)
+       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean, r.step_key
        FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
-                                               currency text, amount_minor text, entry_hash text, prev_entry_hash text)`,
+                                               currency text, amount_minor text, entry_hash text, prev_entry_hash text, step_key text)`,
       [agreementId, JSON.stringify(rows), opts.imported],
     );
   } catch (e) {

@@ -263,7 +263,7 @@ export function reusedError(q: Question): VerifyError {
 function released(q: Question, agreementId: string): VerifyError {
   return new VerifyError(
     "ACTION_RELEASED",
-    `action_id ${q.actionId} was allowed and then recorded as failed in the ledger of agreement ${agreementId}, which released its amount; ` +
+    `action_id ${q.actionId} was allowed and then recorded as failed (or its hold released in part: voided, expired, captured for less) in the ledger of agreement ${agreementId}, which released its amount; ` +
       "it is never allowed again: send the payment as a new action with a new action_id",
   );
 }

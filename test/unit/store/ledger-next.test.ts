@@ -43,7 +43,7 @@ describe("nextLedgerEntry", () => {
       { ...ok, at: "2026-02-30T00:00:00Z" },
       { ...ok, currency: "usd" },
       { ...ok, amount: 1.005 },
-      { ...ok, outcome: "refunded" as never },
+      { ...ok, outcome: "reversed" as never },
     ];
     for (const f of bad) expect(() => nextLedgerEntry({ sequence: 0, head: undefined }, f)).toThrow(RecordStoreError);
     expect(() => nextLedgerEntry({ sequence: 1, head: undefined }, ok)).toThrow(RecordStoreError);

@@ -4,7 +4,7 @@
  * remaining budget (src/core/agreement/budget.ts), and the budget line of a delegation alone.
  */
 import { budgetView, type BudgetLine, type BudgetView } from "../../../core/agreement/index.js";
-import { loadDelegation, spendTotals, type Queryable, delegationSpent, type AgreementView, type DelegationView } from "../../../store/index.js";
+import { heldTotals, loadDelegation, spendTotals, type Queryable, delegationSpent, type AgreementView, type DelegationView } from "../../../store/index.js";
 
 /** The answer for one delegation. */
 export function delegationBody(d: DelegationView) {
@@ -44,12 +44,14 @@ export async function delegationBudget(q: Queryable, d: DelegationView): Promise
 /** The budget of agreement `a`. */
 export async function budgetOf(q: Queryable, a: AgreementView): Promise<BudgetView> {
   const spent = await spendTotals(q, a.agreementId);
+  const held = await heldTotals(q, a.agreementId);
   const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
   const delegation = d ? await delegationInput(q, d) : undefined;
   return budgetView({
     mandates: a.record.mandates,
     ...(a.record.parent_limits ? { parentLimits: a.record.parent_limits } : {}),
     spent,
+    held,
     ...(delegation ? { delegation } : {}),
   });
 }

@@ -34,6 +34,8 @@ const budgetLine = {
     limit: { type: "string", description: "Cumulative limit (decimal string)" },
     spent: { type: "string", description: "Counted spend: allowed, authorized or settled, not released" },
     remaining: { type: "string", description: "limit - spent, at least 0" },
+    held: { type: "string", description: "Intents: the part of spent on open holds not captured yet (decimal string)" },
+    captured: { type: "string", description: "Intents: the part of spent captured or settled: spent - held (decimal string)" },
   },
 } as const;
 

@@ -14,20 +14,53 @@
  * `action is not recorded as allowed in the agreement's ledger`, 409 `outcome <x> cannot
  * follow <y>`. An outcome that lowers a total drops this process's verify snapshot of the
  * agent before it answers, so a verify right after it sees the room it freed.
+ *
+ * Hold steps (src/core/agreement/holds.ts, src/store/ledger/holds.ts; docs/verify.md "Holds,
+ * captures and refunds"): `captured` (amount, idempotency_key, final?), `voided`, `refunded`
+ * (amount, idempotency_key). They answer the same members plus `entries` (every entry the step
+ * appended: a final capture's release, a restoring refund's release) and `hold` (held, captured,
+ * refunded, counted, open); 400 a missing or unusable amount or key, 409 `capture exceeds ...`,
+ * `refund exceeds ...`, a key reused for another step, or a step the hold's state refuses.
  */
-import type { FastifyInstance } from "fastify";
-import type { LaterOutcome } from "../../../core/agreement/index.js";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import { releasesBudget, type LaterOutcome } from "../../../core/agreement/index.js";
+import { formatMinor } from "../../../core/money/index.js";
 import { textSchema } from "../../../core/schemas/index.js";
-import { paymentParties, loadAgreementRecords, recordOutcome } from "../../../store/index.js";
+import { paymentParties, loadAgreementRecords, recordHoldStep, recordOutcome, type HoldStepInput } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 
+/** The hold steps the payment side records (src/core/agreement/holds.ts); `expired` is the service's own. */
+type StepOutcome = "captured" | "voided" | "refunded";
+
 interface OutcomeBody {
   agreement_id: string;
   action_id: string;
-  outcome: LaterOutcome;
+  outcome: LaterOutcome | StepOutcome;
+  /** captured, refunded: the step's amount in major units of the action's currency. */
+  amount?: number;
+  /** captured: the capture is the last one; the rest of the hold is released. */
+  final?: boolean;
+  /** captured, refunded: the payment side's key of the step (a repeat answers the same; another step under it is a 409). */
+  idempotency_key?: string;
 }
+
+const STEPS: ReadonlySet<string> = new Set<StepOutcome>(["captured", "voided", "refunded"]);
+
+const holdSchema = {
+  type: "object",
+  description:
+    "The action's hold after the step, decimal strings in its currency: held (the ALLOW), captured, refunded, counted (what its budgets count), open.",
+  properties: {
+    currency: { type: "string" },
+    held: { type: "string" },
+    captured: { type: "string" },
+    refunded: { type: "string" },
+    counted: { type: "string" },
+    open: { type: "boolean" },
+  },
+} as const;
 
 const id = textSchema({ minLength: 1, maxLength: 256 });
 
@@ -44,6 +77,8 @@ const entrySchema = {
     idempotency_key: { type: "string" },
     intent_id: { type: "string" },
     prev_entry_hash: { type: "string" },
+    final: { type: "boolean" },
+    cause: { type: "string" },
   },
 } as const;
 
@@ -54,11 +89,19 @@ export function registerOutcomes(app: FastifyInstance): void {
     {
       schema: {
         tags: ["verify"],
-        summary: "Record a later outcome (authorized, settled, failed) of an allowed action (scope outcomes:write, a payment-side party of the agreement)",
+        summary:
+          "Record a later outcome (authorized, settled, failed) or a hold step (captured, voided, refunded) of an allowed action (scope outcomes:write, a payment-side party of the agreement)",
         body: {
           type: "object",
           required: ["agreement_id", "action_id", "outcome"],
-          properties: { agreement_id: id, action_id: id, outcome: { type: "string", enum: ["authorized", "settled", "failed"] } },
+          properties: {
+            agreement_id: id,
+            action_id: id,
+            outcome: { type: "string", enum: ["authorized", "settled", "failed", "captured", "voided", "refunded"] },
+            amount: { type: "number", minimum: 0, description: "captured, refunded: the step's amount in major units of the action's currency." },
+            final: { type: "boolean", description: "captured: the last capture; the rest of the hold is released." },
+            idempotency_key: textSchema({ minLength: 1, maxLength: 256 }),
+          },
         },
         response: {
           200: {
@@ -70,6 +113,12 @@ export function registerOutcomes(app: FastifyInstance): void {
               outcome: { type: "string" },
               replayed: { type: "boolean" },
               entry: entrySchema,
+              entries: {
+                type: "array",
+                items: entrySchema,
+                description: "Hold steps: every entry the step appended (a capture or refund may be followed by its release).",
+              },
+              hold: holdSchema,
             },
           },
           ...errorResponses(400, 401, 403, 404, 409, 503),
@@ -82,10 +131,14 @@ export function registerOutcomes(app: FastifyInstance): void {
       const credential = keyCredential(request);
       const pool = app.requireDb();
       const { agreement_id: agreementId, action_id: actionId, outcome } = request.body;
+      const step = STEPS.has(outcome) ? stepInput(request.body) : undefined;
+      if (!step && (request.body.amount !== undefined || request.body.final !== undefined || request.body.idempotency_key !== undefined))
+        throw new ApiError("VALIDATION_FAILED", `outcome ${outcome} takes no amount, final nor idempotency_key`);
       const [stored] = await loadAgreementRecords(pool, [agreementId]);
       // Not a party, or unknown: the same 404, so existence is not revealed.
       if (!stored || !(await paymentParties(pool, stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
-      const r = await recordOutcome(pool, { agreementId, actionId, outcome, at: app.clock().toISOString() });
+      if (step) return recordStep(app, request.log, { agreementId, actionId, outcome, step, orgId: credential.org_id });
+      const r = await recordOutcome(pool, { agreementId, actionId, outcome: outcome as LaterOutcome, at: app.clock().toISOString() });
       if (!r.recorded) {
         if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);
         if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
@@ -96,4 +149,80 @@ export function registerOutcomes(app: FastifyInstance): void {
       return { agreement_id: agreementId, action_id: actionId, outcome, replayed: r.replayed, entry: r.entry };
     },
   );
+}
+
+/** The hold step a body asks for; VALIDATION_FAILED when a member it needs is missing. */
+function stepInput(b: OutcomeBody): HoldStepInput {
+  if (b.outcome === "voided") {
+    if (b.amount !== undefined || b.final !== undefined || b.idempotency_key !== undefined)
+      throw new ApiError("VALIDATION_FAILED", "outcome voided takes no amount, final nor idempotency_key");
+    return { kind: "voided" };
+  }
+  if (b.amount === undefined || b.idempotency_key === undefined)
+    throw new ApiError("VALIDATION_FAILED", `outcome ${b.outcome} needs amount and idempotency_key`);
+  if (b.outcome === "refunded") {
+    if (b.final !== undefined) throw new ApiError("VALIDATION_FAILED", "outcome refunded takes no final");
+    return { kind: "refunded", key: b.idempotency_key, amount: b.amount };
+  }
+  return { kind: "captured", key: b.idempotency_key, amount: b.amount, final: b.final === true };
+}
+
+/** Records a hold step and answers it (see the module comment). */
+async function recordStep(
+  app: FastifyInstance,
+  log: FastifyBaseLogger,
+  s: { agreementId: string; actionId: string; outcome: string; step: HoldStepInput; orgId: string },
+): Promise<Record<string, unknown>> {
+  const r = await recordHoldStep(app.requireDb(), { agreementId: s.agreementId, actionId: s.actionId, step: s.step, at: app.clock().toISOString() });
+  if (!r.recorded) {
+    switch (r.code) {
+      case "AGREEMENT_NOT_FOUND":
+        throw new ApiError("AGREEMENT_NOT_FOUND");
+      case "ACTION_NOT_RECORDED":
+        throw new ApiError("ACTION_NOT_RECORDED", `action ${s.actionId} is not recorded as allowed in the ledger of agreement ${s.agreementId}`);
+      case "OUTCOME_NOT_ALLOWED":
+        throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${s.outcome} cannot follow ${r.current}`);
+      case "STEP_CONFLICT":
+        throw new ApiError("STEP_CONFLICT", `idempotency_key was already used for another ${s.outcome} step of action ${s.actionId}`);
+      case "AMOUNT_INVALID":
+        throw new ApiError("OUTCOME_AMOUNT_INVALID", `amount must be a positive amount in the minor units of ${r.currency} (0 only for a final capture)`);
+      case "CAPTURE_EXCEEDS_HOLD":
+        throw new ApiError("CAPTURE_EXCEEDS_HOLD", `capture exceeds the ${formatMinor(r.limitMinor, r.currency)} ${r.currency} left of the hold`);
+      case "REFUND_EXCEEDS_CAPTURED":
+        throw new ApiError(
+          "REFUND_EXCEEDS_CAPTURED",
+          `refund exceeds the ${formatMinor(r.limitMinor, r.currency)} ${r.currency} captured and not yet refunded`,
+        );
+    }
+  }
+  if (!r.replayed && r.agentId !== null && r.entries.some((e) => releasesBudget(e.outcome))) app.verifyRuntime?.snapshots.forget(r.agentId);
+  log.info(
+    {
+      agreement_id: s.agreementId,
+      action_id: s.actionId,
+      outcome: s.outcome,
+      replayed: r.replayed,
+      org_id: s.orgId,
+      entries: r.entries.map((e) => ({ outcome: e.outcome, amount: e.amount, sequence: e.sequence })),
+    },
+    "outcome recorded",
+  );
+  const t = r.totals;
+  const fmt = (m: bigint) => formatMinor(m, r.currency);
+  return {
+    agreement_id: s.agreementId,
+    action_id: s.actionId,
+    outcome: s.outcome,
+    replayed: r.replayed,
+    entry: r.entries[0],
+    entries: r.entries,
+    hold: {
+      currency: r.currency,
+      held: fmt(t.heldMinor),
+      captured: fmt(t.capturedMinor),
+      refunded: fmt(t.refundedMinor),
+      counted: fmt(t.countedMinor),
+      open: t.open,
+    },
+  };
 }

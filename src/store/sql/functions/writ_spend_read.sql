@@ -62,9 +62,10 @@ BEGIN
   LEFT JOIN LATERAL (SELECT y.ledger_sequence, y.ledger_head FROM agreement_ledger_heads y WHERE y.agreement_id = s.agreement_id LIMIT 1) h ON true
   LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids, z.has_descendants FROM delegations z WHERE z.delegation_id = a.delegation_id LIMIT 1) dd ON true
   -- The action's entries (an index range scan of ledger_entries_action_outcome_key; none for a new action).
+  -- released: a failed, or a hold step that gave budget back (voided, expired, released).
   LEFT JOIN LATERAL (SELECT (array_agg(e.entry) FILTER (WHERE e.outcome = 'allowed'))[1] AS entry,
                             (array_agg(e.request_hash) FILTER (WHERE e.outcome = 'allowed'))[1] AS request_hash,
-                            bool_or(e.outcome = 'failed') AS released, bool_or(e.imported) AS imported
+                            bool_or(e.outcome IN ('failed', 'voided', 'expired', 'released')) AS released, bool_or(e.imported) AS imported
                      FROM ledger_entries e WHERE e.agreement_id = s.agreement_id AND e.action_id = s.action_id) le ON true
   ORDER BY s.i;
 END $$;

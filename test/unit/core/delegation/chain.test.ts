@@ -319,3 +319,13 @@ describe("property: scope narrowing along a chain", () => {
     );
   });
 });
+
+describe("scopeWidenings: refunds_restore_budget", () => {
+  it("a child may not let refunds restore budget where its parent does not; narrowing or equal is fine", () => {
+    const base = { currency: "USD" };
+    expect(scopeWidenings(base, { ...base, refunds_restore_budget: true })).toEqual(["refunds_restore_budget: true where the parent's is not"]);
+    expect(scopeWidenings({ ...base, refunds_restore_budget: false }, { ...base, refunds_restore_budget: true })).toHaveLength(1);
+    expect(scopeWidenings({ ...base, refunds_restore_budget: true }, { ...base, refunds_restore_budget: true })).toEqual([]);
+    expect(scopeWidenings({ ...base, refunds_restore_budget: true }, base)).toEqual([]);
+  });
+});

@@ -303,7 +303,7 @@ describe("intent agreement schema: rules", () => {
     expect(errors).toContain("/ledger_as_of: must be a valid date-time");
     expect(errors).toContain("/status: must be one of: proposed, clarifying, accepted, active, revoked, expired");
     expect(errors).toContain("/events/0/type: must be one of: proposed, clarified, accepted, activated, acknowledged, amended, added, revoked, expired");
-    expect(errors).toContain("/ledger/0/outcome: must be one of: allowed, authorized, settled, failed");
+    expect(errors).toContain("/ledger/0/outcome: must be one of: allowed, authorized, settled, failed, captured, released, voided, expired, refunded");
   });
 
   it("checks the revocation: constant marker, non-empty mandate_hashes", () => {

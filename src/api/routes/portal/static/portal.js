@@ -60,6 +60,7 @@
     if (line.remaining !== undefined) parts.push(line.remaining + " of " + line.limit + " " + line.currency + " left");
     else if (line.spent !== undefined) parts.push(line.spent + " " + line.currency + " spent, no total limit");
     else parts.push(line.currency + ": spend unknown");
+    if (line.held !== undefined && line.held !== "0" && !/^0\.0*$/.test(line.held)) parts.push(line.held + " held, " + line.captured + " captured");
     if (line.maximum_amount !== undefined) parts.push("at most " + line.maximum_amount + " a payment");
     return parts.join(", ");
   }

@@ -1,0 +1,311 @@
+/**
+ * Hold steps of an allowed action (captured, voided, expired, refunded), appended to the
+ * agreement's ledger under the agreement row's lock, as the outcomes of ./outcome.ts. The moves
+ * are the core's (src/core/agreement/holds.ts): this module reads the action's entries, asks
+ * `holdStep`, appends the entries it names (chained by `nextLedgerEntry`) and gives back what
+ * they release through `releaseSpend`, the one release function of every budget: failed
+ * (./outcome.ts), void, expiry, the rest of a final capture and a refund that restores budget
+ * all release there, in the same transaction as their entry.
+ *
+ * A refund gives budget back only when the intent's mandate says `refunds_restore_budget: true`
+ * and so does every stored delegation the agreement counts under (its own and its chain's);
+ * default: never.
+ *
+ * Idempotent: a capture or refund is keyed by the payment side's `key` (the entry's
+ * `idempotency_key`, the row's `step_key`): the same request again answers the entries it
+ * appended (`replayed`), another request under the same key is STEP_CONFLICT. A void or expiry
+ * of a hold already voided (expired) is a replay. Who may ask is the caller's check (docs/verify.md,
+ * "Who records outcomes"); `expired` is the service's own (`expireHolds`).
+ *
+ * `expireHolds` is the sweep of WRIT_HOLD_EXPIRY_SECONDS: it reads the oldest open holds
+ * (ledger_open_holds, kept by a trigger: migrations/0400_holds.sql) allowed before the cutoff
+ * and expires each in its own transaction; several processes may sweep at once: each step takes
+ * the agreement row's lock and re-decides from the entries, so a hold is expired at most once
+ * (the second sweep finds it closed: a replay, nothing appended).
+ */
+import type { Pool, PoolClient } from "pg";
+import {
+  actionState,
+  holdStep,
+  type HoldOutcome,
+  type HoldRequest,
+  type LedgerEntry,
+  type LedgerOutcome,
+  type Mandate,
+  type StepEntry,
+} from "../../core/agreement/index.js";
+import { minorToNumber, toMinor } from "../../core/money/index.js";
+import type { Queryable } from "../pool.js";
+import { withTransaction } from "../pool.js";
+import { moveHeadSql, readHead } from "./head.js";
+import { nextLedgerEntry } from "./next-entry.js";
+
+/** A hold step to record; amounts in major units of the action's currency (converted exactly, else AMOUNT_INVALID). */
+export type HoldStepInput =
+  | { kind: "captured"; key: string; amount: number; final: boolean }
+  | { kind: "voided" }
+  | { kind: "expired" }
+  | { kind: "refunded"; key: string; amount: number };
+
+/** A request to record a hold step. */
+export interface HoldStepRequest {
+  agreementId: string;
+  actionId: string;
+  step: HoldStepInput;
+  /** RFC 3339 time of the entries. */
+  at: string;
+}
+
+/** The counts of the action after the step, in minor units. */
+export interface HoldTotals {
+  heldMinor: bigint;
+  capturedMinor: bigint;
+  refundedMinor: bigint;
+  countedMinor: bigint;
+  open: boolean;
+}
+
+/** The outcome of `recordHoldStep`. */
+export type HoldStepResult =
+  | { recorded: true; replayed: boolean; entries: LedgerEntry[]; agentId: string | null; totals: HoldTotals; currency: string }
+  | { recorded: false; code: "AGREEMENT_NOT_FOUND" | "ACTION_NOT_RECORDED" | "STEP_CONFLICT" }
+  | { recorded: false; code: "AMOUNT_INVALID"; currency: string }
+  | { recorded: false; code: "OUTCOME_NOT_ALLOWED"; current: LedgerOutcome }
+  | { recorded: false; code: "CAPTURE_EXCEEDS_HOLD" | "REFUND_EXCEEDS_CAPTURED"; currency: string; limitMinor: bigint };
+
+interface Row {
+  outcome: LedgerOutcome;
+  entry: LedgerEntry;
+  intent_id: string;
+  imported: boolean;
+  step_key: string;
+}
+
+/**
+ * The one release function of the budgets: gives `amountMinor` of the intent's total back
+ * (agreement_spend; the delegation and parent totals are sums of it). Every release path
+ * calls it, in the transaction of the entry that releases. Budgets added later (period
+ * windows) are released here too.
+ */
+export async function releaseSpend(q: Queryable, r: Release): Promise<void> {
+  if (r.amountMinor <= 0n) return;
+  await q.query("UPDATE agreement_spend SET spent_minor = spent_minor - $3::bigint WHERE agreement_id = $1 AND intent_id = $2", [
+    r.agreementId,
+    r.intentId,
+    r.amountMinor.toString(),
+  ]);
+}
+
+/** What `releaseSpend` gives back: `amountMinor` of the action's intent, the action named so a budget that counts by time (its allowed entry's) finds it. */
+export interface Release {
+  agreementId: string;
+  intentId: string;
+  actionId: string;
+  amountMinor: bigint;
+}
+
+/**
+ * `<outcome>/<step_key>` of an entry: the step_key is the request's key (a release: its cause,
+ * a colon and the key, so a capture and a refund under one key never collide), '' for voided
+ * and expired.
+ */
+function stepKey(outcome: string, key: string | undefined, cause?: string): string {
+  if (key === undefined) return `${outcome}/`;
+  return outcome === "released" ? `${outcome}/${String(cause)}:${key}` : `${outcome}/${key}`;
+}
+
+const stepOf = (e: LedgerEntry): StepEntry => ({
+  outcome: e.outcome,
+  amountMinor: e.amount !== undefined ? toMinor(e.amount, e.currency) : undefined,
+  ...(e.final === true ? { final: true } : {}),
+  ...(e.cause !== undefined ? { cause: e.cause } : {}),
+  ...(typeof e.idempotency_key === "string" ? { idempotencyKey: e.idempotency_key } : {}),
+});
+
+function toRequest(step: HoldStepInput, currency: string, restore: boolean): HoldRequest | undefined {
+  if (step.kind === "voided" || step.kind === "expired") return step;
+  let minor: bigint;
+  try {
+    minor = toMinor(step.amount, currency);
+  } catch {
+    return undefined;
+  }
+  if (minor < 0n || (minor === 0n && !(step.kind === "captured" && step.final))) return undefined;
+  return step.kind === "captured"
+    ? { kind: "captured", key: step.key, amountMinor: minor, final: step.final }
+    : { kind: "refunded", key: step.key, amountMinor: minor, restore };
+}
+
+async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepResult> {
+  // delegations_restore: every stored delegation the agreement counts under (its own and the
+  // chain above it) lets refunds restore budget; true without a delegation, false when it is not stored.
+  const lock = await client.query<{ agent_id: string | null; mandates: Mandate[] | null; delegations_restore: boolean }>(
+    `SELECT a.agent_id, a.record->'mandates' AS mandates,
+            CASE WHEN a.delegation_id IS NULL THEN true
+              ELSE coalesce((SELECT bool_and(coalesce(p.record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false))
+                             FROM delegations d JOIN delegations p ON p.delegation_id = d.delegation_id OR p.delegation_id = ANY (d.chain_ids)
+                             WHERE d.delegation_id = a.delegation_id), false) END AS delegations_restore
+     FROM agreements a WHERE a.agreement_id = $1 FOR NO KEY UPDATE OF a`,
+    [req.agreementId],
+  );
+  const locked = lock.rows[0];
+  if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
+  const { rows } = await client.query<Row>(
+    "SELECT outcome, entry, intent_id, imported, step_key FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
+    [req.agreementId, req.actionId],
+  );
+  if (rows.some((r) => r.imported) || !rows.some((r) => r.outcome === "allowed")) return { recorded: false, code: "ACTION_NOT_RECORDED" };
+  const first = rows[0] as Row;
+  const currency = first.entry.currency;
+  const intentId = first.intent_id;
+  const { state, problem } = actionState(rows.map((r) => stepOf(r.entry)));
+  // The service wrote every entry of this action; one its own rules refuse is a fault, never a move.
+  if (problem !== undefined) throw new Error(`ledger of agreement ${req.agreementId}, action ${req.actionId}: ${problem}`);
+  const mandate = (locked.mandates ?? []).find((m) => m.intent_id === intentId);
+  const request = toRequest(req.step, currency, mandate?.refunds_restore_budget === true && locked.delegations_restore);
+  if (!request) return { recorded: false, code: "AMOUNT_INVALID", currency };
+  const decision = holdStep(state, request);
+  const totals = (): HoldTotals => ({
+    heldMinor: state.hold,
+    capturedMinor: state.captured,
+    refundedMinor: state.refunded,
+    countedMinor: state.failed ? 0n : state.hold - state.released,
+    open: state.open,
+  });
+  if (decision.kind === "refused") {
+    switch (decision.code) {
+      case "OUTCOME_NOT_ALLOWED":
+        return { recorded: false, code: decision.code, current: decision.current };
+      case "STEP_CONFLICT":
+        return { recorded: false, code: decision.code };
+      case "CAPTURE_EXCEEDS_HOLD":
+        return { recorded: false, code: decision.code, currency, limitMinor: decision.heldMinor - decision.capturedMinor };
+      case "REFUND_EXCEEDS_CAPTURED":
+        return { recorded: false, code: decision.code, currency, limitMinor: decision.capturedMinor - decision.refundedMinor };
+    }
+  }
+  if (decision.kind === "replay") {
+    const keys = new Set([stepKey(decision.outcome, decision.key), stepKey("released", decision.key, decision.outcome === "captured" ? "capture" : "refund")]);
+    const entries = rows
+      .filter((r) => (r.outcome === decision.outcome || r.outcome === "released") && keys.has(`${r.outcome}/${r.step_key}`))
+      .map((r) => r.entry);
+    return { recorded: true, replayed: true, entries, agentId: locked.agent_id, totals: totals(), currency };
+  }
+
+  const head = await readHead(client, req.agreementId);
+  let at = { sequence: head.ledger_sequence, head: head.ledger_head ?? undefined };
+  const entries: LedgerEntry[] = [];
+  for (const s of decision.steps) {
+    const entry = nextLedgerEntry(at, {
+      action_id: req.actionId,
+      at: req.at,
+      currency,
+      outcome: s.outcome,
+      amount: minorToNumber(s.amountMinor, currency),
+      intent_id: intentId,
+      idempotency_key: s.key ?? req.actionId,
+      ...(s.final ? { final: true as const } : {}),
+      ...(s.cause ? { cause: s.cause } : {}),
+    });
+    entries.push(entry);
+    at = { sequence: entry.sequence, head: entry.entry_hash };
+    await client.query(
+      `WITH ins AS (
+         INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, step_key)
+         VALUES ($1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
+         RETURNING sequence
+       )
+       ${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")}`,
+      [
+        req.agreementId,
+        entry.sequence,
+        JSON.stringify(entry),
+        req.actionId,
+        s.outcome,
+        intentId,
+        currency,
+        s.amountMinor.toString(),
+        entry.entry_hash,
+        entry.prev_entry_hash ?? null,
+        stepKey(s.outcome, s.key, s.cause).slice(s.outcome.length + 1),
+      ],
+    );
+  }
+  await releaseSpend(client, { agreementId: req.agreementId, intentId, actionId: req.actionId, amountMinor: decision.releaseMinor });
+  // The entries must pass the rules every verifier applies (else the transaction rolls back).
+  const checked = actionState([...rows.map((r) => stepOf(r.entry)), ...entries.map(stepOf)]);
+  if (checked.problem !== undefined) throw new Error(`hold step would break the ledger: ${checked.problem}`);
+  const after = checked.state;
+  return {
+    recorded: true,
+    replayed: false,
+    entries,
+    agentId: locked.agent_id,
+    currency,
+    totals: {
+      heldMinor: after.hold,
+      capturedMinor: after.captured,
+      refundedMinor: after.refunded,
+      countedMinor: after.hold - after.released,
+      open: after.open,
+    },
+  };
+}
+
+/** Records a hold step (see the module comment). */
+export async function recordHoldStep(pool: Pool, req: HoldStepRequest): Promise<HoldStepResult> {
+  return withTransaction(pool, (client) => run(client, req));
+}
+
+/** The hold steps' outcome values (for callers that name them). */
+export type { HoldOutcome };
+
+/** Options of `expireHolds`. */
+export interface ExpireOptions {
+  /** Holds allowed before this instant expire. */
+  before: Date;
+  /** RFC 3339 time of the expiry entries. */
+  at: string;
+  /** At most this many holds per call (default 100). */
+  limit?: number;
+}
+
+/** Expires the open holds allowed before `before` (see the module comment); returns the agents whose budgets grew. */
+export async function expireHolds(
+  pool: Pool,
+  o: ExpireOptions,
+): Promise<{ expired: number; agents: string[]; holds: { agreementId: string; actionId: string; entry: LedgerEntry }[] }> {
+  const { rows } = await pool.query<{ agreement_id: string; action_id: string }>(
+    "SELECT agreement_id, action_id FROM ledger_open_holds WHERE held_at < $1 ORDER BY held_at LIMIT $2",
+    [o.before, o.limit ?? 100],
+  );
+  let expired = 0;
+  const agents = new Set<string>();
+  const holds: { agreementId: string; actionId: string; entry: LedgerEntry }[] = [];
+  for (const r of rows) {
+    const res = await recordHoldStep(pool, { agreementId: r.agreement_id, actionId: r.action_id, step: { kind: "expired" }, at: o.at });
+    if (res.recorded && !res.replayed) {
+      expired++;
+      if (res.entries[0]) holds.push({ agreementId: r.agreement_id, actionId: r.action_id, entry: res.entries[0] });
+      if (res.agentId !== null) agents.add(res.agentId);
+    } else {
+      // Closed already, or not an action this service can expire (its agreement or entry is gone): not an open hold.
+      await pool.query("DELETE FROM ledger_open_holds WHERE agreement_id = $1 AND action_id = $2", [r.agreement_id, r.action_id]);
+    }
+  }
+  return { expired, agents: [...agents], holds };
+}
+
+/**
+ * Held per intent of `agreementId` (minor units): over its open holds (ledger_open_holds), each
+ * hold's amount less what was captured of it. The part of the intent's spend not captured yet.
+ */
+export async function heldTotals(q: Queryable, agreementId: string): Promise<Map<string, bigint>> {
+  const { rows } = await q.query<{ intent_id: string; held: string }>(
+    `SELECT l.intent_id, sum(CASE WHEN l.outcome = 'captured' THEN -l.amount_minor ELSE l.amount_minor END)::text AS held
+     FROM ledger_open_holds h JOIN ledger_entries l ON l.agreement_id = h.agreement_id AND l.action_id = h.action_id AND l.outcome IN ('allowed', 'captured')
+     WHERE h.agreement_id = $1 GROUP BY l.intent_id`,
+    [agreementId],
+  );
+  return new Map(rows.map((r) => [r.intent_id, BigInt(r.held)]));
+}
