@@ -195,7 +195,7 @@ async function recordStep(
         );
     }
   }
-  if (!r.replayed && r.agentId !== null && r.entries.some((e) => releasesBudget(e.outcome))) app.verifyRuntime?.snapshots.forget(r.agentId);
+  if (!r.replayed && r.agentId !== null && r.entries.some((e) => releasesBudget(e.outcome))) app.verifyRuntime?.candidates.forget(r.agentId);
   log.info(
     {
       agreement_id: s.agreementId,
