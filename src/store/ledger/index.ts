@@ -46,6 +46,7 @@ export { nextLedgerEntry, type LedgerState } from "./next-entry.js";
 export { recordOutcome, type OutcomeRequest, type OutcomeResult } from "./outcome.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
+export { ownerKey, readPeriodUsage, type SpendPeriods } from "./periods.js";
 export {
   recordAllowedSpend,
   recordAllowedSpends,

@@ -5,7 +5,8 @@
  * in the same transaction. Who may ask for an outcome is the caller's check (docs/verify.md,
  * "Who records outcomes"); this module only keeps the ledger right. An action of an imported
  * ledger (./import.ts) is not one this service allowed: ACTION_NOT_RECORDED, nothing moves. The new entry repeats the action's amount, currency and intent, and carries
- * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
+ * `idempotency_key` = action_id; a `failed` entry also takes the spend out of the period windows
+ * it was counted in (sql/functions/writ_period_release.sql). Append-only: nothing is updated or deleted.
  */
 import { withTransaction } from "../pool.js";
 import { moveHeadSql, readHead } from "./head.js";
@@ -95,6 +96,8 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
       entry.prev_entry_hash ?? null,
     ],
   );
+  // The one release path: a failed spend leaves the period windows it was counted in (writ_period_release).
+  if (req.outcome === "failed") await client.query("SELECT writ_period_release($1::text, $2::text)", [req.agreementId, req.actionId]);
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }
 
