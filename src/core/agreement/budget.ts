@@ -11,7 +11,7 @@
  * added without a rate: verify then refuses (DELEGATION_BUDGET_EXCEEDED), so `remaining` is
  * "0". Pure.
  */
-import { agreementSpentIn, remainingOf, formatMinor, toMinor } from "../money/index.js";
+import { agreementSpentIn, remainingOf, formatMinor, toMinor, type PeriodLine } from "../money/index.js";
 import type { Mandate, ParentLimits } from "./types.js";
 
 /** One budget line. */
@@ -25,6 +25,8 @@ export interface BudgetLine {
   spent?: string;
   /** limit - spent, at least 0; absent without a limit. */
   remaining?: string;
+  /** The limits per period in force (../money/periods.ts `periodLine`), when declared. */
+  periods?: PeriodLine[];
 }
 
 /** The budget of an agreement. */
@@ -42,6 +44,8 @@ export interface BudgetInput {
   parentLimits?: ParentLimits;
   /** Spent per intent (minor units of each intent's currency). */
   spent: ReadonlyMap<string, bigint>;
+  /** Period lines per intent id, and of the delegation (computed by the caller from the windows' counters: `periodLine`). */
+  periods?: { intents: ReadonlyMap<string, PeriodLine[]>; delegation?: PeriodLine[] };
   delegation?: {
     delegationId: string;
     currency: string;
@@ -69,6 +73,7 @@ export function budgetView(b: BudgetInput): BudgetView {
   const intents = b.mandates.map((m) => ({
     intent_id: m.intent_id,
     ...line(m.currency, m.maximum_amount, m.cumulative_maximum, b.spent.get(m.intent_id) ?? 0n),
+    ...(b.periods?.intents.get(m.intent_id) ? { periods: b.periods.intents.get(m.intent_id) as PeriodLine[] } : {}),
   }));
   const out: BudgetView = { intents };
   const p = b.parentLimits;
@@ -76,6 +81,9 @@ export function budgetView(b: BudgetInput): BudgetView {
     out.agreement = line(p.currency, p.maximum_amount, p.cumulative_maximum, agreementSpentIn(b.mandates, b.spent, p.currency));
   }
   const d = b.delegation;
-  if (d) out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };
+  if (d) {
+    out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };
+    if (b.periods?.delegation) out.delegation.periods = b.periods.delegation;
+  }
   return out;
 }
