@@ -1,7 +1,7 @@
 /**
  * Limits per period: how much, and how many payments, a mandate or a delegation allows per
  * calendar day, week, month or year in the principal's time zone, per rolling window (the last
- * 24 hours, the last 7 days), or in all (`total`, counts only make sense there: a number of
+ * 24 hours, the last 7 days), per calendar quarter (from 1 January, April, July, October), or in all (`total`, counts only make sense there: a number of
  * occurrences). The windows are computed here from the SERVICE clock's instant (the decision
  * time), never from anything an agent sends; the spend transaction (src/store/ledger/spend.ts)
  * and the read API's budget view (../agreement/budget.ts) both use these functions, so what
@@ -22,7 +22,7 @@ import { checkBudget, remainingOf } from "./budget.js";
 import { MoneyError, toMinor } from "./index.js";
 
 /** The calendar periods. `total`: one window for all time (a number of occurrences). */
-export const CALENDAR_PERIODS = ["day", "week", "month", "year", "total"] as const;
+export const CALENDAR_PERIODS = ["day", "week", "month", "quarter", "year", "total"] as const;
 export type CalendarPeriod = (typeof CALENDAR_PERIODS)[number];
 
 /** One period limit as a record declares it (amounts in major units). */
@@ -136,6 +136,10 @@ export function calendarWindow(period: CalendarPeriod, tz: string, ms: number): 
     return { start: startOfLocalDate(w.y, w.m, first, tz), end: startOfLocalDate(w.y, w.m, first + 7, tz) };
   }
   if (period === "month") return { start: startOfLocalDate(w.y, w.m, 1, tz), end: startOfLocalDate(w.y, w.m + 1, 1, tz) };
+  if (period === "quarter") {
+    const first = Math.floor((w.m - 1) / 3) * 3 + 1; // January, April, July, October
+    return { start: startOfLocalDate(w.y, first, 1, tz), end: startOfLocalDate(w.y, first + 3, 1, tz) };
+  }
   return { start: startOfLocalDate(w.y, 1, 1, tz), end: startOfLocalDate(w.y + 1, 1, 1, tz) };
 }
 
@@ -259,7 +263,7 @@ export function periodLine(l: PreparedPeriodLimit, timeZone: string, ms: number,
 
 /** A recurring mandate's recurrence (its schema: src/core/schemas/common.ts, `recurrence`). */
 export interface Recurrence {
-  frequency: "day" | "week" | "month" | "year";
+  frequency: "day" | "week" | "month" | "quarter" | "year";
   occurrences?: number;
 }
 
@@ -272,7 +276,7 @@ export function mandatePeriods(m: { currency: string; time_zone?: string; period
   const limits: PeriodLimit[] = (m.period_limits ?? []).map((l) => ({ ...l }));
   const r = m.recurrence;
   if (r !== undefined) {
-    if (!["day", "week", "month", "year"].includes(r.frequency)) throw new MoneyError("recurrence.frequency must be day, week, month or year");
+    if (!["day", "week", "month", "quarter", "year"].includes(r.frequency)) throw new MoneyError("recurrence.frequency must be day, week, month, quarter or year");
     if (r.occurrences !== undefined && (!Number.isSafeInteger(r.occurrences) || r.occurrences < 1))
       throw new MoneyError("recurrence.occurrences must be a whole number at or above 1");
     const add = (period: CalendarPeriod, count: number) => {

@@ -100,13 +100,16 @@ export const commonSchema = {
       type: "array",
       maxItems: 16,
       description:
-        "Limits per period: at most an amount and/or a number of payments per calendar day, week (starting Monday, ISO 8601), month or year in time_zone, in all (total), or per rolling window. Enforced in the spend transaction.",
+        "Limits per period: at most an amount and/or a number of payments per calendar day, week (starting Monday, ISO 8601), month, quarter or year in time_zone, in all (total), or per rolling window. Enforced in the spend transaction.",
       items: {
         type: "object",
         additionalProperties: false,
         description: "One period limit: exactly one of period and rolling, and an amount, a count or both.",
         properties: {
-          period: { enum: ["day", "week", "month", "year", "total"], description: "A calendar period in time_zone (week starts Monday), or total (all time)." },
+          period: {
+            enum: ["day", "week", "month", "quarter", "year", "total"],
+            description: "A calendar period in time_zone (a week starts Monday, a quarter 1 January, April, July or October), or total (all time).",
+          },
           rolling: {
             type: "string",
             pattern: "^P(\\d{1,4}D)?(T(\\d{1,5}H)?(\\d{1,6}M)?)?$",
@@ -124,7 +127,7 @@ export const commonSchema = {
       description:
         "A recurring payment: at most one payment per frequency window (a calendar period in time_zone), each at most maximum_amount, between not_before and expires_at, at most occurrences in all.",
       properties: {
-        frequency: { enum: ["day", "week", "month", "year"], description: "At most one payment per calendar day, week, month or year in time_zone." },
+        frequency: { enum: ["day", "week", "month", "quarter", "year"], description: "At most one payment per calendar day, week, month, quarter or year in time_zone." },
         occurrences: { type: "integer", minimum: 1, maximum: MAX_SAFE_INTEGER, description: "At most this many payments in all." },
       },
     },

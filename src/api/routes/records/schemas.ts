@@ -33,7 +33,7 @@ export const BUDGET_LINE_PERIODS = {
     type: "object",
     required: ["spent", "count"],
     properties: {
-      period: { type: "string", enum: ["day", "week", "month", "year", "total"], description: "Calendar period (week starts Monday), or total" },
+      period: { type: "string", enum: ["day", "week", "month", "quarter", "year", "total"], description: "Calendar period (week starts Monday), or total" },
       rolling: { type: "string", description: "Rolling window duration (ISO 8601), for example PT24H" },
       time_zone: { type: "string", description: "IANA time zone of the calendar period" },
       window_start: { type: "string", description: "Start of the calendar window in force (RFC 3339)" },
