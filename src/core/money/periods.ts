@@ -239,7 +239,8 @@ export interface PeriodLine {
 
 /** The line of limit `l` with `usage` at instant `ms`; `fmt` formats minor units. */
 export function periodLine(l: PreparedPeriodLimit, timeZone: string, ms: number, usage: WindowUsage, fmt: (minor: bigint) => string): PeriodLine {
-  const out: PeriodLine = { spent: fmt(usage.spentMinor), count: usage.count };
+  // Members in the order the API's schema lists them.
+  const out: Partial<PeriodLine> = {};
   const w = windowAt(l, timeZone, ms);
   if (l.limit.rolling !== undefined) {
     out.rolling = l.limit.rolling;
@@ -250,15 +251,13 @@ export function periodLine(l: PreparedPeriodLimit, timeZone: string, ms: number,
     if ("start" in w && l.limit.period !== "total") out.window_start = new Date(w.start).toISOString();
     if ("end" in w && w.end !== undefined) out.resets_at = new Date(w.end).toISOString();
   }
-  if (l.amountMinor !== undefined) {
-    out.limit = fmt(l.amountMinor);
-    out.remaining = fmt(remainingOf(l.amountMinor, usage.spentMinor));
-  }
-  if (l.count !== undefined) {
-    out.count_limit = l.count;
-    out.count_remaining = Math.max(0, l.count - usage.count);
-  }
-  return out;
+  if (l.amountMinor !== undefined) out.limit = fmt(l.amountMinor);
+  out.spent = fmt(usage.spentMinor);
+  if (l.amountMinor !== undefined) out.remaining = fmt(remainingOf(l.amountMinor, usage.spentMinor));
+  if (l.count !== undefined) out.count_limit = l.count;
+  out.count = usage.count;
+  if (l.count !== undefined) out.count_remaining = Math.max(0, l.count - usage.count);
+  return out as PeriodLine;
 }
 
 /** A recurring mandate's recurrence (its schema: src/core/schemas/common.ts, `recurrence`). */

@@ -31,7 +31,7 @@ export const BUDGET_LINE_PERIODS = {
   description: "Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks)",
   items: {
     type: "object",
-    required: ["spent", "count"],
+    description: "One limit's window in force: spent and count always, the rest as the limit declares",
     properties: {
       period: { type: "string", enum: ["day", "week", "month", "quarter", "year", "total"], description: "Calendar period (week starts Monday), or total" },
       rolling: { type: "string", description: "Rolling window duration (ISO 8601), for example PT24H" },
