@@ -1142,7 +1142,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1154,13 +1154,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1181,7 +1181,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1193,13 +1193,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1221,7 +1221,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1233,13 +1233,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1372,7 +1372,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1384,13 +1384,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1411,7 +1411,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1423,13 +1423,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1451,7 +1451,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1463,13 +1463,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -1983,7 +1983,7 @@ export interface paths {
                                          * @description Calendar period (week starts Monday), or total
                                          * @enum {string}
                                          */
-                                        period?: "day" | "week" | "month" | "year" | "total";
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                         /** @description Rolling window duration (ISO 8601), for example PT24H */
                                         rolling?: string;
                                         /** @description IANA time zone of the calendar period */
@@ -1995,13 +1995,13 @@ export interface paths {
                                         /** @description Amount limit of the window (decimal string) */
                                         limit?: string;
                                         /** @description Counted spend in the window */
-                                        spent: string;
+                                        spent?: string;
                                         /** @description limit - spent, at least 0 */
                                         remaining?: string;
                                         /** @description At most this many payments in the window */
                                         count_limit?: number;
                                         /** @description Payments counted in the window */
-                                        count: number;
+                                        count?: number;
                                         /** @description count_limit - count, at least 0 */
                                         count_remaining?: number;
                                     }[];
@@ -2117,7 +2117,7 @@ export interface paths {
                                              * @description Calendar period (week starts Monday), or total
                                              * @enum {string}
                                              */
-                                            period?: "day" | "week" | "month" | "year" | "total";
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                             /** @description Rolling window duration (ISO 8601), for example PT24H */
                                             rolling?: string;
                                             /** @description IANA time zone of the calendar period */
@@ -2129,13 +2129,13 @@ export interface paths {
                                             /** @description Amount limit of the window (decimal string) */
                                             limit?: string;
                                             /** @description Counted spend in the window */
-                                            spent: string;
+                                            spent?: string;
                                             /** @description limit - spent, at least 0 */
                                             remaining?: string;
                                             /** @description At most this many payments in the window */
                                             count_limit?: number;
                                             /** @description Payments counted in the window */
-                                            count: number;
+                                            count?: number;
                                             /** @description count_limit - count, at least 0 */
                                             count_remaining?: number;
                                         }[];
@@ -2156,7 +2156,7 @@ export interface paths {
                                              * @description Calendar period (week starts Monday), or total
                                              * @enum {string}
                                              */
-                                            period?: "day" | "week" | "month" | "year" | "total";
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                             /** @description Rolling window duration (ISO 8601), for example PT24H */
                                             rolling?: string;
                                             /** @description IANA time zone of the calendar period */
@@ -2168,13 +2168,13 @@ export interface paths {
                                             /** @description Amount limit of the window (decimal string) */
                                             limit?: string;
                                             /** @description Counted spend in the window */
-                                            spent: string;
+                                            spent?: string;
                                             /** @description limit - spent, at least 0 */
                                             remaining?: string;
                                             /** @description At most this many payments in the window */
                                             count_limit?: number;
                                             /** @description Payments counted in the window */
-                                            count: number;
+                                            count?: number;
                                             /** @description count_limit - count, at least 0 */
                                             count_remaining?: number;
                                         }[];
@@ -2196,7 +2196,7 @@ export interface paths {
                                              * @description Calendar period (week starts Monday), or total
                                              * @enum {string}
                                              */
-                                            period?: "day" | "week" | "month" | "year" | "total";
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
                                             /** @description Rolling window duration (ISO 8601), for example PT24H */
                                             rolling?: string;
                                             /** @description IANA time zone of the calendar period */
@@ -2208,13 +2208,13 @@ export interface paths {
                                             /** @description Amount limit of the window (decimal string) */
                                             limit?: string;
                                             /** @description Counted spend in the window */
-                                            spent: string;
+                                            spent?: string;
                                             /** @description limit - spent, at least 0 */
                                             remaining?: string;
                                             /** @description At most this many payments in the window */
                                             count_limit?: number;
                                             /** @description Payments counted in the window */
-                                            count: number;
+                                            count?: number;
                                             /** @description count_limit - count, at least 0 */
                                             count_remaining?: number;
                                         }[];
