@@ -211,7 +211,9 @@ class Verify implements Cmd {
     const body = actionBody(m, this.amount);
     const r = await w.verify(body);
     record(m, body, r, this.amount);
-    expect(r.body.verdict, `model says ${fits ? "fits" : "does not fit"} at ${new Date(m.clock.ms).toISOString()}: ${JSON.stringify(r.body)}`).toBe(fits ? "ALLOW" : "DENY");
+    expect(r.body.verdict, `model says ${fits ? "fits" : "does not fit"} at ${new Date(m.clock.ms).toISOString()}: ${JSON.stringify(r.body)}`).toBe(
+      fits ? "ALLOW" : "DENY",
+    );
   }
   toString = () => `verify(${this.amount})`;
 }
@@ -284,7 +286,10 @@ export function periodCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>>
       fc.array(amount, { minLength: 2, maxLength: 6 }).map((as) => new Burst(as)),
       fc.nat(100).map((x) => new Release(x)),
       fc
-        .tuple(fc.constantFrom("minutes", "hours", `day@${BERLIN}`, `week@${BERLIN}`, `month@${BERLIN}`, `day@${NEW_YORK}`) as fc.Arbitrary<Advance["kind"]>, fc.nat(5))
+        .tuple(
+          fc.constantFrom("minutes", "hours", `day@${BERLIN}`, `week@${BERLIN}`, `month@${BERLIN}`, `day@${NEW_YORK}`) as fc.Arbitrary<Advance["kind"]>,
+          fc.nat(5),
+        )
         .map(([k, n]) => new Advance(k, n)),
     ],
     { maxCommands, size: "max" },
@@ -292,9 +297,14 @@ export function periodCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>>
 }
 
 /** Fake-clock starts just before DST changes and month ends (2027: Berlin springs forward 28 March, falls back 31 October; New York 14 March, 7 November). */
-export const STARTS = ["2027-03-27T20:00:00Z", "2027-03-13T22:00:00Z", "2027-10-30T21:00:00Z", "2027-11-06T20:00:00Z", "2027-04-30T19:00:00Z", "2027-12-31T18:00:00Z"].map(
-  Date.parse,
-);
+export const STARTS = [
+  "2027-03-27T20:00:00Z",
+  "2027-03-13T22:00:00Z",
+  "2027-10-30T21:00:00Z",
+  "2027-11-06T20:00:00Z",
+  "2027-04-30T19:00:00Z",
+  "2027-12-31T18:00:00Z",
+].map(Date.parse);
 
 /** A fresh agent and agreement under the fake clock's `start` (so no earlier run's windows count). */
 export async function newPeriodModel(w: VerifyWorld, clock: FakeClock, start: number): Promise<PeriodModel> {

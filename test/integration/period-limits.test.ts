@@ -74,7 +74,15 @@ describe("limits per period in the spend transaction", () => {
   it("holds a count limit per ISO week (Monday start) and a rolling 24-hour amount", async () => {
     await storeAgreement("agr-week");
     const periods: SpendPeriods[] = [
-      { owner: "intent", currency: "EUR", amountMinor: 1000n, periods: intentPeriods([{ period: "week", count: 2 }, { rolling: "PT24H", amount: 25 }]) },
+      {
+        owner: "intent",
+        currency: "EUR",
+        amountMinor: 1000n,
+        periods: intentPeriods([
+          { period: "week", count: 2 },
+          { rolling: "PT24H", amount: 25 },
+        ]),
+      },
     ];
     const at = (id: string, t: string) => spend("agr-week", id, 1000n, t, periods);
     // Sunday 2026-06-07 in Berlin, then the rolling window refuses a third 10 EUR within 24 hours.
@@ -82,10 +90,20 @@ describe("limits per period in the spend transaction", () => {
     expect(await recordAllowedSpend(pool, at("w2", "2026-06-07T11:00:00.000Z"))).toMatchObject({ recorded: true });
     expect(await recordAllowedSpend(pool, at("w3", "2026-06-07T12:00:00.000Z"))).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
     // Monday 00:00 Berlin (Sunday 22:00Z): a new week, but the rolling window still holds 20 EUR.
-    const r = await recordAllowedSpend(pool, { ...at("w4", "2026-06-07T22:00:00.000Z"), amountMinor: 600n, limits: { periods: [{ ...periods[0]!, amountMinor: 600n }] } });
+    const r = await recordAllowedSpend(pool, {
+      ...at("w4", "2026-06-07T22:00:00.000Z"),
+      amountMinor: 600n,
+      limits: { periods: [{ ...periods[0]!, amountMinor: 600n }] },
+    });
     expect(r).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
     expect((r as { message: string }).message).toContain("rolling window PT24H");
-    expect(await recordAllowedSpend(pool, { ...at("w5", "2026-06-07T22:00:00.000Z"), amountMinor: 500n, limits: { periods: [{ ...periods[0]!, amountMinor: 500n }] } })).toMatchObject({
+    expect(
+      await recordAllowedSpend(pool, {
+        ...at("w5", "2026-06-07T22:00:00.000Z"),
+        amountMinor: 500n,
+        limits: { periods: [{ ...periods[0]!, amountMinor: 500n }] },
+      }),
+    ).toMatchObject({
       recorded: true,
     });
     // 24 hours after the first spend it leaves the rolling window (w2 + w5 + 10 EUR = 25 EUR); the week's second payment.
@@ -96,31 +114,58 @@ describe("limits per period in the spend transaction", () => {
 
   it("never beats a daily limit under 60 concurrent spends", async () => {
     await storeAgreement("agr-conc");
-    const periods: SpendPeriods[] = [{ owner: "intent", currency: "EUR", amountMinor: 700n, periods: intentPeriods([{ period: "day", amount: 100, count: 12 }]) }];
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => recordAllowedSpend(pool, spend("agr-conc", `c-${i}`, 700n, "2026-07-01T08:00:00.000Z", periods))));
+    const periods: SpendPeriods[] = [
+      { owner: "intent", currency: "EUR", amountMinor: 700n, periods: intentPeriods([{ period: "day", amount: 100, count: 12 }]) },
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => recordAllowedSpend(pool, spend("agr-conc", `c-${i}`, 700n, "2026-07-01T08:00:00.000Z", periods))),
+    );
     // 14 x 7 EUR fit 100 EUR, but the count limit is 12.
     expect(results.filter((r) => r.recorded)).toHaveLength(12);
-    const usage = await readPeriodUsage(pool, [{ owner: ownerKey("agr-conc", "i1", { owner: "intent" }), currency: "EUR", periods: periods[0]!.periods, atMs: Date.parse("2026-07-01T20:00:00Z") }]);
-    expect(usage(periods[0]!.periods.limits[0]!, { owner: ownerKey("agr-conc", "i1", { owner: "intent" }), currency: "EUR", periods: periods[0]!.periods, atMs: Date.parse("2026-07-01T20:00:00Z") })).toEqual({ spentMinor: 8400n, count: 12 });
+    const usage = await readPeriodUsage(pool, [
+      { owner: ownerKey("agr-conc", "i1", { owner: "intent" }), currency: "EUR", periods: periods[0]!.periods, atMs: Date.parse("2026-07-01T20:00:00Z") },
+    ]);
+    expect(
+      usage(periods[0]!.periods.limits[0]!, {
+        owner: ownerKey("agr-conc", "i1", { owner: "intent" }),
+        currency: "EUR",
+        periods: periods[0]!.periods,
+        atMs: Date.parse("2026-07-01T20:00:00Z"),
+      }),
+    ).toEqual({ spentMinor: 8400n, count: 12 });
   });
 
   it("a release frees the window the spend was counted in, not the current one", async () => {
     await storeAgreement("agr-rel");
-    const p = intentPeriods([{ period: "month", amount: 50 }, { rolling: "P1D", count: 5 }]);
+    const p = intentPeriods([
+      { period: "month", amount: 50 },
+      { rolling: "P1D", count: 5 },
+    ]);
     const periods: SpendPeriods[] = [{ owner: "intent", currency: "EUR", amountMinor: 5000n, periods: p }];
     expect(await recordAllowedSpend(pool, spend("agr-rel", "may", 5000n, "2026-05-31T21:00:00.000Z", periods))).toMatchObject({ recorded: true });
     // 2026-05-31T22:00Z is June in Berlin: a new month.
     expect(await recordAllowedSpend(pool, spend("agr-rel", "june", 5000n, "2026-05-31T22:00:00.000Z", periods))).toMatchObject({ recorded: true });
-    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-2", 5000n, "2026-06-02T08:00:00.000Z", periods))).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-2", 5000n, "2026-06-02T08:00:00.000Z", periods))).toMatchObject({
+      recorded: false,
+      reason: "PERIOD_LIMIT_EXCEEDED",
+    });
     // Releasing the May spend leaves June full.
-    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "may", outcome: "failed", at: "2026-06-02T08:00:00.000Z" })).toMatchObject({ recorded: true });
-    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-3", 5000n, "2026-06-02T08:00:01.000Z", periods))).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "may", outcome: "failed", at: "2026-06-02T08:00:00.000Z" })).toMatchObject({
+      recorded: true,
+    });
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-3", 5000n, "2026-06-02T08:00:01.000Z", periods))).toMatchObject({
+      recorded: false,
+      reason: "PERIOD_LIMIT_EXCEEDED",
+    });
     // Releasing the June spend frees June.
-    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "june", outcome: "failed", at: "2026-06-02T08:00:02.000Z" })).toMatchObject({ recorded: true });
+    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "june", outcome: "failed", at: "2026-06-02T08:00:02.000Z" })).toMatchObject({
+      recorded: true,
+    });
     expect(await recordAllowedSpend(pool, spend("agr-rel", "june-4", 5000n, "2026-06-02T08:00:03.000Z", periods))).toMatchObject({ recorded: true });
-    const { rows } = await pool.query("SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE owner = $1 ORDER BY window_start", [
-      ownerKey("agr-rel", "i1", { owner: "intent" }),
-    ]);
+    const { rows } = await pool.query(
+      "SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE owner = $1 ORDER BY window_start",
+      [ownerKey("agr-rel", "i1", { owner: "intent" })],
+    );
     expect(rows.map((r: { spent_minor: string; payments: number }) => [r.spent_minor, r.payments])).toEqual([
       ["0", 0],
       ["5000", 1],
@@ -129,7 +174,9 @@ describe("limits per period in the spend transaction", () => {
 
   it("a recurring mandate: one payment per month, at most 3 in all", async () => {
     await storeAgreement("agr-rec");
-    const periods: SpendPeriods[] = [{ owner: "intent", currency: "EUR", amountMinor: 1999n, periods: intentPeriods([], "America/New_York", { frequency: "month", occurrences: 3 }) }];
+    const periods: SpendPeriods[] = [
+      { owner: "intent", currency: "EUR", amountMinor: 1999n, periods: intentPeriods([], "America/New_York", { frequency: "month", occurrences: 3 }) },
+    ];
     const at = (id: string, t: string) => spend("agr-rec", id, 1999n, t, periods);
     expect(await recordAllowedSpend(pool, at("jan", "2026-01-15T12:00:00.000Z"))).toMatchObject({ recorded: true });
     expect(await recordAllowedSpend(pool, at("jan-2", "2026-02-01T04:59:59.000Z"))).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
@@ -152,7 +199,9 @@ describe("limits per period in the spend transaction", () => {
     await storeAgreement("agr-dp2", {}, "del-periods");
     const periods = preparePeriods(d.scope.period_limits, d.scope.time_zone, "EUR")!;
     const p: SpendPeriods[] = [{ owner: "delegation", delegationId: "del-periods", currency: "EUR", amountMinor: 500n, periods }];
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => recordAllowedSpend(pool, spend(i % 2 ? "agr-dp1" : "agr-dp2", `dp-${i}`, 500n, "2026-08-01T09:00:00.000Z", p))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => recordAllowedSpend(pool, spend(i % 2 ? "agr-dp1" : "agr-dp2", `dp-${i}`, 500n, "2026-08-01T09:00:00.000Z", p))),
+    );
     expect(results.filter((r) => r.recorded)).toHaveLength(6);
     expect(new Set(results.flatMap((r) => (r.recorded ? [] : [r.reason])))).toEqual(new Set(["PERIOD_LIMIT_EXCEEDED"]));
     expect(iso(Date.parse("2026-08-01T09:00:00.000Z"))).toBe("2026-08-01T09:00:00.000Z");

@@ -271,11 +271,17 @@ export interface Recurrence {
  * (at most one payment per `frequency` window, at most `occurrences` in all: a count limit of
  * `total`), the lower count when both name a window. Throws MoneyError as `preparePeriods`.
  */
-export function mandatePeriods(m: { currency: string; time_zone?: string; period_limits?: PeriodLimit[]; recurrence?: Recurrence }): PreparedPeriods | undefined {
+export function mandatePeriods(m: {
+  currency: string;
+  time_zone?: string;
+  period_limits?: PeriodLimit[];
+  recurrence?: Recurrence;
+}): PreparedPeriods | undefined {
   const limits: PeriodLimit[] = (m.period_limits ?? []).map((l) => ({ ...l }));
   const r = m.recurrence;
   if (r !== undefined) {
-    if (!["day", "week", "month", "quarter", "year"].includes(r.frequency)) throw new MoneyError("recurrence.frequency must be day, week, month, quarter or year");
+    if (!["day", "week", "month", "quarter", "year"].includes(r.frequency))
+      throw new MoneyError("recurrence.frequency must be day, week, month, quarter or year");
     if (r.occurrences !== undefined && (!Number.isSafeInteger(r.occurrences) || r.occurrences < 1))
       throw new MoneyError("recurrence.occurrences must be a whole number at or above 1");
     const add = (period: CalendarPeriod, count: number) => {

@@ -127,7 +127,10 @@ export const commonSchema = {
       description:
         "A recurring payment: at most one payment per frequency window (a calendar period in time_zone), each at most maximum_amount, between not_before and expires_at, at most occurrences in all.",
       properties: {
-        frequency: { enum: ["day", "week", "month", "quarter", "year"], description: "At most one payment per calendar day, week, month, quarter or year in time_zone." },
+        frequency: {
+          enum: ["day", "week", "month", "quarter", "year"],
+          description: "At most one payment per calendar day, week, month, quarter or year in time_zone.",
+        },
         occurrences: { type: "integer", minimum: 1, maximum: MAX_SAFE_INTEGER, description: "At most this many payments in all." },
       },
     },

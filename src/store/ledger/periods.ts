@@ -141,7 +141,12 @@ export class RunningPeriods {
       const broken = checkPeriod(l, u, p.amountMinor);
       if (broken === undefined) continue;
       const name = periodName(l, p.periods.timeZone);
-      const resets = "end" in w && w.end !== undefined ? `; it resets at ${iso(w.end)}` : "since" in w && u.oldestMs !== undefined ? `; it frees up from ${iso(u.oldestMs + w.rollingMs)}` : "";
+      const resets =
+        "end" in w && w.end !== undefined
+          ? `; it resets at ${iso(w.end)}`
+          : "since" in w && u.oldestMs !== undefined
+            ? `; it frees up from ${iso(u.oldestMs + w.rollingMs)}`
+            : "";
       if (broken === "count") {
         return {
           reason: "PERIOD_COUNT_EXCEEDED",

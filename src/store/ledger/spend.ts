@@ -503,7 +503,12 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   // The period windows are read in the same round trip, after the locks (./periods.ts).
   const windows = windowInputs(
     spends.flatMap((s) =>
-      (s.limits?.periods ?? []).map((p) => ({ owner: ownerKey(s.agreementId, s.intentId, p), currency: p.currency, periods: p.periods, atMs: Date.parse(s.at) })),
+      (s.limits?.periods ?? []).map((p) => ({
+        owner: ownerKey(s.agreementId, s.intentId, p),
+        currency: p.currency,
+        periods: p.periods,
+        atMs: Date.parse(s.at),
+      })),
     ),
   );
   let sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);

@@ -69,13 +69,28 @@ describe("period limits", () => {
     expect(refusal(() => preparePeriods([{ period: "day" }], undefined, "EUR"))).toContain("an amount, a count or both");
     expect(refusal(() => preparePeriods([{ period: "day", amount: 1.001 }], undefined, "EUR"))).not.toBe("");
     expect(refusal(() => preparePeriods([{ period: "day", count: 0 }], undefined, "EUR"))).toContain("count must be a whole number");
-    expect(refusal(() => preparePeriods([{ period: "day", count: 1 }, { period: "day", amount: 5 }], undefined, "EUR"))).toContain("repeats the window");
+    expect(
+      refusal(() =>
+        preparePeriods(
+          [
+            { period: "day", count: 1 },
+            { period: "day", amount: 5 },
+          ],
+          undefined,
+          "EUR",
+        ),
+      ),
+    ).toContain("repeats the window");
     expect(preparePeriods([], undefined, "EUR")).toBeUndefined();
     expect(preparePeriods([{ period: "week", amount: 5 }], undefined, "EUR")?.timeZone).toBe("UTC");
   });
 
   it("a recurrence is one payment per frequency window and its occurrences in all, the lower count winning", () => {
-    const p = mandatePeriods({ currency: "USD", recurrence: { frequency: "month", occurrences: 12 }, period_limits: [{ period: "month", amount: 20, count: 3 }] });
+    const p = mandatePeriods({
+      currency: "USD",
+      recurrence: { frequency: "month", occurrences: 12 },
+      period_limits: [{ period: "month", amount: 20, count: 3 }],
+    });
     expect(p?.limits.map((l) => [l.kind, l.count, l.amountMinor])).toEqual([
       ["month@UTC", 1, 2000n],
       ["total", 12, undefined],

@@ -78,10 +78,17 @@ export async function delegationBudget(q: Queryable, d: DelegationView, nowMs = 
   const delegation = await delegationInput(q, d);
   if (!delegation) return null;
   const periods = await delegationPeriodLines(q, d, delegation.currency, nowMs);
-  return budgetView({ mandates: [], spent: new Map(), delegation, periods: { intents: new Map(), ...(periods ? { delegation: periods } : {}) } }).delegation ?? null;
+  return (
+    budgetView({ mandates: [], spent: new Map(), delegation, periods: { intents: new Map(), ...(periods ? { delegation: periods } : {}) } }).delegation ?? null
+  );
 }
 
-async function delegationPeriodLines(q: Queryable, d: Pick<DelegationView, "delegationId" | "record">, currency: string, nowMs: number): Promise<PeriodLine[] | undefined> {
+async function delegationPeriodLines(
+  q: Queryable,
+  d: Pick<DelegationView, "delegationId" | "record">,
+  currency: string,
+  nowMs: number,
+): Promise<PeriodLine[] | undefined> {
   const scope = d.record.scope;
   const periods = attempt(() => preparePeriods(scope?.period_limits, scope?.time_zone, currency));
   const lines = await periodLines(q, [{ id: "d", owner: ownerKey("", "", { owner: "delegation", delegationId: d.delegationId }), currency, periods }], nowMs);

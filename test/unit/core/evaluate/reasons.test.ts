@@ -269,7 +269,14 @@ describe("the baseline", () => {
 
 describe("every reason code fires and clears", () => {
   it("covers the whole union", () => {
-    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...SPEND_TRANSACTION_CODES, ...CONTROLLER_CODES, ...SIGNED_REQUEST_CODES, ...APPROVAL_CODES]);
+    const covered = new Set<string>([
+      ...Object.keys(CASES),
+      ...VERIFY_PATH_CODES,
+      ...SPEND_TRANSACTION_CODES,
+      ...CONTROLLER_CODES,
+      ...SIGNED_REQUEST_CODES,
+      ...APPROVAL_CODES,
+    ]);
     expect(REASON_CODES.filter((c) => !covered.has(c))).toEqual([]);
   });
   for (const [code, c] of Object.entries(CASES) as [ReasonCode, Case][]) {
