@@ -125,9 +125,26 @@ export function startOfLocalDate(y: number, m: number, d: number, tz: string): n
   return best ?? startOfLocalDate(y, m, d + 1, tz);
 }
 
+/**
+ * The last window computed per period and zone: a window is fixed once computed, so an instant
+ * inside it has the same answer (the hot path computes each window once per window, not per
+ * payment; Intl's zone arithmetic costs a few microseconds a call).
+ */
+const lastWindow = new Map<string, { start: number; end: number }>();
+
 /** The window of `period` in `tz` holding instant `ms`: [start, end) (end undefined for `total`). */
 export function calendarWindow(period: CalendarPeriod, tz: string, ms: number): { start: number; end?: number } {
   if (period === "total") return { start: 0 };
+  const key = `${period}@${tz}`;
+  const last = lastWindow.get(key);
+  if (last && last.start <= ms && ms < last.end) return { start: last.start, end: last.end };
+  const w = computeWindow(period, tz, ms);
+  if (lastWindow.size > 1000) lastWindow.clear();
+  lastWindow.set(key, w);
+  return { start: w.start, end: w.end };
+}
+
+function computeWindow(period: Exclude<CalendarPeriod, "total">, tz: string, ms: number): { start: number; end: number } {
   const w = wallAt(ms, tz);
   if (period === "day") return { start: startOfLocalDate(w.y, w.m, w.d, tz), end: startOfLocalDate(w.y, w.m, w.d + 1, tz) };
   if (period === "week") {
