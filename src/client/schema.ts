@@ -68,7 +68,7 @@ export interface paths {
                             verdict: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
+                            reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PERIOD_LIMIT_EXCEEDED" | "PERIOD_COUNT_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             messages: {
                                 code: string;
                                 message: string;
@@ -1171,6 +1171,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1186,6 +1214,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1202,6 +1258,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 };
                             };
                         };
@@ -1329,6 +1413,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 }[];
                                 agreement?: {
                                     currency: string;
@@ -1344,6 +1456,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 };
                                 delegation?: {
                                     delegation_id: string;
@@ -1360,6 +1500,34 @@ export interface paths {
                                     held?: string;
                                     /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                     captured?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 };
                             };
                         };
@@ -1864,6 +2032,34 @@ export interface paths {
                                     limit?: string;
                                     spent?: string;
                                     remaining?: string;
+                                    /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                    periods?: {
+                                        /**
+                                         * @description Calendar period (week starts Monday), or total
+                                         * @enum {string}
+                                         */
+                                        period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                        /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                        rolling?: string;
+                                        /** @description IANA time zone of the calendar period */
+                                        time_zone?: string;
+                                        /** @description Start of the calendar window in force (RFC 3339) */
+                                        window_start?: string;
+                                        /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                        resets_at?: string;
+                                        /** @description Amount limit of the window (decimal string) */
+                                        limit?: string;
+                                        /** @description Counted spend in the window */
+                                        spent?: string;
+                                        /** @description limit - spent, at least 0 */
+                                        remaining?: string;
+                                        /** @description At most this many payments in the window */
+                                        count_limit?: number;
+                                        /** @description Payments counted in the window */
+                                        count?: number;
+                                        /** @description count_limit - count, at least 0 */
+                                        count_remaining?: number;
+                                    }[];
                                 } | null;
                             }[];
                         };
@@ -1974,6 +2170,34 @@ export interface paths {
                                         held?: string;
                                         /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                         captured?: string;
+                                        /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                        periods?: {
+                                            /**
+                                             * @description Calendar period (week starts Monday), or total
+                                             * @enum {string}
+                                             */
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                            /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                            rolling?: string;
+                                            /** @description IANA time zone of the calendar period */
+                                            time_zone?: string;
+                                            /** @description Start of the calendar window in force (RFC 3339) */
+                                            window_start?: string;
+                                            /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                            resets_at?: string;
+                                            /** @description Amount limit of the window (decimal string) */
+                                            limit?: string;
+                                            /** @description Counted spend in the window */
+                                            spent?: string;
+                                            /** @description limit - spent, at least 0 */
+                                            remaining?: string;
+                                            /** @description At most this many payments in the window */
+                                            count_limit?: number;
+                                            /** @description Payments counted in the window */
+                                            count?: number;
+                                            /** @description count_limit - count, at least 0 */
+                                            count_remaining?: number;
+                                        }[];
                                     }[];
                                     agreement?: {
                                         currency: string;
@@ -1989,6 +2213,34 @@ export interface paths {
                                         held?: string;
                                         /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                         captured?: string;
+                                        /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                        periods?: {
+                                            /**
+                                             * @description Calendar period (week starts Monday), or total
+                                             * @enum {string}
+                                             */
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                            /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                            rolling?: string;
+                                            /** @description IANA time zone of the calendar period */
+                                            time_zone?: string;
+                                            /** @description Start of the calendar window in force (RFC 3339) */
+                                            window_start?: string;
+                                            /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                            resets_at?: string;
+                                            /** @description Amount limit of the window (decimal string) */
+                                            limit?: string;
+                                            /** @description Counted spend in the window */
+                                            spent?: string;
+                                            /** @description limit - spent, at least 0 */
+                                            remaining?: string;
+                                            /** @description At most this many payments in the window */
+                                            count_limit?: number;
+                                            /** @description Payments counted in the window */
+                                            count?: number;
+                                            /** @description count_limit - count, at least 0 */
+                                            count_remaining?: number;
+                                        }[];
                                     };
                                     delegation?: {
                                         delegation_id: string;
@@ -2005,6 +2257,34 @@ export interface paths {
                                         held?: string;
                                         /** @description Intents: the part of spent captured or settled: spent - held (decimal string) */
                                         captured?: string;
+                                        /** @description Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks) */
+                                        periods?: {
+                                            /**
+                                             * @description Calendar period (week starts Monday), or total
+                                             * @enum {string}
+                                             */
+                                            period?: "day" | "week" | "month" | "quarter" | "year" | "total";
+                                            /** @description Rolling window duration (ISO 8601), for example PT24H */
+                                            rolling?: string;
+                                            /** @description IANA time zone of the calendar period */
+                                            time_zone?: string;
+                                            /** @description Start of the calendar window in force (RFC 3339) */
+                                            window_start?: string;
+                                            /** @description When the window resets (calendar) or its oldest counted spend leaves it (rolling) */
+                                            resets_at?: string;
+                                            /** @description Amount limit of the window (decimal string) */
+                                            limit?: string;
+                                            /** @description Counted spend in the window */
+                                            spent?: string;
+                                            /** @description limit - spent, at least 0 */
+                                            remaining?: string;
+                                            /** @description At most this many payments in the window */
+                                            count_limit?: number;
+                                            /** @description Payments counted in the window */
+                                            count?: number;
+                                            /** @description count_limit - count, at least 0 */
+                                            count_remaining?: number;
+                                        }[];
                                     };
                                 };
                             }[];
@@ -3682,7 +3962,7 @@ export interface paths {
                              * @description Why the request is refused (absent when verified)
                              * @enum {string}
                              */
-                            reason?: "AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE";
+                            reason?: "AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PERIOD_LIMIT_EXCEEDED" | "PERIOD_COUNT_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE";
                             message?: string;
                             /** @description The signature's keyid: the RFC 7638 SHA-256 thumbprint of the agent's key, base64url */
                             keyid?: string;
@@ -3713,7 +3993,7 @@ export interface paths {
                                 agreement_id: string | null;
                                 /** @enum {string} */
                                 verdict: "ALLOW" | "DENY" | "STEP_UP";
-                                reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
+                                reasons: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PERIOD_LIMIT_EXCEEDED" | "PERIOD_COUNT_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             };
                         };
                     };
@@ -5499,7 +5779,7 @@ export interface paths {
                             verdict?: "ALLOW" | "DENY" | "STEP_UP";
                             /** @enum {string} */
                             svc_decision?: "ALLOW" | "BLOCK" | "STEP_UP" | "REVOKE";
-                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
+                            reasons?: ("AGENT_NOT_ACTIVE" | "NO_ACTIVE_AGREEMENT" | "AGREEMENT_NOT_SELECTED" | "AMOUNT_ABOVE_INTENT_CEILING" | "AMOUNT_ABOVE_DELEGATION_CEILING" | "AMOUNT_INVALID" | "CUMULATIVE_BUDGET_EXCEEDED" | "DELEGATION_BUDGET_EXCEEDED" | "PERIOD_LIMIT_EXCEEDED" | "PERIOD_COUNT_EXCEEDED" | "PARENT_LIMITS_EXCEEDED" | "CURRENCY_MISMATCH" | "OVER_BROAD_INTENT" | "INTENT_NOT_FOUND" | "INTENT_NOT_BOUND" | "INTENT_EXPIRED" | "INTENT_NOT_YET_VALID" | "INTENT_DRIFT" | "INTENT_MISMATCH" | "DELEGATION_EXPIRED" | "DELEGATION_NOT_YET_VALID" | "DELEGATION_REVOKED" | "DELEGATION_SUSPENDED" | "ACTION_NOT_ALLOWED" | "AGENT_MISMATCH" | "MERCHANT_NOT_IN_SCOPE" | "CATEGORY_NOT_IN_SCOPE" | "HUMAN_APPROVAL_MISSING" | "RECONFIRMATION_OVERDUE" | "CHAIN_BROKEN" | "CHAIN_SCOPE_WIDENED" | "CHAIN_LINK_REVOKED" | "CHAIN_LINK_EXPIRED" | "OUTSIDE_TIME_WINDOW" | "OUTSIDE_BUSINESS_HOURS" | "CONDITION_INVALID" | "RISK_SCORE_ABOVE_LIMIT" | "RISK_SCORE_UNKNOWN" | "MERCHANT_NOT_ALLOWED" | "PRINCIPAL_NOT_PRESENT" | "LEDGER_STALE" | "LEDGER_TRUNCATED" | "LEDGER_TOTAL_UNKNOWN" | "LEDGER_CHAIN_BROKEN" | "EVENT_CHAIN_BROKEN" | "MANDATE_UNSIGNED" | "SIGNATURE_INVALID" | "PRINCIPAL_KEY_MISMATCH" | "AGREEMENT_REVOKED" | "REVOCATION_UNVERIFIED" | "ACKNOWLEDGEMENT_MISSING" | "ACKNOWLEDGEMENT_OUTDATED" | "RISK_REVOKE_THRESHOLD" | "DENIED_ATTEMPT_BURST" | "SPEC_INVALID" | "ACKNOWLEDGEMENT_KEY_UNREGISTERED" | "NAMESPACE_NOT_BOUND" | "RECORD_NOT_OWNED" | "REQUEST_SIGNATURE_MISSING" | "REQUEST_SIGNATURE_MALFORMED" | "REQUEST_SIGNATURE_EXPIRED" | "REQUEST_KEY_UNKNOWN" | "REQUEST_SIGNATURE_INVALID" | "REQUEST_NONCE_REPLAYED" | "KEY_DIRECTORY_INVALID" | "APPROVAL_DECLINED" | "APPROVAL_EXPIRED" | "REVOCATION_STATE_STALE")[];
                             messages?: {
                                 code?: string;
                                 message?: string;

@@ -65,7 +65,10 @@ export {
   type HoldStepResult,
   type SpendBatchResult,
   type SpendLimits,
+  type SpendPeriods,
   type SpendResult,
+  ownerKey,
+  readPeriodUsage,
   spendTotals,
 } from "./ledger/index.js";
 export { consistencyProofFor, inclusionProofFor, latestTreeHead, logEntryByHash, logEntryBySequence, LogLookupError } from "./log-read.js";

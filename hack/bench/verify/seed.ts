@@ -53,7 +53,24 @@ export interface SeedOptions {
   prefix?: string;
   /** Cumulative maximum of each agent's intent, USD (default CUMULATIVE). */
   cumulative?: (i: number) => number;
+  /**
+   * Limits per period on every agreement (BENCH_PERIODS=1): the intent has a calendar day and
+   * month (Europe/Berlin, amount and count) and a rolling 24 hours; the delegation a calendar
+   * week. Ample, so no ALLOW is refused by them: what they cost is measured, not what they refuse.
+   */
+  periods?: boolean;
 }
+
+/** The period limits of BENCH_PERIODS=1 (see SeedOptions.periods). */
+export const BENCH_INTENT_PERIODS = {
+  time_zone: "Europe/Berlin",
+  period_limits: [
+    { period: "day" as const, amount: CUMULATIVE, count: 1_000_000 },
+    { period: "month" as const, amount: CUMULATIVE },
+    { rolling: "PT24H", amount: CUMULATIVE },
+  ],
+};
+export const BENCH_DELEGATION_PERIODS = { time_zone: "America/New_York", period_limits: [{ period: "week" as const, amount: CUMULATIVE, count: 1_000_000 }] };
 
 /** Seeds `count` agents with agreements (ids `bench-<i>`), `parallel` at a time. */
 export async function seed(serveUrl: string, databaseUrl: string, admin: string, count: number, opts: SeedOptions = {}): Promise<Seeded> {
@@ -98,6 +115,7 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
                   maximum_amount: CEILING,
                   cumulative_maximum: opts.cumulative?.(i) ?? CUMULATIVE,
                   expires_at: new Date(now + 24 * HOUR).toISOString(),
+                  ...(opts.periods ? BENCH_INTENT_PERIODS : {}),
                 },
               ],
               at: new Date(now - HOUR).toISOString(),
@@ -111,7 +129,7 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
             granted_at: new Date(now - HOUR).toISOString(),
             expires_at: new Date(now + 24 * HOUR).toISOString(),
             purpose: "bench purchases",
-            scope: { currency: "USD" },
+            scope: { currency: "USD", ...(opts.periods ? BENCH_DELEGATION_PERIODS : {}) },
             conditions: [],
             revocable: true,
             delegation_chain: [],

@@ -12,7 +12,7 @@
  * "0". Each intent's spend is split into `held` (open holds not captured yet) and `captured`
  * when the holds are given. Pure.
  */
-import { agreementSpentIn, remainingOf, formatMinor, toMinor } from "../money/index.js";
+import { agreementSpentIn, remainingOf, formatMinor, toMinor, type PeriodLine } from "../money/index.js";
 import type { Mandate, ParentLimits } from "./types.js";
 
 /** One budget line. */
@@ -30,6 +30,8 @@ export interface BudgetLine {
   held?: string;
   /** Intents: the part of `spent` captured (or settled): spent - held. */
   captured?: string;
+  /** The limits per period in force (../money/periods.ts `periodLine`), when declared. */
+  periods?: PeriodLine[];
 }
 
 /** The budget of an agreement. */
@@ -49,6 +51,8 @@ export interface BudgetInput {
   spent: ReadonlyMap<string, bigint>;
   /** Held per intent: the part of `spent` on open holds not captured (src/core/agreement/holds.ts); absent: not shown. */
   held?: ReadonlyMap<string, bigint>;
+  /** Period lines per intent id, and of the delegation (computed by the caller from the windows' counters: `periodLine`). */
+  periods?: { intents: ReadonlyMap<string, PeriodLine[]>; delegation?: PeriodLine[] };
   delegation?: {
     delegationId: string;
     currency: string;
@@ -75,13 +79,15 @@ function line(currency: string, maximum: number | undefined, cumulative: number 
 export function budgetView(b: BudgetInput): BudgetView {
   const intents = b.mandates.map((m) => {
     const spent = b.spent.get(m.intent_id) ?? 0n;
-    const out = { intent_id: m.intent_id, ...line(m.currency, m.maximum_amount, m.cumulative_maximum, spent) };
+    const out: BudgetLine & { intent_id: string } = { intent_id: m.intent_id, ...line(m.currency, m.maximum_amount, m.cumulative_maximum, spent) };
     if (b.held) {
       const h = b.held.get(m.intent_id) ?? 0n;
       const held = h < spent ? h : spent;
       out.held = formatMinor(held, m.currency);
       out.captured = formatMinor(spent - held, m.currency);
     }
+    const periods = b.periods?.intents.get(m.intent_id);
+    if (periods) out.periods = periods;
     return out;
   });
   const out: BudgetView = { intents };
@@ -90,6 +96,9 @@ export function budgetView(b: BudgetInput): BudgetView {
     out.agreement = line(p.currency, p.maximum_amount, p.cumulative_maximum, agreementSpentIn(b.mandates, b.spent, p.currency));
   }
   const d = b.delegation;
-  if (d) out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };
+  if (d) {
+    out.delegation = { delegation_id: d.delegationId, ...line(d.currency, d.maximumAmount, d.cumulativeMaximum, d.spentMinor) };
+    if (b.periods?.delegation) out.delegation.periods = b.periods.delegation;
+  }
   return out;
 }

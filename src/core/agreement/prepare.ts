@@ -19,7 +19,7 @@ import { spentByIntent, verifyLedger } from "./ledger.js";
 import { optionalMinor, parentLimitsProblem } from "./limits.js";
 import { mandateHash, verifyMandate } from "./mandate.js";
 import { verifyRevocation } from "./revocation.js";
-import { agreementSpentIn, ledgerCurrencyOf } from "../money/index.js";
+import { agreementSpentIn, ledgerCurrencyOf, mandatePeriods } from "../money/index.js";
 import { parseInstant } from "../time/index.js";
 import type { Acknowledgement, IntentAgreement, Mandate } from "./types.js";
 
@@ -84,6 +84,12 @@ async function prepareMandate(m: Mandate, ctx: MandateContext): Promise<Prepared
   if (ceiling !== undefined) out.ceilingMinor = ceiling;
   const slice = attempt(() => minorOrUndefined(m.cumulative_maximum, m.currency), undefined);
   if (slice !== undefined) out.sliceMinor = slice;
+  try {
+    const periods = mandatePeriods(m);
+    if (periods) out.periods = periods;
+  } catch (e) {
+    out.periods = { problem: e instanceof Error ? e.message : String(e) };
+  }
   const notBefore = attempt(() => timeOr(m.not_before, Number.POSITIVE_INFINITY), Number.POSITIVE_INFINITY);
   if (notBefore !== undefined) out.notBeforeMs = notBefore;
   const expiresAt = attempt(() => timeOr(m.expires_at, Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);

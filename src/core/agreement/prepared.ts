@@ -4,6 +4,7 @@
  * acknowledgements, the ledger's state. The evaluator (src/core/evaluate) trusts these values.
  */
 import type { HashString } from "../canonical/index.js";
+import type { PreparedPeriods } from "../money/index.js";
 import type { AckRole, IntentAgreement, Mandate } from "./types.js";
 
 /** Signature state of one mandate. */
@@ -21,6 +22,8 @@ export interface PreparedMandate {
   principalKid?: HashString;
   ceilingMinor?: bigint;
   sliceMinor?: bigint;
+  /** Its period limits (with its recurrence's), parsed; `{problem}` when not usable (fail closed: PERIOD_LIMIT_EXCEEDED). */
+  periods?: PreparedPeriods | { problem: string };
   notBeforeMs?: number;
   expiresAtMs?: number;
   /** State of every role in `required_acknowledgements`. */

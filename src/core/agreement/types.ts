@@ -85,6 +85,8 @@ export interface AgreementRevocation {
   mandate_hashes?: HashString[];
 }
 
+import type { PeriodLimit, Recurrence } from "../money/index.js";
+
 /**
  * A mandate: one live intent. The spec leaves its fields open; Writ's are documented in
  * docs/formats.md. `signature` is a flattened JWS by `principal.public_key` whose payload is
@@ -102,6 +104,12 @@ export interface Mandate {
   maximum_amount?: number;
   /** This intent's cumulative slice of the parent budget, in major units. */
   cumulative_maximum?: number;
+  /** IANA time zone of the principal for `period_limits` and `recurrence` (default UTC). */
+  time_zone?: string;
+  /** Limits per period (src/core/money/periods.ts). */
+  period_limits?: PeriodLimit[];
+  /** A recurring mandate: one payment per frequency window, at most `occurrences` (src/core/money/periods.ts). */
+  recurrence?: Recurrence;
   categories?: string[];
   merchants?: string[];
   items?: string[];

@@ -4,6 +4,7 @@
  * units and its lists as sets, the chain's links. The evaluator (src/core/evaluate) trusts these values.
  */
 import type { HashString } from "../canonical/index.js";
+import type { PreparedPeriods } from "../money/index.js";
 import type { ChainLink, Condition, Delegation, Scope } from "./types.js";
 
 /** A scope with amounts in minor units. */
@@ -11,6 +12,8 @@ export interface PreparedScope {
   scope: Scope;
   ceilingMinor?: bigint;
   cumulativeMinor?: bigint;
+  /** Its period limits, parsed (src/core/money/periods.ts). */
+  periods?: PreparedPeriods;
   actionTypes?: ReadonlySet<string>;
   merchants?: ReadonlySet<string>;
   categories?: ReadonlySet<string>;

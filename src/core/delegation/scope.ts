@@ -7,7 +7,7 @@
  * `intents` differs: absent or empty binds every intent of the agreement.
  * Money is compared only as bigint minor units, never as floats.
  */
-import { MoneyError, formatMinor, isIsoCurrency, toMinor } from "../money/index.js";
+import { MoneyError, formatMinor, isIsoCurrency, preparePeriods, toMinor } from "../money/index.js";
 import type { PreparedScope } from "./prepared.js";
 import type { Scope } from "./types.js";
 
@@ -26,6 +26,8 @@ export function prepareScope(scope: Scope): PreparedScope {
   // an agreement without mandates names XXX); an amount needs a payment currency (toMinor).
   else if (!isIsoCurrency(scope.currency)) throw new MoneyError(`unknown currency ${String(scope.currency)}`);
   if (scope.cumulative_maximum !== undefined) out.cumulativeMinor = toMinor(scope.cumulative_maximum, scope.currency);
+  const periods = preparePeriods(scope.period_limits, scope.time_zone, scope.currency);
+  if (periods) out.periods = periods;
   const actionTypes = listSet(scope.action_types, false);
   if (actionTypes) out.actionTypes = actionTypes;
   const merchants = listSet(scope.merchants, false);

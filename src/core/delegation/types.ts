@@ -4,6 +4,7 @@
  */
 import type { PrincipalType, IntentAgreement } from "../agreement/index.js";
 import type { JwsObject, PublicJwk } from "../jose/index.js";
+import type { PeriodLimit } from "../money/index.js";
 
 export type DelegationStatus = "active" | "suspended" | "revoked" | "expired";
 export const DELEGATION_STATUSES: readonly DelegationStatus[] = ["active", "suspended", "revoked", "expired"];
@@ -29,6 +30,10 @@ export interface Scope {
   maximum_amount?: number;
   /** Cumulative total across every action under this delegation. */
   cumulative_maximum?: number;
+  /** IANA time zone of the principal for `period_limits` (default UTC). */
+  time_zone?: string;
+  /** Limits per period on the spend under this delegation (src/core/money/periods.ts). */
+  period_limits?: PeriodLimit[];
   /** Allowed action verbs (for example "purchase", "refund"). Absent: none restricted. */
   action_types?: string[];
   /** Resource constraints. Absent: not restricted. */

@@ -91,6 +91,21 @@ export const REASONS = {
     means: "the action would take the delegation's cumulative_maximum past its limit",
     clears: "a smaller amount or a new grant",
   },
+  PERIOD_LIMIT_EXCEEDED: {
+    verdict: "DENY",
+    attempt: true,
+    requiredAction: "NONE",
+    means:
+      "the action would take an amount limit per period (a calendar day, week, month or year in the principal's time zone, or a rolling window) of the intent or the delegation past its limit, or the period limits are not usable",
+    clears: "a smaller amount, the window's reset (resets_at in the budget), a released (failed) spend, or an amended mandate or grant",
+  },
+  PERIOD_COUNT_EXCEEDED: {
+    verdict: "DENY",
+    attempt: true,
+    requiredAction: "NONE",
+    means: "the action would be one payment more than a count limit per period (or a recurring mandate's one per frequency window, or its occurrences) allows",
+    clears: "the window's reset (resets_at in the budget), a released (failed) spend, or an amended mandate or grant",
+  },
   PARENT_LIMITS_EXCEEDED: {
     verdict: "DENY",
     requiredAction: "NEW_GRANT",

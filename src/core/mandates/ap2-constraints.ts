@@ -11,7 +11,8 @@
  *   has are refused.
  * - `payment.allowed_payees`: merchant `id`s.
  * - `payment.execution_date`: RFC 3339 date-times, or dates read as UTC days.
- * - `payment.agent_recurrence`: only frequency ON_DEMAND (a period cannot be enforced).
+ * - `payment.agent_recurrence`: a frequency (ON_DEMAND, DAILY, WEEKLY, BIWEEKLY, MONTHLY,
+ *   QUARTERLY, ANNUALLY) and `max_occurrences`, mapped by ./ap2.ts to limits per period.
  * - `payment.reference`: the checkout digest the payment is bound to.
  * - `payment.allowed_payment_instruments`, `payment.allowed_pisps` and any other type: refused.
  */
@@ -26,7 +27,7 @@ export interface Ap2Constraints {
   payees?: string[];
   notBeforeMs?: number;
   notAfterMs?: number;
-  recurrence?: { maxOccurrences?: number };
+  recurrence?: { frequency: Ap2Frequency; maxOccurrences?: number };
   /** The checkout digest (`payment.reference`), required by the schema. */
   reference: string;
 }
@@ -45,7 +46,9 @@ const MEMBERS: Record<string, readonly string[]> = {
   "payment.agent_recurrence": ["type", "frequency", "max_occurrences"],
   "payment.reference": ["type", "conditional_transaction_id"],
 };
-const FREQUENCIES = ["ON_DEMAND", "DAILY", "WEEKLY", "BIWEEKLY", "MONTHLY", "QUARTERLY", "ANNUALLY"];
+const FREQUENCIES = ["ON_DEMAND", "DAILY", "WEEKLY", "BIWEEKLY", "MONTHLY", "QUARTERLY", "ANNUALLY"] as const;
+/** An AP2 `agent_recurrence` frequency. */
+export type Ap2Frequency = (typeof FREQUENCIES)[number];
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAY_MS = 86_400_000;
 
@@ -127,19 +130,13 @@ function readExecutionDate(c: Record<string, unknown>, out: Partial<Ap2Constrain
 
 function readRecurrence(c: Record<string, unknown>, out: Partial<Ap2Constraints>): void {
   const type = "payment.agent_recurrence";
-  if (typeof c.frequency !== "string" || !FREQUENCIES.includes(c.frequency))
+  if (typeof c.frequency !== "string" || !(FREQUENCIES as readonly string[]).includes(c.frequency))
     throw invalid(type, `frequency ${JSON.stringify(c.frequency)} is not one of ${FREQUENCIES.join(", ")}`);
-  if (c.frequency !== "ON_DEMAND") {
-    throw new Ap2ImportError(
-      "CONSTRAINT_UNENFORCEABLE",
-      `${type}: frequency ${c.frequency} cannot be enforced (delegations have no per-period limit); only ON_DEMAND is accepted`,
-      type,
-    );
-  }
+  const frequency = c.frequency as Ap2Frequency;
   if (c.max_occurrences !== undefined && (!Number.isSafeInteger(c.max_occurrences) || (c.max_occurrences as number) < 1)) {
     throw invalid(type, "max_occurrences must be a positive integer");
   }
-  out.recurrence = c.max_occurrences === undefined ? {} : { maxOccurrences: c.max_occurrences as number };
+  out.recurrence = c.max_occurrences === undefined ? { frequency } : { frequency, maxOccurrences: c.max_occurrences as number };
 }
 
 function readReference(c: Record<string, unknown>, out: Partial<Ap2Constraints>): void {

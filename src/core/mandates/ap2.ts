@@ -11,10 +11,13 @@
  *   is `maximum_amount`.
  * - `payment.budget.max` (major units) -> `cumulative_maximum`.
  * - Recurrence: without `payment.agent_recurrence` the mandate is single-use, enforced as a
- *   money bound: `cumulative_maximum` is at most the per-payment maximum. With it (ON_DEMAND
- *   only; it requires amount_range and budget, as in AP2), `max_occurrences` N bounds
- *   `cumulative_maximum` by N x the per-payment maximum. The count itself is left to the AP2
- *   parties (the spec: constraint checking inside those protocols is not Writ's decision).
+ *   money bound: `cumulative_maximum` is at most the per-payment maximum. With it (it
+ *   requires amount_range and budget, as in AP2) the scope becomes a recurring mandate, its
+ *   limits per period in UTC (AP2 names no time zone; src/core/money/periods.ts): the
+ *   frequency is at most one payment per window (DAILY: a day, WEEKLY: a week from Monday,
+ *   BIWEEKLY: a rolling 14 days, MONTHLY: a month, QUARTERLY: a quarter, ANNUALLY: a year;
+ *   ON_DEMAND: no window), and `max_occurrences` N is a count limit of N in all (`total`) and
+ *   bounds `cumulative_maximum` by N x the per-payment maximum.
  * - `payment.allowed_payees` and the pre-set `payee` -> `merchants` (merchant `id`s; both
  *   present: the payee must be allowed, and only it remains).
  * - `granted_at` is the latest of `iat` (else `now`), `nbf` and `execution_date.not_before`;
@@ -31,9 +34,26 @@ import type { PrincipalType } from "../agreement/index.js";
 import type { Delegation, HumanApproval, Scope } from "../delegation/index.js";
 import { formatInstant } from "../time/index.js";
 import { JoseError, keyId, parsePublicJwk, type PublicJwk } from "../jose/index.js";
-import { formatMinor, isCurrency, toMinor } from "../money/index.js";
+import { formatMinor, isCurrency, toMinor, type PeriodLimit } from "../money/index.js";
 import { Ap2ImportError } from "./ap2-errors.js";
-import { isRecord, isUndisclosedElement, readConstraints } from "./ap2-constraints.js";
+import { isRecord, isUndisclosedElement, readConstraints, type Ap2Frequency } from "./ap2-constraints.js";
+
+/** The limits per period an AP2 `agent_recurrence` stands for (see the module comment). */
+export function recurrenceLimits(r: { frequency: Ap2Frequency; maxOccurrences?: number }): PeriodLimit[] {
+  const per: Partial<Record<Ap2Frequency, PeriodLimit>> = {
+    DAILY: { period: "day", count: 1 },
+    WEEKLY: { period: "week", count: 1 },
+    BIWEEKLY: { rolling: "P14D", count: 1 },
+    MONTHLY: { period: "month", count: 1 },
+    QUARTERLY: { period: "quarter", count: 1 },
+    ANNUALLY: { period: "year", count: 1 },
+  };
+  const out: PeriodLimit[] = [];
+  const window = per[r.frequency];
+  if (window) out.push(window);
+  if (r.maxOccurrences !== undefined) out.push({ period: "total", count: r.maxOccurrences });
+  return out;
+}
 
 /** The `vct` of an AP2 open payment mandate. */
 export const OPEN_PAYMENT_MANDATE_VCT = "mandate.payment.open.1";
@@ -219,6 +239,10 @@ export function importOpenPaymentMandate(claims: unknown, opts: Ap2ImportOptions
   if (cumulative !== undefined) scope.cumulative_maximum = majorNumber(cumulative, currency, "cumulative_maximum");
   scope.action_types = [...(opts.actionTypes ?? ["purchase"])];
   if (merchants) scope.merchants = [...merchants];
+  if (c.recurrence) {
+    const limits = recurrenceLimits(c.recurrence);
+    if (limits.length > 0) scope.period_limits = limits;
+  }
 
   const agent = parsePublicJwk(opts.agentKey);
   const delegation: Delegation = {

@@ -13,6 +13,8 @@
  * - What is left: `limit - spent`, at least 0; 0 when the spend is unknown.
  * - An agreement's total is kept in its ledger currency (its parent_limits' currency, else its
  *   first intent's) and adds the spend of the intents in that currency.
+ * - Limits per period (a calendar day, week, month, year, a rolling window, counts) apply the
+ *   same rule per window: ./periods.ts (`checkPeriod`, `windowAt`), used by the same three.
  * Pure.
  */
 

@@ -190,3 +190,24 @@ export function convertMinor(minor: bigint, from: string, to: string, rate: Rate
   return (num + den - 1n) / den;
 }
 export { addSpend, agreementSpentIn, agreementTotalAs, checkBudget, ledgerCurrencyOf, remainingOf, spentIn } from "./budget.js";
+export {
+  CALENDAR_PERIODS,
+  calendarWindow,
+  checkPeriod,
+  isTimeZone,
+  parseRollingDuration,
+  periodLine,
+  periodName,
+  mandatePeriods,
+  preparePeriods,
+  startOfLocalDate,
+  windowAt,
+  type CalendarPeriod,
+  type PeriodLimit,
+  type PeriodLine,
+  type PreparedPeriodLimit,
+  type PreparedPeriods,
+  type Recurrence,
+  type WindowAt,
+  type WindowUsage,
+} from "./periods.js";

@@ -36,6 +36,9 @@ export const COMMON_REF = {
   jws: `${COMMON_ID}#/$defs/jws`,
   actor: `${COMMON_ID}#/$defs/actor`,
   publicJwk: `${COMMON_ID}#/$defs/publicJwk`,
+  timeZone: `${COMMON_ID}#/$defs/timeZone`,
+  periodLimits: `${COMMON_ID}#/$defs/periodLimits`,
+  recurrence: `${COMMON_ID}#/$defs/recurrence`,
 } as const;
 
 /** Unpadded base64url of exactly 32 bytes (an Ed25519 key or one P-256 coordinate). */
@@ -86,6 +89,50 @@ export const commonSchema = {
       type: "string",
       minLength: 1,
       description: "A non-empty identifier.",
+    },
+    timeZone: {
+      type: "string",
+      minLength: 1,
+      maxLength: 64,
+      description: "IANA time zone of the principal (for example Europe/Berlin) in which calendar period limits are counted. Default UTC.",
+    },
+    periodLimits: {
+      type: "array",
+      maxItems: 16,
+      description:
+        "Limits per period: at most an amount and/or a number of payments per calendar day, week (starting Monday, ISO 8601), month, quarter or year in time_zone, in all (total), or per rolling window. Enforced in the spend transaction.",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        description: "One period limit: exactly one of period and rolling, and an amount, a count or both.",
+        properties: {
+          period: {
+            enum: ["day", "week", "month", "quarter", "year", "total"],
+            description: "A calendar period in time_zone (a week starts Monday, a quarter 1 January, April, July or October), or total (all time).",
+          },
+          rolling: {
+            type: "string",
+            pattern: "^P(\\d{1,4}D)?(T(\\d{1,5}H)?(\\d{1,6}M)?)?$",
+            description: "A rolling window as an ISO 8601 duration of days, hours or minutes, for example PT24H (the last 24 hours) or P7D.",
+          },
+          amount: { type: "number", minimum: 0, description: "At most this much in the window, in major units of the currency." },
+          count: { type: "integer", minimum: 1, maximum: MAX_SAFE_INTEGER, description: "At most this many payments in the window." },
+        },
+      },
+    },
+    recurrence: {
+      type: "object",
+      additionalProperties: false,
+      required: ["frequency"],
+      description:
+        "A recurring payment: at most one payment per frequency window (a calendar period in time_zone), each at most maximum_amount, between not_before and expires_at, at most occurrences in all.",
+      properties: {
+        frequency: {
+          enum: ["day", "week", "month", "quarter", "year"],
+          description: "At most one payment per calendar day, week, month, quarter or year in time_zone.",
+        },
+        occurrences: { type: "integer", minimum: 1, maximum: MAX_SAFE_INTEGER, description: "At most this many payments in all." },
+      },
     },
     count: {
       type: "integer",

@@ -124,6 +124,11 @@ export const delegationSchema = {
           $ref: COMMON_REF.amount,
           description: "Cumulative total across every action under this delegation, in major units.",
         },
+        time_zone: { $ref: COMMON_REF.timeZone, description: "IANA time zone of the principal for period_limits. Default UTC." },
+        period_limits: {
+          $ref: COMMON_REF.periodLimits,
+          description: "Limits per period on the spend under this delegation (amount in the scope currency and/or count per window).",
+        },
         action_types: stringList("Allowed action verbs (for example purchase, refund). Absent: not restricted.", "One allowed action verb."),
         merchants: stringList("Allowed merchants. Absent: not restricted.", "One allowed merchant."),
         categories: stringList("Allowed categories. Absent: not restricted.", "One allowed category."),

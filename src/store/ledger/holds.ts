@@ -94,6 +94,13 @@ export async function releaseSpend(q: Queryable, r: Release): Promise<void> {
     r.intentId,
     r.amountMinor.toString(),
   ]);
+  // The period windows the ALLOW was counted in give back the same share of what they counted.
+  await q.query("SELECT writ_period_release($1::text, $2::text, $3::bigint, $4::bigint)", [
+    r.agreementId,
+    r.actionId,
+    r.amountMinor.toString(),
+    r.holdMinor.toString(),
+  ]);
 }
 
 /** What `releaseSpend` gives back: `amountMinor` of the action's intent, the action named so a budget that counts by time (its allowed entry's) finds it. */
@@ -102,6 +109,8 @@ export interface Release {
   intentId: string;
   actionId: string;
   amountMinor: bigint;
+  /** The action's hold (its allowed amount, minor units of the intent's currency): a period window in another currency gives back `amountMinor / holdMinor` of what it counted. */
+  holdMinor: bigint;
 }
 
 /**
@@ -231,7 +240,7 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
       ],
     );
   }
-  await releaseSpend(client, { agreementId: req.agreementId, intentId, actionId: req.actionId, amountMinor: decision.releaseMinor });
+  await releaseSpend(client, { agreementId: req.agreementId, intentId, actionId: req.actionId, amountMinor: decision.releaseMinor, holdMinor: state.hold });
   // The entries must pass the rules every verifier applies (else the transaction rolls back).
   const checked = actionState([...rows.map((r) => stepOf(r.entry)), ...entries.map(stepOf)]);
   if (checked.problem !== undefined) throw new Error(`hold step would break the ledger: ${checked.problem}`);

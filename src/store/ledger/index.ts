@@ -58,6 +58,7 @@ export {
 } from "./holds.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
+export { ownerKey, readPeriodUsage, type SpendPeriods } from "./periods.js";
 export {
   recordAllowedSpend,
   recordAllowedSpends,

@@ -5,7 +5,8 @@
  * in the same transaction, through `releaseSpend` (./holds.ts), the one release function. Who may ask for an outcome is the caller's check (docs/verify.md,
  * "Who records outcomes"); this module only keeps the ledger right. An action of an imported
  * ledger (./import.ts) is not one this service allowed: ACTION_NOT_RECORDED, nothing moves. The new entry repeats the action's amount, currency and intent, and carries
- * `idempotency_key` = action_id. Append-only: nothing is updated or deleted.
+ * `idempotency_key` = action_id; a `failed` entry also takes the spend out of the period windows
+ * it was counted in (sql/functions/writ_period_release.sql). Append-only: nothing is updated or deleted.
  */
 import { withTransaction } from "../pool.js";
 import { moveHeadSql, readHead } from "./head.js";
@@ -95,9 +96,11 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
       entry.prev_entry_hash ?? null,
     ],
   );
-  // A failed releases the amount in force through the one release function (./holds.ts).
-  if (req.outcome === "failed" && carrying?.amount_minor != null)
-    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor: BigInt(carrying.amount_minor) });
+  // A failed releases the amount in force through the one release function (./holds.ts), periods included.
+  if (req.outcome === "failed" && carrying?.amount_minor != null) {
+    const amountMinor = BigInt(carrying.amount_minor);
+    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor, holdMinor: amountMinor });
+  }
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }
 

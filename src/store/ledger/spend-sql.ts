@@ -127,6 +127,45 @@ export function lockAndReadSql(delegationIds: readonly string[], agreementIds: r
 }
 
 /** The writes and COMMIT (the writes' result is the query's first). */
-export function writeAndCommitSql(rows: readonly SpendWriteRow[]): string {
-  return `SELECT * FROM writ_spend_write(${json(rows)});\nCOMMIT`;
+export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods: readonly PeriodWriteRow[] = []): string {
+  return `SELECT * FROM writ_spend_write(${json(rows)});\n${periods.length > 0 ? `${periodWriteSql(periods)};\n` : ""}COMMIT`;
+}
+
+/** One period window as `writ_period_read` takes it (`k`: its place; `s` a calendar window's start, `since` a rolling window's bound). */
+export interface PeriodReadInput {
+  k: number;
+  o: string;
+  c: string;
+  w: string;
+  s?: string;
+  since?: string;
+}
+
+/** What `writ_period_read` says of one window. */
+export interface PeriodReadRow {
+  k: number;
+  spent: string;
+  payments: number;
+  oldest: Date | string | null;
+}
+
+/** One recorded spend and owner as `writ_period_write` takes it. */
+export interface PeriodWriteRow {
+  a: string;
+  x: string;
+  o: string;
+  c: string;
+  t: string;
+  m: string;
+  w: [string, string][];
+}
+
+/** The period read, sent after `lockAndReadSql` in the same round trip (its result is the query's last). */
+export function periodReadSql(windows: readonly PeriodReadInput[]): string {
+  return `SELECT * FROM writ_period_read(${json(windows)})`;
+}
+
+/** The period writes, sent between `writ_spend_write` and COMMIT. */
+export function periodWriteSql(rows: readonly PeriodWriteRow[]): string {
+  return `SELECT writ_period_write(${json(rows)})`;
 }

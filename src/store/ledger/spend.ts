@@ -77,7 +77,18 @@ import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { lockAndReadSql, spendPairs, writeAndCommitSql, type SpendReadInput, type SpendReadRow as ReadRow, type SpendWriteRow } from "./spend-sql.js";
+import { ownerKey, RunningPeriods, usageByKey, windowInputs, type SpendPeriods } from "./periods.js";
+import {
+  lockAndReadSql,
+  periodReadSql,
+  spendPairs,
+  writeAndCommitSql,
+  type PeriodReadRow,
+  type PeriodWriteRow,
+  type SpendReadInput,
+  type SpendReadRow as ReadRow,
+  type SpendWriteRow,
+} from "./spend-sql.js";
 
 /** Cumulative limits to re-check inside the lock (minor units). Absent: that limit does not apply. */
 export interface SpendLimits {
@@ -106,6 +117,11 @@ export interface SpendLimits {
     currency: string;
     amountMinor: bigint;
   };
+  /**
+   * Limits per period (./periods.ts): of the intent and/or of the agreement's delegation (whose
+   * row is then locked), checked at `at` against the windows' counters under the locks.
+   */
+  periods?: SpendPeriods[];
 }
 
 /** One allowed action to record. */
@@ -141,6 +157,8 @@ export type SpendRefusal = Extract<
   | "INTENT_NOT_FOUND"
   | "CHAIN_BROKEN"
   | "CHAIN_LINK_REVOKED"
+  | "PERIOD_LIMIT_EXCEEDED"
+  | "PERIOD_COUNT_EXCEEDED"
 >;
 
 /** The outcome of `recordAllowedSpend`. */
@@ -206,6 +224,12 @@ function checkInput(s: AllowedSpend): void {
     throw bad("chain needs a delegationId and at least one ancestor id, each a non-empty string without NUL");
   }
   if (c && (typeof c.amountMinor !== "bigint" || c.amountMinor < 0n)) throw bad("chain.amountMinor must be a bigint at or above 0");
+  for (const p of s.limits?.periods ?? []) {
+    if (typeof p.amountMinor !== "bigint" || p.amountMinor < 0n) throw bad("periods[].amountMinor must be a bigint at or above 0");
+    if (!isCurrency(p.currency)) throw bad("periods[].currency must be an ISO 4217 code");
+    if (p.owner === "delegation" && !storableId(p.delegationId)) throw bad("periods[].delegationId must be a non-empty string without NUL");
+  }
+  if (s.limits?.periods?.length && !Number.isFinite(Date.parse(s.at))) throw bad("at must be an RFC 3339 time when period limits apply");
 }
 
 /** The amount as the JSON number the entry carries; refused when a number cannot carry it exactly. */
@@ -240,6 +264,9 @@ function refusalMessage(reason: SpendRefusal, s: AllowedSpend, t: Totals | undef
       return `the delegation chain of agreement ${s.agreementId} is not the one stored`;
     case "CHAIN_LINK_REVOKED":
       return `a delegation above the delegation of agreement ${s.agreementId} is revoked`;
+    case "PERIOD_LIMIT_EXCEEDED":
+    case "PERIOD_COUNT_EXCEEDED":
+      return `a limit per period of agreement ${s.agreementId} refuses the spend`;
   }
 }
 
@@ -261,6 +288,9 @@ class Running {
   /** Entries recorded in the batch by (agreement, action), with their spends; answers stored by (agent, action). */
   readonly entries = new Map<string, { entry: LedgerEntry; spend: AllowedSpend }>();
   readonly decided = new Set<string>();
+  /** The period windows read and the batch's period writes. */
+  periods: RunningPeriods = new RunningPeriods(new Map());
+  readonly periodWrites: PeriodWriteRow[] = [];
 
   totals(s: AllowedSpend, r: ReadRow): Totals {
     const d = s.limits?.delegation;
@@ -421,6 +451,14 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (d && !within(d.cumulativeMinor, t.delegationSpent, d.amountMinor ?? s.amountMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
   const chain = chainRefusal(s, r, run);
   if (chain) return { result: chain };
+  const atMs = Date.parse(s.at);
+  for (const p of l?.periods ?? []) {
+    if (p.owner === "delegation" && r.delegation_id !== p.delegationId)
+      throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""}`);
+    const what = p.owner === "intent" ? `intent ${s.intentId}` : `delegation ${p.delegationId ?? ""}`;
+    const no = run.periods.refusal(ownerKey(s.agreementId, s.intentId, p), p, atMs, what);
+    if (no) return { result: { recorded: false, ...no } };
+  }
 
   const head = run.heads.get(s.agreementId) ?? { sequence: r.ledger_sequence ?? 0, head: r.ledger_head ?? undefined };
   const entry = nextLedgerEntry(head, {
@@ -433,6 +471,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
+  for (const p of l?.periods ?? []) run.periodWrites.push(run.periods.add(s.agreementId, s.actionId, ownerKey(s.agreementId, s.intentId, p), p, s.at, atMs));
   return { write: { entry, totals: t } };
 }
 
@@ -441,7 +480,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
  * order: the lock order of ./index.ts, the same in every batch so no two batches deadlock),
  * and the read, which starts after the locks are held.
  */
-async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<ReadRow[]> {
+async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<{ rows: ReadRow[]; periods: RunningPeriods }> {
   const input = spends.map((s, i): SpendReadInput => ({
     i,
     agreement_id: s.agreementId,
@@ -458,15 +497,35 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
     spends.flatMap((s) => [
       ...(s.limits?.delegation ? [s.limits.delegation.delegationId] : []),
       ...(s.limits?.chain ? [s.limits.chain.delegationId, ...s.limits.chain.ancestorIds] : []),
+      ...(s.limits?.periods ?? []).flatMap((p) => (p.owner === "delegation" && p.delegationId !== undefined ? [p.delegationId] : [])),
     ]),
   );
-  const sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
-  const results = (await client.query(sql)) as unknown as QueryResult<ReadRow>[];
-  return (results[results.length - 1] as QueryResult<ReadRow>).rows;
+  // The period windows are read in the same round trip, after the locks (./periods.ts).
+  const windows = windowInputs(
+    spends.flatMap((s) =>
+      (s.limits?.periods ?? []).map((p) => ({
+        owner: ownerKey(s.agreementId, s.intentId, p),
+        currency: p.currency,
+        periods: p.periods,
+        atMs: Date.parse(s.at),
+      })),
+    ),
+  );
+  let sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
+  if (windows.inputs.length > 0) sql += `;\n${periodReadSql(windows.inputs)}`;
+  const results = (await client.query(sql)) as unknown as QueryResult[];
+  const periodRows = windows.inputs.length > 0 ? ((results.pop() as QueryResult<PeriodReadRow>).rows as PeriodReadRow[]) : [];
+  const rows = (results[results.length - 1] as QueryResult<ReadRow>).rows;
+  return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)) };
 }
 
 /** Round trip 2: the writes of the decided spends (when any) and COMMIT. Returns the keys of the answers stored. */
-async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[], decided: readonly (Decided | undefined)[]): Promise<Set<string>> {
+async function writeAndCommit(
+  client: PoolClient,
+  spends: readonly AllowedSpend[],
+  decided: readonly (Decided | undefined)[],
+  periods: readonly PeriodWriteRow[],
+): Promise<Set<string>> {
   const rows: SpendWriteRow[] = [];
   spends.forEach((s, i) => {
     const d = decided[i];
@@ -478,7 +537,7 @@ async function writeAndCommit(client: PoolClient, spends: readonly AllowedSpend[
     await client.query("COMMIT");
     return new Set();
   }
-  const results = (await client.query(writeAndCommitSql(rows))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  const results = (await client.query(writeAndCommitSql(rows, periods))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
@@ -487,8 +546,9 @@ export type SpendBatchResult = SpendResult | { failed: RecordStoreError };
 
 /** The batch's transaction on `client` (see `recordAllowedSpends`). */
 async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Promise<SpendBatchResult[]> {
-  const rows = await lockAndRead(client, spends);
+  const { rows, periods } = await lockAndRead(client, spends);
   const run = new Running();
+  run.periods = periods;
   const failed = new Map<number, RecordStoreError>();
   const decided = spends.map((s, i): Decided | undefined => {
     try {
@@ -499,7 +559,7 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
       return undefined;
     }
   });
-  const stored = await writeAndCommit(client, spends, decided);
+  const stored = await writeAndCommit(client, spends, decided, run.periodWrites);
   return spends.map((s, i): SpendBatchResult => {
     const d = decided[i];
     if (!d) return { failed: failed.get(i) as RecordStoreError };

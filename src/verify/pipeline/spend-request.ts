@@ -8,7 +8,7 @@
  */
 import type { Action, Decision, EvalContext } from "../../core/evaluate/index.js";
 import { convertMinor, toMinor } from "../../core/money/index.js";
-import { RecordStoreError, type AllowedSpend, type SpendLimits } from "../../store/index.js";
+import { RecordStoreError, type AllowedSpend, type SpendLimits, type SpendPeriods } from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
 
 /** Options of `allowedSpendFor`. */
@@ -54,6 +54,20 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
     // Every stored ancestor's budget is re-checked in the spend transaction (src/store/ledger/spend.ts).
     if (chained) limits.chain = { delegationId, ancestorIds: d.delegation.delegation_chain.map((l) => l.delegation_id), currency, amountMinor };
   }
+  // Limits per period: the intent's (in its currency) and the delegation's (in the scope's currency).
+  const periods: SpendPeriods[] = [];
+  if (mandate.periods !== undefined) {
+    if ("problem" in mandate.periods) throw new RecordStoreError("SPEND_INVALID", `intent ${decision.intent_id}'s period limits are not usable`);
+    periods.push({ owner: "intent", currency: mandate.mandate.currency, amountMinor: decision.amount_minor, periods: mandate.periods });
+  }
+  if (d?.scope.periods !== undefined) {
+    const currency = d.scope.scope.currency;
+    const amountMinor = currency === mandate.mandate.currency ? decision.amount_minor : amountIn(action, currency, opts.rate);
+    if (amountMinor === undefined)
+      throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
+    periods.push({ owner: "delegation", delegationId: d.delegation.delegation_id, currency, amountMinor, periods: d.scope.periods });
+  }
+  if (periods.length > 0) limits.periods = periods;
   return {
     agreementId: candidate.agreementId,
     intentId: decision.intent_id,

@@ -23,7 +23,7 @@ import { ApiError, errorResponses } from "../../errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "../delegations/revoke.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "../shared/schema-errors.js";
 import { agreementBody, delegationBody, delegationBudget } from "../records/bodies.js";
-import { AGREEMENT_SCHEMA, DELEGATION_SCHEMA, ID_PARAM } from "../records/schemas.js";
+import { AGREEMENT_SCHEMA, BUDGET_LINE_PERIODS, DELEGATION_SCHEMA, ID_PARAM } from "../records/schemas.js";
 import { requireSession } from "./sessions.js";
 
 const LIMIT = { type: "object", properties: { limit: { type: "integer", minimum: 1, maximum: 200, default: 100 } } } as const;
@@ -32,7 +32,7 @@ const str = { type: "string" } as const;
 const budgetLineSchema = {
   type: ["object", "null"],
   description: "What is left under the delegation's scope limits, over the spend of all its agreements (null: its scope names no currency)",
-  properties: { delegation_id: str, currency: str, maximum_amount: str, limit: str, spent: str, remaining: str },
+  properties: { delegation_id: str, currency: str, maximum_amount: str, limit: str, spent: str, remaining: str, periods: BUDGET_LINE_PERIODS },
 } as const;
 
 /** The reason recorded when the principal gives none. */
@@ -112,7 +112,7 @@ export function registerPortalRecords(app: FastifyInstance): void {
       const pool = app.requireDb();
       const list = await delegationsOfPrincipal(pool, principalId, request.query.limit ?? 100);
       const delegations = [];
-      for (const d of list) delegations.push({ ...delegationBody(d), budget: await delegationBudget(pool, d) });
+      for (const d of list) delegations.push({ ...delegationBody(d), budget: await delegationBudget(pool, d, app.clock().getTime()) });
       void reply.header("cache-control", "no-store");
       return { principal_id: principalId, delegations };
     },
@@ -143,7 +143,7 @@ export function registerPortalRecords(app: FastifyInstance): void {
       const agreements = [];
       for (const id of await agreementIdsOfPrincipal(pool, principalId, request.query.limit ?? 100)) {
         const a = await agreementView(pool, id);
-        if (a) agreements.push(await agreementBody(pool, a));
+        if (a) agreements.push(await agreementBody(pool, a, app.clock().getTime()));
       }
       void reply.header("cache-control", "no-store");
       return { principal_id: principalId, agreements };

@@ -4,7 +4,18 @@
  * remaining budget (src/core/agreement/budget.ts), and the budget line of a delegation alone.
  */
 import { budgetView, type BudgetLine, type BudgetView } from "../../../core/agreement/index.js";
-import { heldTotals, loadDelegation, spendTotals, type Queryable, delegationSpent, type AgreementView, type DelegationView } from "../../../store/index.js";
+import { formatMinor, mandatePeriods, periodLine, preparePeriods, type PeriodLine, type PreparedPeriods } from "../../../core/money/index.js";
+import {
+  heldTotals,
+  loadDelegation,
+  ownerKey,
+  readPeriodUsage,
+  spendTotals,
+  type Queryable,
+  delegationSpent,
+  type AgreementView,
+  type DelegationView,
+} from "../../../store/index.js";
 
 /** The answer for one delegation. */
 export function delegationBody(d: DelegationView) {
@@ -35,29 +46,85 @@ async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegation
   };
 }
 
-/** The budget line of delegation `d` alone (null without a scope currency). */
-export async function delegationBudget(q: Queryable, d: DelegationView): Promise<(BudgetLine & { delegation_id: string }) | null> {
-  const delegation = await delegationInput(q, d);
-  return delegation ? (budgetView({ mandates: [], spent: new Map(), delegation }).delegation ?? null) : null;
+/** `fn` or undefined when it throws (period limits that are not usable show no lines; verify refuses them). */
+function attempt<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
 }
 
-/** The budget of agreement `a`. */
-export async function budgetOf(q: Queryable, a: AgreementView): Promise<BudgetView> {
+/** The period lines of owners at instant `nowMs`, read from the same counters the spend transaction checks. */
+async function periodLines(
+  q: Queryable,
+  owners: readonly { id: string; owner: string; currency: string; periods: PreparedPeriods | undefined }[],
+  nowMs: number,
+): Promise<Map<string, PeriodLine[]>> {
+  const specs = owners.flatMap((o) => (o.periods ? [{ id: o.id, owner: o.owner, currency: o.currency, periods: o.periods, atMs: nowMs }] : []));
+  const out = new Map<string, PeriodLine[]>();
+  if (specs.length === 0) return out;
+  const usage = await readPeriodUsage(q, specs);
+  for (const s of specs) {
+    out.set(
+      s.id,
+      s.periods.limits.map((l) => periodLine(l, s.periods.timeZone, nowMs, usage(l, s), (v) => formatMinor(v, s.currency))),
+    );
+  }
+  return out;
+}
+
+/** The budget line of delegation `d` alone (null without a scope currency), its period lines at `nowMs`. */
+export async function delegationBudget(q: Queryable, d: DelegationView, nowMs = Date.now()): Promise<(BudgetLine & { delegation_id: string }) | null> {
+  const delegation = await delegationInput(q, d);
+  if (!delegation) return null;
+  const periods = await delegationPeriodLines(q, d, delegation.currency, nowMs);
+  return (
+    budgetView({ mandates: [], spent: new Map(), delegation, periods: { intents: new Map(), ...(periods ? { delegation: periods } : {}) } }).delegation ?? null
+  );
+}
+
+async function delegationPeriodLines(
+  q: Queryable,
+  d: Pick<DelegationView, "delegationId" | "record">,
+  currency: string,
+  nowMs: number,
+): Promise<PeriodLine[] | undefined> {
+  const scope = d.record.scope;
+  const periods = attempt(() => preparePeriods(scope?.period_limits, scope?.time_zone, currency));
+  const lines = await periodLines(q, [{ id: "d", owner: ownerKey("", "", { owner: "delegation", delegationId: d.delegationId }), currency, periods }], nowMs);
+  return lines.get("d");
+}
+
+/** The budget of agreement `a`, its period windows those in force at `nowMs` (the service clock). */
+export async function budgetOf(q: Queryable, a: AgreementView, nowMs = Date.now()): Promise<BudgetView> {
   const spent = await spendTotals(q, a.agreementId);
   const held = await heldTotals(q, a.agreementId);
   const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
   const delegation = d ? await delegationInput(q, d) : undefined;
+  const intents = await periodLines(
+    q,
+    a.record.mandates.map((m) => ({
+      id: m.intent_id,
+      owner: ownerKey(a.agreementId, m.intent_id, { owner: "intent" }),
+      currency: m.currency,
+      periods: attempt(() => mandatePeriods(m)),
+    })),
+    nowMs,
+  );
+  const delegationPeriods = d && delegation ? await delegationPeriodLines(q, d, delegation.currency, nowMs) : undefined;
   return budgetView({
     mandates: a.record.mandates,
     ...(a.record.parent_limits ? { parentLimits: a.record.parent_limits } : {}),
     spent,
     held,
     ...(delegation ? { delegation } : {}),
+    periods: { intents, ...(delegationPeriods ? { delegation: delegationPeriods } : {}) },
   });
 }
 
 /** The answer for one agreement, with its budget. */
-export async function agreementBody(q: Queryable, a: AgreementView) {
+export async function agreementBody(q: Queryable, a: AgreementView, nowMs = Date.now()) {
   return {
     agreement_id: a.agreementId,
     agent_id: a.agentId,
@@ -67,6 +134,6 @@ export async function agreementBody(q: Queryable, a: AgreementView) {
     ledger_sequence: a.ledgerSequence,
     ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}),
     agreement: a.record,
-    budget: await budgetOf(q, a),
+    budget: await budgetOf(q, a, nowMs),
   };
 }

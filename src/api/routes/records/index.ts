@@ -95,7 +95,7 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request) => {
       const a = await visibleAgreement(app, request, request.params.agreement_id);
-      return agreementBody(app.requireDb(), a);
+      return agreementBody(app.requireDb(), a, app.clock().getTime());
     },
   );
 
@@ -127,7 +127,7 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
         ...(a.ledgerHead ? { ledger_head: a.ledgerHead } : {}),
         entries,
         next_after: last && last.sequence < a.ledgerSequence ? last.sequence : null,
-        budget: await budgetOf(pool, a),
+        budget: await budgetOf(pool, a, app.clock().getTime()),
       };
     },
   );

@@ -25,6 +25,29 @@ export const DELEGATION_SCHEMA = {
   },
 } as const;
 
+/** The period lines of a budget line (src/core/money/periods.ts `periodLine`). */
+export const BUDGET_LINE_PERIODS = {
+  type: "array",
+  description: "Limits per period in force now: each window's limit, spent, remaining and when it resets (what the spend transaction checks)",
+  items: {
+    type: "object",
+    description: "One limit's window in force: spent and count always, the rest as the limit declares",
+    properties: {
+      period: { type: "string", enum: ["day", "week", "month", "quarter", "year", "total"], description: "Calendar period (week starts Monday), or total" },
+      rolling: { type: "string", description: "Rolling window duration (ISO 8601), for example PT24H" },
+      time_zone: { type: "string", description: "IANA time zone of the calendar period" },
+      window_start: { type: "string", description: "Start of the calendar window in force (RFC 3339)" },
+      resets_at: { type: "string", description: "When the window resets (calendar) or its oldest counted spend leaves it (rolling)" },
+      limit: { type: "string", description: "Amount limit of the window (decimal string)" },
+      spent: { type: "string", description: "Counted spend in the window" },
+      remaining: { type: "string", description: "limit - spent, at least 0" },
+      count_limit: { type: "integer", description: "At most this many payments in the window" },
+      count: { type: "integer", description: "Payments counted in the window" },
+      count_remaining: { type: "integer", description: "count_limit - count, at least 0" },
+    },
+  },
+} as const;
+
 const budgetLine = {
   type: "object",
   required: ["currency"],
@@ -36,6 +59,7 @@ const budgetLine = {
     remaining: { type: "string", description: "limit - spent, at least 0" },
     held: { type: "string", description: "Intents: the part of spent on open holds not captured yet (decimal string)" },
     captured: { type: "string", description: "Intents: the part of spent captured or settled: spent - held (decimal string)" },
+    periods: BUDGET_LINE_PERIODS,
   },
 } as const;
 

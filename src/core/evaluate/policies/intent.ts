@@ -80,6 +80,10 @@ export const intentAmount: IntentPolicy = (s, m, out) => {
   if (a?.parentCeilingMinor !== undefined && amount > a.parentCeilingMinor) {
     out.add("AMOUNT_ABOVE_INTENT_CEILING", `${fmt(amount)} is above the parent ceiling ${fmt(a.parentCeilingMinor)}`);
   }
+  if (m.periods !== undefined && "problem" in m.periods) {
+    // Fail closed: period limits that cannot be read are not "no period limits".
+    out.add("PERIOD_LIMIT_EXCEEDED", `intent ${m.mandate.intent_id}'s period limits are not usable: ${m.periods.problem}`);
+  }
   if (a?.ledger.state !== "ok") return;
   if (m.sliceMinor !== undefined && checkBudget(m.sliceMinor, m.spentMinor, amount) === "exceeded") {
     out.add(

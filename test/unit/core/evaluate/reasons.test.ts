@@ -67,6 +67,11 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
     fire: { delegation: (d) => ({ ...d, scope: { ...d.scope, cumulative_maximum: 120 } }), action: { amount: 20.01 } },
     clear: { delegation: (d) => ({ ...d, scope: { ...d.scope, cumulative_maximum: 120 } }), action: { amount: 20 } },
   },
+  PERIOD_LIMIT_EXCEEDED: {
+    // Fired by the evaluator when the period limits cannot be read (fail closed); over a window, by the spend transaction.
+    fire: { mandates: onGroceries((m) => ({ ...m, time_zone: "Mars/Olympus", period_limits: [{ period: "day", amount: 50 }] })) },
+    clear: { mandates: onGroceries((m) => ({ ...m, time_zone: "Europe/Berlin", period_limits: [{ period: "day", amount: 50 }] })) },
+  },
   PARENT_LIMITS_EXCEEDED: {
     fire: { agreement: (a) => ({ ...a, parent_limits: { currency: "USD", maximum_amount: 1000, cumulative_maximum: 5999 } }) },
     clear: { agreement: (a) => ({ ...a, parent_limits: { currency: "USD", maximum_amount: 1000, cumulative_maximum: 6000 } }) },
@@ -225,6 +230,8 @@ const CASES: Partial<Record<ReasonCode, Case>> = {
 
 /** Codes decided outside the engine, by the verify path (tested in test/integration/verify*). */
 const VERIFY_PATH_CODES: ReasonCode[] = ["AGENT_NOT_ACTIVE", "NO_ACTIVE_AGREEMENT", "AGREEMENT_NOT_SELECTED"];
+/** Decided by the spend transaction against the period windows' counters (tested in test/integration/period-limits.test.ts). */
+const SPEND_TRANSACTION_CODES: ReasonCode[] = ["PERIOD_COUNT_EXCEEDED"];
 /** Decided by the approvals step of verify (tested in test/integration/approvals.test.ts). */
 const APPROVAL_CODES: ReasonCode[] = ["APPROVAL_DECLINED", "APPROVAL_EXPIRED"];
 /**
@@ -262,7 +269,14 @@ describe("the baseline", () => {
 
 describe("every reason code fires and clears", () => {
   it("covers the whole union", () => {
-    const covered = new Set<string>([...Object.keys(CASES), ...VERIFY_PATH_CODES, ...CONTROLLER_CODES, ...SIGNED_REQUEST_CODES, ...APPROVAL_CODES]);
+    const covered = new Set<string>([
+      ...Object.keys(CASES),
+      ...VERIFY_PATH_CODES,
+      ...SPEND_TRANSACTION_CODES,
+      ...CONTROLLER_CODES,
+      ...SIGNED_REQUEST_CODES,
+      ...APPROVAL_CODES,
+    ]);
     expect(REASON_CODES.filter((c) => !covered.has(c))).toEqual([]);
   });
   for (const [code, c] of Object.entries(CASES) as [ReasonCode, Case][]) {

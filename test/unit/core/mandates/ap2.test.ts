@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { Ap2ImportError, importOpenPaymentMandate, type Ap2ImportOptions } from "../../../../src/core/mandates/index.js";
 import { generateSigner, keyId } from "../../../../src/core/jose/index.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
+import { prepareScope } from "../../../../src/core/delegation/scope.js";
 
 const VECTORS = fileURLToPath(new URL("../../../vectors/ap2/", import.meta.url));
 const readJson = (name: string): Record<string, unknown> => JSON.parse(readFileSync(VECTORS + name, "utf8")) as Record<string, unknown>;
@@ -84,6 +85,7 @@ describe("importOpenPaymentMandate", () => {
         cumulative_maximum: 839.97, // min(budget 1000.00, 3 x 279.99)
         action_types: ["purchase"],
         merchants: ["merchant_shoes", "merchant_socks"],
+        period_limits: [{ period: "total", count: 3 }], // max_occurrences 3, enforced as a count
       },
       conditions: [],
       revocable: true,
@@ -221,6 +223,35 @@ describe("importOpenPaymentMandate", () => {
       expect(r.message).toContain('"payment.velocity"');
     });
 
+    it("maps every agent_recurrence frequency to limits per period (UTC) instead of refusing it: a recurring mandate", () => {
+      const scopeOf = (frequency: string, max_occurrences?: number) =>
+        importOpenPaymentMandate(
+          withConstraints(
+            { type: "payment.amount_range", currency: "USD", max: 1000 },
+            { type: "payment.budget", currency: "USD", max: 100 },
+            { type: "payment.agent_recurrence", frequency, ...(max_occurrences !== undefined ? { max_occurrences } : {}) },
+          ),
+          opts,
+        ).scope;
+      expect(scopeOf("MONTHLY", 12)).toMatchObject({
+        maximum_amount: 10,
+        cumulative_maximum: 100,
+        period_limits: [
+          { period: "month", count: 1 },
+          { period: "total", count: 12 },
+        ],
+      });
+      expect(scopeOf("DAILY").period_limits).toEqual([{ period: "day", count: 1 }]);
+      expect(scopeOf("WEEKLY").period_limits).toEqual([{ period: "week", count: 1 }]);
+      expect(scopeOf("BIWEEKLY").period_limits).toEqual([{ rolling: "P14D", count: 1 }]);
+      expect(scopeOf("QUARTERLY").period_limits).toEqual([{ period: "quarter", count: 1 }]);
+      expect(scopeOf("ANNUALLY").period_limits).toEqual([{ period: "year", count: 1 }]);
+      expect(scopeOf("ON_DEMAND", 3).period_limits).toEqual([{ period: "total", count: 3 }]);
+      expect(scopeOf("ON_DEMAND").period_limits).toBeUndefined();
+      // The scope is one a delegation stores (its schema) and verify prepares (UTC windows).
+      expect(prepareScope(scopeOf("MONTHLY", 12)).periods?.timeZone).toBe("UTC");
+    });
+
     it("refuses AP2 constraints Writ cannot enforce", () => {
       expect(refusal(withConstraints({ type: "payment.allowed_payment_instruments", allowed: [{ id: "card_1", type: "CARD" }] }))).toMatchObject({
         code: "CONSTRAINT_UNSUPPORTED",
@@ -231,15 +262,6 @@ describe("importOpenPaymentMandate", () => {
         code: "CONSTRAINT_UNENFORCEABLE",
         subject: "payment.amount_range",
       });
-      expect(
-        refusal(
-          withConstraints(
-            { type: "payment.amount_range", currency: "USD", max: 100 },
-            { type: "payment.budget", currency: "USD", max: 5 },
-            { type: "payment.agent_recurrence", frequency: "MONTHLY" },
-          ),
-        ),
-      ).toMatchObject({ code: "CONSTRAINT_UNENFORCEABLE", subject: "payment.agent_recurrence" });
       expect(
         refusal(
           withConstraints({ type: "payment.amount_range", currency: "USD", max: 100 }, { type: "payment.amount_range", currency: "USD", max: 5, extra: true }),

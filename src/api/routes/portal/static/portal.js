@@ -62,7 +62,19 @@
     else parts.push(line.currency + ": spend unknown");
     if (line.held !== undefined && line.held !== "0" && !/^0\.0*$/.test(line.held)) parts.push(line.held + " held, " + line.captured + " captured");
     if (line.maximum_amount !== undefined) parts.push("at most " + line.maximum_amount + " a payment");
+    for (const p of line.periods || []) parts.push(periodText(p, line.currency));
     return parts.join(", ");
+  }
+
+  /** "this day (Europe/Berlin): 20.00 of 50.00 EUR left, 1 of 3 payments left, resets <time>". */
+  function periodText(p, currency) {
+    const name = p.rolling ? "last " + p.rolling : p.period === "total" ? "in all" : "this " + p.period + (p.time_zone ? " (" + p.time_zone + ")" : "");
+    const bits = [];
+    if (p.remaining !== undefined) bits.push(p.remaining + " of " + p.limit + " " + currency + " left");
+    else bits.push(p.spent + " " + currency + " spent");
+    if (p.count_limit !== undefined) bits.push(p.count_remaining + " of " + p.count_limit + " payments left");
+    if (p.resets_at) bits.push("resets " + when(p.resets_at));
+    return name + ": " + bits.join(", ");
   }
 
   function budgetList(budget) {

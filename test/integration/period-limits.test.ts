@@ -1,0 +1,209 @@
+/**
+ * Limits per period in the spend transaction against real Postgres: calendar windows in a time
+ * zone with DST (Europe/Berlin), rolling windows, count limits, a recurring mandate's one
+ * payment per month and its occurrences, delegation period limits, exact limits under
+ * concurrent spends, and a release (`failed`) that frees the window the spend was counted in.
+ */
+import type { Pool } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSignedAgreement, type Mandate } from "../../src/core/agreement/index.js";
+import { mandatePeriods, preparePeriods, type PeriodLimit, type Recurrence } from "../../src/core/money/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { upsertDelegation } from "../../src/store/delegations.js";
+import { createPool, withTransaction } from "../../src/store/pool.js";
+import { ownerKey, readPeriodUsage, recordAllowedSpend, recordOutcome, type AllowedSpend, type SpendPeriods } from "../../src/store/ledger/index.js";
+import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL } from "../fixtures/records.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
+
+let db: TestDatabase;
+let pool: Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = createPool(db.url, { max: 20 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+const AGENT = "agent-periods";
+const BERLIN = "Europe/Berlin";
+
+async function storeAgreement(id: string, over: Partial<Mandate> = {}, delegationId?: string): Promise<Mandate> {
+  const m: Mandate = { intent_id: "i1", principal: { ...PRINCIPAL }, agent: { agent_id: AGENT }, currency: "EUR", maximum_amount: 500, ...over };
+  const a = await buildSignedAgreement({ agreement_id: id, mandates: [m], at: "2026-01-01T00:00:00Z" }, principalKey);
+  await withTransaction(pool, (c) => upsertAgreement(c, a, { ...(delegationId ? { delegationId } : {}), orgId: "org_test" }));
+  return m;
+}
+
+function intentPeriods(limits: PeriodLimit[], timeZone = BERLIN, recurrence?: Recurrence): SpendPeriods["periods"] {
+  const p = mandatePeriods({ currency: "EUR", time_zone: timeZone, period_limits: limits, ...(recurrence ? { recurrence } : {}) });
+  if (!p) throw new Error("no periods");
+  return p;
+}
+
+const spend = (agreementId: string, actionId: string, amountMinor: bigint, at: string, periods: SpendPeriods[]): AllowedSpend => ({
+  agreementId,
+  intentId: "i1",
+  actionId,
+  amountMinor,
+  currency: "EUR",
+  at,
+  limits: { periods },
+});
+
+describe("limits per period in the spend transaction", () => {
+  it("counts a calendar day in Europe/Berlin across the spring DST change (a 23-hour day) and resets at local midnight", async () => {
+    await storeAgreement("agr-day");
+    const periods: SpendPeriods[] = [{ owner: "intent", currency: "EUR", amountMinor: 4000n, periods: intentPeriods([{ period: "day", amount: 100 }]) }];
+    const at = (t: string) => spend("agr-day", `day-${t}`, 4000n, t, periods);
+    // 2026-03-29 is 23 hours long in Berlin: it starts 2026-03-28T23:00Z and ends 2026-03-29T22:00Z.
+    expect(await recordAllowedSpend(pool, at("2026-03-28T23:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("2026-03-29T12:00:00.000Z"))).toMatchObject({ recorded: true });
+    const third = await recordAllowedSpend(pool, at("2026-03-29T21:59:59.000Z"));
+    expect(third).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+    expect((third as { message: string }).message).toContain("calendar day in Europe/Berlin");
+    expect((third as { message: string }).message).toContain("resets at 2026-03-29T22:00:00.000Z");
+    // The last instant of the previous Berlin day (22:59:59Z) counted in that day, not this one.
+    expect(await recordAllowedSpend(pool, at("2026-03-28T22:59:59.000Z"))).toMatchObject({ recorded: true });
+    // Local midnight of 30 March (22:00Z): a new window.
+    expect(await recordAllowedSpend(pool, at("2026-03-29T22:00:00.000Z"))).toMatchObject({ recorded: true });
+  });
+
+  it("holds a count limit per ISO week (Monday start) and a rolling 24-hour amount", async () => {
+    await storeAgreement("agr-week");
+    const periods: SpendPeriods[] = [
+      {
+        owner: "intent",
+        currency: "EUR",
+        amountMinor: 1000n,
+        periods: intentPeriods([
+          { period: "week", count: 2 },
+          { rolling: "PT24H", amount: 25 },
+        ]),
+      },
+    ];
+    const at = (id: string, t: string) => spend("agr-week", id, 1000n, t, periods);
+    // Sunday 2026-06-07 in Berlin, then the rolling window refuses a third 10 EUR within 24 hours.
+    expect(await recordAllowedSpend(pool, at("w1", "2026-06-07T10:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("w2", "2026-06-07T11:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("w3", "2026-06-07T12:00:00.000Z"))).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
+    // Monday 00:00 Berlin (Sunday 22:00Z): a new week, but the rolling window still holds 20 EUR.
+    const r = await recordAllowedSpend(pool, {
+      ...at("w4", "2026-06-07T22:00:00.000Z"),
+      amountMinor: 600n,
+      limits: { periods: [{ ...periods[0]!, amountMinor: 600n }] },
+    });
+    expect(r).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+    expect((r as { message: string }).message).toContain("rolling window PT24H");
+    expect(
+      await recordAllowedSpend(pool, {
+        ...at("w5", "2026-06-07T22:00:00.000Z"),
+        amountMinor: 500n,
+        limits: { periods: [{ ...periods[0]!, amountMinor: 500n }] },
+      }),
+    ).toMatchObject({
+      recorded: true,
+    });
+    // 24 hours after the first spend it leaves the rolling window (w2 + w5 + 10 EUR = 25 EUR); the week's second payment.
+    expect(await recordAllowedSpend(pool, at("w6", "2026-06-08T09:59:59.999Z"))).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+    expect(await recordAllowedSpend(pool, at("w7", "2026-06-08T10:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("w8", "2026-06-09T12:00:00.000Z"))).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
+  });
+
+  it("never beats a daily limit under 60 concurrent spends", async () => {
+    await storeAgreement("agr-conc");
+    const periods: SpendPeriods[] = [
+      { owner: "intent", currency: "EUR", amountMinor: 700n, periods: intentPeriods([{ period: "day", amount: 100, count: 12 }]) },
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => recordAllowedSpend(pool, spend("agr-conc", `c-${i}`, 700n, "2026-07-01T08:00:00.000Z", periods))),
+    );
+    // 14 x 7 EUR fit 100 EUR, but the count limit is 12.
+    expect(results.filter((r) => r.recorded)).toHaveLength(12);
+    const usage = await readPeriodUsage(pool, [
+      { owner: ownerKey("agr-conc", "i1", { owner: "intent" }), currency: "EUR", periods: periods[0]!.periods, atMs: Date.parse("2026-07-01T20:00:00Z") },
+    ]);
+    expect(
+      usage(periods[0]!.periods.limits[0]!, {
+        owner: ownerKey("agr-conc", "i1", { owner: "intent" }),
+        currency: "EUR",
+        periods: periods[0]!.periods,
+        atMs: Date.parse("2026-07-01T20:00:00Z"),
+      }),
+    ).toEqual({ spentMinor: 8400n, count: 12 });
+  });
+
+  it("a release frees the window the spend was counted in, not the current one", async () => {
+    await storeAgreement("agr-rel");
+    const p = intentPeriods([
+      { period: "month", amount: 50 },
+      { rolling: "P1D", count: 5 },
+    ]);
+    const periods: SpendPeriods[] = [{ owner: "intent", currency: "EUR", amountMinor: 5000n, periods: p }];
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "may", 5000n, "2026-05-31T21:00:00.000Z", periods))).toMatchObject({ recorded: true });
+    // 2026-05-31T22:00Z is June in Berlin: a new month.
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june", 5000n, "2026-05-31T22:00:00.000Z", periods))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-2", 5000n, "2026-06-02T08:00:00.000Z", periods))).toMatchObject({
+      recorded: false,
+      reason: "PERIOD_LIMIT_EXCEEDED",
+    });
+    // Releasing the May spend leaves June full.
+    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "may", outcome: "failed", at: "2026-06-02T08:00:00.000Z" })).toMatchObject({
+      recorded: true,
+    });
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-3", 5000n, "2026-06-02T08:00:01.000Z", periods))).toMatchObject({
+      recorded: false,
+      reason: "PERIOD_LIMIT_EXCEEDED",
+    });
+    // Releasing the June spend frees June.
+    expect(await recordOutcome(pool, { agreementId: "agr-rel", actionId: "june", outcome: "failed", at: "2026-06-02T08:00:02.000Z" })).toMatchObject({
+      recorded: true,
+    });
+    expect(await recordAllowedSpend(pool, spend("agr-rel", "june-4", 5000n, "2026-06-02T08:00:03.000Z", periods))).toMatchObject({ recorded: true });
+    const { rows } = await pool.query(
+      "SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE owner = $1 ORDER BY window_start",
+      [ownerKey("agr-rel", "i1", { owner: "intent" })],
+    );
+    expect(rows.map((r: { spent_minor: string; payments: number }) => [r.spent_minor, r.payments])).toEqual([
+      ["0", 0],
+      ["5000", 1],
+    ]);
+  });
+
+  it("a recurring mandate: one payment per month, at most 3 in all", async () => {
+    await storeAgreement("agr-rec");
+    const periods: SpendPeriods[] = [
+      { owner: "intent", currency: "EUR", amountMinor: 1999n, periods: intentPeriods([], "America/New_York", { frequency: "month", occurrences: 3 }) },
+    ];
+    const at = (id: string, t: string) => spend("agr-rec", id, 1999n, t, periods);
+    expect(await recordAllowedSpend(pool, at("jan", "2026-01-15T12:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("jan-2", "2026-02-01T04:59:59.000Z"))).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
+    expect(await recordAllowedSpend(pool, at("feb", "2026-02-01T05:00:00.000Z"))).toMatchObject({ recorded: true });
+    expect(await recordAllowedSpend(pool, at("mar", "2026-03-31T12:00:00.000Z"))).toMatchObject({ recorded: true });
+    const fourth = await recordAllowedSpend(pool, at("apr", "2026-04-02T12:00:00.000Z"));
+    expect(fourth).toMatchObject({ recorded: false, reason: "PERIOD_COUNT_EXCEEDED" });
+    expect((fourth as { message: string }).message).toContain("total");
+  });
+
+  it("holds a delegation's period limit across its agreements", async () => {
+    const d = fixtureDelegation(undefined, {
+      delegation_id: "del-periods",
+      agent: { agent_id: AGENT },
+      delegation_chain: [],
+      scope: { currency: "EUR", maximum_amount: 500, time_zone: BERLIN, period_limits: [{ period: "day", amount: 30 }] },
+    });
+    await withTransaction(pool, (c) => upsertDelegation(c, d));
+    await storeAgreement("agr-dp1", {}, "del-periods");
+    await storeAgreement("agr-dp2", {}, "del-periods");
+    const periods = preparePeriods(d.scope.period_limits, d.scope.time_zone, "EUR")!;
+    const p: SpendPeriods[] = [{ owner: "delegation", delegationId: "del-periods", currency: "EUR", amountMinor: 500n, periods }];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => recordAllowedSpend(pool, spend(i % 2 ? "agr-dp1" : "agr-dp2", `dp-${i}`, 500n, "2026-08-01T09:00:00.000Z", p))),
+    );
+    expect(results.filter((r) => r.recorded)).toHaveLength(6);
+    expect(new Set(results.flatMap((r) => (r.recorded ? [] : [r.reason])))).toEqual(new Set(["PERIOD_LIMIT_EXCEEDED"]));
+    expect(iso(Date.parse("2026-08-01T09:00:00.000Z"))).toBe("2026-08-01T09:00:00.000Z");
+  });
+});
