@@ -26,7 +26,12 @@ export interface RevocationFollower {
 
 /** Starts following the announcements on `databaseUrl` (see the module comment). */
 export function followRevocations(databaseUrl: string, pool: Pool, ctx: ReconcileContext, log: Logger): RevocationFollower {
-  const channel = new RevocationChannel({ connection: databaseUrl, applicationName: "writ-controller-revocations", maxBackoffMs: 10_000, workerNotices: false });
+  const channel = new RevocationChannel({
+    connection: databaseUrl,
+    applicationName: "writ-controller-revocations",
+    maxBackoffMs: 10_000,
+    workerNotices: false,
+  });
   const index = new RevocationIndex({ db: pool, source: channel });
   index.on("failure", (err) => log.debug("revoked ids did not load; retrying", { error: err.message }));
   channel.on("revoked", (a) => {
