@@ -159,6 +159,10 @@ describe("Writ CRDs on a real API server", () => {
     expect(await explain("wsub.spec.webhookUrl")).toMatch(/https, or http on localhost only/);
     expect(await explain("delegation.status.effectiveStatus")).toMatch(/The status evaluators enforce/);
     expect(await explain("delegation.spec.conditions.start")).toMatch(/Only when type is time_window\./);
+    expect(await explain("delegation.spec.scope.period_limits")).toMatch(/Limits per period on the spend under this delegation/);
+    expect(await explain("delegation.spec.scope.time_zone")).toMatch(/IANA time zone of the principal for period_limits\. Default UTC\./);
+    expect(await explain("wia.spec.mandates.recurrence")).toMatch(/Makes the intent a recurring mandate: one payment per frequency window/);
+    expect(await explain("wia.spec.mandates.refunds_restore_budget")).toMatch(/Absent or false: refunds restore nothing/);
   });
 
   it("has kubectl refuse unknown fields by default (client-side, from the published schema)", async () => {
