@@ -63,7 +63,7 @@ function expectedPeriod(p: Period, currency: string): string {
       : `${names[p.period as string]}${p.time_zone ? ` in ${p.time_zone}` : ""}`;
   const bits = [p.remaining !== undefined ? `${p.remaining} of ${p.limit} ${currency} left` : `${p.spent} ${currency} spent`];
   if (p.count_limit !== undefined) bits.push(`${p.count_remaining} of ${p.count_limit} payment${p.count_limit === 1 ? "" : "s"} left`);
-  if (p.resets_at) bits.push(`${p.rolling ? "frees up from" : "resets"} ${resetTime(p.resets_at)}`);
+  if (p.resets_at) bits.push(`${p.rolling ? "the oldest payment in it leaves it" : "resets"} ${resetTime(p.resets_at)}`);
   return `${name}: ${bits.join(", ")}`;
 }
 
@@ -118,7 +118,10 @@ describe("the portal's limits per period and holds in a browser", () => {
     expect((await w.verify({ agent_id: agentId, action: bought })).body.verdict).toBe("ALLOW");
     const capture = await w.outcome({ agreement_id: agreementId, action_id: bought.action_id, outcome: "captured", amount: 25, idempotency_key: "ship-1" });
     expect(capture.status).toBe(200);
-    expect((await w.verify({ agent_id: agentId, action: action({ amount: 12.99, merchant: "Streamflix", intent_id: "streaming" }) })).body.verdict).toBe("ALLOW");
+    const streamed = action({ amount: 12.99, merchant: "Streamflix", intent_id: "streaming" });
+    expect((await w.verify({ agent_id: agentId, action: streamed })).body.verdict).toBe("ALLOW");
+    const full = await w.outcome({ agreement_id: subscriptionId, action_id: streamed.action_id, outcome: "captured", amount: 12.99, idempotency_key: "month-1" });
+    expect(full.status).toBe(200);
 
     // The read API's budget: what the page must show.
     const read = await w.call("GET", `/v1/agreements/${agreementId}`, w.operatorKey);
@@ -131,11 +134,12 @@ describe("the portal's limits per period and holds in a browser", () => {
     expect(budget.delegation.periods?.length).toBe(2);
     const subscription = (await w.call("GET", `/v1/agreements/${subscriptionId}`, w.operatorKey)).body.budget as { intents: Line[] };
     const streaming = subscription.intents[0] as Line;
+    expect(streaming).toMatchObject({ spent: "12.99", held: "0.00", captured: "12.99" });
     expect(streaming.periods?.map((p) => p.period)).toEqual(["month", "total"]);
 
     const expectedIntent =
       `intent groceries: ${intent.remaining} of ${intent.limit} USD left, ${intent.spent} spent ` +
-      `(${intent.captured} captured, ${intent.held} on hold until the payment side captures or releases it), ` +
+      `(${intent.captured} captured, ${intent.held} held, not captured yet), ` + // the split shows while part is on hold
       `at most ${intent.maximum_amount} a payment, ${expectedPeriod(intent.periods?.[0] as Period, "USD")}`;
     const expectedDelegation =
       `delegation ${delegationId}: ${budget.delegation.remaining} of ${budget.delegation.limit} USD left, ` +
@@ -147,7 +151,7 @@ describe("the portal's limits per period and holds in a browser", () => {
       (streaming.periods ?? []).map((p) => expectedPeriod(p, "USD")).join(", ");
     // The words a principal reads, spelled out once (the helpers above build the rest).
     expect(expectedIntent).toContain("today in America/New_York: 110.00 of 150.00 USD left, 2 of 3 payments left, resets ");
-    expect(expectedDelegation).toContain("in the last 24 hours: 210.00 of 250.00 USD left, frees up from ");
+    expect(expectedDelegation).toContain("in the last 24 hours: 210.00 of 250.00 USD left, the oldest payment in it leaves it ");
     expect(expectedStreaming).toContain("this month in America/New_York: 12.99 USD spent, 0 of 1 payment left, resets ");
     expect(expectedStreaming).toContain("in all: 12.99 USD spent, 11 of 12 payments left");
 

@@ -54,32 +54,62 @@
     return wrap;
   }
 
-  /** "487.50 of 500.00 USD left, at most 50.00 a payment". */
-  function budgetText(line) {
+  const isZero = (amount) => amount === undefined || /^0(\.0*)?$/.test(amount);
+
+  /**
+   * "487.50 of 500.00 USD left, 12.50 spent (10.00 captured, 2.50 held, not captured yet), at most
+   * 50.00 a payment, today in Europe/Berlin: ...": the split shows while part of the spend is on hold.
+   */
+  function budgetText(line, recurrence) {
     const parts = [];
-    if (line.remaining !== undefined) parts.push(line.remaining + " of " + line.limit + " " + line.currency + " left");
-    else if (line.spent !== undefined) parts.push(line.spent + " " + line.currency + " spent, no total limit");
+    if (recurrence) parts.push(recurrenceText(recurrence));
+    const split = isZero(line.held) ? "" : " (" + line.captured + " captured, " + line.held + " held, not captured yet)";
+    if (line.remaining !== undefined) parts.push(line.remaining + " of " + line.limit + " " + line.currency + " left" + (split ? ", " + line.spent + " spent" + split : ""));
+    else if (line.spent !== undefined) parts.push(line.spent + " " + line.currency + " spent" + split + ", no total limit");
     else parts.push(line.currency + ": spend unknown");
-    if (line.held !== undefined && line.held !== "0" && !/^0\.0*$/.test(line.held)) parts.push(line.held + " held, " + line.captured + " captured");
     if (line.maximum_amount !== undefined) parts.push("at most " + line.maximum_amount + " a payment");
     for (const p of line.periods || []) parts.push(periodText(p, line.currency));
     return parts.join(", ");
   }
 
-  /** "this day (Europe/Berlin): 20.00 of 50.00 EUR left, 1 of 3 payments left, resets <time>". */
+  const PERIOD_NAMES = { day: "today", week: "this week", month: "this month", quarter: "this quarter", year: "this year", total: "in all" };
+  const FREQUENCIES = { day: "once a day", week: "once a week", month: "once a month", quarter: "once a quarter", year: "once a year" };
+
+  /** "recurring once a month in America/New_York, at most 12 times" (a mandate's recurrence). */
+  function recurrenceText(r) {
+    const every = (FREQUENCIES[r.frequency] || "once per " + r.frequency) + (r.time_zone ? " in " + r.time_zone : "");
+    return "recurring " + every + (r.occurrences !== undefined ? ", at most " + r.occurrences + " time" + (r.occurrences === 1 ? "" : "s") : "");
+  }
+
+  /** An ISO 8601 duration of days, hours and minutes in words: "PT24H" -> "24 hours" (else as given). */
+  function durationText(iso) {
+    const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?)?$/.exec(iso || "");
+    if (!m || !(m[1] || m[2] || m[3])) return iso;
+    const unit = (n, word) => (n ? [Number(n) + " " + word + (Number(n) === 1 ? "" : "s")] : []);
+    return [...unit(m[1], "day"), ...unit(m[2], "hour"), ...unit(m[3], "minute")].join(" ");
+  }
+
+  /** "today in Europe/Berlin: 20.00 of 50.00 EUR left, 1 of 3 payments left, resets <time>". */
   function periodText(p, currency) {
-    const name = p.rolling ? "last " + p.rolling : p.period === "total" ? "in all" : "this " + p.period + (p.time_zone ? " (" + p.time_zone + ")" : "");
+    const name = p.rolling
+      ? "in the last " + durationText(p.rolling)
+      : (PERIOD_NAMES[p.period] || "this " + p.period) + (p.time_zone && p.period !== "total" ? " in " + p.time_zone : "");
     const bits = [];
     if (p.remaining !== undefined) bits.push(p.remaining + " of " + p.limit + " " + currency + " left");
     else bits.push(p.spent + " " + currency + " spent");
-    if (p.count_limit !== undefined) bits.push(p.count_remaining + " of " + p.count_limit + " payments left");
-    if (p.resets_at) bits.push("resets " + when(p.resets_at));
+    if (p.count_limit !== undefined) bits.push(p.count_remaining + " of " + p.count_limit + " payment" + (p.count_limit === 1 ? "" : "s") + " left");
+    if (p.resets_at) bits.push((p.rolling ? "the oldest payment in it leaves it " : "resets ") + when(p.resets_at));
     return name + ": " + bits.join(", ");
   }
 
-  function budgetList(budget) {
+  /** The budget lines of an agreement; an intent's line names its mandate's recurrence, if any. */
+  function budgetList(budget, mandates) {
     const list = el("ul", undefined, "budget");
-    for (const i of budget.intents || []) list.append(el("li", "intent " + i.intent_id + ": " + budgetText(i)));
+    const recurrenceOf = (id) => {
+      const m = (mandates || []).find((x) => x.intent_id === id);
+      return m && m.recurrence ? { ...m.recurrence, time_zone: m.time_zone || "UTC" } : undefined;
+    };
+    for (const i of budget.intents || []) list.append(el("li", "intent " + i.intent_id + ": " + budgetText(i, recurrenceOf(i.intent_id))));
     if (budget.agreement) list.append(el("li", "agreement: " + budgetText(budget.agreement)));
     if (budget.delegation) list.append(el("li", "delegation " + budget.delegation.delegation_id + ": " + budgetText(budget.delegation)));
     return list;
@@ -105,7 +135,7 @@
       show.setAttribute("aria-label", "Show the ledger of " + a.agreement_id);
       show.addEventListener("click", () => showLedger(a.agreement_id, 0));
       const expires = (a.agreement.mandates || []).map((m) => m.expires_at).filter(Boolean).sort()[0];
-      row(tbody, [el("span", a.agreement_id, "id"), el("span", a.agent_id, "id"), agreementState(a, delegationStatus, expires), budgetList(a.budget), show]);
+      row(tbody, [el("span", a.agreement_id, "id"), el("span", a.agent_id, "id"), agreementState(a, delegationStatus, expires), budgetList(a.budget, a.agreement.mandates), show]);
     }
   }
 
