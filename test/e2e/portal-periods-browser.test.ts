@@ -140,15 +140,15 @@ describe("the portal's limits per period and holds in a browser", () => {
     const expectedIntent =
       `intent groceries: ${intent.remaining} of ${intent.limit} USD left, ${intent.spent} spent ` +
       `(${intent.captured} captured, ${intent.held} held, not captured yet), ` + // the split shows while part is on hold
-      `at most ${intent.maximum_amount} a payment, ${expectedPeriod(intent.periods?.[0] as Period, "USD")}`;
+      `at most ${intent.maximum_amount} a payment; ${expectedPeriod(intent.periods?.[0] as Period, "USD")}`;
     const expectedDelegation =
       `delegation ${delegationId}: ${budget.delegation.remaining} of ${budget.delegation.limit} USD left, ` +
-      `at most ${budget.delegation.maximum_amount} a payment, ` +
-      (budget.delegation.periods ?? []).map((p) => expectedPeriod(p, "USD")).join(", ");
+      `at most ${budget.delegation.maximum_amount} a payment; ` +
+      (budget.delegation.periods ?? []).map((p) => expectedPeriod(p, "USD")).join("; ");
     const expectedStreaming =
       `intent streaming: recurring once a month in America/New_York, at most 12 times, ` +
-      `${streaming.spent} USD spent, no total limit, at most ${streaming.maximum_amount} a payment, ` +
-      (streaming.periods ?? []).map((p) => expectedPeriod(p, "USD")).join(", ");
+      `${streaming.spent} USD spent, no total limit, at most ${streaming.maximum_amount} a payment; ` +
+      (streaming.periods ?? []).map((p) => expectedPeriod(p, "USD")).join("; ");
     // The words a principal reads, spelled out once (the helpers above build the rest).
     expect(expectedIntent).toContain("today in America/New_York: 110.00 of 150.00 USD left, 2 of 3 payments left, resets ");
     expect(expectedDelegation).toContain("in the last 24 hours: 210.00 of 250.00 USD left, the oldest payment in it leaves it ");

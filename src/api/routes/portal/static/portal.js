@@ -58,7 +58,7 @@
 
   /**
    * "487.50 of 500.00 USD left, 12.50 spent (10.00 captured, 2.50 held, not captured yet), at most
-   * 50.00 a payment, today in Europe/Berlin: ...": the split shows while part of the spend is on hold.
+   * 50.00 a payment; today in Europe/Berlin: ...": the split shows while part of the spend is on hold.
    */
   function budgetText(line, recurrence) {
     const parts = [];
@@ -68,8 +68,8 @@
     else if (line.spent !== undefined) parts.push(line.spent + " " + line.currency + " spent" + split + ", no total limit");
     else parts.push(line.currency + ": spend unknown");
     if (line.maximum_amount !== undefined) parts.push("at most " + line.maximum_amount + " a payment");
-    for (const p of line.periods || []) parts.push(periodText(p, line.currency));
-    return parts.join(", ");
+    // Each window after a semicolon: its own parts are separated by commas (and a time may hold one).
+    return [parts.join(", "), ...(line.periods || []).map((p) => periodText(p, line.currency))].join("; ");
   }
 
   const PERIOD_NAMES = { day: "today", week: "this week", month: "this month", quarter: "this quarter", year: "this year", total: "in all" };
