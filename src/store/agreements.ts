@@ -104,7 +104,7 @@ async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined>
   );
   const row = rows[0];
   // The head after the lock, in a statement of its own (see readHead).
-  return row ? { ...row, ...(await readHead(q, id)) } : undefined;
+  return row ? { ...row, ...(await readHead(q, row.agent_id, id)) } : undefined;
 }
 
 function foreignKey(e: unknown, delegationId: string | null): never {
@@ -194,8 +194,8 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     }
   }
   // The service's ledger: a declared one is imported only into an agreement this call created.
-  const appended = created ? await importLedger(q, full, ledger) : 0;
-  const ignored = created ? undefined : await declaredLedgerIgnored(q, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
+  const appended = created ? await importLedger(q, agentId, full, ledger) : 0;
+  const ignored = created ? undefined : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
   if (selfRevokes) await announceRevoked(q, "agreement", [id]);
   return {
     agreementId: id,

@@ -19,6 +19,8 @@ import type { LedgerEntry } from "../../core/agreement/index.js";
 /** One spend as `writ_spend_read` takes it (`i`: its place in the batch). */
 export interface SpendReadInput {
   i: number;
+  /** The agreement's agent, the key of every per-agent row read (null: none known; nothing is found). */
+  ag: string | null;
   agreement_id: string;
   intent_id: string;
   action_id: string;
@@ -42,7 +44,7 @@ export type SpendPairs = [string, string][];
  */
 export function delegationSpendSql(delegationExpr: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(s.currency, s.spent_minor::text)), '[]'::jsonb)
-    FROM agreements b JOIN agreement_spend s ON s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
+    FROM agreements b JOIN agreement_spend s ON s.agent_id = b.agent_id AND s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
 }
 
 /** Spend pairs as the budget rule takes them (src/core/money/budget.ts). */
@@ -89,10 +91,14 @@ export interface SpendReadRow {
   delegation_chain: string[] | null;
   /** The stored ancestors (root first) when the delegation has a chain; else null (locked only when the spend declared it). */
   ancestors: SpendAncestorRow[] | null;
+  /** The agreement's agent (null: the agreement is not stored). */
+  agreement_agent: string | null;
 }
 
 /** One decided spend as `writ_spend_write` takes it. */
 export interface SpendWriteRow {
+  /** The agreement's agent. */
+  ag: string;
   /** agreement_id */
   a: string;
   /** The entry, as hashed. */

@@ -9,7 +9,8 @@ RETURNS jsonb LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 BEGIN
   RETURN (SELECT coalesce(jsonb_agg(jsonb_build_array(t.currency, t.spent_minor::text)), '[]'::jsonb)
-    FROM (SELECT p_delegation AS delegation_id UNION ALL SELECT c.delegation_id FROM delegations c WHERE c.chain_ids @> ARRAY[p_delegation]) x
-    JOIN agreements b ON b.delegation_id = x.delegation_id
-    JOIN agreement_spend t ON t.agreement_id = b.agreement_id);
+    FROM (SELECT c.agent_id, c.delegation_id FROM delegations c WHERE c.delegation_id = p_delegation
+          UNION ALL SELECT c.agent_id, c.delegation_id FROM delegations c WHERE c.chain_ids @> ARRAY[p_delegation]) x
+    JOIN agreements b ON b.agent_id = x.agent_id AND b.delegation_id = x.delegation_id
+    JOIN agreement_spend t ON t.agent_id = b.agent_id AND t.agreement_id = b.agreement_id);
 END $$;
