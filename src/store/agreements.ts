@@ -195,7 +195,9 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   }
   // The service's ledger: a declared one is imported only into an agreement this call created.
   const appended = created ? await importLedger(q, agentId, full, ledger) : 0;
-  const ignored = created ? undefined : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
+  const ignored = created
+    ? undefined
+    : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
   if (selfRevokes) await announceRevoked(q, "agreement", [id]);
   return {
     agreementId: id,

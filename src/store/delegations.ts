@@ -90,6 +90,8 @@ export interface RevokeResult {
 
 interface StoredRow {
   generation: string;
+  agent_id: string;
+  chain_agents: (string | null)[];
   record: unknown;
   org_id: string | null;
   revoked_at: Date | null;
@@ -112,9 +114,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
-  if (chainIds.length > 0) await markAncestors(q, chainIds);
+  const chainAgents = chainIds.length > 0 ? await markAncestors(q, chainIds) : [];
   const { rows } = await q.query<StoredRow>(
-    "SELECT generation::text AS generation, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
+    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
     [id],
   );
   const stored = rows[0];
@@ -142,29 +144,38 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   if (storedRevoked) record.status = "revoked";
   else if (record.status === "revoked") record.status = "active";
   const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
-  const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds];
+  const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds, chainAgents];
 
   let created = false;
   let changed = false;
   let generation: number;
   if (!stored) {
     const ins = await q.query<{ generation: string }>(
-      `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING generation::text AS generation`,
+      `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids, chain_agents)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING generation::text AS generation`,
       values,
     );
     created = changed = true;
     generation = Number(ins.rows[0]?.generation ?? 1);
   } else {
-    changed = canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId;
+    changed =
+      canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId || canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents);
     generation = Number(stored.generation);
     if (changed) {
       const upd = await q.query<{ generation: string }>(
         `UPDATE delegations SET org_id = $2, agent_id = $3, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
-           chain_ids = $8, generation = generation + 1, updated_at = now()
+           chain_ids = $8, chain_agents = $9, generation = generation + 1, updated_at = now()
          WHERE delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
+      // The delegations below it address it by its agent (chain_agents): follow a change of agent.
+      if (stored.agent_id !== record.agent.agent_id) {
+        await q.query(
+          `UPDATE delegations SET chain_agents[array_position(chain_ids, $1::text)] = $2, updated_at = now()
+           WHERE chain_ids @> ARRAY[$1::text]`,
+          [id, record.agent.agent_id],
+        );
+      }
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
   }
@@ -187,10 +198,16 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
  * Marks the stored delegations `ids` (a chain's links) as having descendants, locking the rows
  * still unmarked root first (depth, then id: the spend transaction's order), so their budgets
  * count the subtree. Reads without a lock first: once marked (the usual case) nothing is written.
+ * Returns the agent of each link, in the order of `ids` (null: not stored), the child's
+ * `chain_agents` (migrations/0321_chain_agents.sql).
  */
-async function markAncestors(q: Queryable, ids: readonly string[]): Promise<void> {
-  const { rows } = await q.query("SELECT 1 FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants LIMIT 1", [ids]);
-  if (rows.length === 0) return;
+async function markAncestors(q: Queryable, ids: readonly string[]): Promise<(string | null)[]> {
+  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean }>(
+    "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[])",
+    [ids],
+  );
+  const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
+  if (links.every((l) => l.marked)) return agents;
   await q.query(
     `WITH locked AS (
        SELECT delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants
@@ -199,6 +216,7 @@ async function markAncestors(q: Queryable, ids: readonly string[]): Promise<void
      UPDATE delegations d SET has_descendants = true FROM locked WHERE d.delegation_id = locked.delegation_id`,
     [ids],
   );
+  return agents;
 }
 
 /**

@@ -50,7 +50,13 @@ export function ledgerRow(entry: LedgerEntry, mandates: readonly Mandate[]): Led
  * ./import.ts). A second entry for the same (action, outcome) raises LEDGER_CONFLICT. The
  * caller updates the head and the totals.
  */
-export async function insertLedgerRows(q: Queryable, agentId: string, agreementId: string, rows: readonly LedgerRow[], opts: { imported: boolean }): Promise<void> {
+export async function insertLedgerRows(
+  q: Queryable,
+  agentId: string,
+  agreementId: string,
+  rows: readonly LedgerRow[],
+  opts: { imported: boolean },
+): Promise<void> {
   if (rows.length === 0) return;
   try {
     await q.query(
@@ -70,11 +76,10 @@ export async function insertLedgerRows(q: Queryable, agentId: string, agreementI
 
 /** The stored `entry_hash` at `sequence` of `agreementId`, or undefined. */
 export async function ledgerHashAt(q: Queryable, agentId: string, agreementId: string, sequence: number): Promise<HashString | undefined> {
-  const { rows } = await q.query<{ entry_hash: HashString }>("SELECT entry_hash FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND sequence = $2", [
-    agreementId,
-    sequence,
-    agentId,
-  ]);
+  const { rows } = await q.query<{ entry_hash: HashString }>(
+    "SELECT entry_hash FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND sequence = $2",
+    [agreementId, sequence, agentId],
+  );
   return rows[0]?.entry_hash;
 }
 

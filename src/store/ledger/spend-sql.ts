@@ -21,6 +21,8 @@ export interface SpendReadInput {
   i: number;
   /** The agreement's agent, the key of every per-agent row read (null: none known; nothing is found). */
   ag: string | null;
+  /** The delegation whose row (and whose ancestors' rows among p_delegations) the spend locks; null: none. */
+  did: string | null;
   agreement_id: string;
   intent_id: string;
   action_id: string;

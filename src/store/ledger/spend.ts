@@ -452,6 +452,7 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   const input = spends.map((s, i): SpendReadInput => ({
     i,
     ag: agents[i] ?? null,
+    did: s.limits?.delegation?.delegationId ?? s.limits?.chain?.delegationId ?? null,
     agreement_id: s.agreementId,
     intent_id: s.intentId,
     action_id: s.actionId,

@@ -1,7 +1,9 @@
 -- Round trip 1 of the spend transaction (src/store/ledger/spend.ts, which decides every spend
 -- from what this reads; it decides nothing itself):
 -- - Locks: the delegation rows of p_delegations in the order (depth, id), depth the length of
---   the row's chain (ancestors before their descendants: root first, the child last), then the
+--   the row's chain (ancestors before their descendants: root first, the child last), each by
+--   its key: a spend's delegation (did) by its agreement's agent, an ancestor by the agent its
+--   child's row stored (chain_agents; one not stored then is not locked nor read), then the
 --   agreement rows of p_agreements, one statement per agent (the spends' `ag`, agents in id
 --   order), each agent's rows in id order; one order for every transaction, so no two
 --   spend batches deadlock (src/store/ledger/index.ts).
@@ -28,9 +30,23 @@ RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head 
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 #variable_conflict use_column
-DECLARE ag text;
+DECLARE ag text; k record;
 BEGIN
-  PERFORM 1 FROM delegations d WHERE d.delegation_id = ANY (p_delegations) ORDER BY cardinality(d.chain_ids), d.delegation_id FOR NO KEY UPDATE;
+  -- The delegation rows, each by its key (agent_id, delegation_id): a spend's own delegation
+  -- (did) is its agreement's agent's; its ancestors' agents are the ones its row stored
+  -- (chain_agents). One statement per row, in the order (depth, id).
+  FOR k IN
+    SELECT DISTINCT x.agent_id, x.delegation_id, x.depth
+    FROM jsonb_to_recordset(p_spends) AS s(ag text, did text)
+    CROSS JOIN LATERAL (SELECT z.agent_id, z.delegation_id, cardinality(z.chain_ids) AS depth, z.chain_ids, z.chain_agents
+                        FROM delegations z WHERE z.agent_id = s.ag AND z.delegation_id = s.did LIMIT 1) c
+    CROSS JOIN LATERAL (SELECT c.agent_id, c.delegation_id, c.depth
+                        UNION ALL SELECT u.ag, u.id, (u.n - 1)::int FROM unnest(c.chain_agents, c.chain_ids) WITH ORDINALITY AS u(ag, id, n) WHERE u.ag IS NOT NULL) x
+    WHERE x.delegation_id = ANY (p_delegations)
+    ORDER BY x.depth, x.delegation_id, x.agent_id
+  LOOP
+    PERFORM 1 FROM delegations d WHERE d.agent_id = k.agent_id AND d.delegation_id = k.delegation_id FOR NO KEY UPDATE;
+  END LOOP;
   -- One statement per agent (agents in id order), each agent's agreements in id order.
   FOR ag IN SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) ORDER BY 1 LOOP
     PERFORM 1 FROM agreements a WHERE a.agent_id = ag AND a.agreement_id = ANY (p_agreements) ORDER BY a.agreement_id FOR NO KEY UPDATE;
@@ -48,7 +64,7 @@ BEGIN
     -- descendants. A CASE, so that only the branch that applies runs (a lateral join's
     -- condition may be planned as a filter applied after the join, which runs it anyway).
     CASE WHEN NOT s.del OR a.delegation_id IS NULL THEN NULL
-      WHEN coalesce(dd.has_descendants, false) THEN writ_subtree_spend(a.delegation_id)
+      WHEN coalesce(dd.has_descendants, false) THEN writ_subtree_spend(a.agent_id, a.delegation_id)
       ELSE (SELECT coalesce(jsonb_agg(jsonb_build_array(t.currency, t.spent_minor::text)), '[]'::jsonb)
             FROM agreements b JOIN agreement_spend t ON t.agent_id = b.agent_id AND t.agreement_id = b.agreement_id
             WHERE b.agent_id = a.agent_id AND b.delegation_id = a.delegation_id) END,
@@ -61,15 +77,15 @@ BEGIN
     CASE WHEN cardinality(dd.chain_ids) > 0 THEN
       (SELECT jsonb_agg(jsonb_build_object('id', p.delegation_id, 'currency', p.record->'scope'->>'currency', 'cumulative', p.record->'scope'->'cumulative_maximum',
                                            'revoked', p.revoked_at IS NOT NULL)
-                        || CASE WHEN (p.record->'scope'->'cumulative_maximum') IS NOT NULL THEN jsonb_build_object('spend', writ_subtree_spend(p.delegation_id)) ELSE '{}'::jsonb END
+                        || CASE WHEN (p.record->'scope'->'cumulative_maximum') IS NOT NULL THEN jsonb_build_object('spend', writ_subtree_spend(p.agent_id, p.delegation_id)) ELSE '{}'::jsonb END
                         ORDER BY cardinality(p.chain_ids))
-       FROM delegations p WHERE p.delegation_id = ANY (dd.chain_ids))
+       FROM unnest(dd.chain_agents, dd.chain_ids) AS u(ag, id) JOIN delegations p ON p.agent_id = u.ag AND p.delegation_id = u.id)
     END,
     a.agent_id
-  FROM jsonb_to_recordset(p_spends) AS s(i int, ag text, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, del boolean, rev bigint)
+  FROM jsonb_to_recordset(p_spends) AS s(i int, ag text, did text, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, del boolean, rev bigint)
   LEFT JOIN LATERAL (SELECT * FROM agreements x WHERE x.agent_id = s.ag AND x.agreement_id = s.agreement_id LIMIT 1) a ON true
   LEFT JOIN LATERAL (SELECT y.ledger_sequence, y.ledger_head FROM agreement_ledger_heads y WHERE y.agent_id = s.ag AND y.agreement_id = s.agreement_id LIMIT 1) h ON true
-  LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids, z.has_descendants FROM delegations z WHERE z.agent_id = a.agent_id AND z.delegation_id = a.delegation_id LIMIT 1) dd ON true
+  LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids, z.chain_agents, z.has_descendants FROM delegations z WHERE z.agent_id = a.agent_id AND z.delegation_id = a.delegation_id LIMIT 1) dd ON true
   -- The action's entries (an index range scan of ledger_entries_action_outcome_key; none for a new action).
   LEFT JOIN LATERAL (SELECT (array_agg(e.entry) FILTER (WHERE e.outcome = 'allowed'))[1] AS entry,
                             (array_agg(e.request_hash) FILTER (WHERE e.outcome = 'allowed'))[1] AS request_hash,
