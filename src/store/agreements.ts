@@ -31,6 +31,7 @@ import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
+import { claimRecordId, moveRecordId } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /** An agreement as stored: the record without its ledger fields. */
@@ -44,6 +45,8 @@ export interface UpsertAgreementOptions {
   agentId?: string;
   /** Time of a revocation this upsert causes (default: now). */
   at?: Date;
+  /** Set by the retry after a concurrent store of the same id (internal). */
+  claimedBefore?: boolean;
 }
 
 /** What `upsertAgreement` did. */
@@ -148,38 +151,40 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   let changed = false;
   let revision: number;
   if (!stored) {
+    // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
+    if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
+      if (opts.claimedBefore) throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is claimed but not stored`);
+      return upsertAgreement(q, agreement, { ...opts, claimedBefore: true });
+    }
     const values = [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null];
     const ins = await q
       .query<{ revision: string }>(
         `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, revoked_at, revoked_reason, revoked_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END)
-         ON CONFLICT (agreement_id) DO NOTHING RETURNING revision::text AS revision`,
+         RETURNING revision::text AS revision`,
         values,
       )
       .catch((e: unknown) => foreignKey(e, delegationId));
-    if (ins.rows[0]) {
-      created = changed = true;
-      revision = Number(ins.rows[0].revision);
-      stored = {
-        revision: ins.rows[0].revision,
-        record,
-        revoked_at: null,
-        ledger_sequence: 0,
-        ledger_head: null,
-        delegation_id: delegationId,
-        org_id: orgId,
-        agent_id: agentId,
-        evidence: null,
-      };
-    } else {
-      // Inserted concurrently: update it like any stored row.
-      return upsertAgreement(q, agreement, opts);
-    }
+    created = changed = true;
+    const inserted = ins.rows[0]?.revision ?? "1";
+    revision = Number(inserted);
+    stored = {
+      revision: inserted,
+      record,
+      revoked_at: null,
+      ledger_sequence: 0,
+      ledger_head: null,
+      delegation_id: delegationId,
+      org_id: orgId,
+      agent_id: agentId,
+      evidence: null,
+    };
   } else {
     revision = Number(stored.revision);
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
+      if (stored.agent_id !== agentId || stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
       const upd = await q
         .query<{ revision: string }>(
           `UPDATE agreements SET delegation_id = $2, agent_id = $3, org_id = $4, status = $5, record = $6,

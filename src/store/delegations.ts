@@ -31,6 +31,7 @@ import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
+import { claimRecordId, moveRecordId } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -59,6 +60,8 @@ export interface UpsertDelegationOptions {
    * record can never replace one.
    */
   recordsMandate?: boolean;
+  /** Set by the retry after a concurrent store of the same id (internal). */
+  claimedBefore?: boolean;
 }
 
 /** What `upsertDelegation` did. */
@@ -150,6 +153,11 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   let changed = false;
   let generation: number;
   if (!stored) {
+    // Claimed first (migrations/0322_record_claims.sql): one stored concurrently is waited for, then updated like any stored row.
+    if (!(await claimRecordId(q, "delegation", id, orgId, record.agent.agent_id))) {
+      if (opts.claimedBefore) throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is claimed but not stored`);
+      return upsertDelegation(q, delegation, { ...opts, claimedBefore: true });
+    }
     const ins = await q.query<{ generation: string }>(
       `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids, chain_agents)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING generation::text AS generation`,
@@ -168,8 +176,15 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
          WHERE delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
-      // The delegations below it address it by its agent (chain_agents): follow a change of agent.
+      if (stored.agent_id !== record.agent.agent_id || stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
+      // Its agreements moved with it (ON UPDATE CASCADE), their claims follow; the delegations below it
+      // address it by its agent (chain_agents): follow a change of agent.
       if (stored.agent_id !== record.agent.agent_id) {
+        await q.query(
+          `UPDATE record_ids r SET agent_id = a.agent_id FROM agreements a
+           WHERE a.agent_id = $2 AND a.delegation_id = $1 AND r.kind = 'agreement' AND r.record_id = a.agreement_id`,
+          [id, record.agent.agent_id],
+        );
         await q.query(
           `UPDATE delegations SET chain_agents[array_position(chain_ids, $1::text)] = $2, updated_at = now()
            WHERE chain_ids @> ARRAY[$1::text]`,

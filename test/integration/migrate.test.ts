@@ -142,6 +142,7 @@ describe("0170_hash_checks", () => {
       "ledger_entries_entry_hash_check",
       "ledger_entries_prev_entry_hash_check",
       "ledger_entries_request_hash_check",
+      "mandate_hashes_hash_check",
       "mandates_issuer_jwt_hash_check",
       "mandates_mandate_hash_check",
       "reports_evidence_hash_check",

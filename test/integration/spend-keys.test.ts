@@ -145,7 +145,7 @@ describe("the spend transaction's statements", () => {
     expect(new Set(found.map((s) => s.table))).toEqual(new Set(PER_AGENT));
     // Read by another column: only the subtree's descendants (the chain's GIN index) and the outcome's first look-up,
     // which finds the agreement's agent from its id (the outcome's caller does not name the agent).
-    const allowed = new Set(["delegations delegations_chain_ids_idx", "agreements agreements_agreement_id_key"]);
+    const allowed = new Set(["delegations delegations_chain_ids_idx", "agreements agreements_agreement_id_idx"]);
     const byOtherKey = found.filter((s) => !/\bagent_id\b/.test(s.cond));
     expect(byOtherKey.filter((s) => !allowed.has(`${s.table} ${s.index}`))).toEqual([]);
     expect(byOtherKey.some((s) => s.cond === "SEQ SCAN")).toBe(false);
