@@ -7,7 +7,7 @@
  * write rows; ./spend.ts decides.
  *
  * - `lockAndReadSql`: BEGIN, then `writ_spend_read`: the locks of the batch's delegation rows
- *   and agreement rows (each in id order) and, in a query that starts after they are held, one
+ *   and agreement rows (by agent, then id; every row by its key, agent_id first) and, in a query that starts after they are held, one
  *   row per spend with its agreement's head and state, the totals (a delegation's by currency),
  *   the stored answers and the action's entries.
  * - `writeAndCommitSql`: `writ_spend_write` (the entries and their verify answers; it moves

@@ -6,8 +6,8 @@
  *
  * Promises of `recordAllowedSpends`:
  * - ONE short transaction, two round trips whatever the batch's size: (1) BEGIN, the locks of
- *   every delegation row whose budget applies (`FOR NO KEY UPDATE`, in id order), of every
- *   agreement row (in id order; the lock order of ./index.ts, the same in every batch, so
+ *   every delegation row whose budget applies (`FOR NO KEY UPDATE`, by depth then id), of every
+ *   agreement row (by agent, then id; the lock order of ./index.ts, the same in every batch, so
  *   batches never deadlock one another), and ONE read of the heads, totals, revocations and
  *   stored answers of all the batch's spends, in a statement that starts after the locks are
  *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
