@@ -52,28 +52,6 @@ try {
         RETURN NULL;
       END $f$;`,
     );
-    // Citus refuses ON UPDATE CASCADE on a foreign key holding the distribution column (it never
-    // updates that column): the same keys without it.
-    await q(
-      "foreign keys without ON UPDATE CASCADE",
-      `
-      ALTER TABLE agreements DROP CONSTRAINT agreements_delegation_fkey,
-        ADD CONSTRAINT agreements_delegation_fkey FOREIGN KEY (agent_id, delegation_id) REFERENCES delegations (agent_id, delegation_id);
-      ALTER TABLE agreement_ledger_heads DROP CONSTRAINT agreement_ledger_heads_agreement_fkey,
-        ADD CONSTRAINT agreement_ledger_heads_agreement_fkey FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id) ON DELETE CASCADE;
-      ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_agreement_fkey,
-        ADD CONSTRAINT ledger_entries_agreement_fkey FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id);
-      ALTER TABLE agreement_spend DROP CONSTRAINT agreement_spend_agreement_fkey,
-        ADD CONSTRAINT agreement_spend_agreement_fkey FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id);
-      ALTER TABLE mandates DROP CONSTRAINT mandates_delegation_fkey, DROP CONSTRAINT mandates_agreement_fkey,
-        ADD CONSTRAINT mandates_delegation_fkey FOREIGN KEY (agent_id, delegation_id) REFERENCES delegations (agent_id, delegation_id),
-        ADD CONSTRAINT mandates_agreement_fkey FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id);
-      CREATE OR REPLACE FUNCTION writ_spend_released() RETURNS trigger LANGUAGE plpgsql AS $f$
-      BEGIN
-        PERFORM pg_notify('writ_changes', 'agent:' || OLD.agent_id);
-        RETURN NULL;
-      END $f$;`,
-    );
     for (const t of ["delegations", "agreements", "agreement_ledger_heads", "ledger_entries", "agreement_spend", "verify_decisions", "mandates"])
       await q(
         `distribute ${t}`,

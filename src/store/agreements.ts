@@ -130,6 +130,13 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
   let stored = await lockRow(q, id);
+  if (stored && stored.agent_id !== agentId) {
+    // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
+    throw new RecordStoreError(
+      "RECORD_INVALID",
+      `agreement ${id} is stored for agent ${stored.agent_id}; a stored agreement's agent never changes (declare one for ${agentId} under another id)`,
+    );
+  }
   if (stored?.evidence != null) {
     throw new RecordStoreError(
       "RECORD_INVALID",
@@ -184,14 +191,14 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
-      if (stored.agent_id !== agentId || stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
+      if (stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
       const upd = await q
         .query<{ revision: string }>(
-          `UPDATE agreements SET delegation_id = $2, agent_id = $3, org_id = $4, status = $5, record = $6,
+          `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
              revoked_at = coalesce(revoked_at, $7), revoked_reason = coalesce(revoked_reason, $8),
              revoked_by = coalesce(revoked_by, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END),
              revision = revision + 1, updated_at = now()
-           WHERE agreement_id = $1 RETURNING revision::text AS revision`,
+           WHERE agent_id = $3 AND agreement_id = $1 RETURNING revision::text AS revision`,
           [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
         )
         .catch((e: unknown) => foreignKey(e, delegationId));

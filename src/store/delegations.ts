@@ -123,6 +123,13 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     [id],
   );
   const stored = rows[0];
+  if (stored && stored.agent_id !== record.agent.agent_id) {
+    // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
+    throw new RecordStoreError(
+      "RECORD_INVALID",
+      `delegation ${id} is stored for agent ${stored.agent_id}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
+    );
+  }
   if (stored && !opts.recordsMandate && (await q.query("SELECT 1 FROM mandates WHERE delegation_id = $1", [id])).rows.length > 0) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
@@ -171,26 +178,12 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     generation = Number(stored.generation);
     if (changed) {
       const upd = await q.query<{ generation: string }>(
-        `UPDATE delegations SET org_id = $2, agent_id = $3, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
+        `UPDATE delegations SET org_id = $2, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
            chain_ids = $8, chain_agents = $9, generation = generation + 1, updated_at = now()
-         WHERE delegation_id = $1 RETURNING generation::text AS generation`,
+         WHERE agent_id = $3 AND delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
-      if (stored.agent_id !== record.agent.agent_id || stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
-      // Its agreements moved with it (ON UPDATE CASCADE), their claims follow; the delegations below it
-      // address it by its agent (chain_agents): follow a change of agent.
-      if (stored.agent_id !== record.agent.agent_id) {
-        await q.query(
-          `UPDATE record_ids r SET agent_id = a.agent_id FROM agreements a
-           WHERE a.agent_id = $2 AND a.delegation_id = $1 AND r.kind = 'agreement' AND r.record_id = a.agreement_id`,
-          [id, record.agent.agent_id],
-        );
-        await q.query(
-          `UPDATE delegations SET chain_agents[array_position(chain_ids, $1::text)] = $2, updated_at = now()
-           WHERE chain_ids @> ARRAY[$1::text]`,
-          [id, record.agent.agent_id],
-        );
-      }
+      if (stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
   }

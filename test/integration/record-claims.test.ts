@@ -2,11 +2,12 @@
  * The claim tables (migrations/0322_record_claims.sql, src/store/record-ids.ts): a delegation or
  * agreement id is unique through its row in `record_ids`, written in the transaction that
  * stores the record, not through a key of the per-agent tables (keyed by agent_id first); a
- * change of a record's agent moves its claim and its ledger rows with it.
+ * stored record's agent never changes.
  */
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSignedAgreement, type Mandate } from "../../src/core/agreement/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { recordAllowedSpend, spendTotals } from "../../src/store/ledger/index.js";
 import { withTransaction } from "../../src/store/pool.js";
@@ -45,7 +46,7 @@ const claims = async (id: string) =>
   (await pool.query("SELECT kind, record_id, org_id, agent_id FROM record_ids WHERE record_id IN ($1, $2) ORDER BY kind", [`del-${id}`, `agr-${id}`])).rows;
 
 describe("record_ids", () => {
-  it("holds one claim per stored id, with its organization and agent, and follows a change of agent with the ledger", async () => {
+  it("holds one claim per stored id, with its organization and agent; a re-declaration for another agent is refused and moves nothing", async () => {
     await declare("move", "agent-one");
     expect(await claims("move")).toEqual([
       { kind: "agreement", record_id: "agr-move", org_id: "org_claims", agent_id: "agent-one" },
@@ -55,15 +56,21 @@ describe("record_ids", () => {
       recordAllowedSpend(pool, { agreementId: "agr-move", intentId: "i1", actionId, amountMinor: 500n, currency: "USD", at: iso(T0 + 1000), revision: 1 });
     expect(await spend("a-1")).toMatchObject({ recorded: true });
 
-    // Declared again for another agent: the claims, the rows and the ledger move to it.
-    await declare("move", "agent-two");
-    expect((await claims("move")).map((c) => c.agent_id)).toEqual(["agent-two", "agent-two"]);
-    for (const table of ["agreements", "agreement_ledger_heads", "ledger_entries", "agreement_spend"]) {
-      const { rows } = await pool.query(`SELECT DISTINCT agent_id FROM ${table} WHERE agreement_id = 'agr-move'`);
-      expect(rows, table).toEqual([{ agent_id: "agent-two" }]);
+    // The agent is the first column of every key of the record's rows: it never changes.
+    await expect(declare("move", "agent-two")).rejects.toMatchObject({
+      code: "RECORD_INVALID",
+      message: expect.stringContaining("stored for agent agent-one"),
+    });
+    const a = await buildSignedAgreement({ agreement_id: "agr-move", mandates: [mandate("agent-two")], at: iso(T0) }, principalKey);
+    await expect(withTransaction(pool, (c) => upsertAgreement(c, a, { orgId: "org_claims" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+    expect((await claims("move")).map((c) => c.agent_id)).toEqual(["agent-one", "agent-one"]);
+    for (const table of ["delegations", "agreements", "agreement_ledger_heads", "ledger_entries", "agreement_spend"]) {
+      const { rows } = await pool.query(
+        `SELECT DISTINCT agent_id FROM ${table} WHERE ${table === "delegations" ? "delegation_id = 'del-move'" : "agreement_id = 'agr-move'"}`,
+      );
+      expect(rows, table).toEqual([{ agent_id: "agent-one" }]);
     }
     expect((await spendTotals(pool, "agr-move")).get("i1")).toBe(500n);
-    // The ledger goes on under the new agent: the head is the one moved.
     expect(await spend("a-2")).toMatchObject({ recorded: true, entry: { sequence: 2 } });
   });
 
