@@ -74,7 +74,7 @@ try {
       "SELECT get_shard_id_for_distribution_column('delegations','a1') a1, get_shard_id_for_distribution_column('delegations','a2') a2, (SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations','a1')) p1, (SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations','a2')) p2",
     );
     await q("router: lock one agent's delegation", "EXPLAIN SELECT 1 FROM delegations WHERE agent_id = 'a1' AND delegation_id = 'd1' FOR NO KEY UPDATE");
-    await q("lock without agent_id (today's spend SQL)", "BEGIN; SELECT 1 FROM delegations WHERE delegation_id = ANY('{d1,d2}') FOR NO KEY UPDATE; ROLLBACK");
+    await q("lock without agent_id", "BEGIN; SELECT 1 FROM delegations WHERE delegation_id = ANY('{d1,d2}') FOR NO KEY UPDATE; ROLLBACK");
     await q(
       "lock two agents' rows, agent named",
       "BEGIN; SELECT 1 FROM delegations WHERE (agent_id, delegation_id) IN (('a1','d1'),('a2','d2')) FOR NO KEY UPDATE; ROLLBACK",
