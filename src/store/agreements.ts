@@ -16,6 +16,9 @@
  * - An acknowledgement that names a registry organization (role merchant/psp/issuer, `id` an
  *   org id) is stored only when signed by a live key that organization registered
  *   (./ack-keys.ts): else ACK_KEY_UNREGISTERED, and nothing is stored.
+ * - The row and its ledger's are keyed by `(agent_id, agreement_id)`; the id is claimed in
+ *   `record_ids` (./record-ids.ts) when first stored, and a stored agreement's agent never
+ *   changes (a record naming another agent: RECORD_INVALID).
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
  *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.

@@ -6,6 +6,10 @@
  * - `upsertDelegation` stores the record (schema-checked) without its `intent_agreement`,
  *   which it stores through `upsertAgreement`, bound to the delegation. `generation` increases
  *   only when something stored changes, so re-applying the same record keeps caches warm.
+ *   The row is keyed `(agent_id, delegation_id)`; the id is claimed in `record_ids`
+ *   (./record-ids.ts) when first stored, and a stored delegation's agent never changes (a
+ *   record naming another agent: RECORD_INVALID). A chain's links' agents are stored with it
+ *   (`chain_agents`), so the spend transaction addresses every ancestor by its key.
  * - Revocation is final and reaches everything below: `revokeDelegation` marks the id and every
  *   stored delegation whose chain names it or whose parent is revoked, records every id in
  *   `delegation_revocations` (also an id known only as a link of a stored chain) and announces
