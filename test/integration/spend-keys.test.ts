@@ -8,7 +8,10 @@
  * by another column is the subtree of an ancestor with descendants (writ_subtree_spend: the
  * delegations whose chain names it, which may belong to any agent; docs/scale.md, "A
  * delegation chain across agents"). Plans are taken from auto_explain (nested statements, sent
- * to this session as notices), as in ./spend-read-plan.test.ts.
+ * to this session as notices), as in ./spend-read-plan.test.ts. The hold and period tables
+ * (ledger_open_holds, period_events, period_spend) are keyed the same way, and so are the
+ * statements of a spend with limits per period, a hold step that releases it (the one release,
+ * `releaseSpend`) and the expiry sweep's steps.
  */
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +19,8 @@ import { buildSignedAgreement, type Mandate } from "../../src/core/agreement/ind
 import { parentLink } from "../../src/core/delegation/index.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
-import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
+import { preparePeriods } from "../../src/core/money/index.js";
+import { expireHolds, heldTotals, recordAllowedSpend, recordHoldStep, recordOutcome, type SpendPeriods } from "../../src/store/ledger/index.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
@@ -35,14 +39,17 @@ afterAll(async () => {
 
 const PER_AGENT = ["delegations", "agreements", "agreement_ledger_heads", "ledger_entries", "agreement_spend", "verify_decisions"];
 
-/** Each scan of a per-agent table in `plans`, with the condition it scans by. */
-function scans(plans: readonly string[]): { table: string; index: string; cond: string }[] {
+/** The hold and period tables, keyed by agent_id first too. */
+const HOLDS_AND_PERIODS = ["ledger_open_holds", "period_events", "period_spend"];
+
+/** Each scan of a per-agent table (of `tables`) in `plans`, with the condition it scans by. */
+function scans(plans: readonly string[], tables: readonly string[] = PER_AGENT): { table: string; index: string; cond: string }[] {
   const out: { table: string; index: string; cond: string }[] = [];
   for (const plan of plans) {
     const lines = plan.split("\n");
     lines.forEach((line, i) => {
       const m = /(Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan)(?: using (\w+))? on (\w+)/.exec(line);
-      if (!m || !PER_AGENT.includes(m[3] as string)) return;
+      if (!m || !tables.includes(m[3] as string)) return;
       let index = m[2] ?? "";
       // The node's own lines: up to its first child ("->").
       const own: string[] = [];
@@ -151,5 +158,112 @@ describe("the spend transaction's statements", () => {
     expect(byOtherKey.some((s) => s.cond === "SEQ SCAN")).toBe(false);
     // The parent row, another agent's, is read by the agent its child stored (chain_agents).
     expect(found.some((s) => s.table === "delegations" && /\bu\.ag = agent_id\b|\bagent_id = u\.ag\b/.test(s.cond))).toBe(true);
+  });
+
+  it("probe the hold and period tables by agent_id too: a spend with limits per period, a void that releases it, the expiry sweep", async () => {
+    const AGENT = "agent-hp";
+    const mandate: Mandate = {
+      intent_id: "i1",
+      principal: { ...PRINCIPAL },
+      agent: { agent_id: AGENT },
+      currency: "USD",
+      maximum_amount: 1000,
+      expires_at: iso(T0 + 86_400_000),
+    };
+    const scope = { currency: "USD", maximum_amount: 1000, time_zone: "UTC", period_limits: [{ period: "day" as const, amount: 500 }] };
+    const del = fixtureDelegation(undefined, { delegation_id: "del-hp", agent: { agent_id: AGENT }, delegation_chain: [], scope });
+    await withTransaction(pool, async (c) => {
+      await upsertDelegation(c, del, { orgId: "org_keys" });
+      await upsertAgreement(c, await buildSignedAgreement({ agreement_id: "agr-hp", mandates: [mandate], at: iso(T0) }, principalKey), {
+        delegationId: "del-hp",
+        orgId: "org_keys",
+      });
+    });
+    // A calendar day and a rolling 24 hours on the intent, a calendar day on the delegation.
+    const day = preparePeriods(
+      [
+        { period: "day", amount: 500 },
+        { rolling: "PT24H", amount: 500 },
+      ],
+      "UTC",
+      "USD",
+    )!;
+    const periods: SpendPeriods[] = [
+      { owner: "intent", currency: "USD", amountMinor: 700n, periods: day },
+      { owner: "delegation", delegationId: "del-hp", currency: "USD", amountMinor: 700n, periods: preparePeriods(scope.period_limits, "UTC", "USD")! },
+    ];
+    const spend = (actionId: string, at: number) =>
+      recordAllowedSpend(pool, {
+        agreementId: "agr-hp",
+        agentId: AGENT,
+        intentId: "i1",
+        actionId,
+        amountMinor: 700n,
+        currency: "USD",
+        at: iso(at),
+        revision: 1,
+        limits: { periods },
+      });
+
+    const c = await pool.connect();
+    const notices: string[] = [];
+    const onNotice = (n: { message?: string }) => notices.push(n.message ?? "");
+    c.on("notice", onNotice);
+    try {
+      await c.query("LOAD 'auto_explain'");
+      // No sequential scans of these few rows: the plans show the condition each statement probes by.
+      await c.query(
+        "SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice; SET enable_seqscan = off",
+      );
+    } finally {
+      c.release();
+    }
+    try {
+      expect(await spend("hp-1", T0 + 1000)).toMatchObject({ recorded: true });
+      expect(await heldTotals(pool, AGENT, "agr-hp")).toEqual(new Map([["i1", 700n]]));
+      expect(await recordHoldStep(pool, { agreementId: "agr-hp", actionId: "hp-1", step: { kind: "voided" }, at: iso(T0 + 2000) })).toMatchObject({
+        recorded: true,
+        replayed: false,
+      });
+      expect(await spend("hp-2", T0 + 3000)).toMatchObject({ recorded: true });
+      expect(await expireHolds(pool, { before: new Date(Date.now() + 60_000), at: iso(T0 + 4000) })).toMatchObject({ expired: 1, agents: [AGENT] });
+    } finally {
+      const done = await pool.connect();
+      done.off("notice", onNotice);
+      await done.query("SET auto_explain.log_min_duration = -1; RESET enable_seqscan");
+      done.release();
+    }
+    // Every row carries the agreement's agent, and the counters were given back by the void and the expiry.
+    const events = await pool.query("SELECT agent_id, action_id, owner, amount_minor::text AS amount, released FROM period_events ORDER BY action_id, owner");
+    expect(events.rows).toEqual([
+      { agent_id: AGENT, action_id: "hp-1", owner: JSON.stringify(["delegation", AGENT, "del-hp"]), amount: "0", released: true },
+      { agent_id: AGENT, action_id: "hp-1", owner: JSON.stringify(["intent", AGENT, "agr-hp", "i1"]), amount: "0", released: true },
+      { agent_id: AGENT, action_id: "hp-2", owner: JSON.stringify(["delegation", AGENT, "del-hp"]), amount: "0", released: true },
+      { agent_id: AGENT, action_id: "hp-2", owner: JSON.stringify(["intent", AGENT, "agr-hp", "i1"]), amount: "0", released: true },
+    ]);
+    const counters = await pool.query("SELECT DISTINCT agent_id, spent_minor::text AS spent, payments FROM period_spend");
+    expect(counters.rows).toEqual([{ agent_id: AGENT, spent: "0", payments: 0 }]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM ledger_open_holds")).rows).toEqual([{ n: 0 }]);
+    // Their keys lead with agent_id; an (action, outcome, step_key) of the ledger is unique per agent's agreement.
+    const keys = await pool.query<{ conname: string; def: string }>(
+      `SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint
+       WHERE conrelid IN ('ledger_entries'::regclass, 'ledger_open_holds'::regclass, 'period_events'::regclass, 'period_spend'::regclass)
+         AND contype IN ('p', 'u') ORDER BY conname`,
+    );
+    expect(keys.rows).toEqual([
+      { conname: "ledger_entries_action_outcome_key", def: "UNIQUE (agent_id, agreement_id, action_id, outcome, step_key)" },
+      { conname: "ledger_entries_pkey", def: "PRIMARY KEY (agent_id, agreement_id, sequence)" },
+      { conname: "ledger_open_holds_pkey", def: "PRIMARY KEY (agent_id, agreement_id, action_id)" },
+      { conname: "period_events_pkey", def: "PRIMARY KEY (agent_id, agreement_id, action_id, owner)" },
+      { conname: "period_spend_pkey", def: "PRIMARY KEY (agent_id, owner, currency, window_kind, window_start)" },
+    ]);
+
+    const found = scans(notices, [...PER_AGENT, ...HOLDS_AND_PERIODS]);
+    expect(new Set(found.map((s) => s.table))).toEqual(new Set([...PER_AGENT, ...HOLDS_AND_PERIODS]));
+    // Read by another column: a hold step's and an outcome's first look-up (the agreement's agent from its id) and the
+    // sweep's list of the oldest open holds (every agent's, by when they were allowed).
+    const allowed = new Set(["agreements agreements_agreement_id_idx", "ledger_open_holds ledger_open_holds_held_at_idx"]);
+    const byOtherKey = found.filter((s) => !/\bagent_id\b/.test(s.cond));
+    expect(byOtherKey.filter((s) => !allowed.has(`${s.table} ${s.index}`))).toEqual([]);
   });
 });

@@ -100,7 +100,14 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
   // A failed releases the amount in force through the one release function (./holds.ts), periods included.
   if (req.outcome === "failed" && carrying?.amount_minor != null) {
     const amountMinor = BigInt(carrying.amount_minor);
-    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor, holdMinor: amountMinor });
+    await releaseSpend(client, {
+      agentId: head.agent_id,
+      agreementId: req.agreementId,
+      intentId: last.intent_id,
+      actionId: req.actionId,
+      amountMinor,
+      holdMinor: amountMinor,
+    });
   }
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }

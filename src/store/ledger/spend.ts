@@ -462,7 +462,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     if (p.owner === "delegation" && r.delegation_id !== p.delegationId)
       throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""}`);
     const what = p.owner === "intent" ? `intent ${s.intentId}` : `delegation ${p.delegationId ?? ""}`;
-    const no = run.periods.refusal(ownerKey(s.agreementId, s.intentId, p), p, atMs, what);
+    const no = run.periods.refusal(ownerKey(r.agreement_agent ?? "", s.agreementId, s.intentId, p), p, atMs, what);
     if (no) return { result: { recorded: false, ...no } };
   }
 
@@ -477,7 +477,9 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
-  for (const p of l?.periods ?? []) run.periodWrites.push(run.periods.add(s.agreementId, s.actionId, ownerKey(s.agreementId, s.intentId, p), p, s.at, atMs));
+  const ag = r.agreement_agent ?? "";
+  for (const p of l?.periods ?? [])
+    run.periodWrites.push(run.periods.add(ag, s.agreementId, s.actionId, ownerKey(ag, s.agreementId, s.intentId, p), p, s.at, atMs));
   return { write: { entry, totals: t } };
 }
 
@@ -491,7 +493,7 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   const input = spends.map((s, i): SpendReadInput => ({
     i,
     ag: agents[i] ?? null,
-    did: s.limits?.delegation?.delegationId ?? s.limits?.chain?.delegationId ?? null,
+    did: s.limits?.delegation?.delegationId ?? s.limits?.chain?.delegationId ?? s.limits?.periods?.find((p) => p.owner === "delegation")?.delegationId ?? null,
     agreement_id: s.agreementId,
     intent_id: s.intentId,
     action_id: s.actionId,
@@ -511,9 +513,10 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   );
   // The period windows are read in the same round trip, after the locks (./periods.ts).
   const windows = windowInputs(
-    spends.flatMap((s) =>
+    spends.flatMap((s, i) =>
       (s.limits?.periods ?? []).map((p) => ({
-        owner: ownerKey(s.agreementId, s.intentId, p),
+        agentId: agents[i] ?? "",
+        owner: ownerKey(agents[i] ?? "", s.agreementId, s.intentId, p),
         currency: p.currency,
         periods: p.periods,
         atMs: Date.parse(s.at),
