@@ -5,9 +5,9 @@
  * reference tables AS THEY ARE (printing each refusal; with citus.enable_unsafe_triggers a
  * reference table `orgs` is accepted, and its first write then fails with "cannot PREPARE a
  * transaction that has executed LISTEN, UNLISTEN, or NOTIFY", not repeated here as it would
- * turn the linked tables into Citus local tables), then applies the keys docs/scale.md
- * proposes (agent_id first; the change-notice trigger functions reduced to their own row and
- * to the coordinator) and tries again: distribution, router plans, row locks with and without
+ * turn the linked tables into Citus local tables), then, with the migrations' keys (agent_id
+ * first) and the change-notice trigger functions reduced to their own row and to the
+ * coordinator, tries again: distribution, router plans, row locks with and without
  * the agent, NOTIFY from workers and inside a two-phase commit, the spend read's functions, a
  * time-partitioned distributed table. Prints OK or FAIL with Citus's message, detail and hint.
  * Nothing of it is Writ's schema: the next migrations are to be written from its findings.
@@ -35,30 +35,8 @@ try {
     for (const t of ["delegations", "agreements", "agreement_ledger_heads", "ledger_entries", "agreement_spend", "mandates"])
       await q(`today: distribute ${t}`, `SELECT create_distributed_table('${t}', 'agent_id')`);
     for (const t of ["orgs", "api_keys", "agents"]) await q(`today: reference ${t}`, `SELECT create_reference_table('${t}')`);
-    for (const t of ["delegations", "agreements"])
-      await q(`today: distribute ${t} (unsafe triggers)`, `SET citus.enable_unsafe_triggers = on; SELECT create_distributed_table('${t}', 'agent_id')`);
     await q("reset", "RESET citus.enable_unsafe_triggers");
-    // The proposed keys.
-    // The proposed keys (agent_id first), on a throw-away cluster.
-    await q(
-      "keys",
-      `
-      SET citus.enable_unsafe_triggers = on;
-      ALTER TABLE mandates DROP CONSTRAINT mandates_pkey, DROP CONSTRAINT mandates_agreement_id_key, DROP CONSTRAINT mandates_issuer_jwt_hash_key, DROP CONSTRAINT mandates_delegation_id_fkey, DROP CONSTRAINT mandates_agreement_id_fkey;
-      DROP INDEX mandates_mandate_hash_key;
-      ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_agreement_id_fkey, DROP CONSTRAINT ledger_entries_pkey, DROP CONSTRAINT ledger_entries_action_outcome_key;
-      ALTER TABLE agreement_spend DROP CONSTRAINT agreement_spend_agreement_id_fkey, DROP CONSTRAINT agreement_spend_pkey;
-      ALTER TABLE agreement_ledger_heads DROP CONSTRAINT agreement_ledger_heads_agreement_id_fkey, DROP CONSTRAINT agreement_ledger_heads_pkey;
-      ALTER TABLE agreements DROP CONSTRAINT agreements_delegation_id_fkey, DROP CONSTRAINT agreements_pkey;
-      ALTER TABLE delegations DROP CONSTRAINT delegations_pkey;
-      ALTER TABLE delegations ADD PRIMARY KEY (agent_id, delegation_id);
-      ALTER TABLE agreements ADD PRIMARY KEY (agent_id, agreement_id), ADD FOREIGN KEY (agent_id, delegation_id) REFERENCES delegations (agent_id, delegation_id);
-      ALTER TABLE ledger_entries ADD COLUMN agent_id text NOT NULL, ADD PRIMARY KEY (agent_id, agreement_id, sequence), ADD UNIQUE (agent_id, agreement_id, action_id, outcome), ADD FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id);
-      ALTER TABLE agreement_spend ADD COLUMN agent_id text NOT NULL, ADD PRIMARY KEY (agent_id, agreement_id, intent_id), ADD FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id);
-      ALTER TABLE agreement_ledger_heads ADD COLUMN agent_id text NOT NULL, ADD PRIMARY KEY (agent_id, agreement_id), ADD FOREIGN KEY (agent_id, agreement_id) REFERENCES agreements (agent_id, agreement_id) ON DELETE CASCADE;
-      ALTER TABLE mandates ADD PRIMARY KEY (agent_id, delegation_id), ADD UNIQUE (agent_id, agreement_id);
-    `,
-    );
+    // The keys are the migrations' (agent_id first: 0320_agent_keys.sql, 0322_record_claims.sql).
     await q(
       "shard-safe trigger functions",
       `
@@ -89,14 +67,14 @@ try {
     await q("insert delegation a1", `INSERT INTO delegations (delegation_id, agent_id, principal, status, record) VALUES ('d1','a1','{}','active','{}')`);
     await q(
       "insert delegation a2 (child of d1, other agent)",
-      `INSERT INTO delegations (delegation_id, agent_id, principal, status, record, parent_delegation_id, chain_ids) VALUES ('d2','a2','{}','active','{}','d1','{d1}')`,
+      `INSERT INTO delegations (delegation_id, agent_id, principal, status, record, parent_delegation_id, chain_ids, chain_agents) VALUES ('d2','a2','{}','active','{}','d1','{d1}','{a1}')`,
     );
     await q(
       "shard of a1, a2",
       "SELECT get_shard_id_for_distribution_column('delegations','a1') a1, get_shard_id_for_distribution_column('delegations','a2') a2, (SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations','a1')) p1, (SELECT nodeport FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations','a2')) p2",
     );
     await q("router: lock one agent's delegation", "EXPLAIN SELECT 1 FROM delegations WHERE agent_id = 'a1' AND delegation_id = 'd1' FOR NO KEY UPDATE");
-    await q("lock without agent_id (today's spend SQL)", "BEGIN; SELECT 1 FROM delegations WHERE delegation_id = ANY('{d1,d2}') FOR NO KEY UPDATE; ROLLBACK");
+    await q("lock without agent_id", "BEGIN; SELECT 1 FROM delegations WHERE delegation_id = ANY('{d1,d2}') FOR NO KEY UPDATE; ROLLBACK");
     await q(
       "lock two agents' rows, agent named",
       "BEGIN; SELECT 1 FROM delegations WHERE (agent_id, delegation_id) IN (('a1','d1'),('a2','d2')) FOR NO KEY UPDATE; ROLLBACK",
@@ -114,8 +92,8 @@ try {
       "BEGIN; UPDATE delegations SET generation = generation + 1 WHERE agent_id = 'a1' AND delegation_id = 'd1'; UPDATE delegations SET generation = generation + 1 WHERE agent_id = 'a2' AND delegation_id = 'd2'; COMMIT",
     );
     await q("update org (reference, statement trigger NOTIFY)", "UPDATE orgs SET name = name");
-    await q("plpgsql spend read (today's)", "SELECT * FROM writ_spend_read('{d1}', '{}', '[]'::jsonb)");
-    await q("sql fn subtree spend", "SELECT * FROM writ_subtree_spend('d1', 'USD')");
+    await q("spend read", 'SELECT * FROM writ_spend_read(\'{d1}\', \'{}\', \'[{"i": 0, "ag": "a1", "did": "d1", "agreement_id": "x"}]\'::jsonb)');
+    await q("subtree spend", "SELECT * FROM writ_subtree_spend('a1', 'd1')");
     await q(
       "partitioned verify_decisions by time: distributed partitioned table",
       `

@@ -16,6 +16,9 @@
  * - An acknowledgement that names a registry organization (role merchant/psp/issuer, `id` an
  *   org id) is stored only when signed by a live key that organization registered
  *   (./ack-keys.ts): else ACK_KEY_UNREGISTERED, and nothing is stored.
+ * - The row and its ledger's are keyed by `(agent_id, agreement_id)`; the id is claimed in
+ *   `record_ids` (./record-ids.ts) when first stored, and a stored agreement's agent never
+ *   changes (a record naming another agent: RECORD_INVALID).
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
  *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
@@ -31,6 +34,7 @@ import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
+import { claimRecordId, moveRecordId } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /** An agreement as stored: the record without its ledger fields. */
@@ -44,6 +48,8 @@ export interface UpsertAgreementOptions {
   agentId?: string;
   /** Time of a revocation this upsert causes (default: now). */
   at?: Date;
+  /** Set by the retry after a concurrent store of the same id (internal). */
+  claimedBefore?: boolean;
 }
 
 /** What `upsertAgreement` did. */
@@ -104,7 +110,7 @@ async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined>
   );
   const row = rows[0];
   // The head after the lock, in a statement of its own (see readHead).
-  return row ? { ...row, ...(await readHead(q, id)) } : undefined;
+  return row ? { ...row, ...(await readHead(q, row.agent_id, id)) } : undefined;
 }
 
 function foreignKey(e: unknown, delegationId: string | null): never {
@@ -127,6 +133,13 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
   let stored = await lockRow(q, id);
+  if (stored && stored.agent_id !== agentId) {
+    // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
+    throw new RecordStoreError(
+      "RECORD_INVALID",
+      `agreement ${id} is stored for agent ${stored.agent_id}; a stored agreement's agent never changes (declare one for ${agentId} under another id)`,
+    );
+  }
   if (stored?.evidence != null) {
     throw new RecordStoreError(
       "RECORD_INVALID",
@@ -148,45 +161,47 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   let changed = false;
   let revision: number;
   if (!stored) {
+    // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
+    if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
+      if (opts.claimedBefore) throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is claimed but not stored`);
+      return upsertAgreement(q, agreement, { ...opts, claimedBefore: true });
+    }
     const values = [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null];
     const ins = await q
       .query<{ revision: string }>(
         `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, revoked_at, revoked_reason, revoked_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END)
-         ON CONFLICT (agreement_id) DO NOTHING RETURNING revision::text AS revision`,
+         RETURNING revision::text AS revision`,
         values,
       )
       .catch((e: unknown) => foreignKey(e, delegationId));
-    if (ins.rows[0]) {
-      created = changed = true;
-      revision = Number(ins.rows[0].revision);
-      stored = {
-        revision: ins.rows[0].revision,
-        record,
-        revoked_at: null,
-        ledger_sequence: 0,
-        ledger_head: null,
-        delegation_id: delegationId,
-        org_id: orgId,
-        agent_id: agentId,
-        evidence: null,
-      };
-    } else {
-      // Inserted concurrently: update it like any stored row.
-      return upsertAgreement(q, agreement, opts);
-    }
+    created = changed = true;
+    const inserted = ins.rows[0]?.revision ?? "1";
+    revision = Number(inserted);
+    stored = {
+      revision: inserted,
+      record,
+      revoked_at: null,
+      ledger_sequence: 0,
+      ledger_head: null,
+      delegation_id: delegationId,
+      org_id: orgId,
+      agent_id: agentId,
+      evidence: null,
+    };
   } else {
     revision = Number(stored.revision);
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
+      if (stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
       const upd = await q
         .query<{ revision: string }>(
-          `UPDATE agreements SET delegation_id = $2, agent_id = $3, org_id = $4, status = $5, record = $6,
+          `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
              revoked_at = coalesce(revoked_at, $7), revoked_reason = coalesce(revoked_reason, $8),
              revoked_by = coalesce(revoked_by, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END),
              revision = revision + 1, updated_at = now()
-           WHERE agreement_id = $1 RETURNING revision::text AS revision`,
+           WHERE agent_id = $3 AND agreement_id = $1 RETURNING revision::text AS revision`,
           [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
         )
         .catch((e: unknown) => foreignKey(e, delegationId));
@@ -194,8 +209,10 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     }
   }
   // The service's ledger: a declared one is imported only into an agreement this call created.
-  const appended = created ? await importLedger(q, full, ledger) : 0;
-  const ignored = created ? undefined : await declaredLedgerIgnored(q, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
+  const appended = created ? await importLedger(q, agentId, full, ledger) : 0;
+  const ignored = created
+    ? undefined
+    : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
   if (selfRevokes) await announceRevoked(q, "agreement", [id]);
   return {
     agreementId: id,

@@ -6,6 +6,10 @@
  * - `upsertDelegation` stores the record (schema-checked) without its `intent_agreement`,
  *   which it stores through `upsertAgreement`, bound to the delegation. `generation` increases
  *   only when something stored changes, so re-applying the same record keeps caches warm.
+ *   The row is keyed `(agent_id, delegation_id)`; the id is claimed in `record_ids`
+ *   (./record-ids.ts) when first stored, and a stored delegation's agent never changes (a
+ *   record naming another agent: RECORD_INVALID). A chain's links' agents are stored with it
+ *   (`chain_agents`), so the spend transaction addresses every ancestor by its key.
  * - Revocation is final and reaches everything below: `revokeDelegation` marks the id and every
  *   stored delegation whose chain names it or whose parent is revoked, records every id in
  *   `delegation_revocations` (also an id known only as a link of a stored chain) and announces
@@ -31,6 +35,7 @@ import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
+import { claimRecordId, moveRecordId } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -59,6 +64,8 @@ export interface UpsertDelegationOptions {
    * record can never replace one.
    */
   recordsMandate?: boolean;
+  /** Set by the retry after a concurrent store of the same id (internal). */
+  claimedBefore?: boolean;
 }
 
 /** What `upsertDelegation` did. */
@@ -90,6 +97,8 @@ export interface RevokeResult {
 
 interface StoredRow {
   generation: string;
+  agent_id: string;
+  chain_agents: (string | null)[];
   record: unknown;
   org_id: string | null;
   revoked_at: Date | null;
@@ -112,12 +121,19 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
-  if (chainIds.length > 0) await markAncestors(q, chainIds);
+  const chainAgents = chainIds.length > 0 ? await markAncestors(q, chainIds) : [];
   const { rows } = await q.query<StoredRow>(
-    "SELECT generation::text AS generation, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
+    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
     [id],
   );
   const stored = rows[0];
+  if (stored && stored.agent_id !== record.agent.agent_id) {
+    // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
+    throw new RecordStoreError(
+      "RECORD_INVALID",
+      `delegation ${id} is stored for agent ${stored.agent_id}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
+    );
+  }
   if (stored && !opts.recordsMandate && (await q.query("SELECT 1 FROM mandates WHERE delegation_id = $1", [id])).rows.length > 0) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
@@ -142,29 +158,36 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   if (storedRevoked) record.status = "revoked";
   else if (record.status === "revoked") record.status = "active";
   const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
-  const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds];
+  const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds, chainAgents];
 
   let created = false;
   let changed = false;
   let generation: number;
   if (!stored) {
+    // Claimed first (migrations/0322_record_claims.sql): one stored concurrently is waited for, then updated like any stored row.
+    if (!(await claimRecordId(q, "delegation", id, orgId, record.agent.agent_id))) {
+      if (opts.claimedBefore) throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is claimed but not stored`);
+      return upsertDelegation(q, delegation, { ...opts, claimedBefore: true });
+    }
     const ins = await q.query<{ generation: string }>(
-      `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING generation::text AS generation`,
+      `INSERT INTO delegations (delegation_id, org_id, agent_id, principal, status, record, parent_delegation_id, chain_ids, chain_agents)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING generation::text AS generation`,
       values,
     );
     created = changed = true;
     generation = Number(ins.rows[0]?.generation ?? 1);
   } else {
-    changed = canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId;
+    changed =
+      canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId || canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents);
     generation = Number(stored.generation);
     if (changed) {
       const upd = await q.query<{ generation: string }>(
-        `UPDATE delegations SET org_id = $2, agent_id = $3, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
-           chain_ids = $8, generation = generation + 1, updated_at = now()
-         WHERE delegation_id = $1 RETURNING generation::text AS generation`,
+        `UPDATE delegations SET org_id = $2, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
+           chain_ids = $8, chain_agents = $9, generation = generation + 1, updated_at = now()
+         WHERE agent_id = $3 AND delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
+      if (stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
   }
@@ -187,10 +210,16 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
  * Marks the stored delegations `ids` (a chain's links) as having descendants, locking the rows
  * still unmarked root first (depth, then id: the spend transaction's order), so their budgets
  * count the subtree. Reads without a lock first: once marked (the usual case) nothing is written.
+ * Returns the agent of each link, in the order of `ids` (null: not stored), the child's
+ * `chain_agents` (migrations/0321_chain_agents.sql).
  */
-async function markAncestors(q: Queryable, ids: readonly string[]): Promise<void> {
-  const { rows } = await q.query("SELECT 1 FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants LIMIT 1", [ids]);
-  if (rows.length === 0) return;
+async function markAncestors(q: Queryable, ids: readonly string[]): Promise<(string | null)[]> {
+  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean }>(
+    "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[])",
+    [ids],
+  );
+  const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
+  if (links.every((l) => l.marked)) return agents;
   await q.query(
     `WITH locked AS (
        SELECT delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants
@@ -199,6 +228,7 @@ async function markAncestors(q: Queryable, ids: readonly string[]): Promise<void
      UPDATE delegations d SET has_descendants = true FROM locked WHERE d.delegation_id = locked.delegation_id`,
     [ids],
   );
+  return agents;
 }
 
 /**

@@ -18,6 +18,7 @@ import { mandateLedgerRecord, type TrustedIssuerKey } from "../core/mandates/ind
 import { getAgent } from "./agents.js";
 import { upsertDelegation } from "./delegations.js";
 import type { Queryable } from "./pool.js";
+import { claimMandateHashes, claimRecordId } from "./record-ids.js";
 import { RecordStoreError } from "./record-errors.js";
 
 /** What to record. */
@@ -54,15 +55,29 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
   const d = input.delegation;
   const id = d.delegation_id;
   if (!(await getAgent(q, d.agent.agent_id, { forUpdate: true }))) throw new RecordStoreError("RECORD_INVALID", `agent ${d.agent.agent_id} is not registered`);
-  const before = await q.query<{ delegation_id: string; agreement_id: string; record: Delegation; revoked: boolean }>(
-    `SELECT m.delegation_id, m.agreement_id, d.record, d.revoked_at IS NOT NULL AS revoked
-       FROM mandates m JOIN delegations d ON d.delegation_id = m.delegation_id WHERE m.mandate_hash = $1 OR m.delegation_id = $2
-      ORDER BY m.mandate_hash IS NOT DISTINCT FROM $1 DESC LIMIT 1`,
-    [input.mandateHash, id],
-  );
-  const known = before.rows[0];
-  if (known)
-    return { delegationId: known.delegation_id, agreementId: known.agreement_id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at };
+  const recorded = async (): Promise<RecordedMandate | undefined> => {
+    const before = await q.query<{ delegation_id: string; agreement_id: string; record: Delegation; revoked: boolean }>(
+      `SELECT m.delegation_id, m.agreement_id, d.record, d.revoked_at IS NOT NULL AS revoked
+         FROM mandates m JOIN delegations d ON d.agent_id = m.agent_id AND d.delegation_id = m.delegation_id WHERE m.mandate_hash = $1 OR m.delegation_id = $2
+        ORDER BY m.mandate_hash IS NOT DISTINCT FROM $1 DESC LIMIT 1`,
+      [input.mandateHash, id],
+    );
+    const known = before.rows[0];
+    return known
+      ? { delegationId: known.delegation_id, agreementId: known.agreement_id, created: false, revoked: known.revoked, expiresAt: known.record.expires_at }
+      : undefined;
+  };
+  const known = await recorded();
+  if (known) return known;
+  // Its identities, claimed first: a concurrent recording of the same mandate (by any agent) is waited for, then answered.
+  if (!(await claimMandateHashes(q, { mandate: input.mandateHash, issuerJwt: input.issuerJwtHash }, d.agent.agent_id, id))) {
+    const now = await recorded();
+    if (now) return now;
+    throw new RecordStoreError("RECORD_INVALID", `mandate ${input.mandateHash} is recorded under another delegation`);
+  }
+  if (!(await claimRecordId(q, "agreement", id, input.orgId, d.agent.agent_id))) {
+    throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is stored; a payment mandate cannot replace it`);
+  }
   const stored = await upsertDelegation(q, d, { orgId: input.orgId, at: input.at, recordsMandate: true });
   await q.query(
     `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, evidence)

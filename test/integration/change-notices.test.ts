@@ -55,27 +55,22 @@ describe("writ_changes notices", () => {
   });
 
   it("announces agreement and delegation changes to the agents concerned, but not a spend", async () => {
-    await sql(`INSERT INTO delegations (delegation_id, agent_id, principal, status, record) VALUES ('d-1', 'ag-d', '{}', 'active', '{}')`);
+    await sql(`INSERT INTO delegations (delegation_id, agent_id, principal, status, record) VALUES ('d-1', 'ag-2', '{}', 'active', '{}')`);
     const agreement = () => sql(`INSERT INTO agreements (agreement_id, delegation_id, agent_id, status, record) VALUES ('a-1', 'd-1', 'ag-2', 'active', '{}')`);
     expect(await noticesOf(agreement)).toEqual([{ kind: "agent", agentId: "ag-2" }]);
     expect(await noticesOf(() => sql("UPDATE agreements SET revision = revision + 1 WHERE agreement_id = 'a-1'"))).toEqual([
       { kind: "agent", agentId: "ag-2" },
     ]);
-    // The delegation's own agent and the agent of the agreement bound to it.
+    // The delegation's own agent, which is the agent of every agreement bound to it (their key: migrations/0320_agent_keys.sql).
     const delegation = await noticesOf(() => sql("UPDATE delegations SET generation = generation + 1 WHERE delegation_id = 'd-1'"));
-    expect(delegation).toEqual(
-      expect.arrayContaining([
-        { kind: "agent", agentId: "ag-d" },
-        { kind: "agent", agentId: "ag-2" },
-      ]),
-    );
+    expect(delegation).toEqual(expect.arrayContaining([{ kind: "agent", agentId: "ag-2" }]));
     // A spend: the ledger head moves and a total goes up. Nothing is announced.
     const spend = () =>
       sql(
-        `WITH h AS (INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) VALUES ('a-1', 1, $1)
-                      ON CONFLICT (agreement_id) DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, updated_at = now())
-           INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor) VALUES ('a-1', 'i1', 'USD', 500)
-           ON CONFLICT (agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor`,
+        `WITH h AS (INSERT INTO agreement_ledger_heads (agent_id, agreement_id, ledger_sequence, ledger_head) VALUES ('ag-2', 'a-1', 1, $1)
+                      ON CONFLICT (agent_id, agreement_id) DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, updated_at = now())
+           INSERT INTO agreement_spend (agent_id, agreement_id, intent_id, currency, spent_minor) VALUES ('ag-2', 'a-1', 'i1', 'USD', 500)
+           ON CONFLICT (agent_id, agreement_id, intent_id) DO UPDATE SET spent_minor = agreement_spend.spent_minor + EXCLUDED.spent_minor`,
         [`sha256:${"3".repeat(64)}`],
       );
     expect(await noticesOf(spend)).toEqual([]);

@@ -142,6 +142,7 @@ describe("0170_hash_checks", () => {
       "ledger_entries_entry_hash_check",
       "ledger_entries_prev_entry_hash_check",
       "ledger_entries_request_hash_check",
+      "mandate_hashes_hash_check",
       "mandates_issuer_jwt_hash_check",
       "mandates_mandate_hash_check",
       "reports_evidence_hash_check",
@@ -266,6 +267,56 @@ describe("0280_rules_in_one_place", () => {
     ]);
     const fn = await old.pool.query<{ d: string }>("SELECT pg_get_functiondef('writ_spend_read'::regproc) AS d");
     expect(fn.rows[0]?.d).toContain("delegation_mixed");
+  });
+});
+
+describe("0320_agent_keys and 0321_chain_agents", () => {
+  let old: TestDatabase;
+  afterAll(async () => {
+    await old?.drop();
+  });
+
+  it("gives the ledger rows of a database migrated before them their agreement's agent, keys every per-agent table by agent_id first, and goes back down", async () => {
+    old = await migratedUpTo("0320_agent_keys.sql");
+    const h = (c: string) => `sha256:${c.repeat(64)}`;
+    await old.pool.query(
+      `INSERT INTO delegations (delegation_id, agent_id, principal, status, record) VALUES ('d-root', 'ag-root', '{}', 'active', '{}');
+       INSERT INTO delegations (delegation_id, agent_id, principal, status, record, parent_delegation_id, chain_ids)
+         VALUES ('d-child', 'ag-sub', '{}', 'active', '{}', 'd-root', '{d-root,d-gone}');
+       INSERT INTO agreements (agreement_id, delegation_id, agent_id, status, record) VALUES ('a-1', 'd-child', 'ag-sub', 'active', '{}');`,
+    );
+    await old.pool.query(
+      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
+         VALUES ('a-1', 1, '{}', 'x1', 'allowed', 'i1', 'USD', 100, $1, NULL);
+       INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) VALUES ('a-1', 1, $1);
+       INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor) VALUES ('a-1', 'i1', 'USD', 100);`.replace(/\$1/g, `'${h("b")}'`),
+    );
+    await steps(old.url, "up", 2);
+    for (const table of ["ledger_entries", "agreement_ledger_heads", "agreement_spend"]) {
+      const { rows } = await old.pool.query(`SELECT agent_id, agreement_id FROM ${table}`);
+      expect(rows, table).toEqual([{ agent_id: "ag-sub", agreement_id: "a-1" }]);
+    }
+    const keys = await old.pool.query<{ t: string; def: string }>(
+      `SELECT conrelid::regclass::text AS t, pg_get_constraintdef(oid) AS def FROM pg_constraint
+       WHERE contype IN ('p', 'u') AND conrelid::regclass::text IN ('delegations', 'agreements', 'agreement_ledger_heads', 'ledger_entries', 'agreement_spend', 'mandates')
+       ORDER BY 1, 2`,
+    );
+    // Every key but the mandate's issuer JWT hash (one mandate is one grant, whichever agent presents it).
+    const perAgent = keys.rows.filter((k) => k.def !== "UNIQUE (issuer_jwt_hash)");
+    expect(perAgent.length).toBe(8);
+    for (const k of perAgent) expect(k.def, k.t).toMatch(/^(PRIMARY KEY|UNIQUE) \(agent_id, /);
+    const chains = await old.pool.query("SELECT delegation_id, chain_agents FROM delegations ORDER BY delegation_id");
+    expect(chains.rows).toEqual([
+      { delegation_id: "d-child", chain_agents: ["ag-root", null] },
+      { delegation_id: "d-root", chain_agents: [] },
+    ]);
+    await steps(old.url, "down", 2);
+    const cols = await old.pool.query(
+      "SELECT table_name FROM information_schema.columns WHERE column_name = 'agent_id' AND table_name IN ('ledger_entries', 'agreement_ledger_heads', 'agreement_spend')",
+    );
+    expect(cols.rows).toEqual([]);
+    const back = await old.pool.query<{ def: string }>("SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'agreements_pkey'");
+    expect(back.rows[0]?.def).toBe("PRIMARY KEY (agreement_id)");
   });
 });
 

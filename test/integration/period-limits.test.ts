@@ -123,11 +123,17 @@ describe("limits per period in the spend transaction", () => {
     // 14 x 7 EUR fit 100 EUR, but the count limit is 12.
     expect(results.filter((r) => r.recorded)).toHaveLength(12);
     const usage = await readPeriodUsage(pool, [
-      { owner: ownerKey("agr-conc", "i1", { owner: "intent" }), currency: "EUR", periods: periods[0]!.periods, atMs: Date.parse("2026-07-01T20:00:00Z") },
+      {
+        agentId: AGENT,
+        owner: ownerKey(AGENT, "agr-conc", "i1", { owner: "intent" }),
+        currency: "EUR",
+        periods: periods[0]!.periods,
+        atMs: Date.parse("2026-07-01T20:00:00Z"),
+      },
     ]);
     expect(
       usage(periods[0]!.periods.limits[0]!, {
-        owner: ownerKey("agr-conc", "i1", { owner: "intent" }),
+        owner: ownerKey(AGENT, "agr-conc", "i1", { owner: "intent" }),
         currency: "EUR",
         periods: periods[0]!.periods,
         atMs: Date.parse("2026-07-01T20:00:00Z"),
@@ -163,8 +169,8 @@ describe("limits per period in the spend transaction", () => {
     });
     expect(await recordAllowedSpend(pool, spend("agr-rel", "june-4", 5000n, "2026-06-02T08:00:03.000Z", periods))).toMatchObject({ recorded: true });
     const { rows } = await pool.query(
-      "SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE owner = $1 ORDER BY window_start",
-      [ownerKey("agr-rel", "i1", { owner: "intent" })],
+      "SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE agent_id = $1 AND owner = $2 ORDER BY window_start",
+      [AGENT, ownerKey(AGENT, "agr-rel", "i1", { owner: "intent" })],
     );
     expect(rows.map((r: { spent_minor: string; payments: number }) => [r.spent_minor, r.payments])).toEqual([
       ["0", 0],

@@ -16,16 +16,16 @@ import type { Queryable } from "../pool.js";
  * head reads the head of its snapshot, taken before it waited for the lock (Read Committed
  * re-reads only the locked row), which a concurrent spend may have moved since.
  */
-export async function readHead(q: Queryable, agreementId: string): Promise<{ ledger_sequence: number; ledger_head: HashString | null }> {
+export async function readHead(q: Queryable, agentId: string, agreementId: string): Promise<{ ledger_sequence: number; ledger_head: HashString | null }> {
   const { rows } = await q.query<{ ledger_sequence: number; ledger_head: HashString }>(
-    "SELECT ledger_sequence, ledger_head FROM agreement_ledger_heads WHERE agreement_id = $1",
-    [agreementId],
+    "SELECT ledger_sequence, ledger_head FROM agreement_ledger_heads WHERE agent_id = $1 AND agreement_id = $2",
+    [agentId, agreementId],
   );
   return rows[0] ?? { ledger_sequence: 0, ledger_head: null };
 }
 
 /** Joins agreement `a`'s head as `h`, in a FROM clause after `agreements a` (for reads that lock nothing; see `readHead`). */
-export const HEAD_JOIN = "LEFT JOIN agreement_ledger_heads h ON h.agreement_id = a.agreement_id";
+export const HEAD_JOIN = "LEFT JOIN agreement_ledger_heads h ON h.agent_id = a.agent_id AND h.agreement_id = a.agreement_id";
 
 /** The head's columns `ledger_sequence` (0 when empty) and `ledger_head` (null when empty), with HEAD_JOIN. */
 export const HEAD_COLUMNS = "coalesce(h.ledger_sequence, 0) AS ledger_sequence, h.ledger_head";
@@ -35,13 +35,13 @@ export const HEAD_COLUMNS = "coalesce(h.ledger_sequence, 0) AS ledger_sequence, 
  * (agreement_id, ledger_sequence, ledger_head) rows.
  */
 export function moveHeadSql(rows: string): string {
-  return `INSERT INTO agreement_ledger_heads (agreement_id, ledger_sequence, ledger_head) ${rows}
+  return `INSERT INTO agreement_ledger_heads (agent_id, agreement_id, ledger_sequence, ledger_head) ${rows}
   ON CONFLICT ON CONSTRAINT agreement_ledger_heads_pkey DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = now()`;
 }
 
-const MOVE_HEAD_SQL = moveHeadSql("VALUES ($1::text, $2::int, $3::text)");
+const MOVE_HEAD_SQL = moveHeadSql("VALUES ($1::text, $2::text, $3::int, $4::text)");
 
 /** Moves `agreementId`'s head to entry `sequence` (>= 1), hash `head` (the caller holds the agreement row's lock). */
-export async function moveHead(q: Queryable, agreementId: string, sequence: number, head: HashString): Promise<void> {
-  await q.query(MOVE_HEAD_SQL, [agreementId, sequence, head]);
+export async function moveHead(q: Queryable, agentId: string, agreementId: string, sequence: number, head: HashString): Promise<void> {
+  await q.query(MOVE_HEAD_SQL, [agentId, agreementId, sequence, head]);
 }

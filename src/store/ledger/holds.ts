@@ -89,22 +89,26 @@ interface Row {
  */
 export async function releaseSpend(q: Queryable, r: Release): Promise<void> {
   if (r.amountMinor <= 0n) return;
-  await q.query("UPDATE agreement_spend SET spent_minor = spent_minor - $3::bigint WHERE agreement_id = $1 AND intent_id = $2", [
+  await q.query("UPDATE agreement_spend SET spent_minor = spent_minor - $3::bigint WHERE agent_id = $4 AND agreement_id = $1 AND intent_id = $2", [
     r.agreementId,
     r.intentId,
     r.amountMinor.toString(),
+    r.agentId,
   ]);
   // The period windows the ALLOW was counted in give back the same share of what they counted.
-  await q.query("SELECT writ_period_release($1::text, $2::text, $3::bigint, $4::bigint)", [
+  await q.query("SELECT writ_period_release($5::text, $1::text, $2::text, $3::bigint, $4::bigint)", [
     r.agreementId,
     r.actionId,
     r.amountMinor.toString(),
     r.holdMinor.toString(),
+    r.agentId,
   ]);
 }
 
 /** What `releaseSpend` gives back: `amountMinor` of the action's intent, the action named so a budget that counts by time (its allowed entry's) finds it. */
 export interface Release {
+  /** The agreement's agent: every row released is read and written by it (docs/scale.md, "Keys"). */
+  agentId: string;
   agreementId: string;
   intentId: string;
   actionId: string;
@@ -147,21 +151,27 @@ function toRequest(step: HoldStepInput, currency: string, restore: boolean): Hol
 
 async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepResult> {
   // delegations_restore: every stored delegation the agreement counts under (its own and the
-  // chain above it) lets refunds restore budget; true without a delegation, false when it is not stored.
-  const lock = await client.query<{ agent_id: string | null; mandates: Mandate[] | null; delegations_restore: boolean }>(
+  // chain above it, each by its key: the chain's links by the agents the delegation stored,
+  // chain_agents) lets refunds restore budget; true without a delegation, false when it is not
+  // stored or a link's agent is unknown (fail closed: it cannot be read by its key).
+  const lock = await client.query<{ agent_id: string; mandates: Mandate[] | null; delegations_restore: boolean }>(
     `SELECT a.agent_id, a.record->'mandates' AS mandates,
             CASE WHEN a.delegation_id IS NULL THEN true
-              ELSE coalesce((SELECT bool_and(coalesce(p.record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false))
-                             FROM delegations d JOIN delegations p ON p.delegation_id = d.delegation_id OR p.delegation_id = ANY (d.chain_ids)
-                             WHERE d.delegation_id = a.delegation_id), false) END AS delegations_restore
+              ELSE coalesce((SELECT bool_and(CASE WHEN c.ag IS NULL THEN false WHEN p.delegation_id IS NULL THEN NULL
+                                                  ELSE coalesce(p.record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false) END)
+                             FROM delegations d
+                             CROSS JOIN LATERAL (SELECT d.agent_id AS ag, d.delegation_id AS id
+                                                 UNION ALL SELECT u.ag, u.id FROM unnest(d.chain_agents, d.chain_ids) AS u(ag, id)) c
+                             LEFT JOIN delegations p ON p.agent_id = c.ag AND p.delegation_id = c.id
+                             WHERE d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id), false) END AS delegations_restore
      FROM agreements a WHERE a.agreement_id = $1 FOR NO KEY UPDATE OF a`,
     [req.agreementId],
   );
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const { rows } = await client.query<Row>(
-    "SELECT outcome, entry, intent_id, imported, step_key FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
-    [req.agreementId, req.actionId],
+    "SELECT outcome, entry, intent_id, imported, step_key FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND action_id = $2 ORDER BY sequence",
+    [req.agreementId, req.actionId, locked.agent_id],
   );
   if (rows.some((r) => r.imported) || !rows.some((r) => r.outcome === "allowed")) return { recorded: false, code: "ACTION_NOT_RECORDED" };
   const first = rows[0] as Row;
@@ -201,7 +211,7 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
     return { recorded: true, replayed: true, entries, agentId: locked.agent_id, totals: totals(), currency };
   }
 
-  const head = await readHead(client, req.agreementId);
+  const head = await readHead(client, locked.agent_id, req.agreementId);
   let at = { sequence: head.ledger_sequence, head: head.ledger_head ?? undefined };
   const entries: LedgerEntry[] = [];
   for (const s of decision.steps) {
@@ -220,11 +230,11 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
     at = { sequence: entry.sequence, head: entry.entry_hash };
     await client.query(
       `WITH ins AS (
-         INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, step_key)
-         VALUES ($1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
+         INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, step_key)
+         VALUES ($12::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
          RETURNING sequence
        )
-       ${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")}`,
+       ${moveHeadSql("SELECT $12::text, $1::text, $2::int, $9::text FROM ins")}`,
       [
         req.agreementId,
         entry.sequence,
@@ -237,10 +247,18 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
         entry.entry_hash,
         entry.prev_entry_hash ?? null,
         stepKey(s.outcome, s.key, s.cause).slice(s.outcome.length + 1),
+        locked.agent_id,
       ],
     );
   }
-  await releaseSpend(client, { agreementId: req.agreementId, intentId, actionId: req.actionId, amountMinor: decision.releaseMinor, holdMinor: state.hold });
+  await releaseSpend(client, {
+    agentId: locked.agent_id,
+    agreementId: req.agreementId,
+    intentId,
+    actionId: req.actionId,
+    amountMinor: decision.releaseMinor,
+    holdMinor: state.hold,
+  });
   // The entries must pass the rules every verifier applies (else the transaction rolls back).
   const checked = actionState([...rows.map((r) => stepOf(r.entry)), ...entries.map(stepOf)]);
   if (checked.problem !== undefined) throw new Error(`hold step would break the ledger: ${checked.problem}`);
@@ -284,8 +302,8 @@ export async function expireHolds(
   pool: Pool,
   o: ExpireOptions,
 ): Promise<{ expired: number; agents: string[]; holds: { agreementId: string; actionId: string; entry: LedgerEntry }[] }> {
-  const { rows } = await pool.query<{ agreement_id: string; action_id: string }>(
-    "SELECT agreement_id, action_id FROM ledger_open_holds WHERE held_at < $1 ORDER BY held_at LIMIT $2",
+  const { rows } = await pool.query<{ agent_id: string; agreement_id: string; action_id: string }>(
+    "SELECT agent_id, agreement_id, action_id FROM ledger_open_holds WHERE held_at < $1 ORDER BY held_at LIMIT $2",
     [o.before, o.limit ?? 100],
   );
   let expired = 0;
@@ -299,22 +317,23 @@ export async function expireHolds(
       if (res.agentId !== null) agents.add(res.agentId);
     } else {
       // Closed already, or not an action this service can expire (its agreement or entry is gone): not an open hold.
-      await pool.query("DELETE FROM ledger_open_holds WHERE agreement_id = $1 AND action_id = $2", [r.agreement_id, r.action_id]);
+      await pool.query("DELETE FROM ledger_open_holds WHERE agent_id = $3 AND agreement_id = $1 AND action_id = $2", [r.agreement_id, r.action_id, r.agent_id]);
     }
   }
   return { expired, agents: [...agents], holds };
 }
 
 /**
- * Held per intent of `agreementId` (minor units): over its open holds (ledger_open_holds), each
+ * Held per intent of agent `agentId`'s agreement `agreementId` (minor units): over its open holds (ledger_open_holds), each
  * hold's amount less what was captured of it. The part of the intent's spend not captured yet.
  */
-export async function heldTotals(q: Queryable, agreementId: string): Promise<Map<string, bigint>> {
+export async function heldTotals(q: Queryable, agentId: string, agreementId: string): Promise<Map<string, bigint>> {
   const { rows } = await q.query<{ intent_id: string; held: string }>(
     `SELECT l.intent_id, sum(CASE WHEN l.outcome = 'captured' THEN -l.amount_minor ELSE l.amount_minor END)::text AS held
-     FROM ledger_open_holds h JOIN ledger_entries l ON l.agreement_id = h.agreement_id AND l.action_id = h.action_id AND l.outcome IN ('allowed', 'captured')
-     WHERE h.agreement_id = $1 GROUP BY l.intent_id`,
-    [agreementId],
+     FROM ledger_open_holds h
+     JOIN ledger_entries l ON l.agent_id = h.agent_id AND l.agreement_id = h.agreement_id AND l.action_id = h.action_id AND l.outcome IN ('allowed', 'captured')
+     WHERE h.agent_id = $2 AND h.agreement_id = $1 GROUP BY l.intent_id`,
+    [agreementId, agentId],
   );
   return new Map(rows.map((r) => [r.intent_id, BigInt(r.held)]));
 }

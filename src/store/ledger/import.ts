@@ -25,17 +25,18 @@ import { insertLedgerRows, ledgerHashAt, ledgerRow, writeSpendTotals } from "./r
 import { moveHead } from "./head.js";
 
 /** Stores `ledger` as the imported history of the agreement `full` this transaction created; returns the count. */
-export async function importLedger(q: Queryable, full: IntentAgreement, ledger: readonly LedgerEntry[]): Promise<number> {
+export async function importLedger(q: Queryable, agentId: string, full: IntentAgreement, ledger: readonly LedgerEntry[]): Promise<number> {
   const last = ledger[ledger.length - 1];
   if (!last) return 0;
   await insertLedgerRows(
     q,
+    agentId,
     full.agreement_id,
     ledger.map((e) => ledgerRow(e, full.mandates)),
     { imported: true },
   );
-  await moveHead(q, full.agreement_id, ledger.length, last.entry_hash);
-  await writeSpendTotals(q, full, { releases: false });
+  await moveHead(q, agentId, full.agreement_id, ledger.length, last.entry_hash);
+  await writeSpendTotals(q, agentId, full, { releases: false });
   return ledger.length;
 }
 
@@ -45,6 +46,7 @@ export async function importLedger(q: Queryable, full: IntentAgreement, ledger: 
  */
 export async function declaredLedgerIgnored(
   q: Queryable,
+  agentId: string,
   agreementId: string,
   stored: { sequence: number; head: LedgerState["head"] | null },
   ledger: readonly LedgerEntry[],
@@ -53,7 +55,7 @@ export async function declaredLedgerIgnored(
   const ignored = (why: string) =>
     `the declared ledger (${ledger.length} entries) was ignored: ${why}; the service keeps agreement ${agreementId}'s ledger (${stored.sequence} entries), and a declaration never adds, changes or releases an entry`;
   if (ledger.length > stored.sequence) return ignored(`it is longer than the stored ledger`);
-  const storedHash = ledger.length === stored.sequence ? stored.head : await ledgerHashAt(q, agreementId, ledger.length);
+  const storedHash = ledger.length === stored.sequence ? stored.head : await ledgerHashAt(q, agentId, agreementId, ledger.length);
   if (storedHash !== ledger[ledger.length - 1]?.entry_hash) return ignored(`it differs from the stored ledger at or before sequence ${ledger.length}`);
   return undefined;
 }

@@ -32,8 +32,9 @@
  *      a spend batch the other way, Postgres ends one of the two with a deadlock error and
  *      the batch is retried in halves;
  *   3. agreement rows (`FOR NO KEY UPDATE`): one per transaction on the outcome path; a
- *      batch of spends locks all of its agreements' rows in id order, so two batches (of
- *      any processes) never deadlock;
+ *      batch of spends locks all of its agreements' rows by agent (agents in id order, one
+ *      statement each), each agent's in id order, so two batches (of any processes) never
+ *      deadlock;
  *   4. then the writes: `ledger_entries`, the head, `agreement_spend`, and `verify_decisions`
  *      (a spend stores its answer last, in the same statement).
  *

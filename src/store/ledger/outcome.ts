@@ -40,13 +40,13 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ agent_id: string | null }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE", [req.agreementId]);
+  const lock = await client.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE", [req.agreementId]);
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
-  const head = { ...(await readHead(client, req.agreementId)), agent_id: locked.agent_id };
+  const head = { ...(await readHead(client, locked.agent_id, req.agreementId)), agent_id: locked.agent_id };
   const { rows } = await client.query<EntryRow>(
-    "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor, imported FROM ledger_entries WHERE agreement_id = $1 AND action_id = $2 ORDER BY sequence",
-    [req.agreementId, req.actionId],
+    "SELECT outcome, entry, intent_id, amount_minor::text AS amount_minor, imported FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND action_id = $2 ORDER BY sequence",
+    [req.agreementId, req.actionId, locked.agent_id],
   );
   // An imported action (./import.ts) was not allowed by this service: no outcome moves it (a failed would release face-value spend).
   if (rows.some((r) => r.imported)) return { recorded: false, code: "ACTION_NOT_RECORDED" };
@@ -77,11 +77,11 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
   );
   await client.query(
     `WITH ins AS (
-       INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
-       VALUES ($1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
+       INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash)
+       VALUES ($11::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
        RETURNING sequence
      ),
-     head AS (${moveHeadSql("SELECT $1::text, $2::int, $9::text FROM ins")})
+     head AS (${moveHeadSql("SELECT $11::text, $1::text, $2::int, $9::text FROM ins")})
      SELECT 1`,
     [
       req.agreementId,
@@ -94,12 +94,20 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
       carrying?.amount_minor ?? null,
       entry.entry_hash,
       entry.prev_entry_hash ?? null,
+      head.agent_id,
     ],
   );
   // A failed releases the amount in force through the one release function (./holds.ts), periods included.
   if (req.outcome === "failed" && carrying?.amount_minor != null) {
     const amountMinor = BigInt(carrying.amount_minor);
-    await releaseSpend(client, { agreementId: req.agreementId, intentId: last.intent_id, actionId: req.actionId, amountMinor, holdMinor: amountMinor });
+    await releaseSpend(client, {
+      agentId: head.agent_id,
+      agreementId: req.agreementId,
+      intentId: last.intent_id,
+      actionId: req.actionId,
+      amountMinor,
+      holdMinor: amountMinor,
+    });
   }
   return { recorded: true, replayed: false, entry, agentId: head.agent_id };
 }

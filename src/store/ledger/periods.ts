@@ -4,8 +4,11 @@
  * `checkPeriod`, at the spend's `at`, the service's decision time) and what a recorded spend
  * writes (period_events and the period_spend counters, migrations/0430_period_limits.sql).
  * A spend is decided against what the read found plus the batch's earlier spends, as the
- * other budgets are. Owners: an intent (["intent", agreement_id, intent_id], under the
- * agreement's row lock) and a delegation (["delegation", delegation_id], under its row lock).
+ * other budgets are. Owners: an intent (["intent", agent_id, agreement_id, intent_id], under
+ * the agreement's row lock) and a delegation (["delegation", agent_id, delegation_id], under its
+ * row lock); agent_id is the agreement's, which is its delegation's. Every row is keyed by that
+ * agent (agent_id first, docs/scale.md "Keys"), and an owner names it: an agreement or delegation
+ * id alone never identifies a counter.
  * The read API's budget view reads the same windows with `readPeriodUsage`.
  */
 import type { Queryable } from "../pool.js";
@@ -32,9 +35,18 @@ export interface SpendPeriods {
   periods: PreparedPeriods;
 }
 
-/** The owner key of the counters. */
-export function ownerKey(agreementId: string, intentId: string, p: Pick<SpendPeriods, "owner" | "delegationId">): string {
-  return JSON.stringify(p.owner === "intent" ? ["intent", agreementId, intentId] : ["delegation", p.delegationId ?? ""]);
+/** The owner key of the counters, under the agreement's agent `agentId` (its delegation's too). */
+export function ownerKey(agentId: string, agreementId: string, intentId: string, p: Pick<SpendPeriods, "owner" | "delegationId">): string {
+  return JSON.stringify(p.owner === "intent" ? ["intent", agentId, agreementId, intentId] : ["delegation", agentId, p.delegationId ?? ""]);
+}
+
+/** One owner's windows to read: `agentId` is the owner's agent (the key of its rows), `owner` its `ownerKey`. */
+export interface PeriodSpec {
+  agentId: string;
+  owner: string;
+  currency: string;
+  periods: PreparedPeriods;
+  atMs: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -53,7 +65,7 @@ export interface ReadWindow {
 }
 
 /** The windows to read for `specs` (deduplicated by key) and the keys in input order. */
-export function windowInputs(specs: readonly { owner: string; currency: string; periods: PreparedPeriods; atMs: number }[]): {
+export function windowInputs(specs: readonly PeriodSpec[]): {
   inputs: PeriodReadInput[];
   keys: string[];
   windows: Map<string, { owner: string; currency: string; window: WindowAt }>;
@@ -68,7 +80,14 @@ export function windowInputs(specs: readonly { owner: string; currency: string; 
       if (windows.has(k)) continue;
       windows.set(k, { owner: sp.owner, currency: sp.currency, window: w });
       keys.push(k);
-      inputs.push({ k: inputs.length, o: sp.owner, c: sp.currency, w: w.kind, ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }) });
+      inputs.push({
+        k: inputs.length,
+        g: sp.agentId,
+        o: sp.owner,
+        c: sp.currency,
+        w: w.kind,
+        ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }),
+      });
     }
   }
   return { inputs, keys, windows };
@@ -90,8 +109,8 @@ export function usageByKey(keys: readonly string[], rows: readonly PeriodReadRow
 /** Reads the usage of the windows of `specs` at their instants (the read API's budget view; outside the spend transaction). */
 export async function readPeriodUsage(
   db: Queryable,
-  specs: readonly { owner: string; currency: string; periods: PreparedPeriods; atMs: number }[],
-): Promise<(limit: PreparedPeriodLimit, spec: { owner: string; currency: string; periods: PreparedPeriods; atMs: number }) => WindowUsage> {
+  specs: readonly PeriodSpec[],
+): Promise<(limit: PreparedPeriodLimit, spec: Pick<PeriodSpec, "owner" | "currency" | "periods" | "atMs">) => WindowUsage> {
   const { inputs, keys } = windowInputs(specs);
   const rows = inputs.length > 0 ? (await db.query<PeriodReadRow>(periodReadSql(inputs))).rows : [];
   const usage = usageByKey(keys, rows);
@@ -162,7 +181,7 @@ export class RunningPeriods {
   }
 
   /** Counts a recorded spend; returns the row `writ_period_write` takes. */
-  add(agreementId: string, actionId: string, owner: string, p: SpendPeriods, at: string, atMs: number): PeriodWriteRow {
+  add(agentId: string, agreementId: string, actionId: string, owner: string, p: SpendPeriods, at: string, atMs: number): PeriodWriteRow {
     const calendar: [string, string][] = [];
     let rolling = false;
     for (const l of p.periods.limits) {
@@ -182,6 +201,6 @@ export class RunningPeriods {
       list.push({ atMs, amountMinor: p.amountMinor });
       this.events.set(ek, list);
     }
-    return { a: agreementId, x: actionId, o: owner, c: p.currency, t: at, m: p.amountMinor.toString(), w: calendar };
+    return { g: agentId, a: agreementId, x: actionId, o: owner, c: p.currency, t: at, m: p.amountMinor.toString(), w: calendar };
   }
 }

@@ -16,7 +16,7 @@ export interface AllowedAction {
 export async function allowedActionOf(q: Queryable, agreementId: string, actionId: string): Promise<AllowedAction | undefined> {
   const { rows } = await q.query<AllowedAction>(
     `SELECT e.sequence, e.entry_hash,
-            EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome IN ('failed', 'voided', 'expired', 'released')) AS released
+            EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agent_id = e.agent_id AND f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome IN ('failed', 'voided', 'expired', 'released')) AS released
      FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $2 AND e.outcome = 'allowed'`,
     [agreementId, actionId],
   );

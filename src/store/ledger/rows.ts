@@ -61,15 +61,21 @@ export function ledgerRow(entry: LedgerEntry, mandates: readonly Mandate[]): Led
  * ./import.ts). A second entry for the same (action, outcome) raises LEDGER_CONFLICT. The
  * caller updates the head and the totals.
  */
-export async function insertLedgerRows(q: Queryable, agreementId: string, rows: readonly LedgerRow[], opts: { imported: boolean }): Promise<void> {
+export async function insertLedgerRows(
+  q: Queryable,
+  agentId: string,
+  agreementId: string,
+  rows: readonly LedgerRow[],
+  opts: { imported: boolean },
+): Promise<void> {
   if (rows.length === 0) return;
   try {
     await q.query(
-      `INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported, step_key)
-       SELECT $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean, r.step_key
+      `INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported, step_key)
+       SELECT $4, $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean, r.step_key
        FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
                                                currency text, amount_minor text, entry_hash text, prev_entry_hash text, step_key text)`,
-      [agreementId, JSON.stringify(rows), opts.imported],
+      [agreementId, JSON.stringify(rows), opts.imported, agentId],
     );
   } catch (e) {
     if ((e as { code?: unknown }).code === "23505") {
@@ -80,11 +86,11 @@ export async function insertLedgerRows(q: Queryable, agreementId: string, rows: 
 }
 
 /** The stored `entry_hash` at `sequence` of `agreementId`, or undefined. */
-export async function ledgerHashAt(q: Queryable, agreementId: string, sequence: number): Promise<HashString | undefined> {
-  const { rows } = await q.query<{ entry_hash: HashString }>("SELECT entry_hash FROM ledger_entries WHERE agreement_id = $1 AND sequence = $2", [
-    agreementId,
-    sequence,
-  ]);
+export async function ledgerHashAt(q: Queryable, agentId: string, agreementId: string, sequence: number): Promise<HashString | undefined> {
+  const { rows } = await q.query<{ entry_hash: HashString }>(
+    "SELECT entry_hash FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND sequence = $2",
+    [agreementId, sequence, agentId],
+  );
   return rows[0]?.entry_hash;
 }
 
@@ -93,15 +99,15 @@ export async function ledgerHashAt(q: Queryable, agreementId: string, sequence: 
  * (`spentByIntent`, with `opts`). Used when a ledger is imported with a new record
  * (./import.ts); the spend path maintains the totals incrementally instead.
  */
-export async function writeSpendTotals(q: Queryable, agreement: IntentAgreement, opts: SpentOptions = {}): Promise<void> {
+export async function writeSpendTotals(q: Queryable, agentId: string, agreement: IntentAgreement, opts: SpentOptions = {}): Promise<void> {
   const spent = spentByIntent(agreement, opts);
   const rows = agreement.mandates.map((m) => ({ intent_id: m.intent_id, currency: m.currency, spent_minor: (spent.get(m.intent_id) ?? 0n).toString() }));
   await q.query(
-    `INSERT INTO agreement_spend (agreement_id, intent_id, currency, spent_minor)
-     SELECT $1, r.intent_id, r.currency, r.spent_minor::bigint
+    `INSERT INTO agreement_spend (agent_id, agreement_id, intent_id, currency, spent_minor)
+     SELECT $3, $1, r.intent_id, r.currency, r.spent_minor::bigint
      FROM jsonb_to_recordset($2::jsonb) AS r(intent_id text, currency text, spent_minor text)
-     ON CONFLICT (agreement_id, intent_id) DO UPDATE SET currency = EXCLUDED.currency, spent_minor = EXCLUDED.spent_minor`,
-    [agreement.agreement_id, JSON.stringify(rows)],
+     ON CONFLICT (agent_id, agreement_id, intent_id) DO UPDATE SET currency = EXCLUDED.currency, spent_minor = EXCLUDED.spent_minor`,
+    [agreement.agreement_id, JSON.stringify(rows), agentId],
   );
 }
 

@@ -7,7 +7,7 @@
  * write rows; ./spend.ts decides.
  *
  * - `lockAndReadSql`: BEGIN, then `writ_spend_read`: the locks of the batch's delegation rows
- *   and agreement rows (each in id order) and, in a query that starts after they are held, one
+ *   and agreement rows (by agent, then id; every row by its key, agent_id first) and, in a query that starts after they are held, one
  *   row per spend with its agreement's head and state, the totals (a delegation's by currency),
  *   the stored answers and the action's entries.
  * - `writeAndCommitSql`: `writ_spend_write` (the entries and their verify answers; it moves
@@ -19,6 +19,10 @@ import type { LedgerEntry } from "../../core/agreement/index.js";
 /** One spend as `writ_spend_read` takes it (`i`: its place in the batch). */
 export interface SpendReadInput {
   i: number;
+  /** The agreement's agent, the key of every per-agent row read (null: none known; nothing is found). */
+  ag: string | null;
+  /** The delegation whose row (and whose ancestors' rows among p_delegations) the spend locks; null: none. */
+  did: string | null;
   agreement_id: string;
   intent_id: string;
   action_id: string;
@@ -42,7 +46,7 @@ export type SpendPairs = [string, string][];
  */
 export function delegationSpendSql(delegationExpr: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(s.currency, s.spent_minor::text)), '[]'::jsonb)
-    FROM agreements b JOIN agreement_spend s ON s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
+    FROM agreements b JOIN agreement_spend s ON s.agent_id = b.agent_id AND s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
 }
 
 /** Spend pairs as the budget rule takes them (src/core/money/budget.ts). */
@@ -89,10 +93,14 @@ export interface SpendReadRow {
   delegation_chain: string[] | null;
   /** The stored ancestors (root first) when the delegation has a chain; else null (locked only when the spend declared it). */
   ancestors: SpendAncestorRow[] | null;
+  /** The agreement's agent (null: the agreement is not stored). */
+  agreement_agent: string | null;
 }
 
 /** One decided spend as `writ_spend_write` takes it. */
 export interface SpendWriteRow {
+  /** The agreement's agent. */
+  ag: string;
   /** agreement_id */
   a: string;
   /** The entry, as hashed. */
@@ -134,6 +142,8 @@ export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods: reado
 /** One period window as `writ_period_read` takes it (`k`: its place; `s` a calendar window's start, `since` a rolling window's bound). */
 export interface PeriodReadInput {
   k: number;
+  /** The owner's agent (the key of its rows). */
+  g: string;
   o: string;
   c: string;
   w: string;
@@ -151,6 +161,8 @@ export interface PeriodReadRow {
 
 /** One recorded spend and owner as `writ_period_write` takes it. */
 export interface PeriodWriteRow {
+  /** The agreement's agent (the owners' agent too). */
+  g: string;
   a: string;
   x: string;
   o: string;

@@ -6,8 +6,8 @@
  *
  * Promises of `recordAllowedSpends`:
  * - ONE short transaction, two round trips whatever the batch's size: (1) BEGIN, the locks of
- *   every delegation row whose budget applies (`FOR NO KEY UPDATE`, in id order), of every
- *   agreement row (in id order; the lock order of ./index.ts, the same in every batch, so
+ *   every delegation row whose budget applies (`FOR NO KEY UPDATE`, by depth then id), of every
+ *   agreement row (by agent, then id; the lock order of ./index.ts, the same in every batch, so
  *   batches never deadlock one another), and ONE read of the heads, totals, revocations and
  *   stored answers of all the batch's spends, in a statement that starts after the locks are
  *   held, so it sees every spend and release committed before; (2) ONE statement that inserts
@@ -127,6 +127,12 @@ export interface SpendLimits {
 /** One allowed action to record. */
 export interface AllowedSpend {
   agreementId: string;
+  /**
+   * The agreement's agent: every row of the spend is keyed and read by it (docs/scale.md,
+   * "Keys"). Default: the decision's agent; without either it is read by the agreement id
+   * before the transaction (one more statement; the verify path always gives the agent).
+   */
+  agentId?: string;
   intentId: string;
   actionId: string;
   /** Amount in minor units of `currency`, which must be the intent's currency. */
@@ -456,7 +462,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     if (p.owner === "delegation" && r.delegation_id !== p.delegationId)
       throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""}`);
     const what = p.owner === "intent" ? `intent ${s.intentId}` : `delegation ${p.delegationId ?? ""}`;
-    const no = run.periods.refusal(ownerKey(s.agreementId, s.intentId, p), p, atMs, what);
+    const no = run.periods.refusal(ownerKey(r.agreement_agent ?? "", s.agreementId, s.intentId, p), p, atMs, what);
     if (no) return { result: { recorded: false, ...no } };
   }
 
@@ -471,7 +477,9 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
-  for (const p of l?.periods ?? []) run.periodWrites.push(run.periods.add(s.agreementId, s.actionId, ownerKey(s.agreementId, s.intentId, p), p, s.at, atMs));
+  const ag = r.agreement_agent ?? "";
+  for (const p of l?.periods ?? [])
+    run.periodWrites.push(run.periods.add(ag, s.agreementId, s.actionId, ownerKey(ag, s.agreementId, s.intentId, p), p, s.at, atMs));
   return { write: { entry, totals: t } };
 }
 
@@ -481,8 +489,11 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
  * and the read, which starts after the locks are held.
  */
 async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<{ rows: ReadRow[]; periods: RunningPeriods }> {
+  const agents = await agentsOf(client, spends);
   const input = spends.map((s, i): SpendReadInput => ({
     i,
+    ag: agents[i] ?? null,
+    did: s.limits?.delegation?.delegationId ?? s.limits?.chain?.delegationId ?? s.limits?.periods?.find((p) => p.owner === "delegation")?.delegationId ?? null,
     agreement_id: s.agreementId,
     intent_id: s.intentId,
     action_id: s.actionId,
@@ -502,9 +513,10 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   );
   // The period windows are read in the same round trip, after the locks (./periods.ts).
   const windows = windowInputs(
-    spends.flatMap((s) =>
+    spends.flatMap((s, i) =>
       (s.limits?.periods ?? []).map((p) => ({
-        owner: ownerKey(s.agreementId, s.intentId, p),
+        agentId: agents[i] ?? "",
+        owner: ownerKey(agents[i] ?? "", s.agreementId, s.intentId, p),
         currency: p.currency,
         periods: p.periods,
         atMs: Date.parse(s.at),
@@ -519,10 +531,27 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)) };
 }
 
+/**
+ * The agent of each spend's agreement: its `agentId`, else its decision's agent, else read by
+ * the agreement id (a statement only when some spend names neither).
+ */
+async function agentsOf(client: PoolClient, spends: readonly AllowedSpend[]): Promise<(string | undefined)[]> {
+  const given = spends.map((s) => s.agentId ?? s.decision?.agentId);
+  const missing = spends.filter((_, i) => given[i] === undefined).map((s) => s.agreementId);
+  if (missing.length === 0) return given;
+  const { rows } = await client.query<{ agreement_id: string; agent_id: string }>(
+    "SELECT agreement_id, agent_id FROM agreements WHERE agreement_id = ANY($1::text[])",
+    [missing],
+  );
+  const byId = new Map(rows.map((r) => [r.agreement_id, r.agent_id]));
+  return spends.map((s, i) => given[i] ?? byId.get(s.agreementId));
+}
+
 /** Round trip 2: the writes of the decided spends (when any) and COMMIT. Returns the keys of the answers stored. */
 async function writeAndCommit(
   client: PoolClient,
   spends: readonly AllowedSpend[],
+  read: readonly ReadRow[],
   decided: readonly (Decided | undefined)[],
   periods: readonly PeriodWriteRow[],
 ): Promise<Set<string>> {
@@ -531,7 +560,9 @@ async function writeAndCommit(
     const d = decided[i];
     if (!d || !("write" in d)) return;
     const dec = s.decision;
-    rows.push({ a: s.agreementId, e: d.write.entry, m: s.amountMinor.toString(), ...(dec ? { g: dec.agentId, h: dec.requestHash, d: dec.body } : {}) });
+    const ag = read[i]?.agreement_agent;
+    if (ag == null) return; // not reached: a spend is written only when its agreement was found
+    rows.push({ ag, a: s.agreementId, e: d.write.entry, m: s.amountMinor.toString(), ...(dec ? { g: dec.agentId, h: dec.requestHash, d: dec.body } : {}) });
   });
   if (rows.length === 0) {
     await client.query("COMMIT");
@@ -559,7 +590,7 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
       return undefined;
     }
   });
-  const stored = await writeAndCommit(client, spends, decided, run.periodWrites);
+  const stored = await writeAndCommit(client, spends, rows, decided, run.periodWrites);
   return spends.map((s, i): SpendBatchResult => {
     const d = decided[i];
     if (!d) return { failed: failed.get(i) as RecordStoreError };

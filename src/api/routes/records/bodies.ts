@@ -58,10 +58,12 @@ function attempt<T>(fn: () => T): T | undefined {
 /** The period lines of owners at instant `nowMs`, read from the same counters the spend transaction checks. */
 async function periodLines(
   q: Queryable,
-  owners: readonly { id: string; owner: string; currency: string; periods: PreparedPeriods | undefined }[],
+  owners: readonly { id: string; agentId: string; owner: string; currency: string; periods: PreparedPeriods | undefined }[],
   nowMs: number,
 ): Promise<Map<string, PeriodLine[]>> {
-  const specs = owners.flatMap((o) => (o.periods ? [{ id: o.id, owner: o.owner, currency: o.currency, periods: o.periods, atMs: nowMs }] : []));
+  const specs = owners.flatMap((o) =>
+    o.periods ? [{ id: o.id, agentId: o.agentId, owner: o.owner, currency: o.currency, periods: o.periods, atMs: nowMs }] : [],
+  );
   const out = new Map<string, PeriodLine[]>();
   if (specs.length === 0) return out;
   const usage = await readPeriodUsage(q, specs);
@@ -86,27 +88,32 @@ export async function delegationBudget(q: Queryable, d: DelegationView, nowMs = 
 
 async function delegationPeriodLines(
   q: Queryable,
-  d: Pick<DelegationView, "delegationId" | "record">,
+  d: Pick<DelegationView, "agentId" | "delegationId" | "record">,
   currency: string,
   nowMs: number,
 ): Promise<PeriodLine[] | undefined> {
   const scope = d.record.scope;
   const periods = attempt(() => preparePeriods(scope?.period_limits, scope?.time_zone, currency));
-  const lines = await periodLines(q, [{ id: "d", owner: ownerKey("", "", { owner: "delegation", delegationId: d.delegationId }), currency, periods }], nowMs);
+  const lines = await periodLines(
+    q,
+    [{ id: "d", agentId: d.agentId, owner: ownerKey(d.agentId, "", "", { owner: "delegation", delegationId: d.delegationId }), currency, periods }],
+    nowMs,
+  );
   return lines.get("d");
 }
 
 /** The budget of agreement `a`, its period windows those in force at `nowMs` (the service clock). */
 export async function budgetOf(q: Queryable, a: AgreementView, nowMs = Date.now()): Promise<BudgetView> {
   const spent = await spendTotals(q, a.agreementId);
-  const held = await heldTotals(q, a.agreementId);
+  const held = await heldTotals(q, a.agentId, a.agreementId);
   const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
   const delegation = d ? await delegationInput(q, d) : undefined;
   const intents = await periodLines(
     q,
     a.record.mandates.map((m) => ({
       id: m.intent_id,
-      owner: ownerKey(a.agreementId, m.intent_id, { owner: "intent" }),
+      agentId: a.agentId,
+      owner: ownerKey(a.agentId, a.agreementId, m.intent_id, { owner: "intent" }),
       currency: m.currency,
       periods: attempt(() => mandatePeriods(m)),
     })),

@@ -1,6 +1,7 @@
 -- The period windows of a spend batch (src/store/ledger/spend.ts), read in round trip 1 after
 -- writ_spend_read took the locks (the owners' rows: the agreement's for an intent's windows, the
--- delegation's for a delegation's). p_windows: one object per window, {k: its place, o: owner,
+-- delegation's for a delegation's). p_windows: one object per window, {k: its place, g: the owner's
+-- agent (the key of its rows), o: owner,
 -- c: currency, w: window kind, s: a calendar window's start, or since: a rolling window's
 -- exclusive lower bound}. Returns per window its spend (minor units, text), its payments and,
 -- for a rolling window, its oldest counted instant; a calendar window without a counter yet
@@ -9,15 +10,15 @@
 CREATE OR REPLACE FUNCTION writ_period_read(p_windows jsonb)
 RETURNS TABLE (k int, spent text, payments int, oldest timestamptz)
 LANGUAGE sql STABLE AS $$
-  WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, o text, c text, w text, s timestamptz, since timestamptz))
+  WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, g text, o text, c text, w text, s timestamptz, since timestamptz))
   SELECT q.k, x.spent_minor::text, x.payments, NULL::timestamptz
-  FROM q JOIN period_spend x ON x.owner = q.o AND x.currency = q.c AND x.window_kind = q.w AND x.window_start = q.s
+  FROM q JOIN period_spend x ON x.agent_id = q.g AND x.owner = q.o AND x.currency = q.c AND x.window_kind = q.w AND x.window_start = q.s
   WHERE q.since IS NULL
   UNION ALL
   SELECT q.k, e.spent, e.n, e.oldest
   FROM q CROSS JOIN LATERAL (
     SELECT coalesce(sum(e.amount_minor), 0)::text AS spent, count(*)::int AS n, min(e.at) AS oldest
-    FROM period_events e WHERE e.owner = q.o AND e.currency = q.c AND e.at > q.since AND NOT e.released
+    FROM period_events e WHERE e.agent_id = q.g AND e.owner = q.o AND e.currency = q.c AND e.at > q.since AND NOT e.released
   ) e
   WHERE q.since IS NOT NULL
 $$;

@@ -4,6 +4,6 @@
 -- under its lock (docs/verify.md, "Caches").
 CREATE OR REPLACE FUNCTION writ_spend_released() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM writ_notify_agent(a.agent_id) FROM agreements a WHERE a.agreement_id = OLD.agreement_id;
+  PERFORM writ_notify_agent(OLD.agent_id);
   RETURN NULL;
 END $$;

@@ -1,5 +1,5 @@
 -- Round trip 2 of the spend transaction (src/store/ledger/spend.ts): writes the spends that
--- TypeScript decided. p_rows: one object per entry, {a: agreement_id, e: the entry as hashed,
+-- TypeScript decided. p_rows: one object per entry, {ag: the agreement's agent, a: agreement_id, e: the entry as hashed,
 -- m: its amount in minor units, g/h/d: the verify answer to store (agent_id, request hash,
 -- body), absent when none}. Inserts the entries (with their request hash), moves each
 -- agreement's head to its last entry of the batch (the narrow agreement_ledger_heads row: the
@@ -10,17 +10,17 @@ RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
-  INSERT INTO ledger_entries (agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
-  SELECT r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash', r.h
-  FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint, h text);
-  INSERT INTO agreement_ledger_heads AS x (agreement_id, ledger_sequence, ledger_head)
-  SELECT DISTINCT ON (r.a) r.a, (r.e->>'sequence')::int, r.e->>'entry_hash'
-  FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb) ORDER BY r.a, (r.e->>'sequence')::int DESC
+  INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
+  SELECT r.ag, r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash', r.h
+  FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint, h text);
+  INSERT INTO agreement_ledger_heads AS x (agent_id, agreement_id, ledger_sequence, ledger_head)
+  SELECT DISTINCT ON (r.ag, r.a) r.ag, r.a, (r.e->>'sequence')::int, r.e->>'entry_hash'
+  FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb) ORDER BY r.ag, r.a, (r.e->>'sequence')::int DESC
   ON CONFLICT ON CONSTRAINT agreement_ledger_heads_pkey
   DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = now();
-  INSERT INTO agreement_spend AS t (agreement_id, intent_id, currency, spent_minor)
-  SELECT r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
-  FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, m bigint) GROUP BY r.a, r.e->>'intent_id'
+  INSERT INTO agreement_spend AS t (agent_id, agreement_id, intent_id, currency, spent_minor)
+  SELECT r.ag, r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
+  FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint) GROUP BY r.ag, r.a, r.e->>'intent_id'
   ON CONFLICT ON CONSTRAINT agreement_spend_pkey DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor;
   RETURN QUERY
   WITH stored AS (

@@ -1,15 +1,21 @@
--- The spend of delegation p_delegation's subtree (itself and every delegation whose chain names
--- it), as [currency, minor units as text] pairs, one per intent total (an empty array: none).
--- It reads; the budget rule (which currencies count, whether it is exceeded) is
--- src/core/money/budget.ts. PL/pgSQL, so its plan is made once per connection (a SQL function
--- called from another query is planned again on every call); index probes only (a generic
--- plan may otherwise hash-join every agreement that has a delegation).
-CREATE OR REPLACE FUNCTION writ_subtree_spend(p_delegation text)
+-- The spend of delegation (p_agent, p_delegation)'s subtree (itself and every delegation whose
+-- chain names it), as [currency, minor units as text] pairs, one per intent total (an empty
+-- array: none). It reads; the budget rule (which currencies count, whether it is exceeded) is
+-- src/core/money/budget.ts. Every agreement and total is read by its agent (the key of the
+-- per-agent tables); the descendants are found by their chain, which names the ancestor by id
+-- (a descendant may belong to another agent, on another shard of a Citus cluster: docs/scale.md,
+-- "A delegation chain across agents"). PL/pgSQL, so its plan is made once per connection (a
+-- SQL function called from another query is planned again on every call, and Citus cannot
+-- plan a SQL function over distributed tables); index probes only (a generic plan may
+-- otherwise hash-join every agreement that has a delegation).
+CREATE OR REPLACE FUNCTION writ_subtree_spend(p_agent text, p_delegation text)
 RETURNS jsonb LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 BEGIN
   RETURN (SELECT coalesce(jsonb_agg(jsonb_build_array(t.currency, t.spent_minor::text)), '[]'::jsonb)
-    FROM (SELECT p_delegation AS delegation_id UNION ALL SELECT c.delegation_id FROM delegations c WHERE c.chain_ids @> ARRAY[p_delegation]) x
-    JOIN agreements b ON b.delegation_id = x.delegation_id
-    JOIN agreement_spend t ON t.agreement_id = b.agreement_id);
+    FROM (SELECT p_agent AS agent_id, p_delegation AS delegation_id
+          UNION ALL SELECT c.agent_id, c.delegation_id FROM delegations c
+          WHERE c.chain_ids @> ARRAY[p_delegation]) x
+    JOIN agreements b ON b.agent_id = x.agent_id AND b.delegation_id = x.delegation_id
+    JOIN agreement_spend t ON t.agent_id = b.agent_id AND t.agreement_id = b.agreement_id);
 END $$;
