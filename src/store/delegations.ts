@@ -35,7 +35,7 @@ import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
-import { claimRecordId, moveRecordId } from "./record-ids.js";
+import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -122,19 +122,25 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
   const chainAgents = chainIds.length > 0 ? await markAncestors(q, chainIds) : [];
+  // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
   const { rows } = await q.query<StoredRow>(
-    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
-    [id],
+    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE agent_id = $1 AND delegation_id = $2 FOR NO KEY UPDATE",
+    [record.agent.agent_id, id],
   );
   const stored = rows[0];
-  if (stored && stored.agent_id !== record.agent.agent_id) {
+  const holder = stored ? undefined : await recordIdHolder(q, "delegation", id);
+  if (holder !== undefined && holder !== record.agent.agent_id) {
     // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
     throw new RecordStoreError(
       "RECORD_INVALID",
-      `delegation ${id} is stored for agent ${stored.agent_id}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
+      `delegation ${id} is stored for agent ${holder}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
     );
   }
-  if (stored && !opts.recordsMandate && (await q.query("SELECT 1 FROM mandates WHERE delegation_id = $1", [id])).rows.length > 0) {
+  if (
+    stored &&
+    !opts.recordsMandate &&
+    (await q.query("SELECT 1 FROM mandates WHERE agent_id = $1 AND delegation_id = $2", [record.agent.agent_id, id])).rows.length > 0
+  ) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
@@ -292,8 +298,8 @@ export interface StoredDelegation {
   record: Delegation;
 }
 
-/** The stored delegation `id`, or undefined. */
-export async function loadDelegation(q: Queryable, id: string): Promise<StoredDelegation | undefined> {
+/** The stored delegation `id` (of agent `agentId` when given), or undefined. */
+export async function loadDelegation(q: Queryable, id: string, agentId?: string): Promise<StoredDelegation | undefined> {
   const { rows } = await q.query<{
     delegation_id: string;
     generation: string;
@@ -307,8 +313,8 @@ export async function loadDelegation(q: Queryable, id: string): Promise<StoredDe
     record: Delegation;
   }>(
     `SELECT delegation_id, generation::text AS generation, org_id, agent_id, status, revoked_at, revoked_reason, revoked_by,
-            parent_delegation_id, record FROM delegations WHERE delegation_id = $1`,
-    [id],
+            parent_delegation_id, record FROM delegations WHERE delegation_id = $1 AND ($2::text IS NULL OR agent_id = $2)`,
+    [id, agentId ?? null],
   );
   const r = rows[0];
   if (!r) return undefined;

@@ -77,7 +77,7 @@ interface DelegationRow {
 }
 
 const DELEGATION_SQL = `SELECT d.delegation_id, d.org_id, d.agent_id, d.status, d.revoked_at, d.revoked_reason, d.revoked_by, d.parent_delegation_id, d.record, ${OWNERS},
-  (SELECT array_agg(a.agreement_id ORDER BY a.agreement_id) FROM agreements a WHERE a.delegation_id = d.delegation_id) AS agreement_ids
+  (SELECT array_agg(a.agreement_id ORDER BY a.agreement_id) FROM agreements a WHERE a.agent_id = d.agent_id AND a.delegation_id = d.delegation_id) AS agreement_ids
 FROM delegations d LEFT JOIN agents g ON g.agent_id = d.agent_id`;
 
 function toDelegation(r: DelegationRow): DelegationView {
@@ -134,7 +134,7 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS}, a.record,
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
             d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
-     FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+     FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
      WHERE a.agreement_id = $1`,
     [id],
   );
@@ -198,11 +198,11 @@ export async function agreementIdsOfPrincipal(q: Queryable, principalId: string,
 }
 
 /**
- * Spent under delegation `delegationId` across all its agreements, in minor units of
+ * Spent under delegation `delegationId` of agent `agentId` across all its agreements, in minor units of
  * `currency` (its scope's); undefined when some of it is in another currency (the spend
  * transaction's rule: it cannot be added without a rate).
  */
-export async function delegationSpent(q: Queryable, delegationId: string, currency: string): Promise<bigint | undefined> {
-  const { rows } = await q.query<{ spend: SpendPairs }>(`SELECT ${delegationSpendSql("$1")} AS spend`, [delegationId]);
+export async function delegationSpent(q: Queryable, agentId: string, delegationId: string, currency: string): Promise<bigint | undefined> {
+  const { rows } = await q.query<{ spend: SpendPairs }>(`SELECT ${delegationSpendSql("$1", "$2")} AS spend`, [agentId, delegationId]);
   return spentIn(spendPairs(rows[0]?.spend), currency);
 }

@@ -22,7 +22,7 @@ export function delegationBody(d: DelegationView) {
 type DelegationBudgetInput = NonNullable<Parameters<typeof budgetView>[0]["delegation"]>;
 
 /** What the budget of delegation `d` (its scope's limits, its agreements' spend) is computed from; undefined without a scope currency. */
-async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegationId" | "record">): Promise<DelegationBudgetInput | undefined> {
+async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegationId" | "agentId" | "record">): Promise<DelegationBudgetInput | undefined> {
   const scope = d.record.scope;
   const currency = typeof scope?.currency === "string" ? scope.currency : undefined;
   if (!currency) return undefined;
@@ -31,7 +31,7 @@ async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegation
     currency,
     ...(scope?.maximum_amount !== undefined ? { maximumAmount: scope.maximum_amount } : {}),
     ...(scope?.cumulative_maximum !== undefined ? { cumulativeMaximum: scope.cumulative_maximum } : {}),
-    spentMinor: await delegationSpent(q, d.delegationId, currency),
+    spentMinor: await delegationSpent(q, d.agentId, d.delegationId, currency),
   };
 }
 
@@ -43,8 +43,8 @@ export async function delegationBudget(q: Queryable, d: DelegationView): Promise
 
 /** The budget of agreement `a`. */
 export async function budgetOf(q: Queryable, a: AgreementView): Promise<BudgetView> {
-  const spent = await spendTotals(q, a.agreementId);
-  const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
+  const spent = await spendTotals(q, a.agreementId, a.agentId);
+  const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId, a.agentId) : undefined;
   const delegation = d ? await delegationInput(q, d) : undefined;
   return budgetView({
     mandates: a.record.mandates,
