@@ -145,17 +145,24 @@ export async function loadActiveForAgent(q: Queryable, agentId: string, opts: { 
   return rows.map(toActiveAgreementRow);
 }
 
-/** Records (and revisions) of the agreements `ids` that are stored. */
+/**
+ * Records (and revisions) of the agreements `ids` that are stored: agent `agentId`'s (by the
+ * rows' key) when given, else every agent's holding one of the ids (`agentId` says whose).
+ */
 export async function loadAgreementRecords(
   q: Queryable,
   ids: readonly string[],
-): Promise<{ agreementId: string; revision: number; record: AgreementRecord }[]> {
+  agentId?: string,
+): Promise<{ agreementId: string; agentId: string; orgId: string | null; revision: number; record: AgreementRecord }[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<{ agreement_id: string; revision: string; record: AgreementRecord }>(
-    "SELECT agreement_id, revision::text AS revision, record FROM agreements WHERE agreement_id = ANY($1::text[])",
-    [ids],
+  const cols = "agreement_id, agent_id, org_id, revision::text AS revision, record";
+  const { rows } = await q.query<{ agreement_id: string; agent_id: string; org_id: string | null; revision: string; record: AgreementRecord }>(
+    agentId === undefined
+      ? `SELECT ${cols} FROM agreements WHERE agreement_id = ANY($1::text[]) ORDER BY agreement_id, agent_id`
+      : `SELECT ${cols} FROM agreements WHERE agent_id = $2 AND agreement_id = ANY($1::text[])`,
+    agentId === undefined ? [ids] : [ids, agentId],
   );
-  return rows.map((r) => ({ agreementId: r.agreement_id, revision: Number(r.revision), record: r.record }));
+  return rows.map((r) => ({ agreementId: r.agreement_id, agentId: r.agent_id, orgId: r.org_id, revision: Number(r.revision), record: r.record }));
 }
 
 /**

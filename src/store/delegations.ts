@@ -332,14 +332,22 @@ export async function loadDelegation(q: Queryable, id: string, agentId?: string)
   };
 }
 
-/** Records (and generations) of the delegations `ids` that are stored; the verify cache loads misses with it. */
-export async function loadDelegationRecords(q: Queryable, ids: readonly string[]): Promise<{ delegationId: string; generation: number; record: Delegation }[]> {
+/**
+ * Records (and generations) of the stored delegations `ids[i]` of agent `agents[i]` (each by
+ * its key); the verify cache loads misses with it.
+ */
+export async function loadDelegationRecords(
+  q: Queryable,
+  agents: readonly string[],
+  ids: readonly string[],
+): Promise<{ delegationId: string; agentId: string; generation: number; record: Delegation }[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<{ delegation_id: string; generation: string; record: Delegation }>(
-    "SELECT delegation_id, generation::text AS generation, record FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+  const { rows } = await q.query<{ delegation_id: string; agent_id: string; generation: string; record: Delegation }>(
+    `SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.record
+     FROM unnest($1::text[], $2::text[]) AS k(agent_id, delegation_id) JOIN delegations d ON d.agent_id = k.agent_id AND d.delegation_id = k.delegation_id`,
+    [agents, ids],
   );
-  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), record: r.record }));
+  return rows.map((r) => ({ delegationId: r.delegation_id, agentId: r.agent_id, generation: Number(r.generation), record: r.record }));
 }
 
 /** Every revoked delegation id (the durable list the revocation index loads). */
@@ -351,19 +359,30 @@ export async function listRevokedDelegationIds(q: Queryable): Promise<string[]> 
 /** What the chain reads of a stored delegation: its version, tenant and revocation (the record comes from the record cache). */
 export interface ChainHead {
   delegationId: string;
+  agentId: string;
   generation: number;
   orgId: string | null;
   revoked: boolean;
 }
 
-/** The heads of the stored delegations among `ids` (one statement; the verify path reads a chain's with it). */
-export async function loadChainHeads(q: Queryable, ids: readonly string[]): Promise<ChainHead[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await q.query<{ delegation_id: string; generation: string; org_id: string | null; revoked: boolean }>(
-    "SELECT delegation_id, generation::text AS generation, org_id, revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+/**
+ * The head of delegation `selfId` of agent `agentId` and those of the stored delegations among
+ * `ids` (its chain's links) of the same organization: an id names a link only within the
+ * child's organization (docs/scale.md, "Organization-scoped ids"). One statement; the verify
+ * path reads a chain's with it. Nothing when the delegation itself is not stored.
+ */
+export async function loadChainHeads(q: Queryable, agentId: string, selfId: string, ids: readonly string[]): Promise<ChainHead[]> {
+  const { rows } = await q.query<{ delegation_id: string; agent_id: string; generation: string; org_id: string | null; revoked: boolean }>(
+    `WITH s AS (SELECT agent_id, delegation_id, org_id FROM delegations WHERE agent_id = $1 AND delegation_id = $2)
+     SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.org_id, d.revoked_at IS NOT NULL AS revoked
+     FROM delegations d JOIN s ON d.agent_id = s.agent_id AND d.delegation_id = s.delegation_id
+     UNION ALL
+     SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.org_id, d.revoked_at IS NOT NULL AS revoked
+     FROM s JOIN delegations d ON d.delegation_id = ANY($3::text[]) AND d.org_id IS NOT DISTINCT FROM s.org_id
+       AND NOT (d.agent_id = s.agent_id AND d.delegation_id = s.delegation_id)`,
+    [agentId, selfId, ids],
   );
-  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), orgId: r.org_id, revoked: r.revoked }));
+  return rows.map((r) => ({ delegationId: r.delegation_id, agentId: r.agent_id, generation: Number(r.generation), orgId: r.org_id, revoked: r.revoked }));
 }
 
 /**
