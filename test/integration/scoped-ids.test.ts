@@ -246,4 +246,55 @@ describe("one agreement and delegation id held by two agents of two organization
     );
     expect(spent.rows).toEqual([agentA, agentB].sort().map((agent_id) => ({ agent_id, spent_minor: "2000" })));
   });
+
+  it("each organization reads its own record; a party of both names agent_id (409 without it); an outcome touches only the named agent's ledger", async () => {
+    const orgB = await w.createOrg("agent_operator");
+    const keyB = (await w.issueKey(orgB)).token;
+    const agentA = (await w.registerAgent(w.operatorKey)).agent_id;
+    const agentB = (await w.registerAgent(keyB)).agent_id;
+    const agreementId = uid("agr-shared");
+    const delegationId = uid("del-shared");
+    const declare = (agentId: string, orgId: string) =>
+      storeAgreement(w, { agreementId, delegation: { id: delegationId }, mandates: [mandate(agentId, "i1", { cumulative_maximum: 50 })], orgId });
+    await declare(agentA, w.operatorOrg);
+    await w.db.pool.query("DELETE FROM record_ids WHERE record_id = ANY($1::text[])", [[agreementId, delegationId]]);
+    await declare(agentB, orgB);
+    const actA = action();
+    const actB = action();
+    expect((await w.verify({ agent_id: agentA, action: actA })).body.verdict).toBe("ALLOW");
+    expect((await w.verify({ agent_id: agentB, action: actB }, keyB)).body.verdict).toBe("ALLOW");
+
+    // The owners read their own records by the id alone.
+    for (const [key, agent] of [
+      [w.operatorKey, agentA],
+      [keyB, agentB],
+    ] as const) {
+      expect(await w.call("GET", `/v1/agreements/${agreementId}`, key)).toMatchObject({ status: 200, body: { agent_id: agent, ledger_sequence: 1 } });
+      expect(await w.call("GET", `/v1/delegations/${delegationId}`, key)).toMatchObject({ status: 200, body: { agent_id: agent } });
+      const page = await w.call("GET", `/v1/agreements/${agreementId}/ledger`, key);
+      expect(page.body.entries).toEqual([expect.objectContaining({ action_id: agent === agentA ? actA.action_id : actB.action_id })]);
+    }
+    // Naming the other organization's agent shows nothing.
+    expect((await w.call("GET", `/v1/agreements/${agreementId}?agent_id=${agentB}`, w.operatorKey)).status).toBe(404);
+
+    // The payment party acknowledged both: it names the agent.
+    const ambiguous = await w.call("GET", `/v1/agreements/${agreementId}`, w.psp.key);
+    expect(ambiguous).toMatchObject({ status: 409, body: { error: "the id names agreements of several agents; name agent_id" } });
+    expect(await w.call("GET", `/v1/agreements/${agreementId}?agent_id=${agentB}`, w.psp.key)).toMatchObject({ status: 200, body: { agent_id: agentB } });
+    expect(await w.outcome({ agreement_id: agreementId, action_id: actB.action_id, outcome: "failed" }, w.psp.key)).toMatchObject({
+      status: 409,
+      body: { error: "the id names agreements of several agents; name agent_id" },
+    });
+    expect(await w.outcome({ agreement_id: agreementId, agent_id: agentB, action_id: actB.action_id, outcome: "failed" }, w.psp.key)).toMatchObject({
+      status: 200,
+      body: { outcome: "failed", replayed: false },
+    });
+    // B's release freed B's spend only.
+    const spent = await w.db.pool.query<{ agent_id: string; spent_minor: string }>(
+      "SELECT agent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1 ORDER BY agent_id",
+      [agreementId],
+    );
+    expect(Object.fromEntries(spent.rows.map((r) => [r.agent_id, r.spent_minor]))).toEqual({ [agentA]: "1000", [agentB]: "0" });
+    expect((await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey)).body.entries).toHaveLength(1);
+  });
 });

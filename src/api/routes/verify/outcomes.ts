@@ -8,6 +8,10 @@
  * signed by a live key that organization registered (src/store/ack-keys.ts); docs/verify.md,
  * "Who records outcomes".
  *
+ * The agreement is addressed by `agreement_id` and, when the caller is a party of agreements
+ * of several agents stored under that id (two organizations may each hold an id), by the
+ * optional `agent_id`: without it such a request is 409 RECORD_ID_AMBIGUOUS.
+ *
  * Answers 200 `{agreement_id, action_id, outcome, replayed, entry}` (`replayed` true when the
  * action already had that outcome: nothing appended); 403 a key without `outcomes:write`; 404
  * `agreement was not found` (unknown, or the caller is not its party: the same answer), 404
@@ -21,10 +25,12 @@ import { textSchema } from "../../../core/schemas/index.js";
 import { paymentParties, loadAgreementRecords, recordOutcome } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
+import { theVisibleOne } from "../shared/visible-one.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 interface OutcomeBody {
   agreement_id: string;
+  agent_id?: string;
   action_id: string;
   outcome: LaterOutcome;
 }
@@ -58,7 +64,7 @@ export function registerOutcomes(app: FastifyInstance): void {
         body: {
           type: "object",
           required: ["agreement_id", "action_id", "outcome"],
-          properties: { agreement_id: id, action_id: id, outcome: { type: "string", enum: ["authorized", "settled", "failed"] } },
+          properties: { agreement_id: id, agent_id: id, action_id: id, outcome: { type: "string", enum: ["authorized", "settled", "failed"] } },
         },
         response: {
           200: {
@@ -82,10 +88,13 @@ export function registerOutcomes(app: FastifyInstance): void {
       const credential = keyCredential(request);
       const pool = app.requireDb();
       const { agreement_id: agreementId, action_id: actionId, outcome } = request.body;
-      const [stored] = await loadAgreementRecords(pool, [agreementId]);
-      // Not a party, or unknown: the same 404, so existence is not revealed.
-      if (!stored || !(await paymentParties(pool, stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
-      const r = await recordOutcome(pool, { agreementId, actionId, outcome, at: app.clock().toISOString() });
+      // Not a party, or unknown: the same 404, so existence is not revealed; a party of several agents' agreements under the id names agent_id.
+      const stored = await theVisibleOne(
+        await loadAgreementRecords(pool, [agreementId], request.body.agent_id),
+        async (a) => (await paymentParties(pool, a.record)).has(credential.org_id),
+        "AGREEMENT_NOT_FOUND",
+      );
+      const r = await recordOutcome(pool, { agreementId, agentId: stored.agentId, actionId, outcome, at: app.clock().toISOString() });
       if (!r.recorded) {
         if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);
         if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
