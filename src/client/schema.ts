@@ -201,6 +201,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         agreement_id: string;
+                        agent_id?: string;
                         action_id: string;
                         /** @enum {string} */
                         outcome: "authorized" | "settled" | "failed";
@@ -863,7 +864,9 @@ export interface paths {
         /** Read a delegation (its organization, its agent's operator, or its principal's portal session) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    agent_id?: string;
+                };
                 header?: never;
                 path: {
                     delegation_id: string;
@@ -1090,7 +1093,9 @@ export interface paths {
         /** Read an agreement and its remaining budget (its organization, its payment-side parties, or its principal's portal session) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    agent_id?: string;
+                };
                 header?: never;
                 path: {
                     agreement_id: string;
@@ -1242,6 +1247,7 @@ export interface paths {
                 query?: {
                     after?: number;
                     limit?: number;
+                    agent_id?: string;
                 };
                 header?: never;
                 path: {
