@@ -2020,6 +2020,8 @@ export interface paths {
                     "application/json": {
                         /** @description Recorded with the revocation (default "revoked by the principal in the portal") */
                         reason?: string;
+                        /** @description The delegation's agent, when the principal's agents hold delegations of several organizations under the id */
+                        agent_id?: string;
                     } | null;
                 };
             };

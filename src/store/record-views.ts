@@ -205,14 +205,17 @@ export async function delegationsOfPrincipal(q: Queryable, principalId: string, 
   return rows.map(toDelegation);
 }
 
-/** Agreements whose agent is registered with principal `principalId` (the portal's list), newest first, at most `limit`. */
-export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<string[]> {
-  const { rows } = await q.query<{ agreement_id: string }>(
-    `SELECT a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id ${HEAD_JOIN}
-     WHERE g.principal_id = $1 ORDER BY greatest(a.updated_at, h.updated_at) DESC, a.agreement_id LIMIT $2`,
+/**
+ * Agreements (agent and id, their key) whose agent is registered with principal `principalId`
+ * (the portal's list), newest first, at most `limit`.
+ */
+export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<{ agentId: string; agreementId: string }[]> {
+  const { rows } = await q.query<{ agent_id: string; agreement_id: string }>(
+    `SELECT a.agent_id, a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id ${HEAD_JOIN}
+     WHERE g.principal_id = $1 ORDER BY greatest(a.updated_at, h.updated_at) DESC, a.agreement_id, a.agent_id LIMIT $2`,
     [principalId, limit],
   );
-  return rows.map((r) => r.agreement_id);
+  return rows.map((r) => ({ agentId: r.agent_id, agreementId: r.agreement_id }));
 }
 
 /**
