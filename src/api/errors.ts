@@ -79,6 +79,7 @@ export const API_ERRORS = {
   VERIFY_ACTION_RELEASED: { status: 409, message: "action_id was allowed and then recorded as failed; send a new action_id" },
   VERIFY_PROPOSED_AT_SKEW: { status: 400, message: "action.proposed_at is too far from the service clock" },
   AGREEMENT_NOT_FOUND: { status: 404, message: "agreement was not found" },
+  RECORD_ID_AMBIGUOUS: { status: 409, message: "the id names records of several agents; name agent_id" },
   ACTION_NOT_RECORDED: { status: 404, message: "action is not recorded as allowed in the agreement's ledger" },
   OUTCOME_NOT_ALLOWED: { status: 409, message: "outcome cannot follow the action's current outcome" },
   OUTCOME_AMOUNT_INVALID: { status: 400, message: "amount is not usable in the action's currency" },

@@ -201,6 +201,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         agreement_id: string;
+                        agent_id?: string;
                         action_id: string;
                         /** @enum {string} */
                         outcome: "authorized" | "settled" | "failed" | "captured" | "voided" | "refunded";
@@ -894,7 +895,9 @@ export interface paths {
         /** Read a delegation (its organization, its agent's operator, or its principal's portal session) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    agent_id?: string;
+                };
                 header?: never;
                 path: {
                     delegation_id: string;
@@ -1121,7 +1124,9 @@ export interface paths {
         /** Read an agreement and its remaining budget (its organization, its payment-side parties, or its principal's portal session) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    agent_id?: string;
+                };
                 header?: never;
                 path: {
                     agreement_id: string;
@@ -1369,6 +1374,7 @@ export interface paths {
                 query?: {
                     after?: number;
                     limit?: number;
+                    agent_id?: string;
                 };
                 header?: never;
                 path: {
@@ -2361,6 +2367,8 @@ export interface paths {
                     "application/json": {
                         /** @description Recorded with the revocation (default "revoked by the principal in the portal") */
                         reason?: string;
+                        /** @description The delegation's agent, when the principal's agents hold delegations of several organizations under the id */
+                        agent_id?: string;
                     } | null;
                 };
             };

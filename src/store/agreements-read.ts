@@ -90,12 +90,12 @@ export function activeCandidatesSql(opts: { records: boolean; agentExpr: string;
   const records = opts.records;
   return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, ${HEAD_COLUMNS}, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
-      (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agreement_id = a.agreement_id) AS spent,
+      (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agent_id = a.agent_id AND s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
-      CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql("d.delegation_id")} END AS delegation_spend
+      CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql("d.agent_id", "d.delegation_id")} END AS delegation_spend
     FROM agreements a
     ${HEAD_JOIN}
-    LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+    LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
     WHERE a.agent_id = ${opts.agentExpr} AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
       AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
     ORDER BY a.agreement_id
@@ -145,17 +145,24 @@ export async function loadActiveForAgent(q: Queryable, agentId: string, opts: { 
   return rows.map(toActiveAgreementRow);
 }
 
-/** Records (and revisions) of the agreements `ids` that are stored. */
+/**
+ * Records (and revisions) of the agreements `ids` that are stored: agent `agentId`'s (by the
+ * rows' key) when given, else every agent's holding one of the ids (`agentId` says whose).
+ */
 export async function loadAgreementRecords(
   q: Queryable,
   ids: readonly string[],
-): Promise<{ agreementId: string; revision: number; record: AgreementRecord }[]> {
+  agentId?: string,
+): Promise<{ agreementId: string; agentId: string; orgId: string | null; revision: number; record: AgreementRecord }[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<{ agreement_id: string; revision: string; record: AgreementRecord }>(
-    "SELECT agreement_id, revision::text AS revision, record FROM agreements WHERE agreement_id = ANY($1::text[])",
-    [ids],
+  const cols = "agreement_id, agent_id, org_id, revision::text AS revision, record";
+  const { rows } = await q.query<{ agreement_id: string; agent_id: string; org_id: string | null; revision: string; record: AgreementRecord }>(
+    agentId === undefined
+      ? `SELECT ${cols} FROM agreements WHERE agreement_id = ANY($1::text[]) ORDER BY agreement_id, agent_id`
+      : `SELECT ${cols} FROM agreements WHERE agent_id = $2 AND agreement_id = ANY($1::text[])`,
+    agentId === undefined ? [ids] : [ids, agentId],
   );
-  return rows.map((r) => ({ agreementId: r.agreement_id, revision: Number(r.revision), record: r.record }));
+  return rows.map((r) => ({ agreementId: r.agreement_id, agentId: r.agent_id, orgId: r.org_id, revision: Number(r.revision), record: r.record }));
 }
 
 /**
@@ -165,7 +172,7 @@ export async function loadAgreementRecords(
 export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { asOf?: string } = {}): Promise<IntentAgreement | undefined> {
   const { rows } = await q.query<{ record: AgreementRecord; ledger_sequence: number; ledger_head: HashString | null; ledger: LedgerEntry[]; read_at: Date }>(
     `SELECT a.record, ${HEAD_COLUMNS}, statement_timestamp() AS read_at,
-       (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agreement_id = a.agreement_id) AS ledger
+       (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agent_id = a.agent_id AND e.agreement_id = a.agreement_id) AS ledger
      FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1`,
     [id],
   );

@@ -34,7 +34,7 @@ import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
 import { RecordStoreError } from "./record-errors.js";
-import { claimRecordId, moveRecordId } from "./record-ids.js";
+import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /** An agreement as stored: the record without its ledger fields. */
@@ -102,11 +102,12 @@ function checked(agreement: IntentAgreement): IntentAgreement {
   return r.value;
 }
 
-async function lockRow(q: Queryable, id: string): Promise<StoredRow | undefined> {
+/** The stored row of agreement `id` of agent `agentId` (its key), locked. */
+async function lockRow(q: Queryable, agentId: string, id: string): Promise<StoredRow | undefined> {
   const { rows } = await q.query<Omit<StoredRow, "ledger_sequence" | "ledger_head">>(
     `SELECT revision::text AS revision, record, revoked_at, delegation_id, org_id, agent_id, evidence
-     FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE`,
-    [id],
+     FROM agreements WHERE agent_id = $1 AND agreement_id = $2 FOR NO KEY UPDATE`,
+    [agentId, id],
   );
   const row = rows[0];
   // The head after the lock, in a statement of its own (see readHead).
@@ -132,14 +133,8 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   const id = record.agreement_id;
   if (id.length < 1 || id.length > MAX_ID_LENGTH) throw new RecordStoreError("RECORD_INVALID", `agreement_id must be 1 to ${MAX_ID_LENGTH} characters`);
   const agentId = opts.agentId ?? record.mandates[0]?.agent.agent_id ?? "";
-  let stored = await lockRow(q, id);
-  if (stored && stored.agent_id !== agentId) {
-    // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
-    throw new RecordStoreError(
-      "RECORD_INVALID",
-      `agreement ${id} is stored for agent ${stored.agent_id}; a stored agreement's agent never changes (declare one for ${agentId} under another id)`,
-    );
-  }
+  // The row is read by its key (agent_id, agreement_id); the claim in record_ids says whether another agent holds the id.
+  let stored = await lockRow(q, agentId, id);
   if (stored?.evidence != null) {
     throw new RecordStoreError(
       "RECORD_INVALID",
@@ -163,6 +158,14 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (!stored) {
     // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
     if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
+      const holder = await recordIdHolder(q, "agreement", id);
+      if (holder !== undefined && holder !== agentId) {
+        // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
+        throw new RecordStoreError(
+          "RECORD_INVALID",
+          `agreement ${id} is stored for agent ${holder}; a stored agreement's agent never changes (declare one for ${agentId} under another id)`,
+        );
+      }
       if (opts.claimedBefore) throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is claimed but not stored`);
       return upsertAgreement(q, agreement, { ...opts, claimedBefore: true });
     }

@@ -35,7 +35,7 @@ import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
-import { claimRecordId, moveRecordId } from "./record-ids.js";
+import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -122,19 +122,25 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
   const chainAgents = chainIds.length > 0 ? await markAncestors(q, chainIds) : [];
+  // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
   const { rows } = await q.query<StoredRow>(
-    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE delegation_id = $1 FOR NO KEY UPDATE",
-    [id],
+    "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE agent_id = $1 AND delegation_id = $2 FOR NO KEY UPDATE",
+    [record.agent.agent_id, id],
   );
   const stored = rows[0];
-  if (stored && stored.agent_id !== record.agent.agent_id) {
+  const holder = stored ? undefined : await recordIdHolder(q, "delegation", id);
+  if (holder !== undefined && holder !== record.agent.agent_id) {
     // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
     throw new RecordStoreError(
       "RECORD_INVALID",
-      `delegation ${id} is stored for agent ${stored.agent_id}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
+      `delegation ${id} is stored for agent ${holder}; a stored delegation's agent never changes (declare a grant to ${record.agent.agent_id} under another id)`,
     );
   }
-  if (stored && !opts.recordsMandate && (await q.query("SELECT 1 FROM mandates WHERE delegation_id = $1", [id])).rows.length > 0) {
+  if (
+    stored &&
+    !opts.recordsMandate &&
+    (await q.query("SELECT 1 FROM mandates WHERE agent_id = $1 AND delegation_id = $2", [record.agent.agent_id, id])).rows.length > 0
+  ) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
@@ -292,8 +298,8 @@ export interface StoredDelegation {
   record: Delegation;
 }
 
-/** The stored delegation `id`, or undefined. */
-export async function loadDelegation(q: Queryable, id: string): Promise<StoredDelegation | undefined> {
+/** The stored delegation `id` (of agent `agentId` when given), or undefined. */
+export async function loadDelegation(q: Queryable, id: string, agentId?: string): Promise<StoredDelegation | undefined> {
   const { rows } = await q.query<{
     delegation_id: string;
     generation: string;
@@ -307,8 +313,8 @@ export async function loadDelegation(q: Queryable, id: string): Promise<StoredDe
     record: Delegation;
   }>(
     `SELECT delegation_id, generation::text AS generation, org_id, agent_id, status, revoked_at, revoked_reason, revoked_by,
-            parent_delegation_id, record FROM delegations WHERE delegation_id = $1`,
-    [id],
+            parent_delegation_id, record FROM delegations WHERE delegation_id = $1 AND ($2::text IS NULL OR agent_id = $2)`,
+    [id, agentId ?? null],
   );
   const r = rows[0];
   if (!r) return undefined;
@@ -326,14 +332,22 @@ export async function loadDelegation(q: Queryable, id: string): Promise<StoredDe
   };
 }
 
-/** Records (and generations) of the delegations `ids` that are stored; the verify cache loads misses with it. */
-export async function loadDelegationRecords(q: Queryable, ids: readonly string[]): Promise<{ delegationId: string; generation: number; record: Delegation }[]> {
+/**
+ * Records (and generations) of the stored delegations `ids[i]` of agent `agents[i]` (each by
+ * its key); the verify cache loads misses with it.
+ */
+export async function loadDelegationRecords(
+  q: Queryable,
+  agents: readonly string[],
+  ids: readonly string[],
+): Promise<{ delegationId: string; agentId: string; generation: number; record: Delegation }[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<{ delegation_id: string; generation: string; record: Delegation }>(
-    "SELECT delegation_id, generation::text AS generation, record FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+  const { rows } = await q.query<{ delegation_id: string; agent_id: string; generation: string; record: Delegation }>(
+    `SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.record
+     FROM unnest($1::text[], $2::text[]) AS k(agent_id, delegation_id) JOIN delegations d ON d.agent_id = k.agent_id AND d.delegation_id = k.delegation_id`,
+    [agents, ids],
   );
-  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), record: r.record }));
+  return rows.map((r) => ({ delegationId: r.delegation_id, agentId: r.agent_id, generation: Number(r.generation), record: r.record }));
 }
 
 /** Every revoked delegation id (the durable list the revocation index loads). */
@@ -345,19 +359,30 @@ export async function listRevokedDelegationIds(q: Queryable): Promise<string[]> 
 /** What the chain reads of a stored delegation: its version, tenant and revocation (the record comes from the record cache). */
 export interface ChainHead {
   delegationId: string;
+  agentId: string;
   generation: number;
   orgId: string | null;
   revoked: boolean;
 }
 
-/** The heads of the stored delegations among `ids` (one statement; the verify path reads a chain's with it). */
-export async function loadChainHeads(q: Queryable, ids: readonly string[]): Promise<ChainHead[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await q.query<{ delegation_id: string; generation: string; org_id: string | null; revoked: boolean }>(
-    "SELECT delegation_id, generation::text AS generation, org_id, revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+/**
+ * The head of delegation `selfId` of agent `agentId` and those of the stored delegations among
+ * `ids` (its chain's links) of the same organization: an id names a link only within the
+ * child's organization (docs/scale.md, "Organization-scoped ids"). One statement; the verify
+ * path reads a chain's with it. Nothing when the delegation itself is not stored.
+ */
+export async function loadChainHeads(q: Queryable, agentId: string, selfId: string, ids: readonly string[]): Promise<ChainHead[]> {
+  const { rows } = await q.query<{ delegation_id: string; agent_id: string; generation: string; org_id: string | null; revoked: boolean }>(
+    `WITH s AS (SELECT agent_id, delegation_id, org_id FROM delegations WHERE agent_id = $1 AND delegation_id = $2)
+     SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.org_id, d.revoked_at IS NOT NULL AS revoked
+     FROM delegations d JOIN s ON d.agent_id = s.agent_id AND d.delegation_id = s.delegation_id
+     UNION ALL
+     SELECT d.delegation_id, d.agent_id, d.generation::text AS generation, d.org_id, d.revoked_at IS NOT NULL AS revoked
+     FROM s JOIN delegations d ON d.delegation_id = ANY($3::text[]) AND d.org_id IS NOT DISTINCT FROM s.org_id
+       AND NOT (d.agent_id = s.agent_id AND d.delegation_id = s.delegation_id)`,
+    [agentId, selfId, ids],
   );
-  return rows.map((r) => ({ delegationId: r.delegation_id, generation: Number(r.generation), orgId: r.org_id, revoked: r.revoked }));
+  return rows.map((r) => ({ delegationId: r.delegation_id, agentId: r.agent_id, generation: Number(r.generation), orgId: r.org_id, revoked: r.revoked }));
 }
 
 /**

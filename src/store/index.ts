@@ -85,11 +85,13 @@ export {
   agentsOfPrincipal,
   agreementIdsOfPrincipal,
   agreementView,
+  agreementViews,
   type AgreementView,
   delegationsOfAgent,
   delegationsOfPrincipal,
   delegationSpent,
   delegationView,
+  delegationViews,
   type DelegationView,
   type RecordOwners,
 } from "./record-views.js";

@@ -10,6 +10,7 @@
  *   when this call claimed it; false when it was claimed before (by this transaction, or one
  *   that committed; one still open is waited for, as a unique key would). The caller then
  *   treats the record as stored.
+ * - `recordIdHolder` is the agent holding a claim.
  * - `moveRecordId` follows a change of the record's agent or organization.
  * - `claimMandateHashes` claims a mandate's identities; false when either was claimed before.
  */
@@ -27,6 +28,12 @@ export async function claimRecordId(q: Queryable, kind: ClaimedKind, id: string,
     agentId,
   ]);
   return rowCount === 1;
+}
+
+/** The agent holding the claim of `kind` `id`, or undefined. */
+export async function recordIdHolder(q: Queryable, kind: ClaimedKind, id: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ agent_id: string }>("SELECT agent_id FROM record_ids WHERE kind = $1 AND record_id = $2", [kind, id]);
+  return rows[0]?.agent_id;
 }
 
 /** Records that `kind` `id` is now held by `agentId` of `orgId`. */

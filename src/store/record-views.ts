@@ -77,7 +77,7 @@ interface DelegationRow {
 }
 
 const DELEGATION_SQL = `SELECT d.delegation_id, d.org_id, d.agent_id, d.status, d.revoked_at, d.revoked_reason, d.revoked_by, d.parent_delegation_id, d.record, ${OWNERS},
-  (SELECT array_agg(a.agreement_id ORDER BY a.agreement_id) FROM agreements a WHERE a.delegation_id = d.delegation_id) AS agreement_ids
+  (SELECT array_agg(a.agreement_id ORDER BY a.agreement_id) FROM agreements a WHERE a.agent_id = d.agent_id AND a.delegation_id = d.delegation_id) AS agreement_ids
 FROM delegations d LEFT JOIN agents g ON g.agent_id = d.agent_id`;
 
 function toDelegation(r: DelegationRow): DelegationView {
@@ -95,10 +95,22 @@ function toDelegation(r: DelegationRow): DelegationView {
   };
 }
 
-/** The stored delegation `id` with its owners, or undefined. */
-export async function delegationView(q: Queryable, id: string): Promise<DelegationView | undefined> {
-  const { rows } = await q.query<DelegationRow>(`${DELEGATION_SQL} WHERE d.delegation_id = $1`, [id]);
-  return rows[0] ? toDelegation(rows[0]) : undefined;
+/** The stored delegation `id` with its owners (agent `agentId`'s when given), or undefined. */
+export async function delegationView(q: Queryable, id: string, agentId?: string): Promise<DelegationView | undefined> {
+  return (await delegationViews(q, id, agentId))[0];
+}
+
+/**
+ * Every stored delegation `id` with its owners, one per agent holding the id (agent
+ * `agentId`'s only, when given), ordered by agent: an id names a record only with its agent
+ * (docs/scale.md, "Organization-scoped ids"); the caller keeps those its reader may see.
+ */
+export async function delegationViews(q: Queryable, id: string, agentId?: string): Promise<DelegationView[]> {
+  const { rows } = await q.query<DelegationRow>(`${DELEGATION_SQL} WHERE d.delegation_id = $1 AND ($2::text IS NULL OR d.agent_id = $2) ORDER BY d.agent_id`, [
+    id,
+    agentId ?? null,
+  ]);
+  return rows.map(toDelegation);
 }
 
 /** The delegations of agent `agentId`, newest grant first, at most `limit`. */
@@ -110,8 +122,16 @@ export async function delegationsOfAgent(q: Queryable, agentId: string, limit: n
   return rows.map(toDelegation);
 }
 
-/** The stored agreement `id` with its owners, or undefined. */
-export async function agreementView(q: Queryable, id: string): Promise<AgreementView | undefined> {
+/** The stored agreement `id` with its owners (agent `agentId`'s when given), or undefined. */
+export async function agreementView(q: Queryable, id: string, agentId?: string): Promise<AgreementView | undefined> {
+  return (await agreementViews(q, id, agentId))[0];
+}
+
+/**
+ * Every stored agreement `id` with its owners, one per agent holding the id (agent `agentId`'s
+ * only, when given), ordered by agent (see `delegationViews`).
+ */
+export async function agreementViews(q: Queryable, id: string, agentId?: string): Promise<AgreementView[]> {
   const { rows } = await q.query<{
     agreement_id: string;
     org_id: string | null;
@@ -134,13 +154,11 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS}, a.record,
             EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
             d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
-     FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
-     WHERE a.agreement_id = $1`,
-    [id],
+     FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
+     WHERE a.agreement_id = $1 AND ($2::text IS NULL OR a.agent_id = $2) ORDER BY a.agent_id`,
+    [id, agentId ?? null],
   );
-  const r = rows[0];
-  if (!r) return undefined;
-  return {
+  return rows.map((r) => ({
     // Revoked through its delegation too: that is what verify enforces (DELEGATION_REVOKED).
     agreementId: r.agreement_id,
     orgId: r.org_id,
@@ -156,7 +174,7 @@ export async function agreementView(q: Queryable, id: string): Promise<Agreement
     record: r.record,
     operatorOrgId: r.operator_org_id,
     principalId: r.principal_id,
-  };
+  }));
 }
 
 /** An agent as its principal sees it in the portal (never its operator's org id or key). */
@@ -187,22 +205,25 @@ export async function delegationsOfPrincipal(q: Queryable, principalId: string, 
   return rows.map(toDelegation);
 }
 
-/** Agreements whose agent is registered with principal `principalId` (the portal's list), newest first, at most `limit`. */
-export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<string[]> {
-  const { rows } = await q.query<{ agreement_id: string }>(
-    `SELECT a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id ${HEAD_JOIN}
-     WHERE g.principal_id = $1 ORDER BY greatest(a.updated_at, h.updated_at) DESC, a.agreement_id LIMIT $2`,
+/**
+ * Agreements (agent and id, their key) whose agent is registered with principal `principalId`
+ * (the portal's list), newest first, at most `limit`.
+ */
+export async function agreementIdsOfPrincipal(q: Queryable, principalId: string, limit: number): Promise<{ agentId: string; agreementId: string }[]> {
+  const { rows } = await q.query<{ agent_id: string; agreement_id: string }>(
+    `SELECT a.agent_id, a.agreement_id FROM agreements a JOIN agents g ON g.agent_id = a.agent_id ${HEAD_JOIN}
+     WHERE g.principal_id = $1 ORDER BY greatest(a.updated_at, h.updated_at) DESC, a.agreement_id, a.agent_id LIMIT $2`,
     [principalId, limit],
   );
-  return rows.map((r) => r.agreement_id);
+  return rows.map((r) => ({ agentId: r.agent_id, agreementId: r.agreement_id }));
 }
 
 /**
- * Spent under delegation `delegationId` across all its agreements, in minor units of
+ * Spent under delegation `delegationId` of agent `agentId` across all its agreements, in minor units of
  * `currency` (its scope's); undefined when some of it is in another currency (the spend
  * transaction's rule: it cannot be added without a rate).
  */
-export async function delegationSpent(q: Queryable, delegationId: string, currency: string): Promise<bigint | undefined> {
-  const { rows } = await q.query<{ spend: SpendPairs }>(`SELECT ${delegationSpendSql("$1")} AS spend`, [delegationId]);
+export async function delegationSpent(q: Queryable, agentId: string, delegationId: string, currency: string): Promise<bigint | undefined> {
+  const { rows } = await q.query<{ spend: SpendPairs }>(`SELECT ${delegationSpendSql("$1", "$2")} AS spend`, [agentId, delegationId]);
   return spentIn(spendPairs(rows[0]?.spend), currency);
 }

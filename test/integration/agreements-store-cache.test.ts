@@ -8,6 +8,7 @@ import { evaluate } from "../../src/core/evaluate/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
+import { recordKey } from "../../src/verify/caches/record-cache.js";
 import { loadCandidates, RecordCache } from "../../src/verify/index.js";
 import { recordAllowedSpend } from "../../src/store/ledger/index.js";
 import { action, agreement, AGENT, context, delegation, iso, T0 } from "../fixtures/records.js";
@@ -45,7 +46,7 @@ describe("RecordCache with loadCandidates", () => {
     expect(second?.revision).toBe(first?.revision);
     expect(second?.delegation).toBe(first?.delegation);
     // The overlay is new; what it was made from is the cached object.
-    const base = await cache.agreement("agr-1", first?.revision ?? 0, () => {
+    const base = await cache.agreement(recordKey(AGENT, "agr-1"), first?.revision ?? 0, () => {
       throw new Error("must be cached");
     });
     expect(second?.agreement.mandates[0]?.signature).toBe(base.mandates[0]?.signature);
@@ -73,8 +74,8 @@ describe("RecordCache with loadCandidates", () => {
     expect(after?.revision).toBe(r.revision);
     expect(after?.agreement.agreement.updated_at).toBe(iso(T0 + 5));
     expect(after?.delegation).toBe(before?.delegation);
-    expect(cache.hasAgreement("agr-1", before?.revision ?? 0)).toBe(false);
-    expect(cache.hasAgreement("agr-1", r.revision)).toBe(true);
+    expect(cache.hasAgreement(recordKey(AGENT, "agr-1"), before?.revision ?? 0)).toBe(false);
+    expect(cache.hasAgreement(recordKey(AGENT, "agr-1"), r.revision)).toBe(true);
     expect(cache.stats().size).toBe(2);
   });
 });

@@ -5,14 +5,16 @@
  *   whose signature fits;
  * - an agent key, or an issuer key, registered by another tenant without proof (a squat) is
  *   displaced by a registration that proves possession of the key (`key_proof`); a bad proof is
- *   a 400.
+ *   a 400;
+ * - the rows of an agreement or delegation id are read by their key (agent_id, id): two
+ *   agents (of two organizations) holding the same ids each spend within their own budgets.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner, keyId, type Signer } from "../../src/core/jose/index.js";
 import { AGENT_POP_TYP, signAgentPop, signIssuerKeyPop } from "../../src/core/registry/index.js";
 import { signRecord } from "../../src/core/jose/index.js";
 import { openPaymentMandateClaims, presentMandate } from "../helpers/ap2-mandates.js";
-import { action, startVerifyWorld, uid, type VerifyWorld } from "../helpers/verify-world.js";
+import { action, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -201,5 +203,98 @@ describe("agent keys: a proven registration wins over an unproven squat", () => 
     }
     expect(AGENT_POP_TYP).toBe("svc-agent-pop+jws");
     expect((await w.call("GET", `/v1/agents/${id}`, w.operatorKey)).status).toBe(404);
+  });
+});
+
+describe("one agreement and delegation id held by two agents of two organizations", () => {
+  it("each agent's rows are read by its own key: both ALLOW within their own budgets, and neither sees the other's spend", async () => {
+    const orgB = await w.createOrg("agent_operator");
+    const keyB = (await w.issueKey(orgB)).token;
+    const agentA = (await w.registerAgent(w.operatorKey)).agent_id;
+    const agentB = (await w.registerAgent(keyB)).agent_id;
+    const agreementId = uid("agr-shared");
+    const delegationId = uid("del-shared");
+    const declare = (agentId: string, orgId: string) =>
+      storeAgreement(w, {
+        agreementId,
+        delegation: { id: delegationId, scope: { cumulative_maximum: 20 } },
+        mandates: [mandate(agentId, "i1", { cumulative_maximum: 20 })],
+        orgId,
+      });
+    await declare(agentA, w.operatorOrg);
+    // The ids' claims are global today (record_ids keyed (kind, record_id)); drop A's to store
+    // B's rows under the same ids, as a claim per organization lets it.
+    await w.db.pool.query("DELETE FROM record_ids WHERE record_id = ANY($1::text[])", [[agreementId, delegationId]]);
+    await declare(agentB, orgB);
+    const { rows } = await w.db.pool.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id", [agreementId]);
+    expect(rows.map((r) => r.agent_id)).toEqual([agentA, agentB].sort());
+
+    for (let i = 0; i < 2; i++) {
+      const r = await w.verify({ agent_id: agentA, action: action() });
+      expect(r.body.verdict, JSON.stringify(r.body)).toBe("ALLOW");
+    }
+    expect((await w.verify({ agent_id: agentA, action: action() })).body.verdict).toBe("DENY");
+    // B's budgets (the mandate's and the delegation's cumulative maximum) are its own: A's 20 spent count for nothing.
+    for (let i = 0; i < 2; i++) {
+      const r = await w.verify({ agent_id: agentB, action: action() }, keyB);
+      expect(r.body.verdict, JSON.stringify(r.body)).toBe("ALLOW");
+    }
+    expect((await w.verify({ agent_id: agentB, action: action() }, keyB)).body.verdict).toBe("DENY");
+    const spent = await w.db.pool.query<{ agent_id: string; spent_minor: string }>(
+      "SELECT agent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1 ORDER BY agent_id",
+      [agreementId],
+    );
+    expect(spent.rows).toEqual([agentA, agentB].sort().map((agent_id) => ({ agent_id, spent_minor: "2000" })));
+  });
+
+  it("each organization reads its own record; a party of both names agent_id (409 without it); an outcome touches only the named agent's ledger", async () => {
+    const orgB = await w.createOrg("agent_operator");
+    const keyB = (await w.issueKey(orgB)).token;
+    const agentA = (await w.registerAgent(w.operatorKey)).agent_id;
+    const agentB = (await w.registerAgent(keyB)).agent_id;
+    const agreementId = uid("agr-shared");
+    const delegationId = uid("del-shared");
+    const declare = (agentId: string, orgId: string) =>
+      storeAgreement(w, { agreementId, delegation: { id: delegationId }, mandates: [mandate(agentId, "i1", { cumulative_maximum: 50 })], orgId });
+    await declare(agentA, w.operatorOrg);
+    await w.db.pool.query("DELETE FROM record_ids WHERE record_id = ANY($1::text[])", [[agreementId, delegationId]]);
+    await declare(agentB, orgB);
+    const actA = action();
+    const actB = action();
+    expect((await w.verify({ agent_id: agentA, action: actA })).body.verdict).toBe("ALLOW");
+    expect((await w.verify({ agent_id: agentB, action: actB }, keyB)).body.verdict).toBe("ALLOW");
+
+    // The owners read their own records by the id alone.
+    for (const [key, agent] of [
+      [w.operatorKey, agentA],
+      [keyB, agentB],
+    ] as const) {
+      expect(await w.call("GET", `/v1/agreements/${agreementId}`, key)).toMatchObject({ status: 200, body: { agent_id: agent, ledger_sequence: 1 } });
+      expect(await w.call("GET", `/v1/delegations/${delegationId}`, key)).toMatchObject({ status: 200, body: { agent_id: agent } });
+      const page = await w.call("GET", `/v1/agreements/${agreementId}/ledger`, key);
+      expect(page.body.entries).toEqual([expect.objectContaining({ action_id: agent === agentA ? actA.action_id : actB.action_id })]);
+    }
+    // Naming the other organization's agent shows nothing.
+    expect((await w.call("GET", `/v1/agreements/${agreementId}?agent_id=${agentB}`, w.operatorKey)).status).toBe(404);
+
+    // The payment party acknowledged both: it names the agent.
+    const ambiguous = await w.call("GET", `/v1/agreements/${agreementId}`, w.psp.key);
+    expect(ambiguous).toMatchObject({ status: 409, body: { error: "the id names agreements of several agents; name agent_id" } });
+    expect(await w.call("GET", `/v1/agreements/${agreementId}?agent_id=${agentB}`, w.psp.key)).toMatchObject({ status: 200, body: { agent_id: agentB } });
+    expect(await w.outcome({ agreement_id: agreementId, action_id: actB.action_id, outcome: "failed" }, w.psp.key)).toMatchObject({
+      status: 409,
+      body: { error: "the id names agreements of several agents; name agent_id" },
+    });
+    expect(await w.outcome({ agreement_id: agreementId, agent_id: agentB, action_id: actB.action_id, outcome: "failed" }, w.psp.key)).toMatchObject({
+      status: 200,
+      body: { outcome: "failed", replayed: false },
+    });
+    // B's release freed B's spend only.
+    const spent = await w.db.pool.query<{ agent_id: string; spent_minor: string }>(
+      "SELECT agent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1 ORDER BY agent_id",
+      [agreementId],
+    );
+    expect(Object.fromEntries(spent.rows.map((r) => [r.agent_id, r.spent_minor]))).toEqual({ [agentA]: "1000", [agentB]: "0" });
+    expect((await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey)).body.entries).toHaveLength(1);
   });
 });

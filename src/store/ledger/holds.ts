@@ -50,6 +50,8 @@ export type HoldStepInput =
 /** A request to record a hold step. */
 export interface HoldStepRequest {
   agreementId: string;
+  /** The agreement's agent, when the caller knows it (an id alone may name several agents' agreements). */
+  agentId?: string;
   actionId: string;
   step: HoldStepInput;
   /** RFC 3339 time of the entries. */
@@ -164,8 +166,8 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
                                                  UNION ALL SELECT u.ag, u.id FROM unnest(d.chain_agents, d.chain_ids) AS u(ag, id)) c
                              LEFT JOIN delegations p ON p.agent_id = c.ag AND p.delegation_id = c.id
                              WHERE d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id), false) END AS delegations_restore
-     FROM agreements a WHERE a.agreement_id = $1 FOR NO KEY UPDATE OF a`,
-    [req.agreementId],
+     FROM agreements a WHERE a.agreement_id = $1 AND ($2::text IS NULL OR a.agent_id = $2) ORDER BY a.agent_id LIMIT 1 FOR NO KEY UPDATE OF a`,
+    [req.agreementId, req.agentId ?? null],
   );
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };

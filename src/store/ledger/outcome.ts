@@ -19,6 +19,8 @@ import { releaseSpend } from "./holds.js";
 /** A later outcome to record. */
 export interface OutcomeRequest {
   agreementId: string;
+  /** The agreement's agent (its rows' key); without it, the agreement stored under the id (one agent's). */
+  agentId?: string;
   actionId: string;
   outcome: LaterOutcome;
   /** RFC 3339 time of the entry. */
@@ -40,7 +42,10 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 FOR NO KEY UPDATE", [req.agreementId]);
+  const lock = await client.query<{ agent_id: string }>(
+    "SELECT agent_id FROM agreements WHERE agreement_id = $1 AND ($2::text IS NULL OR agent_id = $2) ORDER BY agent_id LIMIT 1 FOR NO KEY UPDATE",
+    [req.agreementId, req.agentId ?? null],
+  );
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const head = { ...(await readHead(client, locked.agent_id, req.agreementId)), agent_id: locked.agent_id };

@@ -23,11 +23,11 @@ export async function allowedActionOf(q: Queryable, agreementId: string, actionI
   return rows[0];
 }
 
-/** A page of `agreementId`'s ledger: the entries after sequence `after`, at most `limit`, in order. */
-export async function ledgerPage(q: Queryable, agreementId: string, after: number, limit: number): Promise<LedgerEntry[]> {
+/** A page of agent `agentId`'s agreement `agreementId`'s ledger: the entries after sequence `after`, at most `limit`, in order. */
+export async function ledgerPage(q: Queryable, agentId: string, agreementId: string, after: number, limit: number): Promise<LedgerEntry[]> {
   const { rows } = await q.query<{ entry: LedgerEntry }>(
-    "SELECT entry FROM ledger_entries WHERE agreement_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
-    [agreementId, after, limit],
+    "SELECT entry FROM ledger_entries WHERE agent_id = $1 AND agreement_id = $2 AND sequence > $3 ORDER BY sequence LIMIT $4",
+    [agentId, agreementId, after, limit],
   );
   return rows.map((r) => r.entry);
 }

@@ -111,11 +111,11 @@ export async function writeSpendTotals(q: Queryable, agentId: string, agreement:
   );
 }
 
-/** Spent per intent of `agreementId` (minor units of each intent's currency). */
-export async function spendTotals(q: Queryable, agreementId: string): Promise<Map<string, bigint>> {
+/** Spent per intent of `agreementId` (minor units of each intent's currency); of agent `agentId`'s agreement when given. */
+export async function spendTotals(q: Queryable, agreementId: string, agentId?: string): Promise<Map<string, bigint>> {
   const { rows } = await q.query<{ intent_id: string; spent_minor: string }>(
-    "SELECT intent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1",
-    [agreementId],
+    "SELECT intent_id, spent_minor::text AS spent_minor FROM agreement_spend WHERE agreement_id = $1 AND ($2::text IS NULL OR agent_id = $2)",
+    [agreementId, agentId ?? null],
   );
   return new Map(rows.map((r) => [r.intent_id, BigInt(r.spent_minor)]));
 }

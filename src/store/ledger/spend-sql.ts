@@ -40,13 +40,16 @@ export interface SpendReadInput {
 export type SpendPairs = [string, string][];
 
 /**
- * The spend of the agreements bound to delegation `delegationExpr` (an SQL expression) as
- * SpendPairs, in a scalar subquery: what the budget rule (src/core/money/budget.ts) takes to
- * decide the delegation's spend in its currency.
+ * The spend of the agreements bound to delegation `delegationExpr` of agent `agentExpr` (SQL
+ * expressions; a delegation's agreements are its agent's, and an id names a record only with
+ * its agent: docs/scale.md, "Organization-scoped ids") as SpendPairs, in a scalar subquery:
+ * what the budget rule (src/core/money/budget.ts) takes to decide the delegation's spend in
+ * its currency.
  */
-export function delegationSpendSql(delegationExpr: string): string {
+export function delegationSpendSql(agentExpr: string, delegationExpr: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(s.currency, s.spent_minor::text)), '[]'::jsonb)
-    FROM agreements b JOIN agreement_spend s ON s.agent_id = b.agent_id AND s.agreement_id = b.agreement_id WHERE b.delegation_id = ${delegationExpr})`;
+    FROM agreements b JOIN agreement_spend s ON s.agent_id = b.agent_id AND s.agreement_id = b.agreement_id
+    WHERE b.agent_id = ${agentExpr} AND b.delegation_id = ${delegationExpr})`;
 }
 
 /** Spend pairs as the budget rule takes them (src/core/money/budget.ts). */

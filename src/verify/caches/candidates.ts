@@ -14,7 +14,7 @@
 import type { PreparedDelegationWithProblems } from "../../core/delegation/index.js";
 import type { PreparedAgreement } from "../../core/evaluate/index.js";
 import { loadActiveForAgent, loadAgreementRecords, type ActiveAgreementRow, loadDelegationRecords, type Queryable } from "../../store/index.js";
-import type { RecordCache } from "./record-cache.js";
+import { recordKey, type RecordCache } from "./record-cache.js";
 import { withLedgerTotals, type LedgerTotals } from "./overlay.js";
 
 /** One agreement the action may be evaluated against. */
@@ -67,13 +67,24 @@ export async function prepareCandidates(
   opts: { now: number },
 ): Promise<VerifyCandidate[]> {
   if (rows.length === 0) return [];
-  const missA = rows.filter((r) => !cache.hasAgreement(r.agreementId, r.revision)).map((r) => r.agreementId);
+  // One agent's rows (every row's agent is the snapshot's); the cache keys name the agent too (recordKey).
+  const agentId = rows[0]?.agentId ?? "";
+  const missA = rows.filter((r) => !cache.hasAgreement(recordKey(r.agentId, r.agreementId), r.revision)).map((r) => r.agreementId);
   const missD = [
     ...new Set(
-      rows.flatMap((r) => (r.delegation && !cache.hasDelegation(r.delegation.delegationId, r.delegation.generation) ? [r.delegation.delegationId] : [])),
+      rows.flatMap((r) =>
+        r.delegation && !cache.hasDelegation(recordKey(r.agentId, r.delegation.delegationId), r.delegation.generation) ? [r.delegation.delegationId] : [],
+      ),
     ),
   ];
-  const [agreements, delegations] = await Promise.all([loadAgreementRecords(db, missA), loadDelegationRecords(db, missD)]);
+  const [agreements, delegations] = await Promise.all([
+    loadAgreementRecords(db, missA, agentId),
+    loadDelegationRecords(
+      db,
+      missD.map(() => agentId),
+      missD,
+    ),
+  ]);
   const fetchedA = new Map(agreements.map((a) => [a.agreementId, a]));
   const fetchedD = new Map(delegations.map((d) => [d.delegationId, d]));
 
@@ -82,8 +93,8 @@ export async function prepareCandidates(
       const fa = fetchedA.get(row.agreementId);
       const revision = fa?.revision ?? row.revision;
       // A cached entry may be evicted between the check above and here: then read it now.
-      const base = await cache.agreement(row.agreementId, revision, async () => {
-        const record = fa?.record ?? (await loadAgreementRecords(db, [row.agreementId]))[0]?.record;
+      const base = await cache.agreement(recordKey(row.agentId, row.agreementId), revision, async () => {
+        const record = fa?.record ?? (await loadAgreementRecords(db, [row.agreementId], row.agentId))[0]?.record;
         if (!record) throw new Error(`agreement ${row.agreementId} disappeared between two reads`);
         return record;
       });
@@ -97,8 +108,8 @@ export async function prepareCandidates(
       const d = row.delegation;
       if (d) {
         const fd = fetchedD.get(d.delegationId);
-        out.delegation = await cache.delegation(d.delegationId, fd?.generation ?? d.generation, async () => {
-          const record = fd?.record ?? (await loadDelegationRecords(db, [d.delegationId]))[0]?.record;
+        out.delegation = await cache.delegation(recordKey(row.agentId, d.delegationId), fd?.generation ?? d.generation, async () => {
+          const record = fd?.record ?? (await loadDelegationRecords(db, [row.agentId], [d.delegationId]))[0]?.record;
           if (!record) throw new Error(`delegation ${d.delegationId} disappeared between two reads`);
           return record;
         });

@@ -1,6 +1,7 @@
 /**
- * The verify path's cache of prepared records: agreements by (agreement_id, revision),
- * delegations by (delegation_id, generation).
+ * The verify path's cache of prepared records: agreements by (key, revision), delegations by
+ * (key, generation), the key a record's `recordKey` (its agent and id: an id names a record
+ * only with its agent, docs/scale.md "Organization-scoped ids").
  *
  * Promises:
  * - Bounded: at most `maxEntries` prepared records in all, least recently used evicted first
@@ -19,6 +20,11 @@ import type { PreparedAgreement } from "../../core/evaluate/index.js";
 import type { AgreementRecord } from "../../store/index.js";
 import { agreementForPreparation } from "./overlay.js";
 import { RecencyMap } from "./recency-map.js";
+
+/** The cache key of record `id` of agent `agentId` (ids never hold NUL). */
+export function recordKey(agentId: string, id: string): string {
+  return `${agentId}\u0000${id}`;
+}
 
 /** Default bound of the cache (entries). */
 export const DEFAULT_CACHE_SIZE = 10_000;

@@ -9,6 +9,7 @@ import type { Pool } from "pg";
 import { describe, expect, it } from "vitest";
 import type { HashString } from "../../../src/core/canonical/index.js";
 import { splitAgreement } from "../../../src/store/agreements.js";
+import { recordKey } from "../../../src/verify/caches/record-cache.js";
 import { CandidateCache } from "../../../src/verify/gather/candidate-cache.js";
 import { agreement, delegation, T0 } from "../../fixtures/records.js";
 
@@ -56,8 +57,8 @@ async function setup() {
     },
   } as unknown as Pool;
   const cache = new CandidateCache({ ttlMs: 60_000 }).follow(feed);
-  await cache.records.agreement(a.agreement_id, 3, () => splitAgreement(a).record);
-  await cache.records.delegation(d.delegation_id, 2, () => d);
+  await cache.records.agreement(recordKey(AGENT, a.agreement_id), 3, () => splitAgreement(a).record);
+  await cache.records.delegation(recordKey(AGENT, d.delegation_id), 2, () => d);
   const note = {
     agreementId: a.agreement_id,
     intentId: intent,

@@ -17,11 +17,12 @@
  * revocation, without the log signing key). Answers are `Cache-Control: no-store`.
  */
 import type { FastifyInstance } from "fastify";
-import { loadDelegation, agentsOfPrincipal, agreementIdsOfPrincipal, agreementView, delegationsOfPrincipal, delegationView } from "../../../store/index.js";
+import { loadDelegation, agentsOfPrincipal, agreementIdsOfPrincipal, agreementView, delegationsOfPrincipal, delegationViews } from "../../../store/index.js";
 import { MAX_REASON_LENGTH } from "../../../core/delegation/index.js";
-import { ApiError, errorResponses } from "../../errors.js";
+import { errorResponses } from "../../errors.js";
 import { REVOKE_ANSWER_SCHEMA, revokeStoredDelegation } from "../delegations/revoke.js";
 import { NO_NUL_PATTERN, registrySchemaErrors } from "../shared/schema-errors.js";
+import { theVisibleOne } from "../shared/visible-one.js";
 import { agreementBody, delegationBody, delegationBudget } from "../records/bodies.js";
 import { AGREEMENT_SCHEMA, BUDGET_LINE_PERIODS, DELEGATION_SCHEMA, ID_PARAM } from "../records/schemas.js";
 import { requireSession } from "./sessions.js";
@@ -141,8 +142,8 @@ export function registerPortalRecords(app: FastifyInstance): void {
       const { principalId } = await requireSession(app, request);
       const pool = app.requireDb();
       const agreements = [];
-      for (const id of await agreementIdsOfPrincipal(pool, principalId, request.query.limit ?? 100)) {
-        const a = await agreementView(pool, id);
+      for (const { agentId, agreementId } of await agreementIdsOfPrincipal(pool, principalId, request.query.limit ?? 100)) {
+        const a = await agreementView(pool, agreementId, agentId);
         if (a) agreements.push(await agreementBody(pool, a, app.clock().getTime()));
       }
       void reply.header("cache-control", "no-store");
@@ -150,7 +151,7 @@ export function registerPortalRecords(app: FastifyInstance): void {
     },
   );
 
-  app.post<{ Params: { delegation_id: string }; Body: { reason?: string } | null | undefined }>(
+  app.post<{ Params: { delegation_id: string }; Body: { reason?: string; agent_id?: string } | null | undefined }>(
     "/v1/portal/delegations/:delegation_id/revoke",
     {
       schema: {
@@ -170,6 +171,10 @@ export function registerPortalRecords(app: FastifyInstance): void {
               pattern: NO_NUL_PATTERN,
               description: `Recorded with the revocation (default "${PORTAL_REVOKE_REASON}")`,
             },
+            agent_id: {
+              ...ID_PARAM,
+              description: "The delegation's agent, when the principal's agents hold delegations of several organizations under the id",
+            },
           },
         },
         response: {
@@ -183,10 +188,14 @@ export function registerPortalRecords(app: FastifyInstance): void {
       const { principalId } = await requireSession(app, request);
       const pool = app.requireDb();
       const id = request.params.delegation_id;
-      const view = await delegationView(pool, id);
-      if (!view || view.principalId !== principalId) throw new ApiError("DELEGATION_NOT_FOUND");
+      // The principal's delegation under the id (its agents' records only; an id held by agents of several organizations names one of them each).
+      const view = await theVisibleOne(
+        await delegationViews(pool, id, request.body?.agent_id ?? undefined),
+        (d) => d.principalId === principalId,
+        "DELEGATION_NOT_FOUND",
+      );
       const reason = request.body?.reason?.trim() || PORTAL_REVOKE_REASON;
-      return revokeStoredDelegation(app, request, id, await loadDelegation(pool, id), { by: "principal", reason, principalId });
+      return revokeStoredDelegation(app, request, id, await loadDelegation(pool, id, view.agentId), { by: "principal", reason, principalId });
     },
   );
 }

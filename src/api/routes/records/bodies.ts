@@ -33,7 +33,7 @@ export function delegationBody(d: DelegationView) {
 type DelegationBudgetInput = NonNullable<Parameters<typeof budgetView>[0]["delegation"]>;
 
 /** What the budget of delegation `d` (its scope's limits, its agreements' spend) is computed from; undefined without a scope currency. */
-async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegationId" | "record">): Promise<DelegationBudgetInput | undefined> {
+async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegationId" | "agentId" | "record">): Promise<DelegationBudgetInput | undefined> {
   const scope = d.record.scope;
   const currency = typeof scope?.currency === "string" ? scope.currency : undefined;
   if (!currency) return undefined;
@@ -42,7 +42,7 @@ async function delegationInput(q: Queryable, d: Pick<DelegationView, "delegation
     currency,
     ...(scope?.maximum_amount !== undefined ? { maximumAmount: scope.maximum_amount } : {}),
     ...(scope?.cumulative_maximum !== undefined ? { cumulativeMaximum: scope.cumulative_maximum } : {}),
-    spentMinor: await delegationSpent(q, d.delegationId, currency),
+    spentMinor: await delegationSpent(q, d.agentId, d.delegationId, currency),
   };
 }
 
@@ -104,9 +104,9 @@ async function delegationPeriodLines(
 
 /** The budget of agreement `a`, its period windows those in force at `nowMs` (the service clock). */
 export async function budgetOf(q: Queryable, a: AgreementView, nowMs = Date.now()): Promise<BudgetView> {
-  const spent = await spendTotals(q, a.agreementId);
+  const spent = await spendTotals(q, a.agreementId, a.agentId);
   const held = await heldTotals(q, a.agentId, a.agreementId);
-  const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId) : undefined;
+  const d = a.delegationId !== null ? await loadDelegation(q, a.delegationId, a.agentId) : undefined;
   const delegation = d ? await delegationInput(q, d) : undefined;
   const intents = await periodLines(
     q,

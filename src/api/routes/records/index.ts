@@ -14,42 +14,47 @@
  * storage.
  */
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import { paymentParties, ledgerPage, agreementView, delegationsOfAgent, delegationView, type AgreementView } from "../../../store/index.js";
+import { paymentParties, ledgerPage, agreementViews, delegationsOfAgent, delegationViews, type AgreementView } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 import { agreementBody, budgetOf, delegationBody } from "./bodies.js";
+import { theVisibleOne } from "../shared/visible-one.js";
 import { AGREEMENT_SCHEMA, DELEGATION_SCHEMA, ID_PARAM, LEDGER_SCHEMA } from "./schemas.js";
 import { maySee, viewerOf } from "./viewer.js";
 
 const errors = errorResponses(400, 401, 403, 404, 503);
 
-/** The agreement `id` if the request's reader may see it (else the 404 of an unknown one). */
-async function visibleAgreement(app: FastifyInstance, request: Parameters<typeof viewerOf>[1], id: string): Promise<AgreementView> {
+/** The agreement `id` (of `agentId` when named) if the request's reader may see it (else the 404 of an unknown one). */
+async function visibleAgreement(app: FastifyInstance, request: Parameters<typeof viewerOf>[1], id: string, agentId?: string): Promise<AgreementView> {
   const viewer = await viewerOf(app, request);
-  const a = await agreementView(app.requireDb(), id);
-  if (!a) throw new ApiError("AGREEMENT_NOT_FOUND");
-  const parties = viewer.kind === "org" ? await paymentParties(app.requireDb(), a.record) : undefined;
-  if (!maySee(viewer, a, parties)) throw new ApiError("AGREEMENT_NOT_FOUND");
-  return a;
+  const found = await agreementViews(app.requireDb(), id, agentId);
+  return theVisibleOne(
+    found,
+    async (a) => maySee(viewer, a, viewer.kind === "org" ? await paymentParties(app.requireDb(), a.record) : undefined),
+    "AGREEMENT_NOT_FOUND",
+  );
 }
 
+/** The optional `agent_id` query member naming whose record an id means (docs/reference/api.md). */
+const AGENT_QUERY = { agent_id: ID_PARAM } as const;
+
 const recordRoutes: FastifyPluginAsync = async (app) => {
-  app.get<{ Params: { delegation_id: string } }>(
+  app.get<{ Params: { delegation_id: string }; Querystring: { agent_id?: string } }>(
     "/v1/delegations/:delegation_id",
     {
       schema: {
         tags: ["records"],
         summary: "Read a delegation (its organization, its agent's operator, or its principal's portal session)",
         params: { type: "object", required: ["delegation_id"], properties: { delegation_id: ID_PARAM } },
+        querystring: { type: "object", properties: AGENT_QUERY },
         response: { 200: { ...DELEGATION_SCHEMA, description: "The delegation as stored, with its state" }, ...errors },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
     async (request) => {
       const viewer = await viewerOf(app, request);
-      const d = await delegationView(app.requireDb(), request.params.delegation_id);
-      if (!d || !maySee(viewer, d)) throw new ApiError("DELEGATION_NOT_FOUND");
-      return delegationBody(d);
+      const found = await delegationViews(app.requireDb(), request.params.delegation_id, request.query.agent_id);
+      return delegationBody(await theVisibleOne(found, (d) => maySee(viewer, d), "DELEGATION_NOT_FOUND"));
     },
   );
 
@@ -82,24 +87,25 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
     },
   );
 
-  app.get<{ Params: { agreement_id: string } }>(
+  app.get<{ Params: { agreement_id: string }; Querystring: { agent_id?: string } }>(
     "/v1/agreements/:agreement_id",
     {
       schema: {
         tags: ["records"],
         summary: "Read an agreement and its remaining budget (its organization, its payment-side parties, or its principal's portal session)",
         params: { type: "object", required: ["agreement_id"], properties: { agreement_id: ID_PARAM } },
+        querystring: { type: "object", properties: AGENT_QUERY },
         response: { 200: { ...AGREEMENT_SCHEMA, description: "The agreement record, its state and its budget" }, ...errors },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
     async (request) => {
-      const a = await visibleAgreement(app, request, request.params.agreement_id);
+      const a = await visibleAgreement(app, request, request.params.agreement_id, request.query.agent_id);
       return agreementBody(app.requireDb(), a, app.clock().getTime());
     },
   );
 
-  app.get<{ Params: { agreement_id: string }; Querystring: { after?: number; limit?: number } }>(
+  app.get<{ Params: { agreement_id: string }; Querystring: { after?: number; limit?: number; agent_id?: string } }>(
     "/v1/agreements/:agreement_id/ledger",
     {
       schema: {
@@ -108,18 +114,22 @@ const recordRoutes: FastifyPluginAsync = async (app) => {
         params: { type: "object", required: ["agreement_id"], properties: { agreement_id: ID_PARAM } },
         querystring: {
           type: "object",
-          properties: { after: { type: "integer", minimum: 0, default: 0 }, limit: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
+          properties: {
+            after: { type: "integer", minimum: 0, default: 0 },
+            limit: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+            ...AGENT_QUERY,
+          },
         },
         response: { 200: { ...LEDGER_SCHEMA, description: "A page of the ledger and the budget" }, ...errors },
       },
       schemaErrorFormatter: registrySchemaErrors,
     },
     async (request) => {
-      const a = await visibleAgreement(app, request, request.params.agreement_id);
+      const a = await visibleAgreement(app, request, request.params.agreement_id, request.query.agent_id);
       const pool = app.requireDb();
       const after = request.query.after ?? 0;
       const limit = request.query.limit ?? 100;
-      const entries = await ledgerPage(pool, a.agreementId, after, limit);
+      const entries = await ledgerPage(pool, a.agentId, a.agreementId, after, limit);
       const last = entries[entries.length - 1];
       return {
         agreement_id: a.agreementId,

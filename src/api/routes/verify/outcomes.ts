@@ -8,6 +8,10 @@
  * signed by a live key that organization registered (src/store/ack-keys.ts); docs/verify.md,
  * "Who records outcomes".
  *
+ * The agreement is addressed by `agreement_id` and, when the caller is a party of agreements
+ * of several agents stored under that id (two organizations may each hold an id), by the
+ * optional `agent_id`: without it such a request is 409 RECORD_ID_AMBIGUOUS.
+ *
  * Answers 200 `{agreement_id, action_id, outcome, replayed, entry}` (`replayed` true when the
  * action already had that outcome: nothing appended); 403 a key without `outcomes:write`; 404
  * `agreement was not found` (unknown, or the caller is not its party: the same answer), 404
@@ -29,6 +33,7 @@ import { textSchema } from "../../../core/schemas/index.js";
 import { paymentParties, loadAgreementRecords, recordHoldStep, recordOutcome, type HoldStepInput } from "../../../store/index.js";
 import { ApiError, errorResponses } from "../../errors.js";
 import { keyCredential } from "../../plugins/auth.js";
+import { theVisibleOne } from "../shared/visible-one.js";
 import { registrySchemaErrors } from "../shared/schema-errors.js";
 
 /** The hold steps the payment side records (src/core/agreement/holds.ts); `expired` is the service's own. */
@@ -36,6 +41,7 @@ type StepOutcome = "captured" | "voided" | "refunded";
 
 interface OutcomeBody {
   agreement_id: string;
+  agent_id?: string;
   action_id: string;
   outcome: LaterOutcome | StepOutcome;
   /** captured, refunded: the step's amount in major units of the action's currency. */
@@ -96,6 +102,7 @@ export function registerOutcomes(app: FastifyInstance): void {
           required: ["agreement_id", "action_id", "outcome"],
           properties: {
             agreement_id: id,
+            agent_id: id,
             action_id: id,
             outcome: { type: "string", enum: ["authorized", "settled", "failed", "captured", "voided", "refunded"] },
             amount: { type: "number", minimum: 0, description: "captured, refunded: the step's amount in major units of the action's currency." },
@@ -134,11 +141,14 @@ export function registerOutcomes(app: FastifyInstance): void {
       const step = STEPS.has(outcome) ? stepInput(request.body) : undefined;
       if (!step && (request.body.amount !== undefined || request.body.final !== undefined || request.body.idempotency_key !== undefined))
         throw new ApiError("VALIDATION_FAILED", `outcome ${outcome} takes no amount, final nor idempotency_key`);
-      const [stored] = await loadAgreementRecords(pool, [agreementId]);
-      // Not a party, or unknown: the same 404, so existence is not revealed.
-      if (!stored || !(await paymentParties(pool, stored.record)).has(credential.org_id)) throw new ApiError("AGREEMENT_NOT_FOUND");
-      if (step) return recordStep(app, request.log, { agreementId, actionId, outcome, step, orgId: credential.org_id });
-      const r = await recordOutcome(pool, { agreementId, actionId, outcome: outcome as LaterOutcome, at: app.clock().toISOString() });
+      // Not a party, or unknown: the same 404, so existence is not revealed; a party of several agents' agreements under the id names agent_id.
+      const stored = await theVisibleOne(
+        await loadAgreementRecords(pool, [agreementId], request.body.agent_id),
+        async (a) => (await paymentParties(pool, a.record)).has(credential.org_id),
+        "AGREEMENT_NOT_FOUND",
+      );
+      if (step) return recordStep(app, request.log, { agreementId, agentId: stored.agentId, actionId, outcome, step, orgId: credential.org_id });
+      const r = await recordOutcome(pool, { agreementId, agentId: stored.agentId, actionId, outcome: outcome as LaterOutcome, at: app.clock().toISOString() });
       if (!r.recorded) {
         if (r.code === "OUTCOME_NOT_ALLOWED") throw new ApiError("OUTCOME_NOT_ALLOWED", `outcome ${outcome} cannot follow ${r.current}`);
         if (r.code === "AGREEMENT_NOT_FOUND") throw new ApiError("AGREEMENT_NOT_FOUND");
@@ -171,9 +181,15 @@ function stepInput(b: OutcomeBody): HoldStepInput {
 async function recordStep(
   app: FastifyInstance,
   log: FastifyBaseLogger,
-  s: { agreementId: string; actionId: string; outcome: string; step: HoldStepInput; orgId: string },
+  s: { agreementId: string; agentId: string; actionId: string; outcome: string; step: HoldStepInput; orgId: string },
 ): Promise<Record<string, unknown>> {
-  const r = await recordHoldStep(app.requireDb(), { agreementId: s.agreementId, actionId: s.actionId, step: s.step, at: app.clock().toISOString() });
+  const r = await recordHoldStep(app.requireDb(), {
+    agreementId: s.agreementId,
+    agentId: s.agentId,
+    actionId: s.actionId,
+    step: s.step,
+    at: app.clock().toISOString(),
+  });
   if (!r.recorded) {
     switch (r.code) {
       case "AGREEMENT_NOT_FOUND":
