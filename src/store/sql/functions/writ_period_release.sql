@@ -8,7 +8,8 @@
 -- period events.
 CREATE OR REPLACE FUNCTION writ_period_release(p_agreement text, p_action text, p_amount bigint, p_hold bigint)
 RETURNS void
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
   WITH cur AS (
     SELECT e.owner, e.amount_minor,
            CASE WHEN p_amount >= p_hold THEN e.amount_minor
@@ -25,4 +26,5 @@ LANGUAGE sql VOLATILE AS $$
   UPDATE period_spend t SET spent_minor = t.spent_minor - r.take, payments = t.payments - (CASE WHEN r.released THEN 1 ELSE 0 END)
   FROM rel r CROSS JOIN LATERAL jsonb_array_elements(r.windows) AS win
   WHERE t.owner = r.owner AND t.currency = r.currency AND t.window_kind = win->>0 AND t.window_start = (win->>1)::timestamptz;
+END
 $$;
