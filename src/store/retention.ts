@@ -13,6 +13,10 @@
  * - `portal_sessions` expired, or signed out, more than a day ago.
  * - `approvals` finished more than `decisionDays` ago: used, decided (approved or declined), or,
  *   still pending, expired. A pending approval that has not expired is kept, however old.
+ * - `period_events` no window can still need: past their `keep_until` (the end of the last
+ *   calendar window they were counted in and of their owner's longest rolling window after
+ *   them; migrations/0460_period_events_keep_until.sql). One counted in a `total` window is
+ *   kept. A release after that finds no event and gives nothing back to windows that closed.
  *
  * Promises of `pruneOnce`: at most `batchSize` rows per statement and `maxBatches`
  * statements per table per call; every batch takes the transaction-level advisory lock
@@ -36,7 +40,7 @@ export interface RetentionPolicy {
 }
 
 /** The tables pruned. */
-export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions", "approvals"] as const;
+export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions", "approvals", "period_events"] as const;
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
 
 /** Rows deleted per table, and whether another process held the lock. */
@@ -55,6 +59,8 @@ const OLD: Record<RetentionTable, string> = {
   // Its last event: used, else decided, else (never decided) expired; cutoff < now, so a
   // pending approval goes only once it expired.
   approvals: "coalesce(used_at, decided_at, expires_at) < cutoff",
+  // Its own horizon (days 0: the cutoff is now); NULL (a `total` window) is never past it.
+  period_events: "keep_until < cutoff",
 };
 
 /** Deletes at most $2 old rows of `table`; $1 is the table's days. */
@@ -73,6 +79,7 @@ export async function pruneOnce(pool: Pool, policy: RetentionPolicy): Promise<Pr
     portal_sign_in_tokens: 1,
     portal_sessions: 1,
     approvals: policy.decisionDays,
+    period_events: 0,
   };
   const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as Record<RetentionTable, number>;
   for (const table of RETENTION_TABLES) {

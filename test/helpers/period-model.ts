@@ -1,6 +1,7 @@
 /**
  * The money model's periods (test/integration/money-model.test.ts): random sequences of verify,
- * concurrent bursts, releases (`failed`) and FAKE CLOCK moves (minutes, hours, and jumps to
+ * concurrent bursts, releases (`failed`), voids, final partial captures (half the hold: the
+ * rest goes back, the payment stays counted) and FAKE CLOCK moves (minutes, hours, and jumps to
  * just before, at and after the next local midnight, Monday, 1st of the month of Europe/Berlin
  * and midnight of America/New_York, across the DST changes) against one in-process service
  * whose clock is the fake one, checked after every step against a reference model:
@@ -79,6 +80,8 @@ interface Payment {
   amountMinor: bigint;
   actionId: string;
   released: boolean;
+  /** Its hold is closed by a final capture: it stays counted with the captured amount and cannot be released. */
+  closed?: boolean;
 }
 
 /** The reference model of one run. */
@@ -93,6 +96,11 @@ export class PeriodModel {
 
   counted(): Payment[] {
     return this.payments.filter((p) => !p.released);
+  }
+
+  /** The payments whose hold is open: a release, a void or a capture may still close it. */
+  open(): Payment[] {
+    return this.payments.filter((p) => !p.released && p.closed !== true);
   }
 
   /** Usage of `l` (in `tz`) in the window holding `ms`. */
@@ -230,16 +238,43 @@ class Burst implements Cmd {
 }
 
 class Release implements Cmd {
-  constructor(readonly pick: number) {}
-  check = (m: Readonly<PeriodModel>) => m.payments.some((p) => !p.released);
+  /** `failed` (the payment did not happen) or `voided` (its hold voided before any capture): both give back the amount and the payment. */
+  constructor(
+    readonly pick: number,
+    readonly outcome: "failed" | "voided" = "failed",
+  ) {}
+  check = (m: Readonly<PeriodModel>) => m.payments.some((p) => !p.released && p.closed !== true);
   async run(m: PeriodModel, w: VerifyWorld): Promise<void> {
-    const live = m.counted();
+    const live = m.open();
     const p = live[this.pick % live.length] as Payment;
-    const r = await w.outcome({ agreement_id: m.agreementId, action_id: p.actionId, outcome: "failed" });
+    const r = await w.outcome({ agreement_id: m.agreementId, action_id: p.actionId, outcome: this.outcome });
     expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
     p.released = true;
   }
-  toString = () => `release(${this.pick})`;
+  toString = () => `${this.outcome === "failed" ? "release" : "void"}(${this.pick})`;
+}
+
+/** A final partial capture of half an open hold: the rest goes back to every window, the payment stays counted. */
+class Capture implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<PeriodModel>) => m.payments.some((p) => !p.released && p.closed !== true);
+  async run(m: PeriodModel, w: VerifyWorld): Promise<void> {
+    const live = m.open();
+    const p = live[this.pick % live.length] as Payment;
+    const half = p.amountMinor / 2n;
+    const r = await w.outcome({
+      agreement_id: m.agreementId,
+      action_id: p.actionId,
+      outcome: "captured",
+      amount: Number(half) / 100,
+      final: true,
+      idempotency_key: uid("cap"),
+    });
+    expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    p.amountMinor = half;
+    p.closed = true;
+  }
+  toString = () => `capture(${this.pick})`;
 }
 
 /** The next instant at which the local date/week/month of `tz` changes after `ms` (found by bisection on the model's own keys). */
@@ -285,6 +320,8 @@ export function periodCommands(maxCommands: number): fc.Arbitrary<Iterable<Cmd>>
       amount.map((a) => new Verify(a)),
       fc.array(amount, { minLength: 2, maxLength: 6 }).map((as) => new Burst(as)),
       fc.nat(100).map((x) => new Release(x)),
+      fc.nat(100).map((x) => new Release(x, "voided")),
+      fc.nat(100).map((x) => new Capture(x)),
       fc
         .tuple(
           fc.constantFrom("minutes", "hours", `day@${BERLIN}`, `week@${BERLIN}`, `month@${BERLIN}`, `day@${NEW_YORK}`) as fc.Arbitrary<Advance["kind"]>,

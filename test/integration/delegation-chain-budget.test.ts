@@ -218,3 +218,52 @@ describe("a parent's revocation, suspension or expiry reaches its children at ev
     expect(firstMessage(r.body)).toMatch(/is not a stored delegation/);
   });
 });
+
+describe("a parent's limits per period bind every delegation below it (issue 27, rule 5)", () => {
+  const daily = { period_limits: [{ period: "day" as const, amount: 100 }] };
+
+  it("a child that drops its parent's daily limit is wider than the stored parent: refused at reconcile and at evaluation", async () => {
+    const parent = await rootGrant(daily, 1000);
+    const child = await childGrant(parent.record, {}, 1000);
+    // Its chain is an exact copy of the stored parent, so the narrowing check of its own chain (prepareChain) finds it.
+    expect(prepareDelegation(child.record).chainWidened).toMatch(/period_limits: the parent's day in UTC limit is absent/);
+    // A looser copy of the limit is wider too.
+    const looser = await childGrant(parent.record, { period_limits: [{ period: "day", amount: 150 }] }, 1000);
+    expect(prepareDelegation(looser.record).chainWidened).toMatch(/period_limits: the day in UTC amount 150\.00 > 100\.00 USD/);
+
+    for (const g of [child, looser]) {
+      const r = await pay(g, 60);
+      expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_SCOPE_WIDENED"] });
+    }
+  });
+
+  it("spend through children and a grandchild counts in the parent's daily window: together they never pass its limit", async () => {
+    const parent = await rootGrant(daily, 1000);
+    const a = await childGrant(parent.record, daily, 1000);
+    const b = await childGrant(parent.record, daily, 1000);
+    const grandchild = await childGrant(a.record, daily, 1000);
+    expect(storedChainRefusals(prepareDelegation(b.record), w.operatorOrg, await loadStoredChain(w.db.pool, [parent.delegationId]))).toEqual([]);
+
+    expect((await pay(parent, 30)).body).toMatchObject({ verdict: "ALLOW" });
+    expect((await pay(a, 40)).body).toMatchObject({ verdict: "ALLOW" });
+    // 40 is within b's own day (nothing spent under b), not within the parent's (70 of 100 spent below it).
+    const r = await pay(b, 40);
+    expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["PERIOD_LIMIT_EXCEEDED"] });
+    expect(firstMessage(r.body)).toContain(`on top of 70.00 USD spent in the`);
+    expect(firstMessage(r.body)).toContain(`under delegation ${parent.delegationId} exceeds its limit 100.00 USD`);
+    expect((await pay(grandchild, 20)).body).toMatchObject({ verdict: "ALLOW" });
+    expect((await pay(b, 11)).body).toMatchObject({ verdict: "DENY", reasons: ["PERIOD_LIMIT_EXCEEDED"] });
+    expect((await pay(b, 10)).body).toMatchObject({ verdict: "ALLOW" });
+    for (const g of [parent, a, b, grandchild]) expect((await pay(g, 1)).body).toMatchObject({ verdict: "DENY", reasons: ["PERIOD_LIMIT_EXCEEDED"] });
+
+    // The counters: the parent's window holds everything below it, a's holds a's and the grandchild's.
+    const { rows } = await w.db.pool.query<{ owner: string; spent: string; payments: number }>(
+      "SELECT owner, spent_minor::text AS spent, payments FROM period_spend WHERE owner = ANY($1::text[]) ORDER BY owner",
+      [[parent, a].map((g) => JSON.stringify(["delegation", g.delegationId]))],
+    );
+    expect(Object.fromEntries(rows.map((x) => [x.owner, [x.spent, x.payments]]))).toEqual({
+      [JSON.stringify(["delegation", parent.delegationId])]: ["10000", 4],
+      [JSON.stringify(["delegation", a.delegationId])]: ["6000", 2],
+    });
+  });
+});

@@ -91,7 +91,7 @@ describe("limits per period against a reference model (a fake clock across days,
   });
 
   it(
-    "no sequence of verify, burst, release and clock moves beats a limit of any period window, and the read API shows what the spend transaction checks",
+    "no sequence of verify, burst, release, void, final partial capture and clock moves beats a limit of any period window, and the read API shows what the spend transaction checks",
     async () => {
       let runs = 0;
       let verifies = 0;

@@ -9,6 +9,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "../../src/store/locks.js";
 import { createPool } from "../../src/store/pool.js";
 import { pruneOnce } from "../../src/store/retention.js";
+import { buildSignedAgreement } from "../../src/core/agreement/index.js";
+import { mandatePeriods, type PeriodLimit } from "../../src/core/money/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { withTransaction } from "../../src/store/pool.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
+import { principalKey, PRINCIPAL } from "../fixtures/records.js";
 import { Registry } from "prom-client";
 import { freePort } from "../../src/dev/free-port.js";
 import { startRetention } from "../../src/retention/worker.js";
@@ -104,7 +110,10 @@ describe("pruneOnce", () => {
     await session("prn_r", 240, null);
 
     const r = await pruneOnce(pool, { ...POLICY, batchSize: 2 });
-    expect(r).toEqual({ busy: false, deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2, approvals: 0 } });
+    expect(r).toEqual({
+      busy: false,
+      deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2, approvals: 0, period_events: 0 },
+    });
     const { rows } = await pool.query<{ action_id: string }>("SELECT action_id FROM verify_decisions ORDER BY action_id");
     expect(rows.map((x) => x.action_id)).toEqual(["new-0", "new-1", "new-2"]);
     const outbox = await pool.query<{ event_id: string }>("SELECT event_id FROM webhook_outbox ORDER BY event_id");
@@ -118,6 +127,7 @@ describe("pruneOnce", () => {
       portal_sign_in_tokens: 0,
       portal_sessions: 0,
       approvals: 0,
+      period_events: 0,
     });
   });
 
@@ -139,6 +149,61 @@ describe("pruneOnce", () => {
     const { rows } = await pool.query<{ approval_id: string }>("SELECT approval_id FROM approvals ORDER BY approval_id");
     expect(rows.map((x) => x.approval_id)).toEqual(["approved-new", "declined-new", "expired-new", "pending", "used-new"]);
     expect((await pruneOnce(pool, POLICY)).deleted.approvals).toBe(0);
+  });
+
+  it("deletes the period events no window can still need, never one a rolling or open calendar window holds or one of a total window", async () => {
+    const DAY = 86_400_000;
+    const agreement = async (id: string, limits: PeriodLimit[]) => {
+      const m = {
+        intent_id: "i1",
+        principal: { ...PRINCIPAL },
+        agent: { agent_id: "agent-r" },
+        currency: "EUR",
+        maximum_amount: 500,
+        time_zone: "Europe/Berlin",
+        period_limits: limits,
+      };
+      const a = await buildSignedAgreement({ agreement_id: id, mandates: [m], at: "2020-01-01T00:00:00Z" }, principalKey);
+      await withTransaction(pool, (c) => upsertAgreement(c, a, { orgId: "org_test" }));
+      const periods = mandatePeriods(m)!;
+      return (actionId: string, atMs: number) =>
+        recordAllowedSpend(pool, {
+          agreementId: id,
+          intentId: "i1",
+          actionId,
+          amountMinor: 10_000n,
+          currency: "EUR",
+          at: new Date(atMs).toISOString(),
+          limits: { periods: [{ owner: "intent", currency: "EUR", amountMinor: 10_000n, periods }] },
+        });
+    };
+    const now = Date.now();
+    // Each spend is 100 EUR. A day and a rolling week: an event 14 days old is past both; one 6 days old is in the week.
+    const weekly = await agreement("agr-ret-week", [
+      { period: "day", amount: 100 },
+      { rolling: "P7D", amount: 100 },
+    ]);
+    expect(await weekly("w-old", now - 14 * DAY)).toMatchObject({ recorded: true });
+    expect(await weekly("w-new", now - 6 * DAY)).toMatchObject({ recorded: true });
+    // A month: an event 40 days old counted in a month that closed; one from today is in an open month.
+    const monthly = await agreement("agr-ret-month", [{ period: "month", amount: 100 }]);
+    expect(await monthly("m-old", now - 40 * DAY)).toMatchObject({ recorded: true });
+    expect(await monthly("m-new", now - 60_000)).toMatchObject({ recorded: true });
+    // All time: kept for good, however old.
+    const total = await agreement("agr-ret-total", [
+      { period: "total", count: 5 },
+      { period: "day", amount: 100 },
+    ]);
+    expect(await total("t-old", now - 400 * DAY)).toMatchObject({ recorded: true });
+
+    const r = await pruneOnce(pool, { ...POLICY, batchSize: 1 });
+    expect(r.deleted.period_events).toBe(2);
+    const { rows } = await pool.query<{ action_id: string }>("SELECT action_id FROM period_events ORDER BY action_id");
+    expect(rows.map((x) => x.action_id)).toEqual(["m-new", "t-old", "w-new"]);
+    expect((await pruneOnce(pool, POLICY)).deleted.period_events).toBe(0);
+    // What the windows still hold is unchanged: the rolling week holds w-new's 100 EUR, so 100 more is refused.
+    const refused = await weekly("w-more", now);
+    expect(refused).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
   });
 
   it("deletes at most batchSize x maxBatches rows of a table per pass", async () => {

@@ -7,7 +7,7 @@
  * `intents` differs: absent or empty binds every intent of the agreement.
  * Money is compared only as bigint minor units, never as floats.
  */
-import { MoneyError, formatMinor, isIsoCurrency, preparePeriods, toMinor } from "../money/index.js";
+import { MoneyError, formatMinor, isIsoCurrency, preparePeriods, toMinor, type PreparedPeriodLimit, type PreparedPeriods } from "../money/index.js";
 import type { PreparedScope } from "./prepared.js";
 import type { Scope } from "./types.js";
 
@@ -116,6 +116,54 @@ export function scopeWidenings(parent: Scope, child: Scope): string[] {
     const w = listWidening(field, parent, child);
     if (w) out.push(w);
   }
+  const periods = periodWidening(parent, child, sameCurrency);
+  if (periods) out.push(periods);
   if (child.refunds_restore_budget === true && parent.refunds_restore_budget !== true) out.push("refunds_restore_budget: true where the parent's is not");
   return out;
+}
+
+/** A period limit as named in a widening: "day" (in the zone), "rolling PT24H". */
+function periodLabel(l: PreparedPeriodLimit, timeZone: string): string {
+  return l.limit.rolling !== undefined ? `rolling ${l.limit.rolling}` : l.limit.period === "total" ? "total" : `${String(l.limit.period)} in ${timeZone}`;
+}
+
+/**
+ * Where the child's `period_limits` are wider than the parent's: every limit of the parent must
+ * be kept by the child, with the same window (the same calendar period in the same time zone,
+ * or the same rolling duration) and an amount and a count no larger (a count or an amount the
+ * parent has, the child must have). The child may add limits. The spend transaction counts a
+ * child's spend in every stored ancestor's windows as well (src/store/ledger/spend.ts); this
+ * rule makes the child's record say what it is held to.
+ */
+function periodWidening(parent: Scope, child: Scope, sameCurrency: boolean): string | undefined {
+  let p: PreparedPeriods | undefined;
+  try {
+    p = preparePeriods(parent.period_limits, parent.time_zone, parent.currency);
+  } catch (e) {
+    return `period_limits: the parent's are not valid (${(e as Error).message}), so nothing can narrow them`;
+  }
+  if (p === undefined) return undefined;
+  let c: PreparedPeriods | undefined;
+  try {
+    c = preparePeriods(child.period_limits, child.time_zone, child.currency);
+  } catch (e) {
+    return `period_limits: ${(e as Error).message}`;
+  }
+  const byKind = new Map((c?.limits ?? []).map((l) => [l.kind, l]));
+  for (const pl of p.limits) {
+    const what = periodLabel(pl, p.timeZone);
+    const cl = byKind.get(pl.kind);
+    if (cl === undefined) return `period_limits: the parent's ${what} limit is absent`;
+    if (pl.amountMinor !== undefined) {
+      if (cl.amountMinor === undefined)
+        return `period_limits: the ${what} limit has no amount while the parent's is ${money(pl.amountMinor, parent.currency)} ${parent.currency}`;
+      if (sameCurrency && cl.amountMinor > pl.amountMinor)
+        return `period_limits: the ${what} amount ${money(cl.amountMinor, child.currency)} > ${money(pl.amountMinor, parent.currency)} ${parent.currency}`;
+    }
+    if (pl.count !== undefined) {
+      if (cl.count === undefined) return `period_limits: the ${what} limit has no count while the parent's is ${pl.count}`;
+      if (cl.count > pl.count) return `period_limits: the ${what} count ${cl.count} > ${pl.count}`;
+    }
+  }
+  return undefined;
 }

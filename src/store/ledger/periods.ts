@@ -184,12 +184,16 @@ export class RunningPeriods {
   add(agentId: string, agreementId: string, actionId: string, owner: string, p: SpendPeriods, at: string, atMs: number): PeriodWriteRow {
     const calendar: [string, string][] = [];
     let rolling = false;
+    // Until when a window can need the event (retention: src/store/retention.ts); undefined: for good.
+    let keepUntil: number | undefined = atMs;
     for (const l of p.periods.limits) {
       const w = windowAt(l, p.periods.timeZone, atMs);
       if ("since" in w) {
         rolling = true;
+        if (keepUntil !== undefined) keepUntil = Math.max(keepUntil, atMs + w.rollingMs);
         continue;
       }
+      keepUntil = w.end === undefined || keepUntil === undefined ? undefined : Math.max(keepUntil, w.end);
       calendar.push([w.kind, iso(w.start)]);
       const k = windowKey(owner, p.currency, w);
       const a = this.added.get(k) ?? { spentMinor: 0n, count: 0 };
@@ -201,6 +205,16 @@ export class RunningPeriods {
       list.push({ atMs, amountMinor: p.amountMinor });
       this.events.set(ek, list);
     }
-    return { g: agentId, a: agreementId, x: actionId, o: owner, c: p.currency, t: at, m: p.amountMinor.toString(), w: calendar };
+    return {
+      g: agentId,
+      a: agreementId,
+      x: actionId,
+      o: owner,
+      c: p.currency,
+      t: at,
+      m: p.amountMinor.toString(),
+      w: calendar,
+      u: keepUntil === undefined ? null : iso(keepUntil),
+    };
   }
 }

@@ -173,6 +173,8 @@ export interface PeriodWriteRow {
   t: string;
   m: string;
   w: [string, string][];
+  /** Until when a window can need the event (the end of its last calendar window or rolling window); null: for good (a `total` window). */
+  u: string | null;
 }
 
 /** The period read, sent after `lockAndReadSql` in the same round trip (its result is the query's last). */

@@ -36,7 +36,9 @@
  *   amount (DELEGATION_BUDGET_EXCEEDED naming the ancestor), its row locked before the
  *   child's; a revoked ancestor refuses (CHAIN_LINK_REVOKED). The budgets are read from the
  *   stored rows under their locks, never from the child's copy of its chain. A spend without
- *   a chain reads nothing more than before.
+ *   a chain reads nothing more than before. An ancestor's limits per period are counted and
+ *   checked the same way: the spend names them (`limits.periods`, owner the ancestor, from
+ *   its stored scope as the verify path read it) and is counted in the ancestor's windows.
  * - Idempotent on `actionId`, for as long as the ledger exists: an action already recorded as
  *   allowed (before, or earlier in the batch) returns its entry (`replayed: true`) and spends
  *   nothing, whatever the budgets and revocations say now, but only when the spend is the same
@@ -118,8 +120,9 @@ export interface SpendLimits {
     amountMinor: bigint;
   };
   /**
-   * Limits per period (./periods.ts): of the intent and/or of the agreement's delegation (whose
-   * row is then locked), checked at `at` against the windows' counters under the locks.
+   * Limits per period (./periods.ts): of the intent, of the agreement's delegation and of any
+   * stored ancestor in `chain` (each delegation's row is then locked; an ancestor's windows
+   * count its whole subtree's spend), checked at `at` against the windows' counters under the locks.
    */
   periods?: SpendPeriods[];
 }
@@ -459,8 +462,10 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (chain) return { result: chain };
   const atMs = Date.parse(s.at);
   for (const p of l?.periods ?? []) {
-    if (p.owner === "delegation" && r.delegation_id !== p.delegationId)
-      throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""}`);
+    // A delegation's windows: the agreement's delegation's or a stored ancestor's (its row is
+    // locked root first; the stored chain was checked above), which counts its subtree's spend.
+    if (p.owner === "delegation" && r.delegation_id !== p.delegationId && !(r.delegation_chain ?? []).includes(p.delegationId ?? ""))
+      throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""} nor below it`);
     const what = p.owner === "intent" ? `intent ${s.intentId}` : `delegation ${p.delegationId ?? ""}`;
     const no = run.periods.refusal(ownerKey(r.agreement_agent ?? "", s.agreementId, s.intentId, p), p, atMs, what);
     if (no) return { result: { recorded: false, ...no } };

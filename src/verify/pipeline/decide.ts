@@ -229,7 +229,7 @@ export function judge(
   }
   if (d.verdict === "ALLOW") {
     const decision = { agentId: q.agentId, requestHash: q.hash, body: { ...answer } };
-    const spend = allowedSpendFor(c, action, d, { at: q.now.toISOString(), ...(ev.rate ? { rate: ev.rate } : {}), decision });
+    const spend = allowedSpendFor(c, action, d, { at: q.now.toISOString(), ...(ev.rate ? { rate: ev.rate } : {}), decision, chain: ev.delegation.chain });
     return { answer, effect: { kind: "spend", candidate: c, spend } };
   }
   return refusalOf(answer);

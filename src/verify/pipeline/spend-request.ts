@@ -6,8 +6,8 @@
  * same rate the evaluation used, rounded up, as the core does), and, for a sub-delegation, its
  * chain's ids, whose stored budgets the spend transaction re-checks. Pure.
  */
-import type { Action, Decision, EvalContext } from "../../core/evaluate/index.js";
-import { convertMinor, toMinor } from "../../core/money/index.js";
+import type { Action, Decision, EvalContext, PreparedLink } from "../../core/evaluate/index.js";
+import { MoneyError, convertMinor, preparePeriods, toMinor } from "../../core/money/index.js";
 import { RecordStoreError, type AllowedSpend, type SpendLimits, type SpendPeriods } from "../../store/index.js";
 import type { VerifyCandidate } from "../caches/candidates.js";
 
@@ -19,6 +19,12 @@ export interface AllowedSpendOptions {
   rate?: EvalContext["rate"];
   /** The verify answer to store with the spend. */
   decision?: AllowedSpend["decision"];
+  /**
+   * The delegation's chain as judged: the links read from the STORED ancestors
+   * (./stored-chain.ts); each ancestor's period limits count this spend too. Absent: the
+   * candidate's own links (for a delegation without a chain, none).
+   */
+  chain?: readonly PreparedLink[];
 }
 
 function amountIn(action: Action, currency: string, rate: EvalContext["rate"]): bigint | undefined {
@@ -66,6 +72,29 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
     if (amountMinor === undefined)
       throw new RecordStoreError("SPEND_INVALID", `no ${action.currency}->${currency} rate to express the spend in the delegation's currency`);
     periods.push({ owner: "delegation", delegationId: d.delegation.delegation_id, currency, amountMinor, periods: d.scope.periods });
+  }
+  // Every stored ancestor's period limits count the spend below it (issue 27, rule 5): the
+  // spend transaction checks and counts it in each ancestor's windows, under its row lock.
+  if (d && d.delegation.delegation_chain.length > 0) {
+    for (const pl of opts.chain ?? d.chain) {
+      const scope = pl.link.scope;
+      if (scope.period_limits === undefined || scope.period_limits.length === 0) continue;
+      let prepared;
+      try {
+        prepared = preparePeriods(scope.period_limits, scope.time_zone, scope.currency);
+      } catch (e) {
+        if (!(e instanceof MoneyError)) throw e;
+        throw new RecordStoreError("SPEND_INVALID", `the period limits of delegation ${pl.link.delegation_id} above this one are not usable: ${e.message}`);
+      }
+      if (prepared === undefined) continue;
+      const amountMinor = scope.currency === mandate.mandate.currency ? decision.amount_minor : amountIn(action, scope.currency, opts.rate);
+      if (amountMinor === undefined)
+        throw new RecordStoreError(
+          "SPEND_INVALID",
+          `no ${action.currency}->${scope.currency} rate to express the spend in the currency of delegation ${pl.link.delegation_id}`,
+        );
+      periods.push({ owner: "delegation", delegationId: pl.link.delegation_id, currency: scope.currency, amountMinor, periods: prepared });
+    }
   }
   if (periods.length > 0) limits.periods = periods;
   return {

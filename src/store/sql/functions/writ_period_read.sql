@@ -1,18 +1,28 @@
 -- The period windows of a spend batch (src/store/ledger/spend.ts), read in round trip 1 after
 -- writ_spend_read took the locks (the owners' rows: the agreement's for an intent's windows, the
--- delegation's for a delegation's). p_windows: one object per window, {k: its place, g: the owner's
--- agent (the key of its rows), o: owner,
--- c: currency, w: window kind, s: a calendar window's start, or since: a rolling window's
--- exclusive lower bound}. Returns per window its spend (minor units, text), its payments and,
--- for a rolling window, its oldest counted instant; a calendar window without a counter yet
--- returns no row (nothing counted). Each is one index probe (period_spend's key) or one range
--- of period_events_window bounded by the window.
+-- delegation's for a delegation's). p_windows: one object per window, {k: its place, g: the
+-- owner's agent (the first column of every period row's key), o: owner, c: currency, w: window
+-- kind, s: a calendar window's start, or since: a rolling window's exclusive lower bound}.
+-- Returns per window its spend (minor units, text), its payments and, for a rolling window, its
+-- oldest counted instant; a calendar window without a counter yet returns no row (nothing
+-- counted). Each is one index probe (period_spend's key) or one range of period_events_window
+-- bounded by the window. PL/pgSQL with a generic plan, as the spend functions: its statement is
+-- planned once per connection, not on every call (a LANGUAGE sql function's body is planned on
+-- each call).
 CREATE OR REPLACE FUNCTION writ_period_read(p_windows jsonb)
 RETURNS TABLE (k int, spent text, payments int, oldest timestamptz)
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
   WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, g text, o text, c text, w text, s timestamptz, since timestamptz))
+  -- LIMIT 1 (the key is unique) keeps the lateral a probe per window, whatever the table's size
+  -- was when the generic plan was made.
   SELECT q.k, x.spent_minor::text, x.payments, NULL::timestamptz
-  FROM q JOIN period_spend x ON x.agent_id = q.g AND x.owner = q.o AND x.currency = q.c AND x.window_kind = q.w AND x.window_start = q.s
+  FROM q CROSS JOIN LATERAL (
+    SELECT x.spent_minor, x.payments FROM period_spend x
+    WHERE x.agent_id = q.g AND x.owner = q.o AND x.currency = q.c AND x.window_kind = q.w AND x.window_start = q.s LIMIT 1
+  ) x
   WHERE q.since IS NULL
   UNION ALL
   SELECT q.k, e.spent, e.n, e.oldest
@@ -20,5 +30,6 @@ LANGUAGE sql STABLE AS $$
     SELECT coalesce(sum(e.amount_minor), 0)::text AS spent, count(*)::int AS n, min(e.at) AS oldest
     FROM period_events e WHERE e.agent_id = q.g AND e.owner = q.o AND e.currency = q.c AND e.at > q.since AND NOT e.released
   ) e
-  WHERE q.since IS NOT NULL
+  WHERE q.since IS NOT NULL;
+END
 $$;

@@ -102,4 +102,63 @@ describe("scopeWidenings", () => {
     const w = scopeWidenings({ currency: "USD", merchants: [] }, { currency: "USD", merchants: ["a", "b", "c", "d", "e", "f", "g"] });
     expect(w).toEqual(['merchants: "a", "b", "c", "d", "e" and 2 more not in the parent\'s merchants']);
   });
+
+  it("period limits: a child keeps each of its parent's windows no looser, and may add its own", () => {
+    const parent = {
+      currency: "EUR",
+      time_zone: "Europe/Berlin",
+      period_limits: [
+        { period: "day" as const, amount: 100 },
+        { rolling: "PT24H", count: 5 },
+      ],
+    };
+    expect(scopeWidenings(parent, { ...parent, period_limits: [...parent.period_limits, { period: "month" as const, amount: 1000 }] })).toEqual([]);
+    expect(
+      scopeWidenings(parent, {
+        ...parent,
+        period_limits: [
+          { period: "day", amount: 50 },
+          { rolling: "PT24H", count: 3, amount: 10 },
+        ],
+      }),
+    ).toEqual([]);
+    expect(scopeWidenings(parent, { currency: "EUR" })).toEqual(["period_limits: the parent's day in Europe/Berlin limit is absent"]);
+    expect(scopeWidenings(parent, { ...parent, time_zone: "UTC" })).toEqual(["period_limits: the parent's day in Europe/Berlin limit is absent"]);
+    expect(
+      scopeWidenings(parent, {
+        ...parent,
+        period_limits: [
+          { period: "day", amount: 100.01 },
+          { rolling: "PT24H", count: 5 },
+        ],
+      }),
+    ).toEqual(["period_limits: the day in Europe/Berlin amount 100.01 > 100.00 EUR"]);
+    expect(
+      scopeWidenings(parent, {
+        ...parent,
+        period_limits: [
+          { period: "day", count: 1 },
+          { rolling: "PT24H", count: 5 },
+        ],
+      }),
+    ).toEqual(["period_limits: the day in Europe/Berlin limit has no amount while the parent's is 100.00 EUR"]);
+    expect(
+      scopeWidenings(parent, {
+        ...parent,
+        period_limits: [
+          { period: "day", amount: 100 },
+          { rolling: "PT24H", count: 6 },
+        ],
+      }),
+    ).toEqual(["period_limits: the rolling PT24H count 6 > 5"]);
+    expect(
+      scopeWidenings(parent, {
+        ...parent,
+        period_limits: [
+          { period: "day", amount: 100 },
+          { rolling: "P1D", amount: 1 },
+        ],
+      }),
+    ).toEqual(["period_limits: the rolling PT24H limit has no count while the parent's is 5"]);
+  });
 });
