@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parentLink, prepareDelegation, type ChainLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { storedChainRefusals } from "../../src/controller/reconcilers/delegation-checks.js";
-import { recordAllowedSpend } from "../../src/store/ledger/index.js";
+import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
 import { loadDelegation, loadStoredChain, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { action, iso, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
@@ -222,6 +222,26 @@ describe("a parent's revocation, suspension or expiry reaches its children at ev
 describe("a parent's limits per period bind every delegation below it (issue 27, rule 5)", () => {
   const daily = { period_limits: [{ period: "day" as const, amount: 100 }] };
 
+  it("a released spend of a child gives its share back to the parent's window, which is a row of the parent's agent", async () => {
+    const parent = await rootGrant(daily, 1000);
+    const a = await childGrant(parent.record, daily, 1000);
+    const first = await pay(a, 60);
+    expect(first.body).toMatchObject({ verdict: "ALLOW" });
+    expect((await pay(a, 60)).body).toMatchObject({ verdict: "DENY", reasons: ["PERIOD_LIMIT_EXCEEDED"] });
+    const actionId = (first.body as { action_id: string }).action_id;
+    const r = await recordOutcome(w.db.pool, { agreementId: a.agreementId, actionId, outcome: "failed", at: new Date().toISOString() });
+    expect(r).toMatchObject({ recorded: true, replayed: false });
+    // Both windows (a's own, and the parent's held by the parent's agent) gave the 60 back.
+    const { rows } = await w.db.pool.query<{ agent_id: string; spent: string; payments: number }>(
+      "SELECT agent_id, spent_minor::text AS spent, payments FROM period_spend WHERE owner = ANY($1::text[]) ORDER BY agent_id",
+      [[parent, a].map((g) => JSON.stringify(["delegation", g.agentId, g.delegationId]))],
+    );
+    expect(rows.map((x) => [x.agent_id, x.spent, x.payments])).toEqual(
+      [parent, a].map((g) => [g.agentId, "0", 0]).sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
+    expect((await pay(a, 60)).body).toMatchObject({ verdict: "ALLOW" });
+  });
+
   it("a child that drops its parent's daily limit is wider than the stored parent: refused at reconcile and at evaluation", async () => {
     const parent = await rootGrant(daily, 1000);
     const child = await childGrant(parent.record, {}, 1000);
@@ -256,14 +276,15 @@ describe("a parent's limits per period bind every delegation below it (issue 27,
     expect((await pay(b, 10)).body).toMatchObject({ verdict: "ALLOW" });
     for (const g of [parent, a, b, grandchild]) expect((await pay(g, 1)).body).toMatchObject({ verdict: "DENY", reasons: ["PERIOD_LIMIT_EXCEEDED"] });
 
-    // The counters: the parent's window holds everything below it, a's holds a's and the grandchild's.
-    const { rows } = await w.db.pool.query<{ owner: string; spent: string; payments: number }>(
-      "SELECT owner, spent_minor::text AS spent, payments FROM period_spend WHERE owner = ANY($1::text[]) ORDER BY owner",
-      [[parent, a].map((g) => JSON.stringify(["delegation", g.delegationId]))],
+    // The counters: the parent's window holds everything below it, a's holds a's and the grandchild's;
+    // each is a row of the delegation's own agent, whichever agent below it spent.
+    const { rows } = await w.db.pool.query<{ agent_id: string; owner: string; spent: string; payments: number }>(
+      "SELECT agent_id, owner, spent_minor::text AS spent, payments FROM period_spend WHERE owner = ANY($1::text[]) ORDER BY owner",
+      [[parent, a].map((g) => JSON.stringify(["delegation", g.agentId, g.delegationId]))],
     );
-    expect(Object.fromEntries(rows.map((x) => [x.owner, [x.spent, x.payments]]))).toEqual({
-      [JSON.stringify(["delegation", parent.delegationId])]: ["10000", 4],
-      [JSON.stringify(["delegation", a.delegationId])]: ["6000", 2],
+    expect(Object.fromEntries(rows.map((x) => [x.owner, [x.agent_id, x.spent, x.payments]]))).toEqual({
+      [JSON.stringify(["delegation", parent.agentId, parent.delegationId])]: [parent.agentId, "10000", 4],
+      [JSON.stringify(["delegation", a.agentId, a.delegationId])]: [a.agentId, "6000", 2],
     });
   });
 });

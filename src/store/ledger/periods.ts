@@ -29,15 +29,22 @@ export interface SpendPeriods {
   /** The intent of the spend (`intent`) or a delegation (`delegation`, with its id; its row is locked). */
   owner: "intent" | "delegation";
   delegationId?: string;
+  /** A delegation owner's agent when it is not the agreement's (a stored ancestor granted to another agent): its windows are that agent's rows, shared by every agent below it. */
+  agentId?: string;
   currency: string;
   /** The spend's amount in `currency` (minor units). */
   amountMinor: bigint;
   periods: PreparedPeriods;
 }
 
-/** The owner key of the counters, under the agreement's agent `agentId` (its delegation's too). */
-export function ownerKey(agentId: string, agreementId: string, intentId: string, p: Pick<SpendPeriods, "owner" | "delegationId">): string {
-  return JSON.stringify(p.owner === "intent" ? ["intent", agentId, agreementId, intentId] : ["delegation", agentId, p.delegationId ?? ""]);
+/** The agent whose rows hold `p`'s windows: the agreement's agent `agentId`, or a stored ancestor's own agent. */
+export function ownerAgent(agentId: string, p: Pick<SpendPeriods, "owner" | "agentId">): string {
+  return p.owner === "delegation" && p.agentId !== undefined ? p.agentId : agentId;
+}
+
+/** The owner key of the counters: an intent of the agreement of agent `agentId`, or a delegation under its own agent (`ownerAgent`). */
+export function ownerKey(agentId: string, agreementId: string, intentId: string, p: Pick<SpendPeriods, "owner" | "delegationId" | "agentId">): string {
+  return JSON.stringify(p.owner === "intent" ? ["intent", agentId, agreementId, intentId] : ["delegation", ownerAgent(agentId, p), p.delegationId ?? ""]);
 }
 
 /** One owner's windows to read: `agentId` is the owner's agent (the key of its rows), `owner` its `ownerKey`. */

@@ -79,7 +79,7 @@ import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { ownerKey, RunningPeriods, usageByKey, windowInputs, type SpendPeriods } from "./periods.js";
+import { ownerAgent, ownerKey, RunningPeriods, usageByKey, windowInputs, type SpendPeriods } from "./periods.js";
 import {
   lockAndReadSql,
   periodReadSql,
@@ -484,7 +484,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   run.add(s, r, entry);
   const ag = r.agreement_agent ?? "";
   for (const p of l?.periods ?? [])
-    run.periodWrites.push(run.periods.add(ag, s.agreementId, s.actionId, ownerKey(ag, s.agreementId, s.intentId, p), p, s.at, atMs));
+    run.periodWrites.push(run.periods.add(ownerAgent(ag, p), s.agreementId, s.actionId, ownerKey(ag, s.agreementId, s.intentId, p), p, s.at, atMs));
   return { write: { entry, totals: t } };
 }
 
@@ -520,7 +520,7 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
   const windows = windowInputs(
     spends.flatMap((s, i) =>
       (s.limits?.periods ?? []).map((p) => ({
-        agentId: agents[i] ?? "",
+        agentId: ownerAgent(agents[i] ?? "", p),
         owner: ownerKey(agents[i] ?? "", s.agreementId, s.intentId, p),
         currency: p.currency,
         periods: p.periods,

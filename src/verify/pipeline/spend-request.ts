@@ -93,7 +93,14 @@ export function allowedSpendFor(candidate: VerifyCandidate, action: Action, deci
           "SPEND_INVALID",
           `no ${action.currency}->${scope.currency} rate to express the spend in the currency of delegation ${pl.link.delegation_id}`,
         );
-      periods.push({ owner: "delegation", delegationId: pl.link.delegation_id, currency: scope.currency, amountMinor, periods: prepared });
+      periods.push({
+        owner: "delegation",
+        delegationId: pl.link.delegation_id,
+        agentId: pl.link.delegate.agent_id,
+        currency: scope.currency,
+        amountMinor,
+        periods: prepared,
+      });
     }
   }
   if (periods.length > 0) limits.periods = periods;
