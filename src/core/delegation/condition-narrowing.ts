@@ -11,7 +11,7 @@
  */
 import { canonicalJson } from "../canonical/index.js";
 import type { Condition } from "./types.js";
-import { parseMinuteOfDay } from "./zone-clock.js";
+import { parseMinuteOfDay } from "../time/index.js";
 
 type Interval = readonly [number, number];
 

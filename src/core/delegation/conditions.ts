@@ -12,7 +12,7 @@
 import type { Action, EvalContext } from "../evaluate/types.js";
 import type { Finding } from "../evaluate/reasons.js";
 import type { Condition, MerchantAllowlistCondition } from "./types.js";
-import { WEEKDAY_NAMES, formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay } from "./zone-clock.js";
+import { WEEKDAY_NAMES, formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay } from "../time/index.js";
 
 const BUSINESS_START = 9 * 60;
 const BUSINESS_END = 17 * 60;

@@ -3,7 +3,7 @@ export type * from "./types.js";
 export { DELEGATION_STATUSES } from "./types.js";
 export { DelegationError, type DelegationErrorCode } from "./errors.js";
 export { SCOPE_LIST_FIELDS, prepareScope, scopeWidenings, type ScopeListField } from "./scope.js";
-export { isTimeZone, localTime, zoneOffsetMs, type LocalTime } from "./zone-clock.js";
+export { isTimeZone, localTime, zoneOffsetMs, type LocalTime } from "../time/index.js";
 export { evaluateCondition, evaluateConditions, validateCondition } from "./conditions.js";
 export { conditionNarrows, conditionWidenings, describeCondition } from "./condition-narrowing.js";
 export { chainCopyProblems, evaluateChain, parentLink, prepareChain, withStoredChain, type PreparedChain, type StoredAncestor } from "./chain.js";

@@ -20,6 +20,7 @@
  */
 import { checkBudget, remainingOf } from "./budget.js";
 import { MoneyError, toMinor } from "./index.js";
+import { isTimeZone, zoneOffsetMs } from "../time/index.js";
 
 /** The calendar periods. `total`: one window for all time (a number of occurrences). */
 export const CALENDAR_PERIODS = ["day", "week", "month", "quarter", "year", "total"] as const;
@@ -54,57 +55,25 @@ export interface PreparedPeriods {
   limits: PreparedPeriodLimit[];
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
-
-/** Whether `tz` is an IANA time zone name Intl knows. */
-export function isTimeZone(tz: unknown): tz is string {
-  if (typeof tz !== "string" || tz.length === 0 || tz.length > 64) return false;
-  try {
-    formatter(tz);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZone };
 
 interface Wall {
   y: number;
   m: number;
   d: number;
-  h: number;
-  mi: number;
-  s: number;
 }
 
-function wallAt(ms: number, tz: string): Wall {
-  const p: Record<string, number> = {};
-  for (const part of formatter(tz).formatToParts(new Date(ms))) if (part.type !== "literal") p[part.type] = Number(part.value);
-  return { y: p.year as number, m: p.month as number, d: p.day as number, h: p.hour as number, mi: p.minute as number, s: p.second as number };
-}
-
-/** The zone's offset at instant `ms` (local wall time minus UTC), in ms. */
+/** The zone's offset at instant `ms` (local wall time minus UTC), in ms (../time/zone-clock.ts; the zone was checked when the limits were prepared). */
 function offsetAt(ms: number, tz: string): number {
-  const w = wallAt(ms, tz);
-  const floored = Math.floor(ms / 1000) * 1000;
-  return Date.UTC(w.y, w.m - 1, w.d, w.h, w.mi, w.s) - floored;
+  const off = zoneOffsetMs(tz, ms);
+  if (off === undefined) throw new MoneyError(`time_zone ${tz} is not an IANA time zone`);
+  return off;
+}
+
+/** The local date of instant `ms` in `tz`. */
+function wallAt(ms: number, tz: string): Wall {
+  const local = new Date(ms + offsetAt(ms, tz));
+  return { y: local.getUTCFullYear(), m: local.getUTCMonth() + 1, d: local.getUTCDate() };
 }
 
 const DAY_MS = 86_400_000;

@@ -31,3 +31,4 @@ export function formatInstant(ms: number): string {
   return new Date(ms).toISOString();
 }
 export { type Clock, type ClockTimer, systemClock } from "./clock.js";
+export { WEEKDAY_NAMES, formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay, zoneOffsetMs, type LocalTime } from "./zone-clock.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay, zoneOffsetMs } from "../../../../src/core/delegation/zone-clock.js";
+import { formatMinuteOfDay, isTimeZone, localTime, parseMinuteOfDay, zoneOffsetMs } from "../../../../src/core/time/zone-clock.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
