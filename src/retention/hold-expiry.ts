@@ -8,6 +8,7 @@
  */
 import type { Pool } from "pg";
 import { expireHolds } from "../store/index.js";
+import { startPeriodic } from "./periodic.js";
 import type { RetentionLog } from "./worker.js";
 
 /** Options of `startHoldExpiry`. */
@@ -30,15 +31,12 @@ export interface HoldExpiry {
 
 /** Starts the sweep (see the module comment). */
 export function startHoldExpiry(pool: Pool, o: HoldExpiryOptions): HoldExpiry {
-  let stopped = false;
-  let running: Promise<number> = Promise.resolve(0);
-  let timer: NodeJS.Timeout | undefined;
   const batch = o.batch ?? 100;
-  const pass = async (): Promise<number> => {
-    if (stopped || (o.isReady && !o.isReady())) return 0;
+  const pass = async (stopped: () => boolean): Promise<number> => {
+    if (stopped() || (o.isReady && !o.isReady())) return 0;
     let total = 0;
     try {
-      for (let round = 0; round < 10 && !stopped; round++) {
+      for (let round = 0; round < 10 && !stopped(); round++) {
         const now = o.clock();
         const r = await expireHolds(pool, { before: new Date(now.getTime() - o.expirySeconds * 1000), at: now.toISOString(), limit: batch });
         total += r.expired;
@@ -62,22 +60,5 @@ export function startHoldExpiry(pool: Pool, o: HoldExpiryOptions): HoldExpiry {
     }
     return total;
   };
-  const runNow = (): Promise<number> => {
-    running = running.then(pass);
-    return running;
-  };
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => void runNow().then(() => schedule(o.intervalMs)), ms);
-    timer.unref();
-  };
-  schedule(o.intervalMs);
-  return {
-    runNow,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startPeriodic(pass, 0, { intervalMs: o.intervalMs, firstDelayMs: o.intervalMs });
 }

@@ -15,6 +15,7 @@ import type { Pool } from "pg";
 import { Counter, type Registry } from "prom-client";
 import { registered } from "../metrics/index.js";
 import { pruneOnce, type PruneResult, type RetentionPolicy } from "../store/index.js";
+import { startPeriodic } from "./periodic.js";
 
 /** Where the worker reports (a pino/Fastify logger fits). */
 export interface RetentionLog {
@@ -49,12 +50,8 @@ function counter(registry: Registry | undefined, name: string, help: string, lab
 export function startRetention(pool: Pool, policy: RetentionPolicy, o: RetentionWorkerOptions): RetentionWorker {
   const deleted = counter(o.registry, "writ_retention_deleted_total", "Rows deleted by retention, by table.", "table");
   const runs = counter(o.registry, "writ_retention_runs_total", "Retention passes by result (ok, busy = another process was pruning, error).", "result");
-  let stopped = false;
-  let running: Promise<PruneResult | undefined> = Promise.resolve(undefined);
-  let timer: NodeJS.Timeout | undefined;
-
-  const pass = async (): Promise<PruneResult | undefined> => {
-    if (stopped || (o.isReady && !o.isReady())) return undefined;
+  const pass = async (stopped: () => boolean): Promise<PruneResult | undefined> => {
+    if (stopped() || (o.isReady && !o.isReady())) return undefined;
     try {
       const r = await pruneOnce(pool, policy);
       for (const [table, n] of Object.entries(r.deleted)) if (n > 0) deleted.inc({ table }, n);
@@ -68,22 +65,5 @@ export function startRetention(pool: Pool, policy: RetentionPolicy, o: Retention
       return undefined;
     }
   };
-  const runNow = (): Promise<PruneResult | undefined> => {
-    running = running.then(pass);
-    return running;
-  };
-  const schedule = (ms: number) => {
-    if (stopped) return;
-    timer = setTimeout(() => void runNow().then(() => schedule(o.intervalMs)), ms);
-    timer.unref();
-  };
-  schedule(o.firstDelayMs ?? Math.min(60_000, o.intervalMs));
-  return {
-    runNow,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return startPeriodic(pass, undefined, { intervalMs: o.intervalMs, firstDelayMs: o.firstDelayMs ?? Math.min(60_000, o.intervalMs) });
 }
