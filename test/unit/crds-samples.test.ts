@@ -15,7 +15,8 @@ import { mandateHash, parentLimitsProblem, verifyEventChain, verifyMandate } fro
 import type { IntentAgreement, Mandate } from "../../src/core/agreement/index.js";
 import { sha256 } from "../../src/core/canonical/index.js";
 import { agreementFromSpec, delegationFromSpec } from "../../src/core/crd/index.js";
-import { effectiveStatus, prepareDelegation, type Delegation } from "../../src/core/delegation/index.js";
+import { prepareDelegation, type Delegation } from "../../src/core/delegation/index.js";
+import { effectiveStatus } from "../../src/core/evaluate/index.js";
 import { DEFAULT_POLICY, type EvalContext } from "../../src/core/evaluate/types.js";
 import { validate } from "../../src/core/schemas/index.js";
 

@@ -17,11 +17,7 @@ import { prepareAgreement } from "../../core/agreement/index.js";
 import { delegationFromSpec } from "../../core/crd/index.js";
 import {
   chainCopyProblems,
-  effectiveStatus,
-  evaluateChain,
-  evaluateCondition,
   prepareDelegation,
-  suspensionReason,
   validateCondition,
   withStoredChain,
   type Delegation,
@@ -29,7 +25,16 @@ import {
   type PreparedDelegationWithProblems,
   type StoredAncestor,
 } from "../../core/delegation/index.js";
-import { type Finding, DEFAULT_POLICY, type EvalContext, type PreparedDelegation } from "../../core/evaluate/index.js";
+import {
+  type Finding,
+  DEFAULT_POLICY,
+  effectiveStatus,
+  evaluateChain,
+  evaluateCondition,
+  suspensionReason,
+  type EvalContext,
+  type PreparedDelegation,
+} from "../../core/evaluate/index.js";
 import { validate } from "../../core/schemas/index.js";
 import { privateKeyRefusals, schemaRefusal, type Refusal } from "../spec-errors.js";
 import { bindingRefusals, integrityRefusals } from "./agreement-checks.js";

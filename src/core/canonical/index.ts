@@ -11,7 +11,7 @@ import { createHash, hash } from "node:crypto";
 import { createRequire } from "node:module";
 
 export { describeInexactNumber, findInexactNumber, isExactNumberLiteral, type InexactNumber } from "./exact-numbers.js";
-export { describeLoneSurrogate, findLoneSurrogate, isWellFormedText, type LoneSurrogate } from "./well-formed.js";
+export { describeLoneSurrogate, findLoneSurrogate, hasNul, isWellFormedText, type LoneSurrogate } from "./well-formed.js";
 
 // canonicalize 2.x is CommonJS (`module.exports = fn`); its typings claim an ES default export.
 const canonicalize = createRequire(import.meta.url)("canonicalize") as (input: unknown) => string | undefined;

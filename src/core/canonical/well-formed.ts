@@ -81,3 +81,19 @@ export function describeLoneSurrogate(found: LoneSurrogate, whole: string): stri
   const field = found.path.length > 0 ? found.path.join(".") : whole;
   return `${found.inName ? `member names of ${field}` : field} must not contain a lone surrogate`;
 }
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * True when `v` holds U+0000: a string, or any string (member name or value) in a JSON value.
+ * Postgres text cannot hold NUL, so no string Writ stores or looks up may contain it (request
+ * schemas say so with `NO_NUL_PATTERN`, src/core/schemas/text.ts).
+ */
+export function hasNul(v: unknown): boolean {
+  if (typeof v === "string") return v.includes("\u0000");
+  if (Array.isArray(v)) return v.some(hasNul);
+  if (isPlainObject(v)) return Object.entries(v).some(([k, x]) => k.includes("\u0000") || hasNul(x));
+  return false;
+}

@@ -8,7 +8,7 @@
  * only narrow its parent: scope (see `scopeWidenings`), `expires_at` not later, `delegated_at`
  * (`granted_at` for this delegation) not earlier, and every parent condition kept identically
  * or narrower. `prepareChain` records the first break and the first widening, each naming
- * the link; `evaluateChain` adds what can change after preparation: revocation and expiry of
+ * the link; `evaluateChain` (src/core/evaluate/delegation-chain.ts) adds what can change after preparation: revocation and expiry of
  * any link (a revocation or expiry anywhere above invalidates everything below).
  *
  * A link is a citation of a stored delegation, never a fact of its own: `withStoredChain`
@@ -21,9 +21,7 @@
  * where a declared copy differs from the stored delegation it cites (the controller refuses
  * such a declaration). docs/threat-model/chains.md.
  */
-import type { EvalContext } from "../evaluate/types.js";
 import type { PreparedDelegation, PreparedLink } from "./prepared.js";
-import type { Finding } from "../evaluate/reasons.js";
 import { conditionWidenings } from "./condition-narrowing.js";
 import { canonicalJson } from "../canonical/index.js";
 import { parseInstant } from "../time/index.js";
@@ -173,44 +171,6 @@ export function prepareChain(delegation: Delegation): PreparedChain {
   const out: PreparedChain = { chain };
   if (broken !== undefined) out.chainBroken = broken;
   if (widened !== undefined) out.chainWidened = widened;
-  return out;
-}
-
-/**
- * Chain findings at evaluation time: CHAIN_BROKEN and CHAIN_SCOPE_WIDENED from the prepared
- * facts, CHAIN_LINK_REVOKED for the first revoked link, DELEGATION_SUSPENDED for the first
- * link stored as suspended (a suspended grant suspends everything below it; none when a link
- * above it is revoked) and CHAIN_LINK_EXPIRED for the first link whose expiry is at or before
- * `ctx.now`. Empty for an intact, live chain.
- */
-export function evaluateChain(prepared: PreparedDelegation, ctx: EvalContext): Finding[] {
-  const out: Finding[] = [];
-  if (prepared.chainBroken !== undefined) out.push({ code: "CHAIN_BROKEN", message: prepared.chainBroken });
-  if (prepared.chainWidened !== undefined) out.push({ code: "CHAIN_SCOPE_WIDENED", message: prepared.chainWidened });
-  const chain = prepared.chain;
-  let revoked = false;
-  let expired = false;
-  let suspended = false;
-  for (let i = 0; i < chain.length; i++) {
-    const pl = chain[i];
-    if (pl === undefined) continue;
-    const id = (pl.link as { delegation_id?: unknown } | undefined)?.delegation_id;
-    if (!revoked && (pl.revoked === true || (typeof id === "string" && ctx.revocations.isDelegationRevoked(id)))) {
-      revoked = true;
-      out.push({ code: "CHAIN_LINK_REVOKED", message: `link ${i + 1} (${id}) is revoked, which invalidates everything below it` });
-    }
-    if (!revoked && !suspended && pl.suspended === true) {
-      suspended = true;
-      out.push({ code: "DELEGATION_SUSPENDED", message: `link ${i + 1} (${String(id)}) is suspended, which suspends everything below it` });
-    }
-    if (!expired && pl.expiresAtMs <= ctx.now) {
-      expired = true;
-      out.push({
-        code: "CHAIN_LINK_EXPIRED",
-        message: `link ${i + 1} (${String(id)}) expired at ${String(pl.link?.expires_at)}, which invalidates everything below it`,
-      });
-    }
-  }
   return out;
 }
 

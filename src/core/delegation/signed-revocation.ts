@@ -10,8 +10,8 @@
  * delegation it names. Revocation is final and idempotent, so a replayed revocation changes
  * nothing. Pure apart from signature checks; never throws from `verifyDelegationRevocation`.
  */
+import { hasNul } from "../canonical/index.js";
 import { generateSigner, inspectSignedRecord, signRecord, verifySignedRecord, type JwsObject, type Signer } from "../jose/index.js";
-import { hasNul } from "../schemas/index.js";
 import { parseInstant } from "../time/index.js";
 
 /** The protected-header typ of a signed delegation revocation. */

@@ -12,7 +12,9 @@
  *    finding marked `revoke` makes it REVOKE. required_action is that of the first finding
  *    with the deciding verdict.
  */
-import { evaluateApproval, evaluateChain, evaluateConditions } from "../delegation/index.js";
+import { evaluateApproval } from "./delegation-approval.js";
+import { evaluateChain } from "./delegation-chain.js";
+import { evaluateConditions } from "./delegation-conditions.js";
 import { REASONS, decisionFor, type Finding, type Verdict } from "./reasons.js";
 import { actionMinor, Findings, amountIn, type EvalState } from "./state.js";
 import { actingAgent, delegationStatus, delegationWindow, revocationFreshness, scopeResources } from "./policies/delegation.js";

@@ -9,7 +9,7 @@ import type { Finding, ReasonCode, RequiredAction, SvcDecision, Verdict } from "
 
 // Built beside their producers (core/agreement, core/delegation); part of the evaluator's vocabulary.
 export type { SignatureState, AckState, PreparedMandate, PreparedAgreement } from "../agreement/index.js";
-export type { PreparedScope, PreparedLink, PreparedDelegation } from "../delegation/prepared.js";
+export type { PreparedScope, PreparedLink, PreparedDelegation } from "../delegation/index.js";
 
 /** The action an agent proposes. Amount in major units of `currency`. */
 export interface Action {

@@ -7,7 +7,7 @@
  *
  * Conditions are a `oneOf` discriminated by `type`, so an error names the one branch that applies.
  */
-import { DELEGATION_STATUSES } from "../delegation/types.js";
+import { DELEGATION_STATUSES } from "../delegation/index.js";
 import { COMMON_REF, DRAFT_2020_12 } from "./common.js";
 import { INTENT_AGREEMENT_ID } from "./intent-agreement.js";
 

@@ -8,7 +8,8 @@ export { validate, assertValid, schemaFor, validatorForSchema, type ValidationRe
 export { inlinedSchemaFor } from "./inline.js";
 export { SCHEMA_DOCUMENTS, SCHEMA_NAMES, SCHEMA_URIS, isSchemaName, type SchemaName } from "./registry.js";
 export { COMMON_ID, COMMON_REF, SCHEMA_BASE, commonSchema } from "./common.js";
-export { NO_NUL_PATTERN, hasNul, textSchema, type TextBounds } from "./text.js";
+export { NO_NUL_PATTERN, textSchema, type TextBounds } from "./text.js";
+export { hasNul } from "../canonical/index.js";
 export { EVENT_ID, eventSchema } from "./event.js";
 export { ACKNOWLEDGEMENT_ID, acknowledgementSchema } from "./acknowledgement.js";
 export { LEDGER_ENTRY_ID, ledgerEntrySchema } from "./ledger-entry.js";

@@ -3,7 +3,8 @@
  * string Writ stores or looks up may contain it. Request schemas carry it as a pattern
  * (`NO_NUL_PATTERN`, in `textSchema` fragments; the edge's one formatter,
  * src/api/routes/shared/schema-errors.ts, answers it as "<field> must not contain U+0000"); values
- * checked by hand use `hasNul`. Behind the edge, the core and the store trust the typed values.
+ * checked by hand use `hasNul` (src/core/canonical/well-formed.ts, beside the other text rule of
+ * stored JSON; re-exported here). Behind the edge, the core and the store trust the typed values.
  */
 
 /** Pattern of free text: anything but U+0000. */
@@ -18,16 +19,4 @@ export interface TextBounds {
 /** A JSON Schema fragment for a text field: a string within `bounds`, without NUL. */
 export function textSchema<const B extends TextBounds>(bounds: B): { readonly type: "string" } & B & { readonly pattern: typeof NO_NUL_PATTERN } {
   return { type: "string", ...bounds, pattern: NO_NUL_PATTERN };
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** True when `v` holds U+0000: a string, or any string (member name or value) in a JSON value. */
-export function hasNul(v: unknown): boolean {
-  if (typeof v === "string") return v.includes("\u0000");
-  if (Array.isArray(v)) return v.some(hasNul);
-  if (isPlainObject(v)) return Object.entries(v).some(([k, x]) => k.includes("\u0000") || hasNul(x));
-  return false;
 }

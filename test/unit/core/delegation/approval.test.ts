@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { STANDING_LIFETIME_MS, evaluateApproval, privilegeOf } from "../../../../src/core/delegation/approval.js";
+import { STANDING_LIFETIME_MS, privilegeOf } from "../../../../src/core/delegation/approval.js";
+import { evaluateApproval } from "../../../../src/core/evaluate/delegation-approval.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import type { Delegation } from "../../../../src/core/delegation/types.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS, type EvalContext } from "../../../../src/core/evaluate/types.js";

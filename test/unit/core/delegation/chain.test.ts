@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evaluateChain, prepareChain } from "../../../../src/core/delegation/chain.js";
+import { prepareChain } from "../../../../src/core/delegation/chain.js";
+import { evaluateChain } from "../../../../src/core/evaluate/delegation-chain.js";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
 import { scopeWidenings } from "../../../../src/core/delegation/scope.js";
 import type { ChainLink, Delegation, Scope } from "../../../../src/core/delegation/types.js";

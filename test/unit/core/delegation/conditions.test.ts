@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { evaluateCondition, evaluateConditions, validateCondition } from "../../../../src/core/delegation/conditions.js";
+import { validateCondition } from "../../../../src/core/delegation/conditions.js";
+import { evaluateCondition, evaluateConditions } from "../../../../src/core/evaluate/delegation-conditions.js";
 import type { Condition } from "../../../../src/core/delegation/types.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS, type Action, type EvalContext } from "../../../../src/core/evaluate/types.js";
 

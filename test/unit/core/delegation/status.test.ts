@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { prepareDelegation } from "../../../../src/core/delegation/prepare.js";
-import { effectiveStatus, suspensionReason } from "../../../../src/core/delegation/status.js";
+import { effectiveStatus, suspensionReason } from "../../../../src/core/evaluate/delegation-status.js";
 import type { Delegation } from "../../../../src/core/delegation/types.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS, type Action, type EvalContext, type RevocationView } from "../../../../src/core/evaluate/types.js";
 

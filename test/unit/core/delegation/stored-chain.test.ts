@@ -5,13 +5,13 @@
 import { describe, expect, it } from "vitest";
 import {
   chainCopyProblems,
-  evaluateChain,
   parentLink,
   prepareDelegation,
   withStoredChain,
   type Delegation,
   type StoredAncestor,
 } from "../../../../src/core/delegation/index.js";
+import { evaluateChain } from "../../../../src/core/evaluate/index.js";
 import { DEFAULT_POLICY, NO_REVOCATIONS, type EvalContext } from "../../../../src/core/evaluate/types.js";
 import { delegation, T0 } from "../../../fixtures/records.js";
 

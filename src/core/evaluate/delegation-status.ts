@@ -12,11 +12,10 @@
  * their absence must not show every such grant as suspended); merchant_allowlist only when
  * an action is given. A condition of unknown type always suspends.
  */
-import type { Finding } from "../evaluate/reasons.js";
-import type { Action, EvalContext } from "../evaluate/types.js";
-import type { PreparedDelegation } from "./prepared.js";
-import { DELEGATION_STATUSES, type DelegationStatus } from "./types.js";
-import { evaluateCondition } from "./conditions.js";
+import { DELEGATION_STATUSES, type DelegationStatus, type PreparedDelegation } from "../delegation/index.js";
+import { evaluateCondition } from "./delegation-conditions.js";
+import type { Finding } from "./reasons.js";
+import type { Action, EvalContext } from "./types.js";
 
 /** The finding of the first condition that fails now (see the module comment), or undefined. */
 function failingCondition(prepared: PreparedDelegation, ctx: EvalContext, action: Action | undefined): Finding | undefined {
