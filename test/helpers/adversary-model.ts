@@ -66,6 +66,7 @@ import { spendTotals } from "../../src/store/ledger/index.js";
 import { PRINCIPAL, principalKey } from "../fixtures/records.js";
 import { startFrankfurter, type FrankfurterStandIn } from "./frankfurter.js";
 import { call, RawJson, type Reply } from "./money-model.js";
+import { windowKey } from "./period-model.js";
 import { acknowledgedBy, delegationRecord, HOUR, iso, mandate, startVerifyWorld, uid, type VerifyWorld } from "./verify-world.js";
 
 /** Every command kind; `WRIT_ADVERSARY_KINDS` (comma-separated) enables a subset, default all. */
@@ -84,6 +85,8 @@ export const ADVERSARY_KINDS = [
   "forgedAck",
   "annotation",
   "approve",
+  "holdStep",
+  "foreignStep",
 ] as const;
 export type AdversaryKind = (typeof ADVERSARY_KINDS)[number];
 
@@ -154,7 +157,39 @@ interface Intent {
   id: string;
   ceilingMinor: bigint;
   cumulativeMinor: bigint;
+  /** The mandate's refunds_restore_budget (the principal's word). */
+  restores: boolean;
 }
+
+/** A limit per period as the model counts it (amounts in USD major units). */
+interface WindowLimit {
+  period?: "day" | "month";
+  rolling?: string;
+  rollingMs?: number;
+  amount?: number;
+  count?: number;
+}
+
+/** The limits per period the principal signs into every mandate (Europe/Berlin). */
+const MANDATE_TZ = "Europe/Berlin";
+const MANDATE_LIMITS: readonly WindowLimit[] = [
+  { period: "day", amount: 90, count: 3 },
+  { period: "month", amount: 95 },
+  { rolling: "PT2H", rollingMs: 2 * HOUR, count: 3 },
+];
+/** The limits per period of the root grants the operator declares (America/New_York): they bind every sub-delegation below. */
+const ROOT_TZ = "America/New_York";
+const ROOT_LIMITS: readonly WindowLimit[] = [
+  { period: "day", amount: 95, count: 4 },
+  { rolling: "PT1H", rollingMs: HOUR, amount: 80 },
+];
+const limitsJson = (ls: readonly WindowLimit[]) =>
+  ls.map((l) => ({
+    ...(l.period ? { period: l.period } : {}),
+    ...(l.rolling ? { rolling: l.rolling } : {}),
+    ...(l.amount !== undefined ? { amount: l.amount } : {}),
+    ...(l.count !== undefined ? { count: l.count } : {}),
+  }));
 
 /** A root grant: a delegation the principal's agreements were signed under, and their `parent_limits`. */
 interface Root {
@@ -163,6 +198,8 @@ interface Root {
   record: Delegation;
   budgetMinor: bigint;
   agentId: string;
+  /** Its scope's refunds_restore_budget (the operator's word). */
+  restores: boolean;
   /** Revoked by the service's own REVOKE (the model learns it from the answer). */
   revokedByService: boolean;
 }
@@ -181,6 +218,19 @@ interface Agreement {
   root: Root | null;
   /** Action ids of `allowed` 0-entries the operator planted. */
   planted: string[];
+  /** Whether every stored delegation it counts under says refunds_restore_budget (its grant's, and for gb its parent's). */
+  scopesRestore: boolean;
+}
+
+/** The model's own account of an action's hold (independent of src/core/agreement/holds.ts). */
+interface Hold {
+  captured: bigint;
+  refunded: bigint;
+  released: bigint;
+  open: boolean;
+  closedBy?: string;
+  /** Steps by `<outcome>:<key>`: amount and whether final. */
+  keys: Map<string, { amount: bigint; final: boolean }>;
 }
 
 /** A verify request the agent sent. */
@@ -205,6 +255,19 @@ interface Allow {
   requestKey: string;
   /** Outcomes recorded by a real party, in ledger order (starting with `allowed`). */
   outcomes: LedgerOutcome[];
+  /** The decision time the service recorded (its `allowed` entry's `at`): the instant its period windows count it at. */
+  atMs: number;
+  hold: Hold;
+}
+
+/** What an ALLOW counts against its budgets now: its amount less what its hold released; nothing once failed. */
+function countedOf(x: Allow): bigint {
+  return x.outcomes.includes("failed") ? 0n : x.amountMinor - x.hold.released;
+}
+
+/** Whether a refund of `a`'s gives budget back: the principal's mandate and every delegation it counts under say so. */
+function restores(a: Agreement): boolean {
+  return a.intent.restores && a.scopesRestore;
 }
 
 /** The reference model of one run. */
@@ -222,6 +285,10 @@ export class AdversaryModel {
   decoys = 0;
   /** Verify decisions of this run may have been pruned. */
   retentionRan = false;
+  /** DENYs for a limit per period (the limits were reached, not only declared). */
+  periodDenials = 0;
+  /** Hold steps appended by the party (not replays nor refusals). */
+  readonly steps = { captured: 0, voided: 0, refunded: 0, restored: 0 };
   constructor(readonly run: string) {}
 
   get nsA(): string {
@@ -238,7 +305,7 @@ export class AdversaryModel {
   }
   counted(a: Agreement): bigint {
     let n = 0n;
-    for (const x of this.allows) if (x.agreement === a && !x.outcomes.includes("failed")) n += x.amountMinor;
+    for (const x of this.allows) if (x.agreement === a) n += countedOf(x);
     return n;
   }
 }
@@ -294,19 +361,31 @@ const usd = (major: number) => toMinor(major, "USD");
 const BUDGET = 100;
 
 /** What the principal signs: one intent for `agentId` (ceiling and total 100 USD) under a parent of 100 USD. */
-async function signed(w: VerifyWorld, agentId: string, intentId: string): Promise<{ record: IntentAgreement; intent: Intent }> {
+async function signed(w: VerifyWorld, agentId: string, intentId: string, restoresBudget: boolean): Promise<{ record: IntentAgreement; intent: Intent }> {
   const at = Date.now() - HOUR;
   const id = uid("agr");
   const record = await buildSignedAgreement(
     {
       agreement_id: id,
-      mandates: [mandate(agentId, intentId, { maximum_amount: BUDGET, cumulative_maximum: BUDGET })],
+      mandates: [
+        mandate(agentId, intentId, {
+          maximum_amount: BUDGET,
+          cumulative_maximum: BUDGET,
+          expires_at: iso(Date.now() + 2 * DAY),
+          time_zone: MANDATE_TZ,
+          period_limits: limitsJson(MANDATE_LIMITS),
+          refunds_restore_budget: restoresBudget,
+        }),
+      ],
       parent_limits: { currency: "USD", maximum_amount: BUDGET, cumulative_maximum: BUDGET },
       at: iso(at),
     },
     principalKey,
   );
-  return { record: await acknowledgedBy(record, [w.psp], iso(at)), intent: { id: intentId, ceilingMinor: usd(BUDGET), cumulativeMinor: usd(BUDGET) } };
+  return {
+    record: await acknowledgedBy(record, [w.psp], iso(at)),
+    intent: { id: intentId, ceilingMinor: usd(BUDGET), cumulativeMinor: usd(BUDGET), restores: restoresBudget },
+  };
 }
 
 /**
@@ -324,12 +403,24 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
     ["da", m.nsA, m.agents.a, "i1"],
     ["dc", m.nsB, m.agents.c, "k1"],
   ] as const) {
-    const record = delegationRecord(uid("del"), agentId, { at, scope: { maximum_amount: BUDGET, cumulative_maximum: BUDGET } });
+    // The operator's grants: limits per period of their own (binding every sub-delegation
+    // below), and refunds_restore_budget true on both; ga's mandate says false (so no refund of
+    // ga restores, whatever the operator declares), gc's and gb's say true.
+    const record = delegationRecord(uid("del"), agentId, {
+      at,
+      scope: {
+        maximum_amount: BUDGET,
+        cumulative_maximum: BUDGET,
+        time_zone: ROOT_TZ,
+        period_limits: limitsJson(ROOT_LIMITS),
+        refunds_restore_budget: true,
+      },
+    });
     // dc needs the principal above APPROVAL_ABOVE USD (approvals; the principal's `approve` move).
     if (name === "dc") record.conditions = [{ type: "principal_present", above_amount: APPROVAL_ABOVE, currency: "USD" }];
-    const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record };
+    const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record, restores: true };
     m.roots.push(root);
-    const s = await signed(w, agentId, intentId);
+    const s = await signed(w, agentId, intentId, name === "dc");
     m.agreements.push({
       name: `g${name.slice(1)}`,
       namespace: ns,
@@ -340,9 +431,10 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
       record: s.record,
       root,
       planted: [],
+      scopesRestore: root.restores,
     });
   }
-  const sub = await signed(w, m.agents.b, "j1");
+  const sub = await signed(w, m.agents.b, "j1", true);
   m.agreements.push({
     name: "gb",
     namespace: m.nsA,
@@ -353,6 +445,7 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
     record: sub.record,
     root: null,
     planted: [],
+    scopesRestore: false,
   });
   await Promise.all(
     m.roots.map(async (root) => {
@@ -379,6 +472,8 @@ async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise
   const context = JSON.stringify({ sent: x.body instanceof RawJson ? x.body.text : x.body, answer: r.body });
   expect(r.status, `a 5xx: ${context}`).toBeLessThan(500);
   learn(m, r, x.agentId);
+  if (r.status === 200 && Array.isArray(r.body.reasons) && r.body.reasons.some((c) => c === "PERIOD_LIMIT_EXCEEDED" || c === "PERIOD_COUNT_EXCEEDED"))
+    m.periodDenials++;
   if (r.status !== 200 || r.body.verdict !== "ALLOW") return;
   // An approval never authorizes more than its request.
   const approvalId = r.body.approval_id;
@@ -413,7 +508,16 @@ async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise
     outcome: "allowed",
     minor: x.expectedMinor,
   });
-  m.allows.push({ agreement, actionId: x.actionId, amountMinor: x.expectedMinor as bigint, entry, requestKey: x.requestKey, outcomes: ["allowed"] });
+  m.allows.push({
+    agreement,
+    actionId: x.actionId,
+    amountMinor: x.expectedMinor as bigint,
+    entry,
+    requestKey: x.requestKey,
+    outcomes: ["allowed"],
+    atMs: Date.parse(stored.at),
+    hold: { captured: 0n, refunded: 0n, released: 0n, open: true, keys: new Map() },
+  });
 }
 
 /** Sends a verify request as the agent (its operator's key) and settles it. */
@@ -614,6 +718,9 @@ class PartyOutcome implements Cmd {
     if (r.status === 200 && r.body.replayed !== true) {
       expect(step.kind, `an outcome outcomes.ts refuses was recorded: ${JSON.stringify(r.body)}`).toBe("append");
       x.outcomes.push(this.outcome);
+      // A settled hold counts as captured in full (refunds may follow); a failed one releases all.
+      if (this.outcome === "settled") Object.assign(x.hold, { open: false, closedBy: "settled", captured: x.amountMinor });
+      if (this.outcome === "failed") Object.assign(x.hold, { open: false, closedBy: "failed" });
     }
   }
   toString = () => `partyOutcome(${this.xi},${this.outcome})`;
@@ -637,6 +744,125 @@ class ColluderOutcome implements Cmd {
     // Nothing to record: the invariants find an outcome the service took from a non-party.
   }
   toString = () => `colluderOutcome(${this.xi},${this.outcome})`;
+}
+
+/** The answer's `hold` is the model's (decimal strings in USD). */
+function expectHold(x: Allow, r: Reply, context: string): void {
+  const fmt = (n: bigint) => (Number(n) / 100).toFixed(2);
+  expect(r.body.hold, context).toMatchObject({
+    held: fmt(x.amountMinor),
+    captured: fmt(x.hold.captured),
+    refunded: fmt(x.hold.refunded),
+    counted: fmt(countedOf(x)),
+    open: x.hold.open,
+  });
+}
+
+type StepKind = "captured" | "voided" | "refunded";
+
+/** The body of a hold step (a capture or refund carries its amount and idempotency key). */
+function stepBody(x: Allow, kind: StepKind, amountMinor: bigint, final: boolean, key: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { agreement_id: x.agreement.id, action_id: x.actionId, outcome: kind };
+  if (kind !== "voided") Object.assign(body, { amount: Number(amountMinor) / 100, idempotency_key: key });
+  if (kind === "captured" && final) body.final = true;
+  return body;
+}
+
+/**
+ * A hold step by the payment party the principal's agreements name (its own key): a capture
+ * (partial, final, or more than the hold), a void, a refund (within or beyond the captures),
+ * under an idempotency key that may have been used before with another body (409
+ * STEP_CONFLICT). Predicted from the model's own account of the hold; a refund gives budget
+ * back only where the principal's mandate and every delegation above say so.
+ */
+class HoldStep implements Cmd {
+  constructor(
+    readonly xi: number,
+    readonly kind: StepKind,
+    readonly amountMinor: bigint,
+    readonly final: boolean,
+    readonly key: string,
+  ) {}
+  check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    // Mostly a hold with captures for a refund.
+    const captured = m.allows.filter((a) => a.hold.captured > 0n && !a.outcomes.includes("failed"));
+    const pool = this.kind === "refunded" && captured.length > 0 && this.xi % 4 !== 0 ? captured : m.allows;
+    const x = pool[this.xi % pool.length] as Allow;
+    const h = x.hold;
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", s.w.psp.key, stepBody(x, this.kind, this.amountMinor, this.final, this.key));
+    const context = JSON.stringify({ answer: r.body, step: this.toString(), outcomes: x.outcomes, hold: { ...h, keys: [...h.keys] } }, (_k, v: unknown) =>
+      typeof v === "bigint" ? v.toString() : v,
+    );
+    expect(r.status, context).toBeLessThan(500);
+    const seen = h.keys.get(`${this.kind}:${this.key}`);
+    if (this.kind === "voided" && h.closedBy === "voided") return void expect(r.body.replayed, context).toBe(true);
+    if (seen) {
+      // The same step again answers what it appended; another body under its key is STEP_CONFLICT.
+      const same = seen.amount === this.amountMinor && (this.kind !== "captured" || seen.final || !this.final);
+      expect(r.status, context).toBe(same ? 200 : 409);
+      if (same) expect(r.body.replayed, context).toBe(true);
+      else expect(String(r.body.error), context).toContain("idempotency_key was already used");
+      return;
+    }
+    const closedOrFailed = this.kind === "refunded" ? h.closedBy === "failed" || h.captured === 0n : !h.open;
+    if (closedOrFailed) return void expect(r.status, context).toBe(409);
+    if (this.kind === "captured" && h.captured + this.amountMinor > x.amountMinor) return void expect(r.status, context).toBe(409);
+    if (this.kind === "refunded" && h.refunded + this.amountMinor > h.captured) return void expect(r.status, context).toBe(409);
+    expect(r.status, context).toBe(200);
+    expect(r.body.replayed, context).toBe(false);
+    if (this.kind === "captured") {
+      h.captured += this.amountMinor;
+      const final = this.final || h.captured === x.amountMinor;
+      h.keys.set(`captured:${this.key}`, { amount: this.amountMinor, final });
+      x.outcomes.push("captured");
+      if (final) {
+        h.open = false;
+        h.closedBy = "captured";
+        const rest = x.amountMinor - h.captured;
+        if (rest > 0n) {
+          h.released += rest;
+          x.outcomes.push("released");
+        }
+      }
+    } else if (this.kind === "voided") {
+      h.released += x.amountMinor - h.captured;
+      h.open = false;
+      h.closedBy = "voided";
+      x.outcomes.push("voided");
+    } else {
+      h.refunded += this.amountMinor;
+      h.keys.set(`refunded:${this.key}`, { amount: this.amountMinor, final: false });
+      x.outcomes.push("refunded");
+      if (restores(x.agreement)) {
+        h.released += this.amountMinor;
+        x.outcomes.push("released");
+        m.steps.restored++;
+      }
+    }
+    expectHold(x, r, context);
+    m.steps[this.kind]++;
+  }
+  toString = () => `holdStep(${this.xi},${this.kind},${this.amountMinor},${this.final ? "final" : ""},${this.key})`;
+}
+
+/** A hold step by the agent's operator (403: it spends, it never records) or an organization the principal never named (404). */
+class ForeignStep implements Cmd {
+  constructor(
+    readonly xi: number,
+    readonly who: "operator" | "colluder",
+    readonly kind: StepKind,
+    readonly amountMinor: bigint,
+  ) {}
+  check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
+  async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const x = m.allows[this.xi % m.allows.length] as Allow;
+    const token = this.who === "operator" ? s.w.operatorKey : s.colluder.key;
+    const r = await call(s.w.server.url, "POST", "/v1/verify/outcomes", token, stepBody(x, this.kind, this.amountMinor, this.xi % 2 === 0, `f${this.xi % 3}`));
+    if (this.who === "operator") expect(r.status, JSON.stringify(r.body)).toBe(403);
+    else expect(r, JSON.stringify(r.body)).toMatchObject({ status: 404, body: { error: "agreement was not found" } });
+  }
+  toString = () => `foreignStep(${this.xi},${this.who},${this.kind},${this.amountMinor})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -703,18 +929,30 @@ class LedgerZero implements Cmd {
   toString = () => `ledgerZero(${this.ai},${this.n})`;
 }
 
-/** A sub-delegation from agent a (or c) to b citing that parent, with an honest or inflated copy of its scope, bound to the agreement the principal signed for b. */
+/**
+ * How the operator declares the sub-delegation: an honest narrowing of its parent (`honest`,
+ * or `noRestore`, which also says refunds_restore_budget false), an inflated copy of the
+ * parent's scope in the link (and an inflated budget), or a scope that drops the parent's
+ * limits per period or loosens them. `inflated`, `dropsPeriods` and `loosensPeriods` must be
+ * refused (a stored ancestor's limits bind its children); refunds of b's restore budget only
+ * when the child, its parent and b's mandate all say so.
+ */
+type ChainMode = "honest" | "noRestore" | "inflated" | "dropsPeriods" | "loosensPeriods";
+const CHAIN_MODES: readonly ChainMode[] = ["honest", "noRestore", "inflated", "dropsPeriods", "loosensPeriods"];
+
+/** A sub-delegation from agent a (or c) to b citing that parent (see `ChainMode`), bound to the agreement the principal signed for b. */
 class Chain implements Cmd {
   constructor(
     readonly parent: number,
-    readonly inflated: boolean,
+    readonly mode: ChainMode,
   ) {}
   check = (m: Readonly<AdversaryModel>) => !m.chainDeclared;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     m.chainDeclared = true;
     const parent = m.roots[this.parent % m.roots.length] as Root;
     const p = parent.record;
-    const copy = this.inflated ? { ...p.scope, maximum_amount: 100_000, cumulative_maximum: 100_000 } : p.scope;
+    const inflated = this.mode === "inflated";
+    const copy = inflated ? { ...p.scope, maximum_amount: 100_000, cumulative_maximum: 100_000 } : p.scope;
     const link: ChainLink = {
       delegation_id: p.delegation_id,
       delegator: { type: PRINCIPAL.type, id: PRINCIPAL.id },
@@ -724,21 +962,31 @@ class Chain implements Cmd {
       scope: copy,
       conditions: p.conditions ?? [],
     } as ChainLink;
+    const periods =
+      this.mode === "dropsPeriods"
+        ? {}
+        : this.mode === "loosensPeriods"
+          ? { time_zone: ROOT_TZ, period_limits: limitsJson(ROOT_LIMITS.map((l) => ({ ...l, ...(l.amount !== undefined ? { amount: l.amount * 10 } : {}) }))) }
+          : { time_zone: ROOT_TZ, period_limits: limitsJson(ROOT_LIMITS) };
+    const restoresBudget = this.mode === "noRestore" ? false : parent.restores;
     const child: Delegation = {
       ...delegationRecord(uid("del"), m.agents.b, {
         at: Date.now() - HOUR / 2,
-        scope: { maximum_amount: BUDGET, cumulative_maximum: this.inflated ? 5000 : BUDGET },
+        scope: { maximum_amount: BUDGET, cumulative_maximum: inflated ? 5000 : BUDGET, ...periods, refunds_restore_budget: restoresBudget },
         chain: [link],
       }),
       expires_at: p.expires_at,
       conditions: p.conditions ?? [],
     };
-    await declareDelegation(s, m.nsA, "db", child);
+    const status = await declareDelegation(s, m.nsA, "db", child);
+    const widens = this.mode !== "honest" && this.mode !== "noRestore";
+    if (widens) expect(isReady(status), `a sub-delegation (${this.mode}) that widens its stored parent was stored: ${JSON.stringify(status)}`).toBe(false);
     const b = m.agreements.find((x) => x.name === "gb") as Agreement;
     b.root = parent;
+    b.scopesRestore = restoresBudget && parent.restores;
     await declareAgreement(s, b, b.record);
   }
-  toString = () => `chain(${this.parent},${this.inflated ? "inflated" : "honest"})`;
+  toString = () => `chain(${this.parent},${this.mode})`;
 }
 
 /** The principal approves the approval an earlier answer opened (signed with the principal's key); the agent retries it. */
@@ -813,9 +1061,47 @@ class Annotation implements Cmd {
 const entryKey = (e: Pick<LedgerEntry, "outcome" | "action_id" | "amount" | "currency">) =>
   e.outcome === "allowed" ? `allowed ${e.action_id} ${e.amount === undefined ? "?" : toMinor(e.amount, e.currency).toString()}` : `${e.outcome} ${e.action_id}`;
 
+/**
+ * Every window of every limit per period holds over `payments` (what each counts now, at the
+ * decision time the service recorded): for each counted payment, the calendar window holding
+ * it (keyed by the local date or month in `tz`, computed here independently of the service's
+ * window arithmetic) and the rolling window ending at it hold at most the limit's amount and
+ * count. A payment counts in a window while it counts anything (a release of all of it gives
+ * the payment back too).
+ */
+function checkWindows(payments: readonly Allow[], limits: readonly WindowLimit[], tz: string, who: string): void {
+  const live = payments.filter((p) => countedOf(p) > 0n);
+  for (const p of live) {
+    for (const l of limits) {
+      const inWindow =
+        l.rollingMs !== undefined
+          ? (q: Allow) => q.atMs > p.atMs - (l.rollingMs as number) && q.atMs <= p.atMs
+          : (q: Allow) => windowKey(l.period as "day" | "month", q.atMs, tz) === windowKey(l.period as "day" | "month", p.atMs, tz);
+      const ws = live.filter(inWindow);
+      const spent = ws.reduce((n, q) => n + countedOf(q), 0n);
+      const name = `${who}: the ${l.period ?? l.rolling ?? ""} window (${tz}) of ${iso(p.atMs)}`;
+      if (l.amount !== undefined) expect(spent <= usd(l.amount), `${name} counts ${spent} over the limit of ${l.amount} USD`).toBe(true);
+      if (l.count !== undefined) expect(ws.length <= l.count, `${name} counts ${ws.length} payments over the limit of ${l.count}`).toBe(true);
+    }
+  }
+}
+
+/** Sum of the amounts (minor units) of `action`'s entries with `outcome`. */
+function sumOf(ledger: readonly LedgerEntry[], action: string, outcome: LedgerOutcome): bigint {
+  let n = 0n;
+  for (const e of ledger) if (e.action_id === action && e.outcome === outcome && e.amount !== undefined) n += toMinor(e.amount, e.currency);
+  return n;
+}
+
 /** After every command (see the module comment). */
 export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySystem): Promise<void> {
   const pool = s.w.db.pool;
+  for (const x of m.allows) {
+    const h = x.hold;
+    expect(h.captured <= x.amountMinor && h.refunded <= h.captured && h.released <= x.amountMinor, `${x.actionId}: the model's hold went out of bounds`).toBe(
+      true,
+    );
+  }
   for (const a of m.agreements) {
     const full = await loadAgreementWithLedger(pool, a.id);
     const want = m.allows
@@ -829,6 +1115,23 @@ export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySy
     expect(counted <= a.intent.cumulativeMinor, `${a.name}: spend ${counted} over the intent's signed total ${a.intent.cumulativeMinor}`).toBe(true);
     for (const x of m.allows)
       if (x.agreement === a) expect(x.amountMinor <= a.intent.ceilingMinor, `${a.name}: an ALLOW of ${x.amountMinor} above the signed ceiling`).toBe(true);
+    // Captures <= hold, refunds <= captured, as the stored ledger says (not only the model).
+    const ledger = full?.ledger ?? [];
+    for (const x of m.allows) {
+      if (x.agreement !== a) continue;
+      const captured = sumOf(ledger, x.actionId, "captured");
+      const refunded = sumOf(ledger, x.actionId, "refunded");
+      expect(captured <= x.amountMinor, `${a.name}/${x.actionId}: captures ${captured} over the hold ${x.amountMinor}`).toBe(true);
+      expect(refunded <= captured || x.outcomes.includes("settled"), `${a.name}/${x.actionId}: refunds ${refunded} over the captures ${captured}`).toBe(true);
+      if (x.outcomes.includes("settled")) expect(refunded <= x.amountMinor, `${a.name}/${x.actionId}: refunds ${refunded} over a settled hold`).toBe(true);
+    }
+    // Every window of the limits per period the principal signed into the mandate.
+    checkWindows(
+      m.allows.filter((x) => x.agreement === a),
+      MANDATE_LIMITS,
+      MANDATE_TZ,
+      `${a.name} (intent ${a.intent.id}, the principal's)`,
+    );
   }
   for (const root of m.roots) {
     const under = m.agreements.filter((a) => a.root === root).reduce((n, a) => n + m.counted(a), 0n);
@@ -836,6 +1139,13 @@ export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySy
       under <= root.budgetMinor,
       `${root.name}: spend ${under} under the grant and its sub-delegations is over the ${root.budgetMinor} the principal signed (parent_limits)`,
     ).toBe(true);
+    // A stored ancestor's limits per period bind its whole subtree (its own agreement and a sub-delegation's).
+    checkWindows(
+      m.allows.filter((x) => x.agreement.root === root),
+      ROOT_LIMITS,
+      ROOT_TZ,
+      `${root.name} and the sub-delegations below it`,
+    );
   }
   const dc = m.roots.find((r) => r.name === "dc") as Root;
   const row = await pool.query<{ revoked: boolean }>("SELECT revoked_at IS NOT NULL AS revoked FROM delegations WHERE delegation_id = $1", [
@@ -864,13 +1174,32 @@ export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<Advers
     colluderOutcome: fc.tuple(xi, later).map(([x, o]) => new ColluderOutcome(x, o)),
     ledgerFailed: xi.map((x) => new LedgerFailed(x)),
     ledgerZero: fc.tuple(fc.nat(1), fc.integer({ min: 1, max: 4 })).map(([a, n]) => new LedgerZero(a, n)),
-    chain: fc.tuple(fc.nat(1), fc.boolean()).map(([p, inflated]) => new Chain(p, inflated)),
+    chain: fc.tuple(fc.nat(1), fc.constantFrom(...CHAIN_MODES)).map(([p, mode]) => new Chain(p, mode)),
     forgedAck: fc.nat(1).map((a) => new ForgedAck(a)),
     annotation: fc.constant(null).map(() => new Annotation()),
     approve: xi.map((x) => new Approve(x)),
+    holdStep: fc
+      .tuple(
+        xi,
+        fc.constantFrom<StepKind>("captured", "captured", "voided", "refunded", "refunded"),
+        fc.constantFrom(1n, 99n, 1000n, 2500n, 5000n, 10_001n),
+        fc.boolean(),
+        fc.constantFrom("k1", "k2", "k3"),
+      )
+      .map(([x, kind, amount, final, key]) => new HoldStep(x, kind, amount, final, key)),
+    foreignStep: fc
+      .tuple(
+        xi,
+        fc.constantFrom<"operator" | "colluder">("operator", "colluder"),
+        fc.constantFrom<StepKind>("captured", "voided", "refunded"),
+        fc.constantFrom(1n, 2500n),
+      )
+      .map(([x, who, kind, amount]) => new ForeignStep(x, who, kind, amount)),
   };
   // Honest verifies weigh more, so budgets get spent and the adversaries have something to beat.
-  const list = ADVERSARY_KINDS.filter((k) => kinds.has(k)).flatMap((k) => (k === "verify" ? [all[k], all[k], all[k], all[k]] : [all[k]]));
+  // Hold steps weigh twice: they need ALLOWs to work on, and each has many outcomes.
+  const weight = (k: AdversaryKind) => (k === "verify" ? 4 : k === "holdStep" ? 2 : 1);
+  const list = ADVERSARY_KINDS.filter((k) => kinds.has(k)).flatMap((k) => Array.from({ length: weight(k) }, () => all[k]));
   if (list.length === 0) throw new Error("no command kind is enabled");
   return fc.commands(list, { maxCommands, size: "max" });
 }

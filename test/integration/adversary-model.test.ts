@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adversaryCommands, enabledKinds, runAdversaryModel, startAdversarySystem, type AdversarySystem } from "../helpers/adversary-model.js";
 
 const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 40);
-const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 20);
+const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 40);
 const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 75);
 const KINDS = enabledKinds(process.env.WRIT_ADVERSARY_KINDS);
 
@@ -37,12 +37,16 @@ describe("the budget against every party but the principal (a reference model)",
       let runs = 0;
       let commands = 0;
       let allows = 0;
+      let periodDenials = 0;
+      const steps = { captured: 0, voided: 0, refunded: 0, restored: 0 };
       await fc.assert(
         fc.asyncProperty(adversaryCommands(COMMANDS, KINDS), async (cmds) => {
           const model = await runAdversaryModel(sys, cmds);
           runs++;
           commands += model.sent.length;
           allows += model.allows.length;
+          periodDenials += model.periodDenials;
+          for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
         }),
         {
           numRuns: RUNS,
@@ -58,7 +62,12 @@ describe("the budget against every party but the principal (a reference model)",
       // Bounded in time, but never vacuous.
       expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
       expect(allows).toBeGreaterThan(0);
-      console.log(`adversary model: ${runs} runs, ${commands} verify requests, ${allows} ALLOWs, kinds ${[...KINDS].join(",")}`);
+      console.log(
+        `adversary model: ${runs} runs, ${commands} verify requests, ${allows} ALLOWs, ${periodDenials} DENYs for a limit per period, hold steps ${JSON.stringify(steps)}, kinds ${[...KINDS].join(",")}`,
+      );
+      // Limits per period were reached and holds were stepped, not only declared.
+      if (runs >= 10 && KINDS.has("verify")) expect(periodDenials).toBeGreaterThan(0);
+      if (runs >= 10 && KINDS.has("holdStep")) expect(steps.captured + steps.voided + steps.refunded).toBeGreaterThan(0);
     },
     (SECONDS + 60) * 1000,
   );
