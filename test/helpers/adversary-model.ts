@@ -12,18 +12,30 @@
  *   decimals), `proposedAt` (a foreign currency proposed as of any day);
  * - the operator (platform team; applies any declaration it can sign, through the local
  *   manifest source and the controller, never with the principal's key): `ledgerFailed`
- *   (re-applies an agreement whose `ledger` releases an ALLOWed action), `ledgerZero` (whose
- *   `ledger` holds `allowed` entries of 0 for unused action ids), `chain` (a sub-delegation
- *   citing any parent with an honest or inflated copy of its scope, bound to an agreement the
- *   principal signed for a sub-agent), `forgedAck` (an acknowledgement naming another
- *   organization as PSP, signed with a key the operator made), `annotation` (repoints a
- *   resource's `writ.dev/record-id` at another namespace's delegation, then deletes it);
+ *   (re-applies an agreement whose `ledger` releases an ALLOWed action: `failed`, `voided`,
+ *   `released`), `ledgerZero` (whose `ledger` holds `allowed` entries of 0 for unused action
+ *   ids), `chain` (a sub-delegation citing any parent, bound to an agreement the principal
+ *   signed for a sub-agent: an honest narrowing, one that also says refunds_restore_budget
+ *   false, an inflated copy of the parent's scope, or a scope that drops or loosens the
+ *   parent's limits per period; all but the honest ones must be refused), `forgedAck` (an
+ *   acknowledgement naming another organization as PSP, signed with a key the operator made),
+ *   `annotation` (repoints a resource's `writ.dev/record-id` at another namespace's
+ *   delegation, then deletes it), `foreignStep` (hold steps with its own key: 403); its root
+ *   grants declare limits per period of their own and refunds_restore_budget true, also
+ *   over ga, whose mandate says false;
  * - payment-side organizations, each with its own key: `partyOutcome` (the real PSP the
- *   principal's agreements name), `colluderOutcome` (an organization the principal never named);
+ *   principal's agreements name), `colluderOutcome` (an organization the principal never
+ *   named), `holdStep` (the real PSP: captures partial, final or beyond the hold, voids,
+ *   refunds within or beyond the captures, under idempotency keys reused with another body:
+ *   409 STEP_CONFLICT), `foreignStep` (the organization never named: 404);
  * - the principal, honestly, so that the others have approvals to abuse: `approve` signs the
  *   approval a STEP_UP opened (grant `dc` needs the principal above 40 USD, "human present";
  *   docs/reference/approvals.md) with the principal's key; the agent then retries it, changes
  *   it (`changedRetry`) or sends other payments.
+ *
+ * The principal signs limits per period into every mandate (a day with a count, a month, a
+ * rolling 2 hours with a count; Europe/Berlin) on the real clock: the model takes each ALLOW's
+ * instant from the `at` of its `allowed` entry, the decision time the service recorded.
  *
  * Invariants, after every command:
  * - every ALLOW names a ledger entry of its action at the request's exact amount (converted at
@@ -31,6 +43,11 @@
  * - counted spend <= every budget the principal signed: each intent's cumulative maximum and
  *   ceiling, and the `parent_limits` of the root grant on every level of a delegation chain (a
  *   sub-delegation's spend counts against its ancestors);
+ * - every window of every limit per period holds (`checkWindows`): the mandate's over its
+ *   agreement, and each root grant's over its own agreement and the sub-delegation's below it;
+ *   an ALLOW counts what its hold did not release, and as a payment while that is above 0;
+ * - captures <= hold and refunds <= captured, in the model and in the stored ledger; a refund
+ *   gives budget back only when the mandate and every delegation above say so;
  * - Postgres's totals are the model's, and every agreement's ledger holds exactly the service's
  *   ALLOWs and the real parties' outcomes (only the service writes ledger entries);
  * - the rate source is asked only about the decision's day (not the agent's `proposed_at`);
@@ -895,16 +912,19 @@ async function withPlantedEntries(
   return next;
 }
 
-/** Re-applies an agreement whose `ledger` releases an ALLOWed action (`failed`). */
+/** Re-applies an agreement whose `ledger` releases an ALLOWed action: `failed`, or the hold steps `voided` or `released` (of the whole hold). */
 class LedgerFailed implements Cmd {
-  constructor(readonly xi: number) {}
+  constructor(
+    readonly xi: number,
+    readonly outcome: "failed" | "voided" | "released" = "failed",
+  ) {}
   check = (m: Readonly<AdversaryModel>) => m.allows.length > 0;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const x = m.allows[this.xi % m.allows.length] as Allow;
-    const record = await withPlantedEntries(s, x.agreement, [{ actionId: x.actionId, outcome: "failed", amount: Number(x.amountMinor) / 100 }]);
+    const record = await withPlantedEntries(s, x.agreement, [{ actionId: x.actionId, outcome: this.outcome, amount: Number(x.amountMinor) / 100 }]);
     if (record) await declareAgreement(s, x.agreement, record);
   }
-  toString = () => `ledgerFailed(${this.xi})`;
+  toString = () => `ledgerFailed(${this.xi},${this.outcome})`;
 }
 
 /** Re-applies an agreement whose `ledger` holds `allowed` entries of 0 for action ids not used yet. */
@@ -1172,7 +1192,7 @@ export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<Advers
     proposedAt: fc.tuple(ai, fc.constantFrom(40, 80), fc.nat(PROPOSED_AT.length - 1)).map(([a, n, k]) => new ProposedAt(a, n, k)),
     partyOutcome: fc.tuple(xi, later).map(([x, o]) => new PartyOutcome(x, o)),
     colluderOutcome: fc.tuple(xi, later).map(([x, o]) => new ColluderOutcome(x, o)),
-    ledgerFailed: xi.map((x) => new LedgerFailed(x)),
+    ledgerFailed: fc.tuple(xi, fc.constantFrom<"failed" | "voided" | "released">("failed", "voided", "released")).map(([x, o]) => new LedgerFailed(x, o)),
     ledgerZero: fc.tuple(fc.nat(1), fc.integer({ min: 1, max: 4 })).map(([a, n]) => new LedgerZero(a, n)),
     chain: fc.tuple(fc.nat(1), fc.constantFrom(...CHAIN_MODES)).map(([p, mode]) => new Chain(p, mode)),
     forgedAck: fc.nat(1).map((a) => new ForgedAck(a)),
