@@ -104,6 +104,7 @@ export const ADVERSARY_KINDS = [
   "approve",
   "holdStep",
   "foreignStep",
+  "advance",
 ] as const;
 export type AdversaryKind = (typeof ADVERSARY_KINDS)[number];
 
@@ -126,9 +127,25 @@ const RATE = "1.25";
 const DAY = 24 * HOUR;
 const dayOf = (ms: number) => iso(ms).slice(0, 10);
 
+/**
+ * The data plane's clock: the real one plus an offset the model moves forward (`advance`:
+ * minutes, hours, past the next local midnight of a limit's time zone) and sets back to 0 at the
+ * start of each run (each run has its own agents, so no window of an earlier run counts). At
+ * most `MAX_OFFSET_MS` ahead, so that every record a run signs stays valid.
+ */
+export class AdversaryClock {
+  offsetMs = 0;
+  readonly now = (): number => Date.now() + this.offsetMs;
+}
+const MAX_OFFSET_MS = 30 * HOUR;
+/** How long the records a run signs and declares are valid (longer than `MAX_OFFSET_MS`, shorter than a standing grant's 7 days). */
+const RECORDS_VALID_MS = 3 * 24 * HOUR;
+
 /** The data plane, the controller on an in-memory API server, the rate source and the organizations. */
 export interface AdversarySystem {
   w: VerifyWorld;
+  /** The data plane's clock (AppDeps.clock): every period window and ledger `at` is its time. */
+  clock: AdversaryClock;
   fx: FrankfurterStandIn;
   /** The local manifest source's object store: what the operator applies. */
   store: LocalObjectStore;
@@ -145,7 +162,11 @@ export async function startAdversarySystem(): Promise<AdversarySystem> {
   const fx = await startFrankfurter();
   fx.setRate(OLD_DAY, "CHF", "USD", OLD_RATE);
   fx.setRate(dayOf(Date.now() - 3 * DAY), "CHF", "USD", RATE);
-  const w = await startVerifyWorld({ SVC_FX_SOURCE_URL: fx.url, WRIT_RETENTION_INTERVAL_MS: "86400000", WRIT_DECISION_RETENTION_DAYS: "1", LOG_LEVEL: "warn" });
+  const clock = new AdversaryClock();
+  const w = await startVerifyWorld(
+    { SVC_FX_SOURCE_URL: fx.url, WRIT_RETENTION_INTERVAL_MS: "86400000", WRIT_DECISION_RETENTION_DAYS: "1", LOG_LEVEL: "warn" },
+    { clock: () => new Date(clock.now()) },
+  );
   const colluderOrg = await w.createOrg("processor_psp", "a wallet the principal never named");
   const colluder = { orgId: colluderOrg, key: (await w.issueKey(colluderOrg)).token };
   const store = new LocalObjectStore();
@@ -154,6 +175,7 @@ export async function startAdversarySystem(): Promise<AdversarySystem> {
   const controller = await localController({ databaseUrl: w.db.url, logSigner: signerFromSeed(w.seed), print: (l) => lines.push(l) })(api);
   return {
     w,
+    clock,
     fx,
     store,
     controller,
@@ -388,7 +410,7 @@ async function signed(w: VerifyWorld, agentId: string, intentId: string, restore
         mandate(agentId, intentId, {
           maximum_amount: BUDGET,
           cumulative_maximum: BUDGET,
-          expires_at: iso(Date.now() + 2 * DAY),
+          expires_at: iso(Date.now() + RECORDS_VALID_MS),
           time_zone: MANDATE_TZ,
           period_limits: limitsJson(MANDATE_LIMITS),
           refunds_restore_budget: restoresBudget,
@@ -412,6 +434,7 @@ async function signed(w: VerifyWorld, agentId: string, intentId: string, restore
  */
 export async function newAdversaryModel(sys: AdversarySystem): Promise<AdversaryModel> {
   const { w } = sys;
+  sys.clock.offsetMs = 0;
   const m = new AdversaryModel(uid("r"));
   const [a, b, c] = await Promise.all([0, 1, 2].map(async () => (await w.registerAgent(w.operatorKey)).agent_id));
   m.agents = { a: a as string, b: b as string, c: c as string };
@@ -433,6 +456,7 @@ export async function newAdversaryModel(sys: AdversarySystem): Promise<Adversary
         refunds_restore_budget: true,
       },
     });
+    record.expires_at = iso(Date.now() + RECORDS_VALID_MS);
     // dc needs the principal above APPROVAL_ABOVE USD (approvals; the principal's `approve` move).
     if (name === "dc") record.conditions = [{ type: "principal_present", above_amount: APPROVAL_ABOVE, currency: "USD" }];
     const root: Root = { name, namespace: ns, agentId, budgetMinor: usd(BUDGET), revokedByService: false, record, restores: true };
@@ -569,7 +593,7 @@ const APPROVAL_ABOVE = 40;
 function actionBody(
   agentId: string,
   intentId: string,
-  o: { actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string },
+  o: { now: number; actionId?: string; amountText: string; currency?: string; proposedAt?: string; merchant?: string },
 ): { actionId: string; body: RawJson; requestKey: string } {
   const actionId = o.actionId ?? uid("act");
   const currency = o.currency ?? "USD";
@@ -578,7 +602,7 @@ function actionBody(
     `"action_type":"purchase"`,
     `"amount":${o.amountText}`,
     `"currency":${JSON.stringify(currency)}`,
-    `"proposed_at":${JSON.stringify(o.proposedAt ?? iso(Date.now()))}`,
+    `"proposed_at":${JSON.stringify(o.proposedAt ?? iso(o.now))}`,
     `"intent_id":${JSON.stringify(intentId)}`,
     ...(o.merchant ? [`"merchant":${JSON.stringify(o.merchant)}`] : []),
   ];
@@ -608,7 +632,7 @@ class Verify implements Cmd {
     const agentId = agentOf(m, this.ai);
     const plantedIds = this.planted ? m.agreements.flatMap((a) => (a.agentId === agentId ? a.planted : [])) : [];
     const actionId = plantedIds[this.amount % Math.max(1, plantedIds.length)];
-    const b = actionBody(agentId, intentOf(m, agentId), { amountText: String(this.amount), ...(actionId ? { actionId } : {}) });
+    const b = actionBody(agentId, intentOf(m, agentId), { now: s.clock.now(), amountText: String(this.amount), ...(actionId ? { actionId } : {}) });
     await sendVerify(m, s, { agentId, ...b, expectedMinor: usd(this.amount) });
   }
   toString = () => `verify(${this.ai},${this.amount}${this.planted ? ",planted" : ""})`;
@@ -644,7 +668,7 @@ class ChangedRetry implements Cmd {
         : this.change === "merchant"
           ? { amountText: String(this.amount), merchant: "merchant-elsewhere" }
           : { amountText: String(this.amount), currency: "CHF" };
-    const b = actionBody(x.agentId, intentId, { actionId: x.actionId, ...o });
+    const b = actionBody(x.agentId, intentId, { now: s.clock.now(), actionId: x.actionId, ...o });
     const expectedMinor = this.change === "currency" ? convertMinor(toMinor(this.amount, "CHF"), "CHF", "USD", parseRate(RATE)) : usd(this.amount);
     await sendVerify(m, s, { agentId: x.agentId, ...b, expectedMinor });
   }
@@ -675,7 +699,7 @@ class OddAmount implements Cmd {
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const agentId = agentOf(m, this.ai);
     const [text, expectedMinor] = ODD_AMOUNTS[this.k % ODD_AMOUNTS.length] as [string, bigint | null];
-    await sendVerify(m, s, { agentId, ...actionBody(agentId, intentOf(m, agentId), { amountText: text }), expectedMinor });
+    await sendVerify(m, s, { agentId, ...actionBody(agentId, intentOf(m, agentId), { now: s.clock.now(), amountText: text }), expectedMinor });
   }
   toString = () => `oddAmount(${this.ai},${ODD_AMOUNTS[this.k % ODD_AMOUNTS.length]?.[0] ?? ""})`;
 }
@@ -700,10 +724,10 @@ class ProposedAt implements Cmd {
   check = () => true;
   async run(m: AdversaryModel, s: AdversarySystem): Promise<void> {
     const agentId = agentOf(m, this.ai);
-    const now = Date.now();
+    const now = s.clock.now();
     s.fx.resetCalls();
     const proposedAt = (PROPOSED_AT[this.k % PROPOSED_AT.length] as (n: number) => string)(now);
-    const b = actionBody(agentId, intentOf(m, agentId), { amountText: String(this.chf), currency: "CHF", proposedAt });
+    const b = actionBody(agentId, intentOf(m, agentId), { now, amountText: String(this.chf), currency: "CHF", proposedAt });
     await sendVerify(m, s, { agentId, ...b, expectedMinor: convertMinor(toMinor(this.chf, "CHF"), "CHF", "USD", parseRate(RATE)) });
     const days = new Set([dayOf(now - DAY), dayOf(now), dayOf(now + DAY)]);
     for (const path of s.fx.requests) {
@@ -711,6 +735,41 @@ class ProposedAt implements Cmd {
     }
   }
   toString = () => `proposedAt(${this.ai},${this.chf} CHF,${this.k})`;
+}
+
+/** The next instant after `ms` at which the local date of `tz` changes (bisection on the model's own window keys). */
+function nextMidnight(tz: string, ms: number): number {
+  const key = windowKey("day", ms, tz);
+  let lo = ms;
+  let hi = ms + 6 * HOUR;
+  while (windowKey("day", hi, tz) === key) hi += 6 * HOUR;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (windowKey("day", mid, tz) === key) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+type AdvanceKind = "minutes" | "hours" | "midnight@mandate" | "midnight@root";
+
+/** Time passes on the data plane's clock: minutes, hours, or to just before, at or just after the next local midnight of the mandates' or the root grants' time zone. */
+class Advance implements Cmd {
+  constructor(
+    readonly kind: AdvanceKind,
+    readonly n: number,
+  ) {}
+  check = () => true;
+  async run(_m: AdversaryModel, s: AdversarySystem): Promise<void> {
+    const now = s.clock.now();
+    let to: number;
+    if (this.kind === "minutes") to = now + (1 + this.n) * 7 * 60_000;
+    else if (this.kind === "hours") to = now + (1 + this.n) * HOUR;
+    else to = Math.max(now, nextMidnight(this.kind === "midnight@mandate" ? MANDATE_TZ : ROOT_TZ, now) + ((this.n % 3) - 1) * 1000);
+    const offset = s.clock.offsetMs + (to - now);
+    if (offset <= MAX_OFFSET_MS) s.clock.offsetMs = offset;
+  }
+  toString = () => `advance(${this.kind},${this.n})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1207,6 +1266,7 @@ export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<Advers
         fc.constantFrom("k1", "k2", "k3"),
       )
       .map(([x, kind, amount, final, key]) => new HoldStep(x, kind, amount, final, key)),
+    advance: fc.tuple(fc.constantFrom<AdvanceKind>("minutes", "hours", "midnight@mandate", "midnight@root"), fc.nat(5)).map(([k, n]) => new Advance(k, n)),
     foreignStep: fc
       .tuple(
         xi,
