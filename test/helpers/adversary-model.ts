@@ -324,10 +324,10 @@ export class AdversaryModel {
   decoys = 0;
   /** Verify decisions of this run may have been pruned. */
   retentionRan = false;
-  /** DENYs for a limit per period (the limits were reached, not only declared). */
-  periodDenials = 0;
-  /** Hold steps appended by the party (not replays nor refusals). */
-  readonly steps = { captured: 0, voided: 0, refunded: 0, restored: 0 };
+  /** DENYs for a limit per period, by amount and by count (the limits were reached, not only declared). */
+  readonly periodDenials = { amount: 0, count: 0 };
+  /** Hold steps appended by the party (not replays nor refusals), restoring refunds among them, and steps refused as STEP_CONFLICT. */
+  readonly steps = { captured: 0, voided: 0, refunded: 0, restored: 0, conflicts: 0 };
   constructor(readonly run: string) {}
 
   get nsA(): string {
@@ -513,8 +513,10 @@ async function settle(m: AdversaryModel, sys: AdversarySystem, x: Sent): Promise
   const context = JSON.stringify({ sent: x.body instanceof RawJson ? x.body.text : x.body, answer: r.body });
   expect(r.status, `a 5xx: ${context}`).toBeLessThan(500);
   learn(m, r, x.agentId);
-  if (r.status === 200 && Array.isArray(r.body.reasons) && r.body.reasons.some((c) => c === "PERIOD_LIMIT_EXCEEDED" || c === "PERIOD_COUNT_EXCEEDED"))
-    m.periodDenials++;
+  if (r.status === 200 && Array.isArray(r.body.reasons)) {
+    if (r.body.reasons.includes("PERIOD_LIMIT_EXCEEDED")) m.periodDenials.amount++;
+    if (r.body.reasons.includes("PERIOD_COUNT_EXCEEDED")) m.periodDenials.count++;
+  }
   if (r.status !== 200 || r.body.verdict !== "ALLOW") return;
   // An approval never authorizes more than its request.
   const approvalId = r.body.approval_id;
@@ -586,7 +588,7 @@ const ODD_AMOUNTS: readonly [string, bigint | null][] = [
   ["25.10", 2510n],
   ["1e1", 1000n],
 ];
-const NORMAL_AMOUNTS = [25, 50, 100];
+const NORMAL_AMOUNTS = [5, 25, 50, 100];
 /** Grant dc needs the principal above this many USD. */
 const APPROVAL_ABOVE = 40;
 
@@ -878,7 +880,10 @@ class HoldStep implements Cmd {
       const same = seen.amount === this.amountMinor && (this.kind !== "captured" || seen.final || !this.final);
       expect(r.status, context).toBe(same ? 200 : 409);
       if (same) expect(r.body.replayed, context).toBe(true);
-      else expect(String(r.body.error), context).toContain("idempotency_key was already used");
+      else {
+        expect(String(r.body.error), context).toContain("idempotency_key was already used");
+        m.steps.conflicts++;
+      }
       return;
     }
     const closedOrFailed = this.kind === "refunded" ? h.closedBy === "failed" || h.captured === 0n : !h.open;
@@ -1277,8 +1282,8 @@ export function adversaryCommands(maxCommands: number, kinds: ReadonlySet<Advers
       .map(([x, who, kind, amount]) => new ForeignStep(x, who, kind, amount)),
   };
   // Honest verifies weigh more, so budgets get spent and the adversaries have something to beat.
-  // Hold steps weigh twice: they need ALLOWs to work on, and each has many outcomes.
-  const weight = (k: AdversaryKind) => (k === "verify" ? 4 : k === "holdStep" ? 2 : 1);
+  // Hold steps weigh three times: they need ALLOWs to work on, and each has many outcomes.
+  const weight = (k: AdversaryKind) => (k === "verify" ? 4 : k === "holdStep" ? 3 : 1);
   const list = ADVERSARY_KINDS.filter((k) => kinds.has(k)).flatMap((k) => Array.from({ length: weight(k) }, () => all[k]));
   if (list.length === 0) throw new Error("no command kind is enabled");
   return fc.commands(list, { maxCommands, size: "max" });
