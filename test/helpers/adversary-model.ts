@@ -1017,12 +1017,12 @@ class LedgerZero implements Cmd {
  * How the operator declares the sub-delegation: an honest narrowing of its parent (`honest`,
  * or `noRestore`, which also says refunds_restore_budget false), an inflated copy of the
  * parent's scope in the link (and an inflated budget), or a scope that drops the parent's
- * limits per period or loosens them. `inflated`, `dropsPeriods` and `loosensPeriods` must be
- * refused (a stored ancestor's limits bind its children); refunds of b's restore budget only
- * when the child, its parent and b's mandate all say so.
+ * limits per period, loosens them, or counts them in another time zone (other days). All but
+ * `honest` and `noRestore` must be refused (a stored ancestor's limits bind its children);
+ * refunds of b's restore budget only when the child, its parent and b's mandate all say so.
  */
-type ChainMode = "honest" | "noRestore" | "inflated" | "dropsPeriods" | "loosensPeriods";
-const CHAIN_MODES: readonly ChainMode[] = ["honest", "noRestore", "inflated", "dropsPeriods", "loosensPeriods"];
+type ChainMode = "honest" | "noRestore" | "inflated" | "dropsPeriods" | "loosensPeriods" | "shiftsZone";
+const CHAIN_MODES: readonly ChainMode[] = ["honest", "noRestore", "inflated", "dropsPeriods", "loosensPeriods", "shiftsZone"];
 
 /** A sub-delegation from agent a (or c) to b citing that parent (see `ChainMode`), bound to the agreement the principal signed for b. */
 class Chain implements Cmd {
@@ -1051,7 +1051,7 @@ class Chain implements Cmd {
         ? {}
         : this.mode === "loosensPeriods"
           ? { time_zone: ROOT_TZ, period_limits: limitsJson(ROOT_LIMITS.map((l) => ({ ...l, ...(l.amount !== undefined ? { amount: l.amount * 10 } : {}) }))) }
-          : { time_zone: ROOT_TZ, period_limits: limitsJson(ROOT_LIMITS) };
+          : { time_zone: this.mode === "shiftsZone" ? "Pacific/Kiritimati" : ROOT_TZ, period_limits: limitsJson(ROOT_LIMITS) };
     const restoresBudget = this.mode === "noRestore" ? false : parent.restores;
     const child: Delegation = {
       ...delegationRecord(uid("del"), m.agents.b, {
