@@ -46,6 +46,9 @@
  * - every window of every limit per period holds (`checkWindows`): the mandate's over its
  *   agreement, and each root grant's over its own agreement and the sub-delegation's below it;
  *   an ALLOW counts what its hold did not release, and as a payment while that is above 0;
+ * - what the read API shows for each period (GET /v1/agreements/{id}: the intent's lines, and
+ *   a root grant's, which count its sub-delegation's spend too) is the model's usage at the
+ *   data plane's now;
  * - captures <= hold and refunds <= captured, in the model and in the stored ledger; a refund
  *   gives budget back only when the mandate and every delegation above say so;
  * - Postgres's totals are the model's, and every agreement's ledger holds exactly the service's
@@ -1170,6 +1173,44 @@ function checkWindows(payments: readonly Allow[], limits: readonly WindowLimit[]
   }
 }
 
+/** A period line of the read API's budget (GET /v1/agreements/{id}). */
+interface PeriodLineJson {
+  spent: string;
+  count: number;
+}
+
+/** What `payments` count now in each window of `limits` holding `nowMs` (the rolling window ending at it). */
+function usageAt(payments: readonly Allow[], l: WindowLimit, tz: string, nowMs: number): { spent: bigint; count: number } {
+  const inWindow =
+    l.rollingMs !== undefined
+      ? (q: Allow) => q.atMs > nowMs - (l.rollingMs as number) && q.atMs <= nowMs
+      : (q: Allow) => windowKey(l.period as "day" | "month", q.atMs, tz) === windowKey(l.period as "day" | "month", nowMs, tz);
+  const ws = payments.filter((p) => countedOf(p) > 0n && inWindow(p));
+  return { spent: ws.reduce((n, q) => n + countedOf(q), 0n), count: ws.length };
+}
+
+/**
+ * What the read API shows for `lines` (spent and count of each period line, in the order of
+ * `limits`) is the model's usage of `payments` at the data plane's now: the windows the spend
+ * transaction checks, with every hold step's release in them.
+ */
+function expectPeriodLines(
+  lines: PeriodLineJson[] | undefined,
+  payments: readonly Allow[],
+  limits: readonly WindowLimit[],
+  tz: string,
+  nowMs: number,
+  who: string,
+) {
+  expect(lines?.length, `${who}: the read API's period lines`).toBe(limits.length);
+  limits.forEach((l, i) => {
+    const line = (lines as PeriodLineJson[])[i] as PeriodLineJson;
+    const u = usageAt(payments, l, tz, nowMs);
+    const ctx = `${who}: the read API's ${l.period ?? l.rolling ?? ""} line at ${iso(nowMs)}: ${JSON.stringify(line)}`;
+    expect({ spent: toMinor(line.spent, "USD"), count: line.count }, ctx).toEqual({ spent: u.spent, count: u.count });
+  });
+}
+
 /** Sum of the amounts (minor units) of `action`'s entries with `outcome`. */
 function sumOf(ledger: readonly LedgerEntry[], action: string, outcome: LedgerOutcome): bigint {
   let n = 0n;
@@ -1208,6 +1249,26 @@ export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySy
       expect(captured <= x.amountMinor, `${a.name}/${x.actionId}: captures ${captured} over the hold ${x.amountMinor}`).toBe(true);
       expect(refunded <= captured || x.outcomes.includes("settled"), `${a.name}/${x.actionId}: refunds ${refunded} over the captures ${captured}`).toBe(true);
       if (x.outcomes.includes("settled")) expect(refunded <= x.amountMinor, `${a.name}/${x.actionId}: refunds ${refunded} over a settled hold`).toBe(true);
+    }
+    // The read API shows the windows the spend transaction checks: the intent's, and for a
+    // root grant's agreement the grant's own, which count its sub-delegation's spend too.
+    const read = await call(s.w.server.url, "GET", `/v1/agreements/${a.id}`, s.w.operatorKey);
+    if (!(read.status === 404 && a.root === null) && !(read.status === 404 && a.name === "gb")) {
+      expect(read.status, `${a.name}: ${JSON.stringify(read.body)}`).toBe(200);
+      const budget = read.body.budget as { intents: { periods?: PeriodLineJson[] }[]; delegation?: { periods?: PeriodLineJson[] } };
+      const now = s.clock.now();
+      const own = m.allows.filter((x) => x.agreement === a);
+      expectPeriodLines(budget.intents[0]?.periods, own, MANDATE_LIMITS, MANDATE_TZ, now, `${a.name} (intent ${a.intent.id})`);
+      const root = a.name === "gb" ? undefined : a.root;
+      if (root)
+        expectPeriodLines(
+          budget.delegation?.periods,
+          m.allows.filter((x) => x.agreement.root === root),
+          ROOT_LIMITS,
+          ROOT_TZ,
+          now,
+          `${a.name} (grant ${root.name} and below)`,
+        );
     }
     // Every window of the limits per period the principal signed into the mandate.
     checkWindows(
