@@ -55,6 +55,8 @@ export interface UpsertAgreementOptions {
 /** What `upsertAgreement` did. */
 export interface UpsertAgreementResult {
   agreementId: string;
+  /** The agent whose row holds it. */
+  agentId: string;
   revision: number;
   created: boolean;
   /** The record or its columns changed (revision increased). */
@@ -216,9 +218,10 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   const ignored = created
     ? undefined
     : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
-  if (selfRevokes) await announceRevoked(q, "agreement", [id]);
+  if (selfRevokes) await announceRevoked(q, "agreement", [id], orgId ?? "");
   return {
     agreementId: id,
+    agentId,
     revision,
     created,
     changed,
@@ -235,22 +238,22 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
  * revocation kept in the record when given) and announces it with NOTIFY. `found` is false for
  * an unknown id; `ids` is empty when it was already revoked.
  */
-export async function revokeAgreement(q: Queryable, id: string, acts: AgreementRevocationActs): Promise<{ ids: string[]; found: boolean }> {
-  const { rows } = await q.query<{ agreement_id: string; newly: boolean }>(
+export async function revokeAgreement(q: Queryable, agentId: string, id: string, acts: AgreementRevocationActs): Promise<{ ids: string[]; found: boolean }> {
+  const { rows } = await q.query<{ agreement_id: string; org_id: string | null; newly: boolean }>(
     `WITH upd AS (
        UPDATE agreements SET status = 'revoked', revoked_at = $2, revoked_reason = $3, revoked_by = $4,
          record = jsonb_set(record, '{status}', '"revoked"') || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('revocation', $5::jsonb) END,
          revision = revision + 1, updated_at = now()
-       WHERE agreement_id = $1 AND revoked_at IS NULL
-       RETURNING agreement_id
+       WHERE agent_id = $6 AND agreement_id = $1 AND revoked_at IS NULL
+       RETURNING agreement_id, org_id
      )
-     SELECT agreement_id, true AS newly FROM upd
-     UNION ALL SELECT agreement_id, false FROM agreements WHERE agreement_id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
-    [id, acts.at, acts.reason, acts.by, acts.revocation === undefined ? null : JSON.stringify(acts.revocation)],
+     SELECT agreement_id, org_id, true AS newly FROM upd
+     UNION ALL SELECT agreement_id, org_id, false FROM agreements WHERE agent_id = $6 AND agreement_id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+    [id, acts.at, acts.reason, acts.by, acts.revocation === undefined ? null : JSON.stringify(acts.revocation), agentId],
   );
   const row = rows[0];
   if (!row) return { ids: [], found: false };
   if (!row.newly) return { ids: [], found: true };
-  await announceRevoked(q, "agreement", [id]);
+  await announceRevoked(q, "agreement", [id], row.org_id ?? "");
   return { ids: [id], found: true };
 }

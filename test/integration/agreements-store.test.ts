@@ -161,7 +161,7 @@ describe("upsertDelegation and candidates", () => {
     await tx((c) => upsertAgreement(c, renamed(base, "agr-c-live"), { agentId: "agent-c" }));
     await tx((c) => upsertAgreement(c, { ...renamed(base, "agr-c-proposed"), status: "proposed" }, { agentId: "agent-c" }));
     await tx((c) => upsertAgreement(c, renamed(base, "agr-c-revoked"), { agentId: "agent-c" }));
-    await tx((c) => revokeAgreement(c, "agr-c-revoked", { reason: "principal revoked", by: "principal", at }));
+    await tx((c) => revokeAgreement(c, "agent-c", "agr-c-revoked", { reason: "principal revoked", by: "principal", at }));
     expect((await loadActiveForAgent(db.pool, "agent-c")).map((r) => r.agreementId)).toEqual(["agr-c-live"]);
     expect(await agreementFacts(db.pool, "agent-c")).toEqual({ active_authorizations: 1, revocations: 1 });
   });
@@ -190,7 +190,7 @@ describe("revocation", () => {
     await tx((c) => upsertAgreement(c, lowAgreement, { delegationId: "del-low", agentId: "agent-low" }));
     expect((await loadActiveForAgent(db.pool, "agent-low")).map((r) => r.agreementId)).toEqual(["agr-low"]);
 
-    const r = await tx((c) => revokeDelegation(c, "del-top", { reason: "principal revoked", by: "principal", at }));
+    const r = await tx((c) => revokeDelegation(c, null, "del-top", { reason: "principal revoked", by: "principal", at }));
     expect(r).toEqual({ found: true, ids: ["del-low", "del-mid", "del-top"] });
     expect(await loadDelegation(db.pool, "del-low")).toMatchObject({
       status: "revoked",
@@ -201,26 +201,26 @@ describe("revocation", () => {
     });
     expect((await loadDelegation(db.pool, "del-other"))?.status).toBe("active");
     expect(await loadActiveForAgent(db.pool, "agent-low")).toEqual([]);
-    expect(await tx((c) => revokeDelegation(c, "del-top", { reason: "again", by: "principal", at }))).toEqual({ found: true, ids: [] });
+    expect(await tx((c) => revokeDelegation(c, null, "del-top", { reason: "again", by: "principal", at }))).toEqual({ found: true, ids: [] });
 
     // Re-applying a revoked record keeps it revoked; a new delegation under a revoked link is stored revoked.
     expect(await tx((c) => upsertDelegation(c, mid))).toMatchObject({ revoked: true, changed: false });
     expect((await loadDelegation(db.pool, "del-mid"))?.status).toBe("revoked");
     expect(await tx((c) => upsertDelegation(c, sub(low, "del-late", "agent-late")))).toMatchObject({ created: true, revoked: true });
     expect(await loadDelegation(db.pool, "del-late")).toMatchObject({ status: "revoked", revokedReason: "link del-top above it is revoked" });
-    expect(await listRevokedDelegationIds(db.pool)).toEqual(expect.arrayContaining(["del-top", "del-mid", "del-low", "del-late"]));
-    expect(await listRevokedDelegationIds(db.pool)).not.toContain("del-other");
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).toEqual(expect.arrayContaining(["del-top", "del-mid", "del-low", "del-late"]));
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).not.toContain("del-other");
   });
 
   it("revokes by a link id that is only named inside stored chains, and reports unknown ids", async () => {
     const d = delegation(undefined, { delegation_id: "del-chained" });
     expect(chain().map((l) => l.delegation_id)).toContain("del-link-2");
     await tx((c) => upsertDelegation(c, d));
-    const r = await tx((c) => revokeDelegation(c, "del-link-2", { reason: "link revoked", by: "policy", at }));
+    const r = await tx((c) => revokeDelegation(c, null, "del-link-2", { reason: "link revoked", by: "policy", at }));
     expect(r.found).toBe(true);
     expect(r.ids).toEqual(expect.arrayContaining(["del-link-2", "del-chained"]));
-    expect(await tx((c) => revokeDelegation(c, "del-nowhere", { reason: "x", by: "policy", at }))).toEqual({ found: false, ids: [] });
-    expect(await listRevokedDelegationIds(db.pool)).not.toContain("del-nowhere");
+    expect(await tx((c) => revokeDelegation(c, null, "del-nowhere", { reason: "x", by: "policy", at }))).toEqual({ found: false, ids: [] });
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).not.toContain("del-nowhere");
   });
 
   it("never misses a child stored while its parent is being revoked", async () => {
@@ -229,7 +229,7 @@ describe("revocation", () => {
     const children = Array.from({ length: 30 }, (_, i) => sub(parent, `del-race-${i}`, `agent-race-${i}`));
     await Promise.all([
       ...children.slice(0, 15).map((d) => tx((c) => upsertDelegation(c, d))),
-      tx((c) => revokeDelegation(c, "del-race", acts())),
+      tx((c) => revokeDelegation(c, null, "del-race", acts())),
       ...children.slice(15).map((d) => tx((c) => upsertDelegation(c, d))),
     ]);
     const statuses = await Promise.all(children.map(async (d) => (await loadDelegation(db.pool, d.delegation_id))?.status));
@@ -256,13 +256,13 @@ describe("revocation", () => {
       reason: "done",
       signature: { protected: "e30", payload: "", signature: "AA" },
     };
-    expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
-    expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
-    expect(await tx((c) => revokeAgreement(c, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });
     const again = await tx((c) => upsertAgreement(c, a));
     expect(again.revoked).toBe(true);
     const stored = await loadAgreementWithLedger(db.pool, "agr-final");
     expect(stored).toMatchObject({ status: "revoked", revocation });
-    expect(await listRevokedAgreementIds(db.pool)).toContain("agr-final");
+    expect((await listRevokedAgreementIds(db.pool)).map((r) => r.id)).toContain("agr-final");
   });
 });

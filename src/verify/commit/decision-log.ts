@@ -172,7 +172,9 @@ export class DecisionLog {
       logOptions: this.d.logOptions(q.now),
       decision: { actionId: q.actionId, requestHash: q.hash, body: { ...answer } },
     });
-    this.d.upkeep.revoked(q.agentId, e.candidate.delegation ? "delegation" : "agreement", out.revocation?.ids ?? []);
+    const kind = e.candidate.delegation ? "delegation" : "agreement";
+    const org = kind === "delegation" ? (e.candidate.row.delegation?.orgId ?? e.candidate.orgId) : e.candidate.orgId;
+    this.d.upkeep.revoked(q.agentId, org, kind, out.revocation?.ids ?? []);
     return out.saved.stored ? this.counted(answer) : this.replay(q, out.saved.decision);
   }
 
