@@ -17,11 +17,12 @@
  *   org id) is stored only when signed by a live key that organization registered
  *   (./ack-keys.ts): else ACK_KEY_UNREGISTERED, and nothing is stored.
  * - The row and its ledger's are keyed by `(agent_id, agreement_id)`; the id is claimed in
- *   `record_ids` (./record-ids.ts) when first stored, and a stored agreement's agent never
- *   changes (a record naming another agent: RECORD_INVALID).
+ *   `record_ids` (./record-ids.ts) within the record's organization when first stored (two
+ *   organizations may each hold the id), and a stored agreement's agent never changes (a
+ *   record naming another agent of the organization: RECORD_INVALID).
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
- *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
+ *   announced as NOTIFY `{kind: "agreement", org, ids: [id]}` when the transaction commits.
  *
  * Run every function inside a transaction (`withTransaction`): the row lock taken here must
  * hold until the ledger and the totals are written.
@@ -160,7 +161,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (!stored) {
     // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
     if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
-      const holder = await recordIdHolder(q, "agreement", id);
+      const holder = await recordIdHolder(q, "agreement", orgId, id);
       if (holder !== undefined && holder !== agentId) {
         // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
         throw new RecordStoreError(
@@ -199,7 +200,9 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
-      if (stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
+      if (stored.org_id !== orgId && !(await moveRecordId(q, "agreement", id, stored.org_id, orgId, agentId))) {
+        throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is held by another agent of organization ${String(orgId)}`);
+      }
       const upd = await q
         .query<{ revision: string }>(
           `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,

@@ -7,7 +7,7 @@
  *   which it stores through `upsertAgreement`, bound to the delegation. `generation` increases
  *   only when something stored changes, so re-applying the same record keeps caches warm.
  *   The row is keyed `(agent_id, delegation_id)`; the id is claimed in `record_ids`
- *   (./record-ids.ts) when first stored, and a stored delegation's agent never changes (a
+ *   (./record-ids.ts) within the record's organization when first stored, and a stored delegation's agent never changes (a
  *   record naming another agent: RECORD_INVALID). A chain's links' agents are stored with it
  *   (`chain_agents`), so the spend transaction addresses every ancestor by its key.
  * - Revocation is final and reaches everything below, within one organization (an id names a
@@ -133,7 +133,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     [record.agent.agent_id, id],
   );
   const stored = rows[0];
-  const holder = stored ? undefined : await recordIdHolder(q, "delegation", id);
+  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
+  // The id is claimed within the organization (migrations/0472_record_ids_per_org.sql): another organization's is another record.
+  const holder = stored ? undefined : await recordIdHolder(q, "delegation", orgId, id);
   if (holder !== undefined && holder !== record.agent.agent_id) {
     // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
     throw new RecordStoreError(
@@ -148,7 +150,6 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   ) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
-  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
   // Revocations are read in the record's organization: an id names a record within one organization.
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
     "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE org_id = $2 AND delegation_id = ANY($1::text[]) ORDER BY revoked_at, (delegation_id = root_id) DESC, delegation_id LIMIT 1",
@@ -199,7 +200,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
          WHERE agent_id = $3 AND delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
-      if (stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
+      if (stored.org_id !== orgId && !(await moveRecordId(q, "delegation", id, stored.org_id, orgId, record.agent.agent_id))) {
+        throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is held by another agent of organization ${String(orgId)}`);
+      }
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
   }

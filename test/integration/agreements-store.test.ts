@@ -9,7 +9,7 @@ import type { ChainLink, Delegation } from "../../src/core/delegation/index.js";
 import { agreementFacts } from "../../src/store/agent-standing.js";
 import { listRevokedAgreementIds, loadActiveForAgent, loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { revokeAgreement, upsertAgreement } from "../../src/store/agreements.js";
-import { listRevokedDelegationIds, loadDelegation, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { listRevokedDelegationIds, loadDelegation, loadStoredChain, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { spendTotals } from "../../src/store/ledger/index.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { recordAllowedSpend } from "../../src/store/ledger/index.js";
@@ -210,6 +210,56 @@ describe("revocation", () => {
     expect(await loadDelegation(db.pool, "del-late")).toMatchObject({ status: "revoked", revokedReason: "link del-top above it is revoked" });
     expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).toEqual(expect.arrayContaining(["del-top", "del-mid", "del-low", "del-late"]));
     expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).not.toContain("del-other");
+  });
+
+  it("two organizations hold the same ids; a revocation (and its cascade, and a revocation before storing) reaches its organization's records only", async () => {
+    const inOrg = async (org: string, agent: string) => {
+      const top = delegation(undefined, { delegation_id: "del-s-top", agent: { agent_id: `${agent}-top` }, delegation_chain: [] });
+      const mid = sub(top, "del-s-mid", `${agent}-mid`);
+      for (const d of [top, mid]) await tx((c) => upsertDelegation(c, d, { orgId: org }));
+      return { top, mid };
+    };
+    const a = await inOrg("org_s_a", "agent-sa");
+    const b = await inOrg("org_s_b", "agent-sb");
+    // One organization holds an id once: another agent of it is refused.
+    const squat = delegation(undefined, { delegation_id: "del-s-top", agent: { agent_id: "agent-sa-other" }, delegation_chain: [] });
+    await expect(tx((c) => upsertDelegation(c, squat, { orgId: "org_s_a" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+
+    const r = await tx((c) => revokeDelegation(c, "org_s_a", "del-s-top", { reason: "principal revoked", by: "principal", at }));
+    expect(r).toEqual({ found: true, ids: ["del-s-mid", "del-s-top"] });
+    for (const [id, agent] of [
+      ["del-s-top", "agent-sb-top"],
+      ["del-s-mid", "agent-sb-mid"],
+    ])
+      expect((await loadDelegation(db.pool, id as string, agent))?.status).toBe("active");
+    expect((await loadDelegation(db.pool, "del-s-top", "agent-sa-top"))?.status).toBe("revoked");
+    expect((await listRevokedDelegationIds(db.pool)).filter((x) => x.id.startsWith("del-s-"))).toEqual(
+      expect.arrayContaining([
+        { org: "org_s_a", id: "del-s-top" },
+        { org: "org_s_a", id: "del-s-mid" },
+      ]),
+    );
+    expect((await listRevokedDelegationIds(db.pool)).filter((x) => x.org === "org_s_b")).toEqual([]);
+    // A delegation stored later under the revoked link is stored revoked in A, live in B.
+    expect(await tx((c) => upsertDelegation(c, sub(a.mid, "del-s-low", "agent-sa-low"), { orgId: "org_s_a" }))).toMatchObject({ revoked: true });
+    expect(await tx((c) => upsertDelegation(c, sub(b.mid, "del-s-low", "agent-sb-low"), { orgId: "org_s_b" }))).toMatchObject({ revoked: false });
+    // The chain a child cites is read in its organization only.
+    expect((await loadStoredChain(db.pool, "org_s_b", ["del-s-top", "del-s-mid"])).map((x) => x?.revoked)).toEqual([false, false]);
+    expect((await loadStoredChain(db.pool, "org_s_a", ["del-s-top", "del-s-mid"])).map((x) => x?.revoked)).toEqual([true, true]);
+    // A revocation of an id not stored yet (known as a link of B's chain) is B's: A's later record under the id stays live.
+    const link = sub(b.mid, "del-s-leaf", "agent-sb-leaf");
+    const below = sub(link, "del-s-below", "agent-sb-below");
+    await tx((c) => upsertDelegation(c, below, { orgId: "org_s_b" }));
+    expect(await tx((c) => revokeDelegation(c, "org_s_b", "del-s-leaf", { reason: "link revoked", by: "policy", at }))).toEqual({
+      found: true,
+      ids: ["del-s-below", "del-s-leaf"],
+    });
+    const fresh = delegation(undefined, { delegation_id: "del-s-fresh", agent: { agent_id: "agent-sa-fresh" }, delegation_chain: [] });
+    await tx((c) => upsertDelegation(c, fresh, { orgId: "org_s_a" }));
+    expect(await tx((c) => upsertDelegation(c, sub(fresh, "del-s-leaf", "agent-sa-leaf"), { orgId: "org_s_a" }))).toMatchObject({ revoked: false });
+    expect((await loadDelegation(db.pool, "del-s-leaf", "agent-sa-leaf"))?.status).toBe("active");
+    expect(await tx((c) => upsertDelegation(c, link, { orgId: "org_s_b" }))).toMatchObject({ revoked: true });
+    expect((await loadDelegation(db.pool, "del-s-leaf", "agent-sb-leaf"))?.revokedReason).toBe("revoked before");
   });
 
   it("revokes by a link id that is only named inside stored chains, and reports unknown ids", async () => {
