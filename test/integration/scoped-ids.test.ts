@@ -346,6 +346,8 @@ describe("revocations of an id two organizations hold reach the revoking organiz
     const named = await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${u.agentA}`, w.admin, {});
     expect(named).toMatchObject({ status: 200, body: { revoked: true, revoked_ids: [u.delegationId] } });
     expect([await u.allows(u.agentA, w.operatorKey), await u.allows(u.agentB, u.keyB)]).toEqual([false, true]);
+    // An agent that holds no delegation under the id: not found.
+    expect((await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${uid("nobody")}`, w.admin, {})).status).toBe(404);
     // Another organization's key names the other agent: not found, as for an unknown id.
     expect((await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${u.agentB}`, w.operatorKey, {})).status).toBe(404);
   });

@@ -106,6 +106,7 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
         reason = body.reason ?? "revoked by the service operator";
         if (found.length > 0) stored = await theVisibleOne(found, () => true, "DELEGATION_NOT_FOUND");
         else if (request.query.agent_id === undefined) linkOrg = await theLinkOrg(pool, id);
+        else throw new ApiError("DELEGATION_NOT_FOUND");
       } else if (credential?.kind === "key") {
         const owns = async (d: StoredDelegation) => ownsRecord(credential.org_id, d.orgId, (await getAgentForVerify(pool, d.agentId))?.org_id ?? null);
         stored = await theVisibleOne(found, owns, "DELEGATION_NOT_FOUND");
