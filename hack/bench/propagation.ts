@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     for (const g of baseline) {
       viaPostgres.push(
         await measure(s, operator.key, g, () =>
-          withTransaction(pool, (c) => revokeDelegation(c, g.delegationId, { reason: "propagation bench", by: "bench", at: new Date() })),
+          withTransaction(pool, (c) => revokeDelegation(c, operator.orgId, g.delegationId, { reason: "propagation bench", by: "bench", at: new Date() })),
         ),
       );
     }

@@ -353,7 +353,10 @@ export interface paths {
         /** Revoke a delegation and everything below it (admin, the delegation's organization with agents:write, or the principal's signed revocation) */
         delete: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Whose delegation the id means, when agents of several organizations hold it */
+                    agent_id?: string;
+                };
                 header?: never;
                 path: {
                     id: string;

@@ -18,7 +18,7 @@ export async function seedDevDemo(app: FastifyInstance, url: string, now: Date):
   if (!app.settings.allowDemoSeed) return ["  demo data: not seeded (BUR_ALLOW_DEMO_SEED is not 1)"];
   if (!app.pool || !app.logSigner) return ["  demo data: not seeded (no database or no log signing key)"];
   const out = await seedDemo(app.pool, { now, signer: app.logSigner, logOptions: logAppendOptions(app, now) });
-  const grant = await loadDelegation(app.pool, DEMO_DELEGATION_ID);
+  const grant = await loadDelegation(app.pool, DEMO_DELEGATION_ID, out.agent_id);
   const expiresAt = parseInstant(grant?.record.expires_at);
   const body = {
     agent_id: out.agent_id,

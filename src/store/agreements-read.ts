@@ -8,7 +8,7 @@
  * IntentAgreement in one statement; since the database is the system of record, its
  * `ledger_as_of` is the time of the read.
  */
-import type { AgreementStatus, IntentAgreement, LedgerEntry } from "../core/agreement/index.js";
+import { mandateHash as hashOfMandate, type AgreementStatus, type IntentAgreement, type LedgerEntry } from "../core/agreement/index.js";
 import type { HashString } from "../core/canonical/index.js";
 import type { Delegation } from "../core/delegation/index.js";
 import type { AgreementRecord } from "./agreements.js";
@@ -25,6 +25,8 @@ export const MAX_CANDIDATES = 50;
 export interface CandidateDelegation {
   delegationId: string;
   generation: number;
+  /** The delegation row's organization (null: none). */
+  orgId: string | null;
   /** Present when records were asked for. */
   record?: Delegation;
   /** Scope currency of the delegation. */
@@ -74,6 +76,7 @@ export interface ActiveCandidateRow {
   record?: AgreementRecord;
   delegation_id: string | null;
   generation: string | null;
+  delegation_org_id: string | null;
   delegation_record?: Delegation | null;
   delegation_currency: string | null;
   delegation_spend: SpendPairs | null;
@@ -91,7 +94,7 @@ export function activeCandidatesSql(opts: { records: boolean; agentExpr: string;
   return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, ${HEAD_COLUMNS}, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
       (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agent_id = a.agent_id AND s.agreement_id = a.agreement_id) AS spent,
-      d.delegation_id, d.generation::text AS generation, d.record->'scope'->>'currency' AS delegation_currency,
+      d.delegation_id, d.generation::text AS generation, d.org_id AS delegation_org_id, d.record->'scope'->>'currency' AS delegation_currency,
       CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql("d.agent_id", "d.delegation_id")} END AS delegation_spend
     FROM agreements a
     ${HEAD_JOIN}
@@ -125,6 +128,7 @@ export function toActiveAgreementRow(r: ActiveCandidateRow): ActiveAgreementRow 
     const d: CandidateDelegation = {
       delegationId: r.delegation_id,
       generation: Number(r.generation),
+      orgId: r.delegation_org_id,
       currency: r.delegation_currency,
       spentMinor: spentIn(spendPairs(r.delegation_spend), r.delegation_currency),
     };
@@ -166,15 +170,20 @@ export async function loadAgreementRecords(
 }
 
 /**
- * The full agreement `id` with its ledger re-assembled from `ledger_entries`, or undefined.
- * `ledger_as_of` is `opts.asOf` or the database's time of the read.
+ * The full agreement `id` (of agent `opts.agentId` when given, else the first by agent) with its
+ * ledger re-assembled from `ledger_entries`, or undefined. `ledger_as_of` is `opts.asOf` or the
+ * database's time of the read.
  */
-export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { asOf?: string } = {}): Promise<IntentAgreement | undefined> {
+export async function loadAgreementWithLedger(
+  q: Queryable,
+  id: string,
+  opts: { asOf?: string; agentId?: string } = {},
+): Promise<IntentAgreement | undefined> {
   const { rows } = await q.query<{ record: AgreementRecord; ledger_sequence: number; ledger_head: HashString | null; ledger: LedgerEntry[]; read_at: Date }>(
     `SELECT a.record, ${HEAD_COLUMNS}, statement_timestamp() AS read_at,
        (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agent_id = a.agent_id AND e.agreement_id = a.agreement_id) AS ledger
-     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1`,
-    [id],
+     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1 AND ($2::text IS NULL OR a.agent_id = $2) ORDER BY a.agent_id LIMIT 1`,
+    [id, opts.agentId ?? null],
   );
   const r = rows[0];
   if (!r) return undefined;
@@ -188,12 +197,24 @@ export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { 
 }
 
 /**
- * The stored record of agreement `id` (without its ledger), its row locked FOR SHARE until the
- * caller's transaction ends (no amendment can commit meanwhile), or undefined.
+ * The stored agreement `id` that a principal revocation of mandate hash `mandateHash` names,
+ * its row locked FOR SHARE until the caller's transaction ends, or undefined when no agent
+ * holds the id. An id names agreements of several organizations (docs/scale.md,
+ * "Organization-scoped ids"): the one holding a mandate of that hash is the one named; when
+ * none does, the first by agent (the revocation then does not verify against it).
  */
-export async function lockAgreementRecord(client: PoolClient, id: string): Promise<AgreementRecord | undefined> {
-  const { rows } = await client.query<{ record: AgreementRecord }>("SELECT record FROM agreements WHERE agreement_id = $1 FOR SHARE", [id]);
-  return rows[0]?.record;
+export async function lockAgreementByMandate(
+  client: PoolClient,
+  id: string,
+  mandateHash: string,
+): Promise<{ record: AgreementRecord; agentId: string; orgId: string | null } | undefined> {
+  const { rows } = await client.query<{ record: AgreementRecord; agent_id: string; org_id: string | null }>(
+    "SELECT record, agent_id, org_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id FOR SHARE",
+    [id],
+  );
+  const named = rows.length > 1 ? rows.find((r) => r.record.mandates.some((m) => hashOfMandate(m) === mandateHash)) : undefined;
+  const r = named ?? rows[0];
+  return r ? { record: r.record, agentId: r.agent_id, orgId: r.org_id } : undefined;
 }
 
 /** Most agreements `agreementsAcknowledgedBy` returns. */
@@ -213,10 +234,11 @@ export async function agreementsAcknowledgedBy(q: Queryable, agentId: string, pa
   return rows.map((r) => r.record);
 }
 
-/** Every revoked agreement id: revoked here, or named by a pushed principal revocation. */
-export async function listRevokedAgreementIds(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ agreement_id: string }>(
-    "SELECT agreement_id FROM agreements WHERE revoked_at IS NOT NULL UNION SELECT agreement_id FROM revocations",
+/** Every revoked agreement id with its organization ('' for none): revoked here, or named by a pushed principal revocation. */
+export async function listRevokedAgreementIds(q: Queryable): Promise<{ org: string; id: string }[]> {
+  const { rows } = await q.query<{ org_id: string; agreement_id: string }>(
+    `SELECT coalesce(org_id, '') AS org_id, agreement_id FROM agreements WHERE revoked_at IS NOT NULL
+     UNION SELECT coalesce(org_id, ''), agreement_id FROM revocations`,
   );
-  return rows.map((r) => r.agreement_id);
+  return rows.map((r) => ({ org: r.org_id, id: r.agreement_id }));
 }

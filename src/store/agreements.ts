@@ -17,11 +17,12 @@
  *   org id) is stored only when signed by a live key that organization registered
  *   (./ack-keys.ts): else ACK_KEY_UNREGISTERED, and nothing is stored.
  * - The row and its ledger's are keyed by `(agent_id, agreement_id)`; the id is claimed in
- *   `record_ids` (./record-ids.ts) when first stored, and a stored agreement's agent never
- *   changes (a record naming another agent: RECORD_INVALID).
+ *   `record_ids` (./record-ids.ts) within the record's organization when first stored (two
+ *   organizations may each hold the id), and a stored agreement's agent never changes (a
+ *   record naming another agent of the organization: RECORD_INVALID).
  * - Revocation is final: once revoked, an agreement stays revoked whatever record is applied
  *   later. A revocation (by `revokeAgreement`, or a record applied with status `revoked`) is
- *   announced as NOTIFY `{kind: "agreement", ids: [id]}` when the transaction commits.
+ *   announced as NOTIFY `{kind: "agreement", org, ids: [id]}` when the transaction commits.
  *
  * Run every function inside a transaction (`withTransaction`): the row lock taken here must
  * hold until the ledger and the totals are written.
@@ -55,6 +56,8 @@ export interface UpsertAgreementOptions {
 /** What `upsertAgreement` did. */
 export interface UpsertAgreementResult {
   agreementId: string;
+  /** The agent whose row holds it. */
+  agentId: string;
   revision: number;
   created: boolean;
   /** The record or its columns changed (revision increased). */
@@ -158,7 +161,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   if (!stored) {
     // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
     if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
-      const holder = await recordIdHolder(q, "agreement", id);
+      const holder = await recordIdHolder(q, "agreement", orgId, id);
       if (holder !== undefined && holder !== agentId) {
         // The agent is the first column of every key of the agreement's rows and its ledger's (docs/scale.md, "Keys").
         throw new RecordStoreError(
@@ -197,7 +200,9 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.delegation_id !== delegationId || stored.org_id !== orgId || stored.agent_id !== agentId;
     if (changed) {
-      if (stored.org_id !== orgId) await moveRecordId(q, "agreement", id, orgId, agentId);
+      if (stored.org_id !== orgId && !(await moveRecordId(q, "agreement", id, stored.org_id, orgId, agentId))) {
+        throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is held by another agent of organization ${String(orgId)}`);
+      }
       const upd = await q
         .query<{ revision: string }>(
           `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
@@ -216,9 +221,10 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   const ignored = created
     ? undefined
     : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);
-  if (selfRevokes) await announceRevoked(q, "agreement", [id]);
+  if (selfRevokes) await announceRevoked(q, "agreement", [id], orgId ?? "");
   return {
     agreementId: id,
+    agentId,
     revision,
     created,
     changed,
@@ -235,22 +241,22 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
  * revocation kept in the record when given) and announces it with NOTIFY. `found` is false for
  * an unknown id; `ids` is empty when it was already revoked.
  */
-export async function revokeAgreement(q: Queryable, id: string, acts: AgreementRevocationActs): Promise<{ ids: string[]; found: boolean }> {
-  const { rows } = await q.query<{ agreement_id: string; newly: boolean }>(
+export async function revokeAgreement(q: Queryable, agentId: string, id: string, acts: AgreementRevocationActs): Promise<{ ids: string[]; found: boolean }> {
+  const { rows } = await q.query<{ agreement_id: string; org_id: string | null; newly: boolean }>(
     `WITH upd AS (
        UPDATE agreements SET status = 'revoked', revoked_at = $2, revoked_reason = $3, revoked_by = $4,
          record = jsonb_set(record, '{status}', '"revoked"') || CASE WHEN $5::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('revocation', $5::jsonb) END,
          revision = revision + 1, updated_at = now()
-       WHERE agreement_id = $1 AND revoked_at IS NULL
-       RETURNING agreement_id
+       WHERE agent_id = $6 AND agreement_id = $1 AND revoked_at IS NULL
+       RETURNING agreement_id, org_id
      )
-     SELECT agreement_id, true AS newly FROM upd
-     UNION ALL SELECT agreement_id, false FROM agreements WHERE agreement_id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
-    [id, acts.at, acts.reason, acts.by, acts.revocation === undefined ? null : JSON.stringify(acts.revocation)],
+     SELECT agreement_id, org_id, true AS newly FROM upd
+     UNION ALL SELECT agreement_id, org_id, false FROM agreements WHERE agent_id = $6 AND agreement_id = $1 AND NOT EXISTS (SELECT 1 FROM upd)`,
+    [id, acts.at, acts.reason, acts.by, acts.revocation === undefined ? null : JSON.stringify(acts.revocation), agentId],
   );
   const row = rows[0];
   if (!row) return { ids: [], found: false };
   if (!row.newly) return { ids: [], found: true };
-  await announceRevoked(q, "agreement", [id]);
+  await announceRevoked(q, "agreement", [id], row.org_id ?? "");
   return { ids: [id], found: true };
 }

@@ -7,14 +7,18 @@
  *   which it stores through `upsertAgreement`, bound to the delegation. `generation` increases
  *   only when something stored changes, so re-applying the same record keeps caches warm.
  *   The row is keyed `(agent_id, delegation_id)`; the id is claimed in `record_ids`
- *   (./record-ids.ts) when first stored, and a stored delegation's agent never changes (a
+ *   (./record-ids.ts) within the record's organization when first stored, and a stored delegation's agent never changes (a
  *   record naming another agent: RECORD_INVALID). A chain's links' agents are stored with it
  *   (`chain_agents`), so the spend transaction addresses every ancestor by its key.
- * - Revocation is final and reaches everything below: `revokeDelegation` marks the id and every
- *   stored delegation whose chain names it or whose parent is revoked, records every id in
- *   `delegation_revocations` (also an id known only as a link of a stored chain) and announces
- *   them on `writ_revocations`, all in the caller's transaction. A delegation stored later
- *   under a revoked link, or re-applied after its own revocation, is stored revoked.
+ * - Revocation is final and reaches everything below, within one organization (an id names a
+ *   record within its organization; docs/scale.md, "Organization-scoped ids"):
+ *   `revokeDelegation` marks the id and every stored delegation of that organization whose
+ *   chain names it or whose parent is revoked, records every id in `delegation_revocations`
+ *   under the organization (also an id known only as a link of a stored chain, or not stored
+ *   yet) and announces them on `writ_revocations` with the organization, all in the caller's
+ *   transaction. A delegation stored later in that organization under a revoked link, or
+ *   re-applied after its own revocation, is stored revoked. A chain's links are read in the
+ *   child's organization only.
  * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
  *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
  * - A record with a chain marks every stored ancestor `has_descendants` (migrations/
@@ -121,14 +125,17 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
-  const chainAgents = chainIds.length > 0 ? await markAncestors(q, chainIds) : [];
+  // A link names a delegation of the child's organization only (docs/scale.md, "Organization-scoped ids").
+  const chainAgents = chainIds.length > 0 ? await markAncestors(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds) : [];
   // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
   const { rows } = await q.query<StoredRow>(
     "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE agent_id = $1 AND delegation_id = $2 FOR NO KEY UPDATE",
     [record.agent.agent_id, id],
   );
   const stored = rows[0];
-  const holder = stored ? undefined : await recordIdHolder(q, "delegation", id);
+  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
+  // The id is claimed within the organization (migrations/0472_record_ids_per_org.sql): another organization's is another record.
+  const holder = stored ? undefined : await recordIdHolder(q, "delegation", orgId, id);
   if (holder !== undefined && holder !== record.agent.agent_id) {
     // The agent is the first column of every key of the record's rows (docs/scale.md, "Keys").
     throw new RecordStoreError(
@@ -143,9 +150,10 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   ) {
     throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is a recorded payment mandate; it cannot be replaced by a declared delegation`);
   }
+  // Revocations are read in the record's organization: an id names a record within one organization.
   const ancestors = await q.query<{ delegation_id: string; revoked_at: Date; revoked_by: string }>(
-    "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE delegation_id = ANY($1::text[]) ORDER BY revoked_at, (delegation_id = root_id) DESC, delegation_id LIMIT 1",
-    [[id, ...chainIds]],
+    "SELECT delegation_id, revoked_at, revoked_by FROM delegation_revocations WHERE org_id = $2 AND delegation_id = ANY($1::text[]) ORDER BY revoked_at, (delegation_id = root_id) DESC, delegation_id LIMIT 1",
+    [[id, ...chainIds], revocationScope(orgId)],
   );
   const prior = ancestors.rows[0];
   const storedRevoked = stored?.revoked_at != null;
@@ -163,7 +171,6 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   // The row is written live; a revocation below marks it (and everything under it) in one place.
   if (storedRevoked) record.status = "revoked";
   else if (record.status === "revoked") record.status = "active";
-  const orgId = opts.orgId !== undefined ? opts.orgId : (stored?.org_id ?? null);
   const values = [id, orgId, record.agent.agent_id, JSON.stringify(record.principal), record.status, JSON.stringify(record), parent, chainIds, chainAgents];
 
   let created = false;
@@ -193,14 +200,16 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
          WHERE agent_id = $3 AND delegation_id = $1 RETURNING generation::text AS generation`,
         values,
       );
-      if (stored.org_id !== orgId) await moveRecordId(q, "delegation", id, orgId, record.agent.agent_id);
+      if (stored.org_id !== orgId && !(await moveRecordId(q, "delegation", id, stored.org_id, orgId, record.agent.agent_id))) {
+        throw new RecordStoreError("RECORD_INVALID", `delegation ${id} is held by another agent of organization ${String(orgId)}`);
+      }
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
   }
   let revoked = storedRevoked;
   let revocation: UpsertDelegationResult["revocation"];
   if (revoke) {
-    const r = await markRevoked(q, id, revoke);
+    const r = await markRevoked(q, orgId, id, revoke);
     if (r.ids.length > 0) revocation = { ...r, ...revoke, declared: !prior };
     revoked = true;
     generation += 1;
@@ -219,67 +228,81 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
  * Returns the agent of each link, in the order of `ids` (null: not stored), the child's
  * `chain_agents` (migrations/0321_chain_agents.sql).
  */
-async function markAncestors(q: Queryable, ids: readonly string[]): Promise<(string | null)[]> {
+async function markAncestors(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(string | null)[]> {
   const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean }>(
-    "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+    "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
+    [ids, orgId],
   );
   const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
   if (links.every((l) => l.marked)) return agents;
   await q.query(
     `WITH locked AS (
-       SELECT delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND NOT has_descendants
+       SELECT agent_id, delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2 AND NOT has_descendants
        ORDER BY cardinality(chain_ids), delegation_id FOR NO KEY UPDATE
      )
-     UPDATE delegations d SET has_descendants = true FROM locked WHERE d.delegation_id = locked.delegation_id`,
-    [ids],
+     UPDATE delegations d SET has_descendants = true FROM locked WHERE d.agent_id = locked.agent_id AND d.delegation_id = locked.delegation_id`,
+    [ids, orgId],
   );
   return agents;
+}
+
+/** The organization a declaration of `agentId`'s `id` is stored for: `orgId` when given, else the stored row's (null: none). */
+async function declaredOrg(q: Queryable, agentId: string, id: string, orgId: string | null | undefined): Promise<string | null> {
+  if (orgId !== undefined) return orgId;
+  const { rows } = await q.query<{ org_id: string | null }>("SELECT org_id FROM delegations WHERE agent_id = $1 AND delegation_id = $2", [agentId, id]);
+  return rows[0]?.org_id ?? null;
 }
 
 /**
  * Revokes delegation `id` and everything below it (see the module comment) and announces the
  * newly revoked ids with NOTIFY `{kind: "delegation", ids}` when the transaction commits.
  */
-export async function revokeDelegation(q: Queryable, id: string, acts: RevocationActs): Promise<RevokeResult> {
+export async function revokeDelegation(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
   await lockExclusive(q);
-  return markRevoked(q, id, acts);
+  return markRevoked(q, orgId, id, acts);
+}
+
+/** The key of an organization in `delegation_revocations` and in announcements: '' for none. */
+export function revocationScope(orgId: string | null | undefined): string {
+  return orgId ?? "";
 }
 
 /**
  * The revocation itself. The caller holds the tree lock: exclusively for a new revocation;
  * shared suffices for marking a row under an already committed one.
  */
-async function markRevoked(q: Queryable, id: string, acts: RevocationActs): Promise<RevokeResult> {
+async function markRevoked(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
+  const scope = revocationScope(orgId);
+  // Everything within the organization `scope` only: the id, its descendants by chain and by parent.
   const { rows } = await q.query<{ found: boolean; marked: string[]; recorded: string[] }>(
-    `WITH RECURSIVE sub(delegation_id) AS (
-       SELECT delegation_id FROM delegations WHERE delegation_id = $1 OR chain_ids @> ARRAY[$1::text]
+    `WITH RECURSIVE sub(agent_id, delegation_id) AS (
+       SELECT agent_id, delegation_id FROM delegations WHERE (delegation_id = $1 OR chain_ids @> ARRAY[$1::text]) AND coalesce(org_id, '') = $5
        UNION
-       SELECT d.delegation_id FROM delegations d JOIN sub ON d.parent_delegation_id = sub.delegation_id
+       SELECT d.agent_id, d.delegation_id FROM delegations d JOIN sub ON d.parent_delegation_id = sub.delegation_id WHERE coalesce(d.org_id, '') = $5
      ),
      upd AS (
        UPDATE delegations d SET status = 'revoked', revoked_at = $2, revoked_reason = $3, revoked_by = $4,
          record = jsonb_set(d.record, '{status}', '"revoked"'), generation = d.generation + 1, updated_at = now()
-       FROM sub WHERE d.delegation_id = sub.delegation_id AND d.revoked_at IS NULL
+       FROM sub WHERE d.agent_id = sub.agent_id AND d.delegation_id = sub.delegation_id AND d.revoked_at IS NULL
        RETURNING d.delegation_id
      ),
      seed AS (
-       SELECT EXISTS (SELECT 1 FROM sub) OR EXISTS (SELECT 1 FROM delegation_revocations WHERE delegation_id = $1) AS found
+       SELECT EXISTS (SELECT 1 FROM sub) OR EXISTS (SELECT 1 FROM delegation_revocations WHERE org_id = $5 AND delegation_id = $1) AS found
      ),
      rec AS (
-       INSERT INTO delegation_revocations (delegation_id, revoked_at, reason, revoked_by, root_id)
-       SELECT x.id, $2, $3, $4, $1 FROM (SELECT $1::text AS id FROM seed WHERE found UNION SELECT delegation_id FROM upd) x
-       ON CONFLICT (delegation_id) DO NOTHING
+       INSERT INTO delegation_revocations (org_id, delegation_id, revoked_at, reason, revoked_by, root_id)
+       SELECT $5, x.id, $2, $3, $4, $1 FROM (SELECT $1::text AS id FROM seed WHERE found UNION SELECT delegation_id FROM upd) x
+       ON CONFLICT (org_id, delegation_id) DO NOTHING
        RETURNING delegation_id
      )
      SELECT (SELECT found FROM seed) AS found,
             coalesce((SELECT array_agg(delegation_id) FROM upd), '{}') AS marked,
             coalesce((SELECT array_agg(delegation_id) FROM rec), '{}') AS recorded`,
-    [id, acts.at, acts.reason, acts.by],
+    [id, acts.at, acts.reason, acts.by, scope],
   );
   const row = rows[0];
   const ids = [...new Set([...(row?.recorded ?? []), ...(row?.marked ?? [])])].sort();
-  if (ids.length > 0) await announceRevoked(q, "delegation", ids);
+  if (ids.length > 0) await announceRevoked(q, "delegation", ids, scope);
   return { ids, found: row?.found ?? false };
 }
 
@@ -298,8 +321,17 @@ export interface StoredDelegation {
   record: Delegation;
 }
 
-/** The stored delegation `id` (of agent `agentId` when given), or undefined. */
-export async function loadDelegation(q: Queryable, id: string, agentId?: string): Promise<StoredDelegation | undefined> {
+/** The stored delegation `id` of agent `agentId` (its key), or, without an agent, the first of those stored under `id` in `orgId` (null: none) when given, else of any. */
+export async function loadDelegation(q: Queryable, id: string, agentId?: string, orgId?: string | null): Promise<StoredDelegation | undefined> {
+  return (await loadDelegationsById(q, id, agentId, orgId))[0];
+}
+
+/**
+ * The delegations stored under `id` (one per agent; several organizations may each hold the
+ * id, docs/scale.md "Organization-scoped ids"), of agent `agentId` when given, of organization
+ * `orgId` (null: without one) when given, in agent order.
+ */
+export async function loadDelegationsById(q: Queryable, id: string, agentId?: string, orgId?: string | null): Promise<StoredDelegation[]> {
   const { rows } = await q.query<{
     delegation_id: string;
     generation: string;
@@ -313,12 +345,12 @@ export async function loadDelegation(q: Queryable, id: string, agentId?: string)
     record: Delegation;
   }>(
     `SELECT delegation_id, generation::text AS generation, org_id, agent_id, status, revoked_at, revoked_reason, revoked_by,
-            parent_delegation_id, record FROM delegations WHERE delegation_id = $1 AND ($2::text IS NULL OR agent_id = $2)`,
-    [id, agentId ?? null],
+            parent_delegation_id, record FROM delegations
+     WHERE delegation_id = $1 AND ($2::text IS NULL OR agent_id = $2) AND (NOT $3 OR org_id IS NOT DISTINCT FROM $4)
+     ORDER BY agent_id`,
+    [id, agentId ?? null, orgId !== undefined, orgId ?? null],
   );
-  const r = rows[0];
-  if (!r) return undefined;
-  return {
+  return rows.map((r) => ({
     delegationId: r.delegation_id,
     generation: Number(r.generation),
     orgId: r.org_id,
@@ -329,7 +361,17 @@ export async function loadDelegation(q: Queryable, id: string, agentId?: string)
     revokedBy: r.revoked_by,
     parentDelegationId: r.parent_delegation_id,
     record: r.record,
-  };
+  }));
+}
+
+/** The organizations ('' for none) in which `id` is known without being stored: a link of a stored chain, or revoked before. */
+export async function delegationLinkOrgs(q: Queryable, id: string): Promise<string[]> {
+  const { rows } = await q.query<{ org: string }>(
+    `SELECT coalesce(org_id, '') AS org FROM delegations WHERE chain_ids @> ARRAY[$1::text]
+     UNION SELECT org_id FROM delegation_revocations WHERE delegation_id = $1 ORDER BY 1`,
+    [id],
+  );
+  return rows.map((r) => r.org);
 }
 
 /**
@@ -350,10 +392,10 @@ export async function loadDelegationRecords(
   return rows.map((r) => ({ delegationId: r.delegation_id, agentId: r.agent_id, generation: Number(r.generation), record: r.record }));
 }
 
-/** Every revoked delegation id (the durable list the revocation index loads). */
-export async function listRevokedDelegationIds(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ delegation_id: string }>("SELECT delegation_id FROM delegation_revocations");
-  return rows.map((r) => r.delegation_id);
+/** Every revoked delegation id with its organization ('' for none): the durable list the revocation index loads. */
+export async function listRevokedDelegationIds(q: Queryable): Promise<{ org: string; id: string }[]> {
+  const { rows } = await q.query<{ org_id: string; delegation_id: string }>("SELECT org_id, delegation_id FROM delegation_revocations");
+  return rows.map((r) => ({ org: r.org_id, id: r.delegation_id }));
 }
 
 /** What the chain reads of a stored delegation: its version, tenant and revocation (the record comes from the record cache). */
@@ -386,14 +428,15 @@ export async function loadChainHeads(q: Queryable, agentId: string, selfId: stri
 }
 
 /**
- * The stored delegations that the links `ids` cite, in the order of `ids` (undefined where
+ * The stored delegations of organization `orgId` (null: without one) that the links `ids` cite
+ * (a child cites a parent of its own organization only), in the order of `ids` (undefined where
  * none is stored), as core `withStoredChain` takes them. One statement.
  */
-export async function loadStoredChain(q: Queryable, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
+export async function loadStoredChain(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
   if (ids.length === 0) return [];
   const { rows } = await q.query<{ delegation_id: string; org_id: string | null; revoked: boolean; record: Delegation }>(
-    "SELECT delegation_id, org_id, revoked_at IS NOT NULL AS revoked, record FROM delegations WHERE delegation_id = ANY($1::text[])",
-    [ids],
+    "SELECT delegation_id, org_id, revoked_at IS NOT NULL AS revoked, record FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
+    [ids, orgId],
   );
   const byId = new Map(rows.map((r) => [r.delegation_id, { delegation: r.record, orgId: r.org_id, revoked: r.revoked }]));
   return ids.map((id) => byId.get(id));

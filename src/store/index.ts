@@ -12,7 +12,7 @@ export {
   listRevokedAgreementIds,
   loadActiveForAgent,
   loadAgreementRecords,
-  lockAgreementRecord,
+  lockAgreementByMandate,
 } from "./agreements-read.js";
 export { type AgreementRecord, upsertAgreement } from "./agreements.js";
 export { enqueueFanout, expandFanouts } from "./alert-fanout.js";
@@ -39,7 +39,10 @@ export { isDataException, isDbUnavailable, isUnstorableText } from "./db-errors.
 export {
   listRevokedDelegationIds,
   loadChainHeads,
+  delegationLinkOrgs,
   loadDelegation,
+  loadDelegationsById,
+  revocationScope,
   loadDelegationRecords,
   loadStoredChain,
   type StoredDelegation,
@@ -80,7 +83,7 @@ export { createPool, loadSynchronousCommit, ping, type PoolOptions, type Queryab
 export { endSession, findSession, type PortalSession } from "./portal-sessions.js";
 export { issueSignInToken, redeemSignInToken, registerPrincipalEmail } from "./portal.js";
 export { RecordStoreError } from "./record-errors.js";
-export { claimCount, claimRecord, claimsOf, ownerName, ownerOf, type RecordOwner, releaseSubscriptionClaim } from "./record-owners.js";
+export { claimCount, claimRecord, claimsOf, claimsOfResource, ownerName, ownerOf, type RecordOwner, releaseSubscriptionClaim } from "./record-owners.js";
 export {
   agentsOfPrincipal,
   agreementIdsOfPrincipal,

@@ -58,9 +58,9 @@ export async function recordMandate(q: Queryable, input: MandateRecordInput): Pr
   const recorded = async (): Promise<RecordedMandate | undefined> => {
     const before = await q.query<{ delegation_id: string; agreement_id: string; record: Delegation; revoked: boolean }>(
       `SELECT m.delegation_id, m.agreement_id, d.record, d.revoked_at IS NOT NULL AS revoked
-         FROM mandates m JOIN delegations d ON d.agent_id = m.agent_id AND d.delegation_id = m.delegation_id WHERE m.mandate_hash = $1 OR m.delegation_id = $2
+         FROM mandates m JOIN delegations d ON d.agent_id = m.agent_id AND d.delegation_id = m.delegation_id WHERE m.mandate_hash = $1 OR (m.agent_id = $3 AND m.delegation_id = $2)
         ORDER BY m.mandate_hash IS NOT DISTINCT FROM $1 DESC LIMIT 1`,
-      [input.mandateHash, id],
+      [input.mandateHash, id, d.agent.agent_id],
     );
     const known = before.rows[0];
     return known

@@ -2,7 +2,8 @@
  * Revocation announcements over Postgres LISTEN/NOTIFY on the channel `writ_revocations`.
  *
  * Payload (JSON, well under NOTIFY's 8000-byte limit): `{sequence, revocation_id,
- * agreement_id, mandate_hash, at}`. NOTIFY is delivered only to sessions listening at commit
+ * agreement_id, org_id, mandate_hash, at}` (`org_id`: the agreement's organization, '' for
+ * none; absent from notices of older processes). NOTIFY is delivered only to sessions listening at commit
  * time and is not stored: the listener (`RevocationChannel`, src/store/revocation/channel.ts)
  * emits `connected` after every (re)connection, and a consumer must then catch up from the
  * durable tables. Notices may therefore arrive twice; `sequence` orders and deduplicates them.
@@ -18,6 +19,8 @@ export interface RevocationNotice {
   sequence: number;
   revocation_id: HashString;
   agreement_id: string;
+  /** The organization of the revoked agreement ('' for none). */
+  org_id?: string;
   mandate_hash: string;
   at: string;
 }
@@ -45,6 +48,7 @@ export function parseRevocationNotice(payload: string | undefined): RevocationNo
     sequence: n.sequence as number,
     revocation_id: n.revocation_id,
     agreement_id: n.agreement_id,
+    ...(typeof n.org_id === "string" ? { org_id: n.org_id } : {}),
     mandate_hash: n.mandate_hash,
     at: n.at,
   };

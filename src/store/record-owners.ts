@@ -12,6 +12,10 @@
  *   its own (`releaseSubscriptionClaim`), and the caller deactivates the subscription when none is left.
  * - Nothing here trusts an annotation: callers pass the resource's identity, and the stored
  *   owner is compared with it.
+ * - A delegation or agreement id names a record within one organization (docs/scale.md,
+ *   "Organization-scoped ids"): its owner is kept and read with the organization of the
+ *   owning resource's namespace (`orgId`), so two organizations' records under one id each have
+ *   their own. Subscription claims carry no organization (their ids are the service's).
  */
 import type { Queryable } from "./pool.js";
 
@@ -37,29 +41,46 @@ export function ownerName(o: RecordOwner): string {
  * Claims `kind` `id` for `owner` unless another resource owns it (see the module comment).
  * Subscriptions are shared: the claim is added beside the others.
  */
-export async function claimRecord(q: Queryable, kind: OwnedKind, id: string, owner: RecordOwner): Promise<Claim> {
-  const conflict = kind === "subscription" ? "(kind, record_id, uid)" : "(kind, record_id) WHERE kind <> 'subscription'";
+export async function claimRecord(q: Queryable, kind: OwnedKind, id: string, owner: RecordOwner, orgId: string | null): Promise<Claim> {
+  const org = kind === "subscription" ? "" : (orgId ?? "");
+  const conflict = kind === "subscription" ? "(org_id, kind, record_id, uid)" : "(org_id, kind, record_id) WHERE kind <> 'subscription'";
   const { rowCount } = await q.query(
-    `INSERT INTO record_owners (kind, record_id, namespace, name, uid) VALUES ($1, $2, $3, $4, $5) ON CONFLICT ${conflict} DO NOTHING`,
-    [kind, id, owner.namespace, owner.name, owner.uid],
+    `INSERT INTO record_owners (org_id, kind, record_id, namespace, name, uid) VALUES ($6, $1, $2, $3, $4, $5) ON CONFLICT ${conflict} DO NOTHING`,
+    [kind, id, owner.namespace, owner.name, owner.uid, org],
   );
   if (rowCount === 1) return { ok: true, claimedNow: true };
   if (kind === "subscription") return { ok: true, claimedNow: false };
-  const current = await ownerOf(q, kind, id);
+  const current = await ownerOf(q, kind, id, orgId);
   if (!current || current.uid === owner.uid) return { ok: true, claimedNow: false };
   return { ok: false, owner: current };
 }
 
-/** The owner of delegation or agreement `id`, or undefined when no resource owns it. */
-export async function ownerOf(q: Queryable, kind: Exclude<OwnedKind, "subscription">, id: string): Promise<RecordOwner | undefined> {
-  const { rows } = await q.query<RecordOwner>("SELECT namespace, name, uid FROM record_owners WHERE kind = $1 AND record_id = $2", [kind, id]);
+/** The owner of delegation or agreement `id` of organization `orgId` (null: none), or undefined when no resource owns it. */
+export async function ownerOf(q: Queryable, kind: Exclude<OwnedKind, "subscription">, id: string, orgId: string | null): Promise<RecordOwner | undefined> {
+  const { rows } = await q.query<RecordOwner>("SELECT namespace, name, uid FROM record_owners WHERE org_id = $3 AND kind = $1 AND record_id = $2", [
+    kind,
+    id,
+    orgId ?? "",
+  ]);
   return rows[0];
 }
 
-/** The records of `kind` claimed by the resource `uid`. */
-export async function claimsOf(q: Queryable, kind: OwnedKind, uid: string): Promise<string[]> {
-  const { rows } = await q.query<{ record_id: string }>("SELECT record_id FROM record_owners WHERE uid = $1 AND kind = $2 ORDER BY record_id", [uid, kind]);
+/** The records of `kind` claimed by the resource `uid` (of organization `orgId` for delegations and agreements). */
+export async function claimsOf(q: Queryable, kind: OwnedKind, uid: string, orgId: string | null): Promise<string[]> {
+  const { rows } = await q.query<{ record_id: string }>(
+    "SELECT record_id FROM record_owners WHERE uid = $1 AND kind = $2 AND org_id = $3 ORDER BY record_id",
+    [uid, kind, kind === "subscription" ? "" : (orgId ?? "")],
+  );
   return rows.map((r) => r.record_id);
+}
+
+/** The delegations or agreements the resource `uid` owns, with their organizations, in organization and id order. */
+export async function claimsOfResource(q: Queryable, kind: Exclude<OwnedKind, "subscription">, uid: string): Promise<{ orgId: string; recordId: string }[]> {
+  const { rows } = await q.query<{ org_id: string; record_id: string }>(
+    "SELECT org_id, record_id FROM record_owners WHERE uid = $1 AND kind = $2 ORDER BY org_id, record_id",
+    [uid, kind],
+  );
+  return rows.map((r) => ({ orgId: r.org_id, recordId: r.record_id }));
 }
 
 /** The number of resources that claim `kind` `id`. */

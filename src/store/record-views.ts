@@ -152,7 +152,7 @@ export async function agreementViews(q: Queryable, id: string, agentId?: string)
     d_revoked_by: string | null;
   }>(
     `SELECT a.agreement_id, a.org_id, a.agent_id, a.delegation_id, a.status, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS}, a.record,
-            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed, ${OWNERS},
+            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id AND r.agent_id = a.agent_id) AS pushed, ${OWNERS},
             d.revoked_at AS d_revoked_at, d.revoked_reason AS d_revoked_reason, d.revoked_by AS d_revoked_by
      FROM agreements a ${HEAD_JOIN} LEFT JOIN agents g ON g.agent_id = a.agent_id LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
      WHERE a.agreement_id = $1 AND ($2::text IS NULL OR a.agent_id = $2) ORDER BY a.agent_id`,

@@ -10,6 +10,8 @@ import { HEAD_COLUMNS, HEAD_JOIN } from "./ledger/head.js";
 
 /** The columns of a stored agreement the controller reports or checks. */
 export interface AgreementRow {
+  /** The agent whose row it is. */
+  agentId: string;
   orgId: string | null;
   delegationId: string | null;
   revokedAt: Date | null;
@@ -22,9 +24,13 @@ export interface AgreementRow {
   ledgerHead: HashString | null;
 }
 
-/** The stored agreement `id`'s columns, or undefined. */
-export async function agreementRow(q: Queryable, id: string): Promise<AgreementRow | undefined> {
+/**
+ * The stored agreement `id`'s columns: the one of organization `orgId` (null: without one) when
+ * given (an id names an agreement within its organization), else the first under the id; or undefined.
+ */
+export async function agreementRow(q: Queryable, id: string, orgId?: string | null): Promise<AgreementRow | undefined> {
   const { rows } = await q.query<{
+    agent_id: string;
     org_id: string | null;
     delegation_id: string | null;
     revoked_at: Date | null;
@@ -34,14 +40,15 @@ export async function agreementRow(q: Queryable, id: string): Promise<AgreementR
     ledger_sequence: number;
     ledger_head: HashString | null;
   }>(
-    `SELECT a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS},
-            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id) AS pushed
-     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1`,
-    [id],
+    `SELECT a.agent_id, a.org_id, a.delegation_id, a.revoked_at, a.revoked_reason, a.revoked_by, ${HEAD_COLUMNS},
+            EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id AND r.agent_id = a.agent_id) AS pushed
+     FROM agreements a ${HEAD_JOIN} WHERE a.agreement_id = $1 AND (NOT $2 OR a.org_id IS NOT DISTINCT FROM $3) ORDER BY a.agent_id LIMIT 1`,
+    [id, orgId !== undefined, orgId ?? null],
   );
   const r = rows[0];
   if (!r) return undefined;
   return {
+    agentId: r.agent_id,
     orgId: r.org_id,
     delegationId: r.delegation_id,
     revokedAt: r.revoked_at,
@@ -53,10 +60,13 @@ export async function agreementRow(q: Queryable, id: string): Promise<AgreementR
   };
 }
 
-/** Which of `ids` are revoked delegations (durable list `delegation_revocations`). */
-export async function revokedDelegationIds(q: Queryable, ids: readonly string[]): Promise<Set<string>> {
+/** Which of `ids` are revoked delegations of organization `orgId` (null: without one; durable list `delegation_revocations`). */
+export async function revokedDelegationIds(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await q.query<{ delegation_id: string }>("SELECT delegation_id FROM delegation_revocations WHERE delegation_id = ANY($1::text[])", [ids]);
+  const { rows } = await q.query<{ delegation_id: string }>(
+    "SELECT delegation_id FROM delegation_revocations WHERE org_id = $2 AND delegation_id = ANY($1::text[])",
+    [ids, orgId ?? ""],
+  );
   return new Set(rows.map((r) => r.delegation_id));
 }
 

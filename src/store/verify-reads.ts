@@ -91,7 +91,7 @@ export async function revokedCause(q: Queryable, agentId: string, orgId: string,
     `SELECT a.agreement_id, a.delegation_id, coalesce(d.revoked_at IS NOT NULL, false) AS delegation_revoked
      FROM agreements a LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
      WHERE a.agent_id = $1 AND (a.org_id IS NULL OR a.org_id = $2) AND ($3::text IS NULL OR a.agreement_id = $3)
-       AND (d.revoked_at IS NOT NULL OR a.revoked_at IS NOT NULL OR EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id))
+       AND (d.revoked_at IS NOT NULL OR a.revoked_at IS NOT NULL OR EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id AND r.agent_id = a.agent_id))
      ORDER BY greatest(a.updated_at, coalesce(d.updated_at, a.updated_at)) DESC, a.agreement_id
      LIMIT 1`,
     [agentId, orgId, agreementId ?? null],

@@ -138,7 +138,7 @@ describe("status that tells the truth", () => {
     const g = grant(3);
     const at = new Date();
     await withTransaction(db.pool, (c) =>
-      revokeAndRecord(c, { kind: "delegation", id: g.delegationId }, { reason: "revoked over HTTP", by: "principal", at }, { signer: null }),
+      revokeAndRecord(c, { kind: "delegation", orgId: acme.orgId, id: g.delegationId }, { reason: "revoked over HTTP", by: "principal", at }, { signer: null }),
     );
     const d = await until("wdel", g.name, (x) => x.status?.phase === "Revoked", 10_000);
     expect(ready(d)).toMatchObject({ reason: "DELEGATION_REVOKED", message: expect.stringContaining("revoked over HTTP") });

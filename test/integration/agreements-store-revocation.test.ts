@@ -11,7 +11,7 @@ import { revokeDelegation, upsertDelegation } from "../../src/store/delegations.
 import { notifyRevocation } from "../../src/store/notify.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { RevocationChannel, RevocationIndex } from "../../src/verify/index.js";
-import { agreement, delegation, T0 } from "../fixtures/records.js";
+import { AGENT, agreement, delegation, T0 } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
 let db: TestDatabase;
@@ -63,7 +63,7 @@ describe("RevocationIndex", () => {
     const [top, ...below] = chainOf(delegation(undefined, { delegation_id: "n-top" }), ["n-1", "n-2", "n-3"]);
     for (const d of [top as Delegation, ...below]) await withTransaction(db.pool, (c) => upsertDelegation(c, d));
     await withTransaction(db.pool, (c) => upsertDelegation(c, delegation(undefined, { delegation_id: "n-before", delegation_chain: [] })));
-    await withTransaction(db.pool, (c) => revokeDelegation(c, "n-before", acts));
+    await withTransaction(db.pool, (c) => revokeDelegation(c, null, "n-before", acts));
 
     const channel = new RevocationChannel({ connection: db.url });
     const index = new RevocationIndex({ db: db.pool, source: channel });
@@ -71,22 +71,22 @@ describe("RevocationIndex", () => {
       expect(index.stale()).toBe(true);
       await index.start();
       expect(index.stale()).toBe(false);
-      expect(index.isDelegationRevoked("n-before")).toBe(true);
-      expect(index.isDelegationRevoked("n-2")).toBe(false);
+      expect(index.isDelegationRevoked(null, "n-before")).toBe(true);
+      expect(index.isDelegationRevoked(null, "n-2")).toBe(false);
 
       const started = performance.now();
-      await withTransaction(db.pool, (c) => revokeDelegation(c, "n-1", acts));
-      const took = await until(() => index.isDelegationRevoked("n-3"), 1000);
+      await withTransaction(db.pool, (c) => revokeDelegation(c, null, "n-1", acts));
+      const took = await until(() => index.isDelegationRevoked(null, "n-3"), 1000);
       expect(took).toBeLessThan(1000);
       expect(performance.now() - started).toBeLessThan(1000);
-      expect(["n-1", "n-2", "n-3"].every((id) => index.isDelegationRevoked(id))).toBe(true);
-      expect(index.isDelegationRevoked("n-top")).toBe(false);
+      expect(["n-1", "n-2", "n-3"].every((id) => index.isDelegationRevoked(null, id))).toBe(true);
+      expect(index.isDelegationRevoked(null, "n-top")).toBe(false);
 
       // Agreements: revoked here, and the revocation feed's notices.
       await withTransaction(db.pool, async (c) => {
         await upsertAgreement(c, { ...(await agreement()), agreement_id: "n-agr" });
       });
-      await withTransaction(db.pool, (c) => revokeAgreement(c, "n-agr", acts));
+      await withTransaction(db.pool, (c) => revokeAgreement(c, AGENT, "n-agr", acts));
       await notifyRevocation(db.pool, {
         sequence: 7,
         revocation_id: hashOf("n"),
@@ -94,7 +94,7 @@ describe("RevocationIndex", () => {
         mandate_hash: hashOf("m"),
         at: "2026-01-01T00:00:00Z",
       });
-      await until(() => index.isAgreementRevoked("n-agr") && index.isAgreementRevoked("n-pushed"), 1000);
+      await until(() => index.isAgreementRevoked(null, "n-agr") && index.isAgreementRevoked(null, "n-pushed"), 1000);
     } finally {
       await index.stop();
     }
@@ -116,12 +116,12 @@ describe("RevocationIndex", () => {
       expect(rows[0]?.ok).toBe(true);
       await until(() => disconnects > 0, 2000);
       // Revoked while nobody listens: the NOTIFY is lost.
-      await withTransaction(db.pool, (c) => revokeDelegation(c, "k-missed", acts));
+      await withTransaction(db.pool, (c) => revokeDelegation(c, null, "k-missed", acts));
       await until(() => index.stale(), 1000);
-      expect(index.isDelegationRevoked("k-missed")).toBe(false);
+      expect(index.isDelegationRevoked(null, "k-missed")).toBe(false);
 
       await until(() => !index.stale(), 5000);
-      expect(index.isDelegationRevoked("k-missed")).toBe(true);
+      expect(index.isDelegationRevoked(null, "k-missed")).toBe(true);
       expect(channel.backendPid).not.toBe(pid);
     } finally {
       await index.stop();
@@ -132,11 +132,11 @@ describe("RevocationIndex", () => {
     const index = new RevocationIndex({ db: db.pool, source: new RevocationChannel({ connection: db.url }) });
     try {
       await index.start();
-      index.markDelegationRevoked("w-1");
-      index.markAgreementRevoked("w-a");
+      index.markDelegationRevoked(null, "w-1");
+      index.markAgreementRevoked(null, "w-a");
       await index.reload();
-      expect(index.isDelegationRevoked("w-1")).toBe(true);
-      expect(index.isAgreementRevoked("w-a")).toBe(true);
+      expect(index.isDelegationRevoked(null, "w-1")).toBe(true);
+      expect(index.isAgreementRevoked(null, "w-a")).toBe(true);
     } finally {
       await index.stop();
     }

@@ -9,7 +9,7 @@ import type { ChainLink, Delegation } from "../../src/core/delegation/index.js";
 import { agreementFacts } from "../../src/store/agent-standing.js";
 import { listRevokedAgreementIds, loadActiveForAgent, loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { revokeAgreement, upsertAgreement } from "../../src/store/agreements.js";
-import { listRevokedDelegationIds, loadDelegation, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { listRevokedDelegationIds, loadDelegation, loadStoredChain, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { spendTotals } from "../../src/store/ledger/index.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { recordAllowedSpend } from "../../src/store/ledger/index.js";
@@ -161,7 +161,7 @@ describe("upsertDelegation and candidates", () => {
     await tx((c) => upsertAgreement(c, renamed(base, "agr-c-live"), { agentId: "agent-c" }));
     await tx((c) => upsertAgreement(c, { ...renamed(base, "agr-c-proposed"), status: "proposed" }, { agentId: "agent-c" }));
     await tx((c) => upsertAgreement(c, renamed(base, "agr-c-revoked"), { agentId: "agent-c" }));
-    await tx((c) => revokeAgreement(c, "agr-c-revoked", { reason: "principal revoked", by: "principal", at }));
+    await tx((c) => revokeAgreement(c, "agent-c", "agr-c-revoked", { reason: "principal revoked", by: "principal", at }));
     expect((await loadActiveForAgent(db.pool, "agent-c")).map((r) => r.agreementId)).toEqual(["agr-c-live"]);
     expect(await agreementFacts(db.pool, "agent-c")).toEqual({ active_authorizations: 1, revocations: 1 });
   });
@@ -190,7 +190,7 @@ describe("revocation", () => {
     await tx((c) => upsertAgreement(c, lowAgreement, { delegationId: "del-low", agentId: "agent-low" }));
     expect((await loadActiveForAgent(db.pool, "agent-low")).map((r) => r.agreementId)).toEqual(["agr-low"]);
 
-    const r = await tx((c) => revokeDelegation(c, "del-top", { reason: "principal revoked", by: "principal", at }));
+    const r = await tx((c) => revokeDelegation(c, null, "del-top", { reason: "principal revoked", by: "principal", at }));
     expect(r).toEqual({ found: true, ids: ["del-low", "del-mid", "del-top"] });
     expect(await loadDelegation(db.pool, "del-low")).toMatchObject({
       status: "revoked",
@@ -201,26 +201,76 @@ describe("revocation", () => {
     });
     expect((await loadDelegation(db.pool, "del-other"))?.status).toBe("active");
     expect(await loadActiveForAgent(db.pool, "agent-low")).toEqual([]);
-    expect(await tx((c) => revokeDelegation(c, "del-top", { reason: "again", by: "principal", at }))).toEqual({ found: true, ids: [] });
+    expect(await tx((c) => revokeDelegation(c, null, "del-top", { reason: "again", by: "principal", at }))).toEqual({ found: true, ids: [] });
 
     // Re-applying a revoked record keeps it revoked; a new delegation under a revoked link is stored revoked.
     expect(await tx((c) => upsertDelegation(c, mid))).toMatchObject({ revoked: true, changed: false });
     expect((await loadDelegation(db.pool, "del-mid"))?.status).toBe("revoked");
     expect(await tx((c) => upsertDelegation(c, sub(low, "del-late", "agent-late")))).toMatchObject({ created: true, revoked: true });
     expect(await loadDelegation(db.pool, "del-late")).toMatchObject({ status: "revoked", revokedReason: "link del-top above it is revoked" });
-    expect(await listRevokedDelegationIds(db.pool)).toEqual(expect.arrayContaining(["del-top", "del-mid", "del-low", "del-late"]));
-    expect(await listRevokedDelegationIds(db.pool)).not.toContain("del-other");
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).toEqual(expect.arrayContaining(["del-top", "del-mid", "del-low", "del-late"]));
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).not.toContain("del-other");
+  });
+
+  it("two organizations hold the same ids; a revocation (and its cascade, and a revocation before storing) reaches its organization's records only", async () => {
+    const inOrg = async (org: string, agent: string) => {
+      const top = delegation(undefined, { delegation_id: "del-s-top", agent: { agent_id: `${agent}-top` }, delegation_chain: [] });
+      const mid = sub(top, "del-s-mid", `${agent}-mid`);
+      for (const d of [top, mid]) await tx((c) => upsertDelegation(c, d, { orgId: org }));
+      return { top, mid };
+    };
+    const a = await inOrg("org_s_a", "agent-sa");
+    const b = await inOrg("org_s_b", "agent-sb");
+    // One organization holds an id once: another agent of it is refused.
+    const squat = delegation(undefined, { delegation_id: "del-s-top", agent: { agent_id: "agent-sa-other" }, delegation_chain: [] });
+    await expect(tx((c) => upsertDelegation(c, squat, { orgId: "org_s_a" }))).rejects.toMatchObject({ code: "RECORD_INVALID" });
+
+    const r = await tx((c) => revokeDelegation(c, "org_s_a", "del-s-top", { reason: "principal revoked", by: "principal", at }));
+    expect(r).toEqual({ found: true, ids: ["del-s-mid", "del-s-top"] });
+    for (const [id, agent] of [
+      ["del-s-top", "agent-sb-top"],
+      ["del-s-mid", "agent-sb-mid"],
+    ])
+      expect((await loadDelegation(db.pool, id as string, agent))?.status).toBe("active");
+    expect((await loadDelegation(db.pool, "del-s-top", "agent-sa-top"))?.status).toBe("revoked");
+    expect((await listRevokedDelegationIds(db.pool)).filter((x) => x.id.startsWith("del-s-"))).toEqual(
+      expect.arrayContaining([
+        { org: "org_s_a", id: "del-s-top" },
+        { org: "org_s_a", id: "del-s-mid" },
+      ]),
+    );
+    expect((await listRevokedDelegationIds(db.pool)).filter((x) => x.org === "org_s_b")).toEqual([]);
+    // A delegation stored later under the revoked link is stored revoked in A, live in B.
+    expect(await tx((c) => upsertDelegation(c, sub(a.mid, "del-s-low", "agent-sa-low"), { orgId: "org_s_a" }))).toMatchObject({ revoked: true });
+    expect(await tx((c) => upsertDelegation(c, sub(b.mid, "del-s-low", "agent-sb-low"), { orgId: "org_s_b" }))).toMatchObject({ revoked: false });
+    // The chain a child cites is read in its organization only.
+    expect((await loadStoredChain(db.pool, "org_s_b", ["del-s-top", "del-s-mid"])).map((x) => x?.revoked)).toEqual([false, false]);
+    expect((await loadStoredChain(db.pool, "org_s_a", ["del-s-top", "del-s-mid"])).map((x) => x?.revoked)).toEqual([true, true]);
+    // A revocation of an id not stored yet (known as a link of B's chain) is B's: A's later record under the id stays live.
+    const link = sub(b.mid, "del-s-leaf", "agent-sb-leaf");
+    const below = sub(link, "del-s-below", "agent-sb-below");
+    await tx((c) => upsertDelegation(c, below, { orgId: "org_s_b" }));
+    expect(await tx((c) => revokeDelegation(c, "org_s_b", "del-s-leaf", { reason: "link revoked", by: "policy", at }))).toEqual({
+      found: true,
+      ids: ["del-s-below", "del-s-leaf"],
+    });
+    const fresh = delegation(undefined, { delegation_id: "del-s-fresh", agent: { agent_id: "agent-sa-fresh" }, delegation_chain: [] });
+    await tx((c) => upsertDelegation(c, fresh, { orgId: "org_s_a" }));
+    expect(await tx((c) => upsertDelegation(c, sub(fresh, "del-s-leaf", "agent-sa-leaf"), { orgId: "org_s_a" }))).toMatchObject({ revoked: false });
+    expect((await loadDelegation(db.pool, "del-s-leaf", "agent-sa-leaf"))?.status).toBe("active");
+    expect(await tx((c) => upsertDelegation(c, link, { orgId: "org_s_b" }))).toMatchObject({ revoked: true });
+    expect((await loadDelegation(db.pool, "del-s-leaf", "agent-sb-leaf"))?.revokedReason).toBe("revoked before");
   });
 
   it("revokes by a link id that is only named inside stored chains, and reports unknown ids", async () => {
     const d = delegation(undefined, { delegation_id: "del-chained" });
     expect(chain().map((l) => l.delegation_id)).toContain("del-link-2");
     await tx((c) => upsertDelegation(c, d));
-    const r = await tx((c) => revokeDelegation(c, "del-link-2", { reason: "link revoked", by: "policy", at }));
+    const r = await tx((c) => revokeDelegation(c, null, "del-link-2", { reason: "link revoked", by: "policy", at }));
     expect(r.found).toBe(true);
     expect(r.ids).toEqual(expect.arrayContaining(["del-link-2", "del-chained"]));
-    expect(await tx((c) => revokeDelegation(c, "del-nowhere", { reason: "x", by: "policy", at }))).toEqual({ found: false, ids: [] });
-    expect(await listRevokedDelegationIds(db.pool)).not.toContain("del-nowhere");
+    expect(await tx((c) => revokeDelegation(c, null, "del-nowhere", { reason: "x", by: "policy", at }))).toEqual({ found: false, ids: [] });
+    expect((await listRevokedDelegationIds(db.pool)).map((r) => r.id)).not.toContain("del-nowhere");
   });
 
   it("never misses a child stored while its parent is being revoked", async () => {
@@ -229,7 +279,7 @@ describe("revocation", () => {
     const children = Array.from({ length: 30 }, (_, i) => sub(parent, `del-race-${i}`, `agent-race-${i}`));
     await Promise.all([
       ...children.slice(0, 15).map((d) => tx((c) => upsertDelegation(c, d))),
-      tx((c) => revokeDelegation(c, "del-race", acts())),
+      tx((c) => revokeDelegation(c, null, "del-race", acts())),
       ...children.slice(15).map((d) => tx((c) => upsertDelegation(c, d))),
     ]);
     const statuses = await Promise.all(children.map(async (d) => (await loadDelegation(db.pool, d.delegation_id))?.status));
@@ -256,13 +306,13 @@ describe("revocation", () => {
       reason: "done",
       signature: { protected: "e30", payload: "", signature: "AA" },
     };
-    expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
-    expect(await tx((c) => revokeAgreement(c, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
-    expect(await tx((c) => revokeAgreement(c, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });
     const again = await tx((c) => upsertAgreement(c, a));
     expect(again.revoked).toBe(true);
     const stored = await loadAgreementWithLedger(db.pool, "agr-final");
     expect(stored).toMatchObject({ status: "revoked", revocation });
-    expect(await listRevokedAgreementIds(db.pool)).toContain("agr-final");
+    expect((await listRevokedAgreementIds(db.pool)).map((r) => r.id)).toContain("agr-final");
   });
 });

@@ -83,7 +83,7 @@ describe("a child's chain is the stored parent, not its copy", () => {
     const child = await childGrant(parent.record, { maximum_amount: 5000, cumulative_maximum: 5000 }, 5000, [inflated]);
 
     // Reconcile time: the controller's check against the stored parent refuses the declaration.
-    const ancestors = await loadStoredChain(w.db.pool, [parent.delegationId]);
+    const ancestors = await loadStoredChain(w.db.pool, w.operatorOrg, [parent.delegationId]);
     const refusals = storedChainRefusals(prepareDelegation(child.record), w.operatorOrg, ancestors);
     expect(refusals.map((r) => r.code)).toEqual(["CHAIN_SCOPE_WIDENED", "CHAIN_BROKEN"]);
     expect(refusals[0]?.message).toMatch(/maximum_amount: 5000\.00 > 1000\.00 USD/);
@@ -101,7 +101,7 @@ describe("a child's chain is the stored parent, not its copy", () => {
     const parent = await rootGrant({ maximum_amount: 1000, cumulative_maximum: 1000 }, 1000);
     expect((await pay(parent, 1000)).body).toMatchObject({ verdict: "ALLOW" });
     const child = await childGrant(parent.record, { maximum_amount: 1000, cumulative_maximum: 1000 }, 1000);
-    expect(storedChainRefusals(prepareDelegation(child.record), w.operatorOrg, await loadStoredChain(w.db.pool, [parent.delegationId]))).toEqual([]);
+    expect(storedChainRefusals(prepareDelegation(child.record), w.operatorOrg, await loadStoredChain(w.db.pool, w.operatorOrg, [parent.delegationId]))).toEqual([]);
 
     const r = await pay(child, 500);
     expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
@@ -161,7 +161,7 @@ describe("a parent's revocation, suspension or expiry reaches its children at ev
     expect(before.body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_BROKEN"] });
     expect(firstMessage(before.body)).toMatch(/link 1 \(del-copy-.*\) is not a stored delegation/);
 
-    await withTransaction(w.db.pool, (c) => revokeDelegation(c, parent.delegationId, { reason: "principal revoked", by: "principal", at: new Date() }));
+    await withTransaction(w.db.pool, (c) => revokeDelegation(c, w.operatorOrg, parent.delegationId, { reason: "principal revoked", by: "principal", at: new Date() }));
     await expect.poll(async () => (await pay(honest, 10)).body.verdict, { timeout: 5000, interval: 50 }).toBe("DENY");
     expect((await pay(forged, 10)).body.verdict).toBe("DENY");
   });
@@ -262,7 +262,7 @@ describe("a parent's limits per period bind every delegation below it (issue 27,
     const a = await childGrant(parent.record, daily, 1000);
     const b = await childGrant(parent.record, daily, 1000);
     const grandchild = await childGrant(a.record, daily, 1000);
-    expect(storedChainRefusals(prepareDelegation(b.record), w.operatorOrg, await loadStoredChain(w.db.pool, [parent.delegationId]))).toEqual([]);
+    expect(storedChainRefusals(prepareDelegation(b.record), w.operatorOrg, await loadStoredChain(w.db.pool, w.operatorOrg, [parent.delegationId]))).toEqual([]);
 
     expect((await pay(parent, 30)).body).toMatchObject({ verdict: "ALLOW" });
     expect((await pay(a, 40)).body).toMatchObject({ verdict: "ALLOW" });

@@ -214,11 +214,11 @@ describe("propagation to another process", () => {
       }).then(async (r) => (await r.json()) as Record<string, unknown>);
     expect((await viaB(action())).verdict).toBe("ALLOW");
     const index = b.app.verifyRuntime?.index;
-    expect(index?.isDelegationRevoked(d.delegationId)).toBe(false);
+    expect(index?.isDelegationRevoked(w.operatorOrg, d.delegationId)).toBe(false);
 
     const started = Date.now();
     expect((await revoke(d.delegationId, w.operatorKey)).body.revoked).toBe(true);
-    await expect.poll(() => index?.isDelegationRevoked(d.delegationId), { timeout: 1000, interval: 10 }).toBe(true);
+    await expect.poll(() => index?.isDelegationRevoked(w.operatorOrg, d.delegationId), { timeout: 1000, interval: 10 }).toBe(true);
     const after = await viaB(action());
     expect(Date.now() - started).toBeLessThan(1000);
     expect(after).toMatchObject({ verdict: "DENY", svc_decision: "BLOCK", reasons: ["DELEGATION_REVOKED"] });

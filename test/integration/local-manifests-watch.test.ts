@@ -145,11 +145,11 @@ describe("the Kubernetes revocation watch over the local API server", () => {
   });
 
   it("marks a Delegation revoked on `spec.state: revoked`, before Postgres knows, with its lag", async () => {
-    expect(index.isDelegationRevoked(g(7).delegationId)).toBe(true);
+    expect(index.isDelegationRevoked(acme.orgId, g(7).delegationId)).toBe(true);
     expect(await lagCount()).toEqual([]);
     const at = new Date(Date.now() - 30).toISOString();
     store.patch("delegations", "acme", g(0).name, { metadata: { annotations: { "writ.dev/revoked-at": at } }, spec: { state: "revoked" } }, MERGE);
-    await expect.poll(() => index.isDelegationRevoked(g(0).delegationId), { timeout: 2000, interval: 5 }).toBe(true);
+    await expect.poll(() => index.isDelegationRevoked(acme.orgId, g(0).delegationId), { timeout: 2000, interval: 5 }).toBe(true);
     expect(await revokedInPostgres(g(0).delegationId)).toBe(false);
     expect(await lagCount()).toEqual(['{source="kubernetes",kind="delegation"} 1']);
     const sum = (await registry.getSingleMetricAsString("writ_revocation_lag_seconds"))
@@ -162,9 +162,9 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     store.patch("intentagreements", "acme", `${g(1).name}-agreement`, { spec: { state: "revoked" } }, MERGE);
     store.delete("delegations", "acme", g(2).name);
     await expect
-      .poll(() => [index.isAgreementRevoked(g(1).agreementId), index.isDelegationRevoked(g(2).delegationId)], { timeout: 2000, interval: 5 })
+      .poll(() => [index.isAgreementRevoked(acme.orgId, g(1).agreementId), index.isDelegationRevoked(acme.orgId, g(2).delegationId)], { timeout: 2000, interval: 5 })
       .toEqual([true, true]);
-    expect(index.isDelegationRevoked(g(1).delegationId)).toBe(false);
+    expect(index.isDelegationRevoked(acme.orgId, g(1).delegationId)).toBe(false);
   });
 
   it("ignores a revocation declared in a namespace of another organization, or an unbound one", async () => {
@@ -172,7 +172,7 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     put("delegations", "other", forged);
     put("delegations", "unbound", forged);
     await expect.poll(() => logs.filter((l) => l.includes("not stored for its namespace's organization")).length, { timeout: 2000, interval: 10 }).toBe(2);
-    expect(index.isDelegationRevoked(g(3).delegationId)).toBe(false);
+    expect(index.isDelegationRevoked(acme.orgId, g(3).delegationId)).toBe(false);
   });
 
   it("ignores the deletion of a resource of the same organization whose record-id annotation names a record it does not own", async () => {
@@ -185,7 +185,7 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     await expect
       .poll(() => logs.filter((l) => l.includes("not owned by this resource") && l.includes('"resource":"acme/thief"')).length, { timeout: 2000, interval: 10 })
       .toBe(1);
-    expect(index.isDelegationRevoked(g(3).delegationId)).toBe(false);
+    expect(index.isDelegationRevoked(acme.orgId, g(3).delegationId)).toBe(false);
   });
 
   it("is stale while the connection is severed longer than the bound, and recovers by itself", async () => {
@@ -198,7 +198,7 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     store.patch("delegations", "acme", g(4).name, { spec: { state: "revoked" } }, MERGE);
     net.severed = false;
     await expect.poll(() => index.stale(), { timeout: 5000, interval: 20 }).toBe(false);
-    await expect.poll(() => index.isDelegationRevoked(g(4).delegationId), { timeout: 2000, interval: 10 }).toBe(true);
+    await expect.poll(() => index.isDelegationRevoked(acme.orgId, g(4).delegationId), { timeout: 2000, interval: 10 }).toBe(true);
     expect(index.staleReason()).toBeUndefined();
   });
 
@@ -208,8 +208,8 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     await expect.poll(() => index.stale(), { timeout: 3000, interval: 20 }).toBe(true);
     net.blackholed = false;
     await expect.poll(() => index.stale(), { timeout: 5000, interval: 20 }).toBe(false);
-    await expect.poll(() => index.isDelegationRevoked(g(5).delegationId), { timeout: 3000, interval: 10 }).toBe(true);
+    await expect.poll(() => index.isDelegationRevoked(acme.orgId, g(5).delegationId), { timeout: 3000, interval: 10 }).toBe(true);
     expect(logs).toContain("restarting a watch after the API server was unreachable");
-    expect(index.isDelegationRevoked(g(6).delegationId)).toBe(false);
+    expect(index.isDelegationRevoked(acme.orgId, g(6).delegationId)).toBe(false);
   });
 });

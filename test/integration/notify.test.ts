@@ -20,7 +20,7 @@ function notice(sequence: number): RevocationNotice {
 
 /** What the channel makes of a revocation-feed notice: the agreement it revokes. */
 function announced(sequence: number): RevocationAnnouncement {
-  return { kind: "agreement", ids: [`agr_${sequence}`] };
+  return { kind: "agreement", org: "", ids: [`agr_${sequence}`] };
 }
 
 describe("RevocationChannel (revocation-feed notices)", () => {

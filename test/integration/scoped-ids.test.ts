@@ -6,20 +6,29 @@
  * - an agent key, or an issuer key, registered by another tenant without proof (a squat) is
  *   displaced by a registration that proves possession of the key (`key_proof`); a bad proof is
  *   a 400;
- * - the rows of an agreement or delegation id are read by their key (agent_id, id): two
- *   agents (of two organizations) holding the same ids each spend within their own budgets.
+ * - an agreement or delegation id is claimed per organization: two agents of two organizations
+ *   declare the same ids (another organization's declaration no longer 409s the rightful one),
+ *   each spends within its own budgets, and a revocation by one organization (over the API, in
+ *   the portal, a pushed principal revocation, the controller's) never reaches the other's
+ *   record; a party that sees both names agent_id.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSigner, keyId, type Signer } from "../../src/core/jose/index.js";
 import { AGENT_POP_TYP, signAgentPop, signIssuerKeyPop } from "../../src/core/registry/index.js";
 import { signRecord } from "../../src/core/jose/index.js";
+import { mandateHash, signRevocation } from "../../src/core/agreement/index.js";
+import { claimRecord } from "../../src/store/record-owners.js";
+import { registerPrincipalEmail } from "../../src/store/portal.js";
+import { principalKey } from "../fixtures/records.js";
 import { openPaymentMandateClaims, presentMandate } from "../helpers/ap2-mandates.js";
+import { signPush } from "../helpers/revocation-push.js";
 import { action, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
+const notifier = generateSigner();
 
 beforeAll(async () => {
-  w = await startVerifyWorld();
+  w = await startVerifyWorld({ SVC_PUSH_NOTIFIER_JWK: JSON.stringify(notifier.publicJwk), BUR_DEV_MAILBOX: "1" });
 });
 afterAll(async () => {
   await w?.close();
@@ -221,10 +230,8 @@ describe("one agreement and delegation id held by two agents of two organization
         mandates: [mandate(agentId, "i1", { cumulative_maximum: 20 })],
         orgId,
       });
+    // Ids are claimed per organization: B declares the ids A holds, and both are stored.
     await declare(agentA, w.operatorOrg);
-    // The ids' claims are global today (record_ids keyed (kind, record_id)); drop A's to store
-    // B's rows under the same ids, as a claim per organization lets it.
-    await w.db.pool.query("DELETE FROM record_ids WHERE record_id = ANY($1::text[])", [[agreementId, delegationId]]);
     await declare(agentB, orgB);
     const { rows } = await w.db.pool.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id", [agreementId]);
     expect(rows.map((r) => r.agent_id)).toEqual([agentA, agentB].sort());
@@ -257,7 +264,6 @@ describe("one agreement and delegation id held by two agents of two organization
     const declare = (agentId: string, orgId: string) =>
       storeAgreement(w, { agreementId, delegation: { id: delegationId }, mandates: [mandate(agentId, "i1", { cumulative_maximum: 50 })], orgId });
     await declare(agentA, w.operatorOrg);
-    await w.db.pool.query("DELETE FROM record_ids WHERE record_id = ANY($1::text[])", [[agreementId, delegationId]]);
     await declare(agentB, orgB);
     const actA = action();
     const actB = action();
@@ -296,5 +302,101 @@ describe("one agreement and delegation id held by two agents of two organization
     );
     expect(Object.fromEntries(spent.rows.map((r) => [r.agent_id, r.spent_minor]))).toEqual({ [agentA]: "1000", [agentB]: "0" });
     expect((await w.call("GET", `/v1/agreements/${agreementId}/ledger`, w.operatorKey)).body.entries).toHaveLength(1);
+  });
+});
+
+/** Two agents of two organizations (A: the operator's, B: a new one) each holding `agreementId` and `delegationId`. */
+async function twoHolders(opts: { principalId?: string; delegation?: boolean } = {}) {
+  const orgB = await w.createOrg("agent_operator");
+  const keyB = (await w.issueKey(orgB)).token;
+  const over = opts.principalId ? { principal_id: opts.principalId } : {};
+  const agentA = (await w.registerAgent(w.operatorKey, over)).agent_id;
+  const agentB = (await w.registerAgent(keyB, over)).agent_id;
+  const agreementId = uid("agr-two");
+  const delegationId = uid("del-two");
+  const declare = (agentId: string, orgId: string) =>
+    storeAgreement(w, {
+      agreementId,
+      ...(opts.delegation === false ? { delegation: false as const } : { delegation: { id: delegationId } }),
+      mandates: [mandate(agentId, "i1", { cumulative_maximum: 500 })],
+      orgId,
+    });
+  // B declares first: the id it holds does not keep A from declaring it in A's organization.
+  const b = await declare(agentB, orgB);
+  const a = await declare(agentA, w.operatorOrg);
+  const allows = async (agentId: string, key: string) => (await w.verify({ agent_id: agentId, action: action() }, key)).body.verdict === "ALLOW";
+  expect([await allows(agentA, w.operatorKey), await allows(agentB, keyB)]).toEqual([true, true]);
+  return { orgB, keyB, agentA, agentB, agreementId, delegationId, a, b, allows };
+}
+
+describe("revocations of an id two organizations hold reach the revoking organization's record only", () => {
+  it("over the API: an organization's key revokes its own; the admin names agent_id (409 without it)", async () => {
+    const t = await twoHolders();
+    const r = await w.call("DELETE", `/svc/delegations/${t.delegationId}`, t.keyB, {});
+    expect(r).toMatchObject({ status: 200, body: { revoked: true, revoked_ids: [t.delegationId], agreement_ids: [t.agreementId] } });
+    expect([await t.allows(t.agentA, w.operatorKey), await t.allows(t.agentB, t.keyB)]).toEqual([true, false]);
+    expect(await w.call("GET", `/v1/delegations/${t.delegationId}`, w.operatorKey)).toMatchObject({ status: 200, body: { agent_id: t.agentA, status: "active" } });
+    expect(await w.call("GET", `/v1/delegations/${t.delegationId}`, t.keyB)).toMatchObject({ status: 200, body: { agent_id: t.agentB, status: "revoked" } });
+
+    const u = await twoHolders();
+    expect(await w.call("DELETE", `/svc/delegations/${u.delegationId}`, w.admin, {})).toMatchObject({
+      status: 409,
+      body: { error: "the id names delegations of several agents; name agent_id" },
+    });
+    const named = await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${u.agentA}`, w.admin, {});
+    expect(named).toMatchObject({ status: 200, body: { revoked: true, revoked_ids: [u.delegationId] } });
+    expect([await u.allows(u.agentA, w.operatorKey), await u.allows(u.agentB, u.keyB)]).toEqual([false, true]);
+    // An agent that holds no delegation under the id: not found.
+    expect((await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${uid("nobody")}`, w.admin, {})).status).toBe(404);
+    // Another organization's key names the other agent: not found, as for an unknown id.
+    expect((await w.call("DELETE", `/svc/delegations/${u.delegationId}?agent_id=${u.agentB}`, w.operatorKey, {})).status).toBe(404);
+  });
+
+  it("in the portal: a principal whose agents of both organizations hold the id names agent_id, and revokes that one", async () => {
+    const principalId = `prn_${uid("two").replace(/[^A-Za-z0-9_-]/g, "")}`.slice(0, 60);
+    const email = `${principalId.toLowerCase()}@example.test`;
+    await registerPrincipalEmail(w.db.pool, principalId, email);
+    const t = await twoHolders({ principalId });
+    expect((await w.call("POST", "/v1/portal/magic-link", null, { email })).body).toEqual({ sent: true });
+    const mail = await w.call("GET", "/v1/dev/mailbox");
+    const session = (await w.call("POST", "/v1/sessions", null, { token: mail.body.token })).body.session_token as string;
+    expect(await w.call("POST", `/v1/portal/delegations/${t.delegationId}/revoke`, session, {})).toMatchObject({
+      status: 409,
+      body: { error: "the id names delegations of several agents; name agent_id" },
+    });
+    const r = await w.call("POST", `/v1/portal/delegations/${t.delegationId}/revoke`, session, { agent_id: t.agentB });
+    expect(r).toMatchObject({ status: 200, body: { revoked: true, revoked_ids: [t.delegationId] } });
+    expect([await t.allows(t.agentA, w.operatorKey), await t.allows(t.agentB, t.keyB)]).toEqual([true, false]);
+  });
+
+  it("a pushed principal revocation: its mandate hash names the agreement; the feed shows it once, the other organization's agreement stays live", async () => {
+    const t = await twoHolders({ delegation: false });
+    const revocation = await signRevocation(t.a.agreement, { reason: "principal revoked", at: new Date().toISOString() }, principalKey);
+    expect(revocation.mandate_hash).toBe(mandateHash(t.a.agreement.mandates[0] as never));
+    expect(revocation.mandate_hash).not.toBe(mandateHash(t.b.agreement.mandates[0] as never));
+    const pushed = await w.call("POST", "/v1/revocations/push", null, await signPush(revocation, notifier));
+    expect(pushed).toMatchObject({ status: 200, body: { stored: true } });
+    expect([await t.allows(t.agentA, w.operatorKey), await t.allows(t.agentB, t.keyB)]).toEqual([false, true]);
+    const feed = (await w.call("GET", `/v1/revocations?after=${Number(pushed.body.sequence) - 1}`)).body.revocations as Array<Record<string, unknown>>;
+    expect(feed).toEqual([{ sequence: pushed.body.sequence, revocation_id: expect.any(String), received_at: expect.any(String), revocation }]);
+    const { rows } = await w.db.pool.query("SELECT agent_id, org_id FROM revocations WHERE agreement_id = $1", [t.agreementId]);
+    expect(rows).toEqual([{ agent_id: t.agentA, org_id: w.operatorOrg }]);
+    expect(await w.call("GET", `/v1/agreements/${t.agreementId}`, t.keyB)).toMatchObject({ status: 200, body: { agent_id: t.agentB } });
+    expect((await w.call("GET", `/v1/agreements/${t.agreementId}`, t.keyB)).body.revocation ?? null).toBeNull();
+  });
+
+  it("the controller's: each organization's resource owns its record, and a deletion revokes that organization's only", async () => {
+    const t = await twoHolders();
+    const owner = (ns: string) => ({ namespace: ns, name: "grant", uid: `Delegation/${ns}/grant` });
+    expect(await claimRecord(w.db.pool, "delegation", t.delegationId, owner("a"), w.operatorOrg)).toEqual({ ok: true, claimedNow: true });
+    expect(await claimRecord(w.db.pool, "delegation", t.delegationId, owner("b"), t.orgB)).toEqual({ ok: true, claimedNow: true });
+    // What finalize does for B's resource: revoke the record of B's organization.
+    const { withTransaction } = await import("../../src/store/pool.js");
+    const { revokeAndRecord } = await import("../../src/store/revocation/record.js");
+    const r = await withTransaction(w.db.pool, (c) =>
+      revokeAndRecord(c, { kind: "delegation", orgId: t.orgB, id: t.delegationId }, { reason: "deleted", by: "policy", at: new Date() }, { signer: null }),
+    );
+    expect(r).toMatchObject({ ids: [t.delegationId], agreementIds: [t.agreementId] });
+    expect([await t.allows(t.agentA, w.operatorKey), await t.allows(t.agentB, t.keyB)]).toEqual([true, false]);
   });
 });

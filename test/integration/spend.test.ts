@@ -167,21 +167,21 @@ describe("recordAllowedSpend", () => {
     await storeAgreement("agr-rev", [mandate("i1")]);
     const first = await recordAllowedSpend(pool, spend("agr-rev", "before", 100n));
     expect(first.recorded).toBe(true);
-    await withTransaction(pool, (c) => revokeAgreement(c, "agr-rev", { reason: "test", by: "principal", at: new Date(T0) }));
+    await withTransaction(pool, (c) => revokeAgreement(c, AGENT, "agr-rev", { reason: "test", by: "principal", at: new Date(T0) }));
     expect(await recordAllowedSpend(pool, spend("agr-rev", "after", 100n))).toMatchObject({ recorded: false, reason: "AGREEMENT_REVOKED" });
     expect(await recordAllowedSpend(pool, spend("agr-rev", "before", 100n))).toMatchObject({ recorded: true, replayed: true });
 
     await storeAgreement("agr-pushed", [mandate("i1")]);
     await pool.query(
-      "INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at) VALUES (1, $1, 'agr-pushed', $2, '{}', $3)",
-      [hashOf("r"), hashOf("m"), iso(T0)],
+      "INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at, agent_id) VALUES (1, $1, 'agr-pushed', $2, '{}', $3, $4)",
+      [hashOf("r"), hashOf("m"), iso(T0), AGENT],
     );
     expect(await recordAllowedSpend(pool, spend("agr-pushed", "x", 100n))).toMatchObject({ recorded: false, reason: "AGREEMENT_REVOKED" });
 
     const d = fixtureDelegation(undefined, { delegation_id: "del-rev", agent: { agent_id: AGENT }, delegation_chain: [] });
     await withTransaction(pool, (c) => upsertDelegation(c, d));
     await storeAgreement("agr-drev", [mandate("i1")], { delegationId: "del-rev" });
-    await withTransaction(pool, (c) => revokeDelegation(c, "del-rev", { reason: "test", by: "principal", at: new Date(T0) }));
+    await withTransaction(pool, (c) => revokeDelegation(c, null, "del-rev", { reason: "test", by: "principal", at: new Date(T0) }));
     expect(await recordAllowedSpend(pool, spend("agr-drev", "y", 100n))).toMatchObject({ recorded: false, reason: "DELEGATION_REVOKED" });
   });
 

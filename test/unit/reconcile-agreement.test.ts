@@ -37,6 +37,7 @@ beforeAll(async () => {
 });
 
 const row = (over: Partial<AgreementRow> = {}): AgreementRow => ({
+  agentId: "agent_procurement",
   orgId: "org_acme",
   delegationId: grant.delegation_id,
   revokedAt: null,
@@ -161,22 +162,26 @@ class FakeStore implements AgreementReads {
     this.reads.push(`delegationRef ${namespace}/${name}`);
     return this.refs.get(name);
   }
-  async delegation(id: string): Promise<StoredDelegation | undefined> {
+  // Every read is within an organization (an id names a record within one).
+  async delegation(org: string | null, id: string): Promise<StoredDelegation | undefined> {
     this.reads.push(`delegation ${id}`);
-    return structuredClone(this.delegations.get(id));
+    const d = this.delegations.get(id);
+    return d && d.orgId === org ? structuredClone(d) : undefined;
   }
-  async agreement(id: string): Promise<AgreementRow | undefined> {
+  async agreement(org: string, id: string): Promise<AgreementRow | undefined> {
     this.reads.push(`agreement ${id}`);
-    return structuredClone(this.agreements.get(id));
+    const a = this.agreements.get(id);
+    return a && a.orgId === org ? structuredClone(a) : undefined;
   }
-  async owner(id: string): Promise<RecordOwner | undefined> {
+  async owner(_org: string, id: string): Promise<RecordOwner | undefined> {
     this.reads.push(`owner ${id}`);
     return this.owners.get(id);
   }
-  async storedChain(ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
+  async storedChain(org: string | null, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
     this.reads.push(`storedChain ${ids.join(",")}`);
     return ids.map((id) => {
       const d = this.delegations.get(id);
+      if (d?.orgId !== org) return undefined;
       return d ? { delegation: structuredClone(d.record), orgId: d.orgId, revoked: d.revokedAt !== null } : undefined;
     });
   }
@@ -234,11 +239,10 @@ describe("planAgreementStore (gathered from a fake store)", () => {
     expect(ready).toMatchObject({ status: "False", reason: "DelegationNotReady" });
   });
 
-  it("refuses a delegation stored for another organization (NAMESPACE_NOT_BOUND) and binds to nothing", async () => {
+  it("never binds to a delegation another organization stores under the id (ids are per organization): it waits for its own", async () => {
     const p = await planOf(storeWithGrant({ orgId: "org_other" }));
-    expect(p.refusals).toEqual([
-      { condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.delegationRef: delegation ${grant.delegation_id} is stored for another organization` },
-    ]);
+    expect(p.refusals).toEqual([]);
+    expect(p.pending).toBe(`the Delegation acme-procurement (${grant.delegation_id}) is not stored yet`);
     expect(p.delegation).toBeUndefined();
   });
 
@@ -249,7 +253,7 @@ describe("planAgreementStore (gathered from a fake store)", () => {
     expect(p.delegation?.delegationId).toBe(grant.delegation_id);
   });
 
-  it("refuses an agreement another resource created (RECORD_NOT_OWNED), and one stored for another organization", async () => {
+  it("refuses an agreement another resource created (RECORD_NOT_OWNED), and never sees one another organization stores under the id", async () => {
     const foreign = storeWithGrant();
     foreign.agreements.set(AGR, row());
     foreign.owners.set(AGR, other);
@@ -261,8 +265,9 @@ describe("planAgreementStore (gathered from a fake store)", () => {
     const elsewhere = storeWithGrant();
     elsewhere.agreements.set(AGR, row({ orgId: "org_other" }));
     elsewhere.owners.set(AGR, me);
+    // Another organization's agreement under the id is not this organization's: nothing is refused, nothing of it kept.
     const p = await planOf(elsewhere);
-    expect(p.refusals).toEqual([{ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.agreement_id: ${AGR} is stored for another organization` }]);
+    expect(p.refusals).toEqual([]);
     expect(p.row).toBeUndefined();
   });
 

@@ -66,22 +66,27 @@ class FakeStore implements DelegationReads {
     this.reads.push(`agentOrg ${agentId}`);
     return this.agents.get(agentId);
   }
-  async delegation(id: string): Promise<StoredDelegation | undefined> {
-    this.reads.push(`delegation ${id}`);
-    return structuredClone(this.delegations.get(id));
+  /** The stored delegation `id` of organization `org` (an id names a record within one organization). */
+  private of(org: string | null, id: string): StoredDelegation | undefined {
+    const d = this.delegations.get(id);
+    return d && d.orgId === org ? d : undefined;
   }
-  async owner(kind: "delegation" | "agreement", id: string): Promise<RecordOwner | undefined> {
+  async delegation(org: string, id: string): Promise<StoredDelegation | undefined> {
+    this.reads.push(`delegation ${id}`);
+    return structuredClone(this.of(org, id));
+  }
+  async owner(_org: string, kind: "delegation" | "agreement", id: string): Promise<RecordOwner | undefined> {
     this.reads.push(`owner ${kind} ${id}`);
     return this.owners.get(`${kind}:${id}`);
   }
-  async storedChain(ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
+  async storedChain(org: string | null, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]> {
     this.reads.push(`storedChain ${ids.join(",")}`);
     return ids.map((id) => {
-      const d = this.delegations.get(id);
+      const d = this.of(org, id);
       return d ? { delegation: structuredClone(d.record), orgId: d.orgId, revoked: d.revokedAt !== null } : undefined;
     });
   }
-  async revokedIds(ids: readonly string[]): Promise<Set<string>> {
+  async revokedIds(_org: string | null, ids: readonly string[]): Promise<Set<string>> {
     this.reads.push(`revokedIds ${ids.join(",")}`);
     return new Set(ids.filter((id) => this.revocations.has(id)));
   }

@@ -105,7 +105,7 @@ async function run(req: VerifyRequest, w: World = {}) {
     denied: () => writes.push("noted denial"),
     spent: () => writes.push("noted spend"),
     changed: () => writes.push("forgot agent"),
-    revoked: (_a, kind, ids) => writes.push(`marked ${kind} ${ids.join(",")}`),
+    revoked: (_a, _org, kind, ids) => writes.push(`marked ${kind} ${ids.join(",")}`),
   };
   const keep = (d: NewVerifyDecision): StoredVerifyDecision => {
     const row = { ...d, createdAt: new Date(T0) };

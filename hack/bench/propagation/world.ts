@@ -144,7 +144,12 @@ export async function claimAsOwner(
 ): Promise<void> {
   const namespace = obj.metadata.namespace ?? "";
   const uid = ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name);
-  await claimRecord(pool, kind, id, { namespace, name: obj.metadata.name, uid });
+  // Owners are kept with the record's organization (an id names a record within one).
+  const { rows } = await pool.query<{ org_id: string | null }>(
+    kind === "delegation" ? "SELECT org_id FROM delegations WHERE delegation_id = $1" : "SELECT org_id FROM agreements WHERE agreement_id = $1",
+    [id],
+  );
+  await claimRecord(pool, kind, id, { namespace, name: obj.metadata.name, uid }, rows[0]?.org_id ?? null);
 }
 
 /** The IntentAgreement resource declaring `g`'s agreement, bound to its Delegation. */

@@ -7,7 +7,8 @@
  * binding, the delegation `spec.delegationRef.name` names and its stored record, the agreement
  * stored under the id and its stored owner), each read only when the plan can use it.
  * `gatherEnforcedFacts`: what verify's answer for the stored agreement is judged on (the
- * delegation it is stored with and that delegation's chain as stored).
+ * delegation it is stored with and that delegation's chain as stored). Every read is within the
+ * namespace's organization: an id names a record within one organization.
  */
 import { prepareDelegation, type StoredAncestor } from "../../core/delegation/index.js";
 import type { Binding } from "../../sources/kubernetes/index.js";
@@ -31,14 +32,14 @@ export interface AgreementReads {
   binding(namespace: string): Promise<Binding>;
   /** The delegation_id the Delegation `name` in `namespace` declares (undefined: no such Delegation, or no id yet). */
   delegationRef(namespace: string, name: string): string | undefined;
-  /** The stored delegation `id`. */
-  delegation(id: string): Promise<StoredDelegation | undefined>;
-  /** The stored agreement `id`. */
-  agreement(id: string): Promise<AgreementRow | undefined>;
-  /** The stored owner of agreement `id`. */
-  owner(id: string): Promise<RecordOwner | undefined>;
-  /** The stored delegations `ids` (in order, undefined where none is stored). */
-  storedChain(ids: readonly string[]): Promise<(StoredAncestor | undefined)[]>;
+  /** The stored delegation `id` of organization `org`. */
+  delegation(org: string | null, id: string): Promise<StoredDelegation | undefined>;
+  /** The stored agreement `id` of organization `org`. */
+  agreement(org: string, id: string): Promise<AgreementRow | undefined>;
+  /** The stored owner of agreement `id` of organization `org`. */
+  owner(org: string, id: string): Promise<RecordOwner | undefined>;
+  /** The stored delegations `ids` of organization `org` (in order, undefined where none is stored). */
+  storedChain(org: string | null, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]>;
 }
 
 /** The reads against Postgres (`q`), the namespace bindings and the Delegation cache. */
@@ -46,10 +47,10 @@ export function pgAgreementReads(q: Queryable, cluster: Pick<AgreementReads, "bi
   return {
     binding: (ns) => cluster.binding(ns),
     delegationRef: (ns, name) => cluster.delegationRef(ns, name),
-    delegation: (id) => loadDelegation(q, id),
-    agreement: (id) => agreementRow(q, id),
-    owner: (id) => ownerOf(q, "agreement", id),
-    storedChain: (ids) => loadStoredChain(q, ids),
+    delegation: (org, id) => loadDelegation(q, id, undefined, org),
+    agreement: (org, id) => agreementRow(q, id, org),
+    owner: (org, id) => ownerOf(q, "agreement", id, org),
+    storedChain: (org, ids) => loadStoredChain(q, org, ids),
   };
 }
 
@@ -82,16 +83,16 @@ export async function gatherAgreementFacts(
   if (!binding.ok) return facts;
   if (!record) {
     if (input.declaredId === undefined) return facts;
-    facts.row = await reads.agreement(input.declaredId);
-    if (facts.row) facts.rowOwner = await reads.owner(input.declaredId);
+    facts.row = await reads.agreement(binding.orgId, input.declaredId);
+    if (facts.row) facts.rowOwner = await reads.owner(binding.orgId, input.declaredId);
     return facts;
   }
   if (!prepared) return facts;
   facts.delegationId = reads.delegationRef(input.namespace, input.check.delegationName ?? "");
-  if (facts.delegationId) facts.delegation = await reads.delegation(facts.delegationId);
+  if (facts.delegationId) facts.delegation = await reads.delegation(binding.orgId, facts.delegationId);
   const id = input.declaredId ?? record.agreement_id;
-  facts.row = await reads.agreement(id);
-  facts.rowOwner = await reads.owner(id);
+  facts.row = await reads.agreement(binding.orgId, id);
+  facts.rowOwner = await reads.owner(binding.orgId, id);
   return facts;
 }
 
@@ -165,9 +166,9 @@ export async function gatherEnforcedFacts(
   row: AgreementRow | undefined,
   delegation: StoredDelegation | undefined,
 ): Promise<{ bound: StoredDelegation | undefined; ancestors: (StoredAncestor | undefined)[] }> {
-  const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await reads.delegation(row.delegationId) : delegation;
+  const bound = row?.delegationId && row.delegationId !== delegation?.delegationId ? await reads.delegation(row.orgId, row.delegationId) : delegation;
   // The delegation's chain as its stored parents give it (as verify judges it), not its copies.
   const boundChain = bound?.record.delegation_chain.map((l) => l.delegation_id) ?? [];
-  const ancestors = row && bound && boundChain.length > 0 ? await reads.storedChain(boundChain) : [];
+  const ancestors = row && bound && boundChain.length > 0 ? await reads.storedChain(bound.orgId, boundChain) : [];
   return { bound, ancestors };
 }

@@ -95,7 +95,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
     try {
       const { appended, revokedNow, revocationSequence, ignored } = await withTransaction(ctx.pool, async (c) => {
         const at = new Date(now);
-        await claimOrRefuse(c, "agreement", record.agreement_id, owner, "spec.agreement_id");
+        await claimOrRefuse(c, "agreement", binding.orgId, record.agreement_id, owner, "spec.agreement_id");
         const up = await upsertAgreement(c, record, { delegationId: bound.delegationId, orgId: binding.orgId, at });
         let appended = false;
         if (signed && ctx.logSigner) {
@@ -126,7 +126,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
             source: "kubernetes" as const,
             resource: key,
           };
-          revocationSequence = await logAndAlertRevocation(c, body, controllerLogging(ctx, at));
+          revocationSequence = await logAndAlertRevocation(c, body, controllerLogging(ctx, at), { agentId: up.agentId });
         }
         return { appended, revokedNow: up.revokedNow, revocationSequence, ignored: up.ledgerIgnored };
       });
@@ -147,7 +147,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
       }
     }
-    if (stored) row = await reads.agreement(record.agreement_id);
+    if (stored && binding.ok) row = await reads.agreement(binding.orgId, record.agreement_id);
   }
 
   const refused = refusals.length > 0;
@@ -238,7 +238,7 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
       const id = (o.spec as { agreement_id?: unknown } | undefined)?.agreement_id;
       return typeof id === "string" && id !== "" ? id : undefined;
     },
-    load: (c, id) => agreementRow(c.pool, id),
-    target: (id) => ({ kind: "agreement", id }),
+    load: (c, org, id) => agreementRow(c.pool, id, org),
+    target: (id, _org, stored) => ({ kind: "agreement", agentId: stored.agentId, id }),
   });
 }

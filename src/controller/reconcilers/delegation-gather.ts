@@ -22,14 +22,14 @@ export interface DelegationReads {
   binding(namespace: string): Promise<Binding>;
   /** The organization the agent is registered to. */
   agentOrg(agentId: string): Promise<string | undefined>;
-  /** The stored delegation `id`. */
-  delegation(id: string): Promise<StoredDelegation | undefined>;
-  /** The stored owner of record `id`. */
-  owner(kind: "delegation" | "agreement", id: string): Promise<RecordOwner | undefined>;
-  /** The stored delegations `ids` (in order, undefined where none is stored). */
-  storedChain(ids: readonly string[]): Promise<(StoredAncestor | undefined)[]>;
-  /** The ids among `ids` that the store lists as revoked. */
-  revokedIds(ids: readonly string[]): Promise<Set<string>>;
+  /** The stored delegation `id` of organization `org` (an id names a record within one organization). */
+  delegation(org: string, id: string): Promise<StoredDelegation | undefined>;
+  /** The stored owner of record `id` of organization `org`. */
+  owner(org: string, kind: "delegation" | "agreement", id: string): Promise<RecordOwner | undefined>;
+  /** The stored delegations `ids` of organization `org` (in order, undefined where none is stored). */
+  storedChain(org: string | null, ids: readonly string[]): Promise<(StoredAncestor | undefined)[]>;
+  /** The ids among `ids` that the store lists as revoked in organization `org`. */
+  revokedIds(org: string | null, ids: readonly string[]): Promise<Set<string>>;
 }
 
 /** The reads against Postgres (`q`) and the namespace bindings. */
@@ -37,10 +37,10 @@ export function pgDelegationReads(q: Queryable, bindings: Pick<DelegationReads, 
   return {
     binding: (ns) => bindings.binding(ns),
     agentOrg: (id) => bindings.agentOrg(id),
-    delegation: (id) => loadDelegation(q, id),
-    owner: (kind, id) => ownerOf(q, kind, id),
-    storedChain: (ids) => loadStoredChain(q, ids),
-    revokedIds: (ids) => revokedDelegationIds(q, ids),
+    delegation: (org, id) => loadDelegation(q, id, undefined, org),
+    owner: (org, kind, id) => ownerOf(q, kind, id, org),
+    storedChain: (org, ids) => loadStoredChain(q, org, ids),
+    revokedIds: (org, ids) => revokedDelegationIds(q, org, ids),
   };
 }
 
@@ -55,17 +55,18 @@ export async function gatherStoreFacts(
   if (!binding.ok) return facts;
   if (!record) {
     if (input.declaredId === undefined) return facts;
-    facts.existing = await reads.delegation(input.declaredId);
-    if (facts.existing) facts.owners.delegation = await reads.owner("delegation", input.declaredId);
+    facts.existing = await reads.delegation(binding.orgId, input.declaredId);
+    if (facts.existing) facts.owners.delegation = await reads.owner(binding.orgId, "delegation", input.declaredId);
     return facts;
   }
   const id = input.declaredId ?? record.delegation_id;
   facts.agentOrg = await reads.agentOrg(record.agent.agent_id);
-  facts.existing = await reads.delegation(id);
-  facts.owners.delegation = await reads.owner("delegation", id);
-  if (record.intent_agreement) facts.owners.agreement = await reads.owner("agreement", record.intent_agreement.agreement_id);
+  facts.existing = await reads.delegation(binding.orgId, id);
+  facts.owners.delegation = await reads.owner(binding.orgId, "delegation", id);
+  if (record.intent_agreement) facts.owners.agreement = await reads.owner(binding.orgId, "agreement", record.intent_agreement.agreement_id);
+  // A link names a delegation of the child's organization only.
   if (record.delegation_chain.length > 0 && input.check.prepared)
-    facts.ancestors = await reads.storedChain(record.delegation_chain.map((l) => l.delegation_id));
+    facts.ancestors = await reads.storedChain(binding.orgId, record.delegation_chain.map((l) => l.delegation_id));
   return facts;
 }
 
@@ -81,10 +82,10 @@ export async function gatherStatusFacts(
 ): Promise<{ revoked: Set<string>; ancestors: (StoredAncestor | undefined)[] }> {
   if (!stored) return { revoked: new Set(), ancestors: [] };
   const links = stored.record.delegation_chain.map((l) => l.delegation_id);
-  const revoked = stored.revokedAt ? await reads.revokedIds([stored.delegationId, ...links]) : new Set<string>();
+  const revoked = stored.revokedAt ? await reads.revokedIds(stored.orgId, [stored.delegationId, ...links]) : new Set<string>();
   if (links.length === 0) return { revoked, ancestors: [] };
   const read = gathered?.ancestors;
   const readLinks = gathered?.check.record?.delegation_chain.map((l) => l.delegation_id);
   const same = read !== undefined && readLinks !== undefined && readLinks.length === links.length && readLinks.every((id, i) => id === links[i]);
-  return { revoked, ancestors: same ? [...read] : await reads.storedChain(links) };
+  return { revoked, ancestors: same ? [...read] : await reads.storedChain(stored.orgId, links) };
 }

@@ -112,7 +112,7 @@ async function record(ctx: ReconcileContext, obj: WritResource, spec: MandateSpe
     "MandateRecorded",
     `payment mandate verified (issuer key ${a.verification.issuer.kid}) and recorded as delegation ${delegationId}`,
   );
-  const stored = await loadDelegation(ctx.pool, delegationId);
+  const stored = await loadDelegation(ctx.pool, delegationId, undefined, orgId);
   if (!stored) throw new Error(`delegation ${delegationId} was recorded but is not stored`);
   return stored;
 }
@@ -166,8 +166,8 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
         message: `spec.agent.agent_id: agent ${spec.agentId} is not registered to ${binding.orgId}, the organization namespace ${namespace} is bound to`,
       });
     } else {
-      const before = await loadDelegation(ctx.pool, id);
-      const foreign = await foreignOwnerRefusal(ctx.pool, "delegation", id, owner, "spec.mandate");
+      const before = await loadDelegation(ctx.pool, id, undefined, binding.orgId);
+      const foreign = await foreignOwnerRefusal(ctx.pool, "delegation", binding.orgId, id, owner, "spec.mandate");
       if (foreign) refusals.push(foreign);
       else if (before && (before.orgId !== binding.orgId || before.agentId !== spec.agentId)) {
         refusals.push({ condition: "Bound", code: "NAMESPACE_NOT_BOUND", message: `spec.mandate: ${id} is recorded for another organization or agent` });
@@ -182,7 +182,7 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
       // The recorded mandate is this resource's from now on (one recorded over HTTP, or by no
       // resource yet, becomes it); when another resource claimed it meanwhile, nothing is.
       if (stored) {
-        const claim = await claimRecord(ctx.pool, "delegation", id, owner);
+        const claim = await claimRecord(ctx.pool, "delegation", id, owner, binding.orgId);
         if (!claim.ok) {
           refusals.push(notOwnedRefusal("delegation", id, claim.owner, "spec.mandate"));
           stored = undefined;
@@ -192,11 +192,11 @@ export async function reconcileMandateDelegation(ctx: ReconcileContext, obj: Wri
   }
   if (!stored && refusals.length > 0 && binding.ok && declared !== undefined) {
     // This generation is refused: what verify enforces is what this resource recorded before.
-    const before = await loadDelegation(ctx.pool, declared);
-    if (before && before.orgId === binding.orgId && (await ownedBy(ctx.pool, "delegation", declared, owner))) stored = before;
+    const before = await loadDelegation(ctx.pool, declared, undefined, binding.orgId);
+    if (before && (await ownedBy(ctx.pool, "delegation", binding.orgId, declared, owner))) stored = before;
   }
 
-  const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, [stored.delegationId]) : new Set<string>();
+  const revoked = stored?.revokedAt ? await revokedDelegationIds(ctx.pool, stored.orgId, [stored.delegationId]) : new Set<string>();
   const view = stored ? delegationView(stored.record, now, revoked) : undefined;
   const refused = refusals.length > 0;
   const ready: DesiredCondition =

@@ -90,8 +90,9 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
   return withTransaction(ctx.pool, async (c) => {
     const at = new Date(now);
     // The records are this resource's, or become it now; another resource's roll everything back.
-    await claimOrRefuse(c, "delegation", record.delegation_id, owner, "spec.delegation_id");
-    if (record.intent_agreement) await claimOrRefuse(c, "agreement", record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id");
+    await claimOrRefuse(c, "delegation", orgId, record.delegation_id, owner, "spec.delegation_id");
+    if (record.intent_agreement)
+      await claimOrRefuse(c, "agreement", orgId, record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id");
     const r = await upsertDelegation(c, record, { orgId, at });
     const out: StoreOutcome = { upserted: r };
     const embedded = record.intent_agreement;
@@ -115,7 +116,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
         at: r.revocation.at.toISOString(),
         ...origin,
       };
-      out.revocationSequence = (await logAndAlertRevocation(c, body, controllerLogging(ctx, at))) ?? undefined;
+      out.revocationSequence = (await logAndAlertRevocation(c, body, controllerLogging(ctx, at), { orgId })) ?? undefined;
     }
     if (embedded && r.agreement?.revokedNow) {
       const body = {
@@ -128,7 +129,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
         ...(embedded.revocation !== undefined ? { revocation: embedded.revocation } : {}),
         ...origin,
       };
-      await logAndAlertRevocation(c, body, controllerLogging(ctx, at));
+      await logAndAlertRevocation(c, body, controllerLogging(ctx, at), { agentId: r.agreement.agentId });
     }
     return out;
   });
@@ -184,7 +185,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
         refusals.push({ condition: "Valid", code: STORE_REFUSALS[err.code] as Refusal["code"], message: err.message });
       }
     }
-    if (upserted?.revoked) stored = await loadDelegation(ctx.pool, record.delegation_id);
+    if (upserted?.revoked) stored = await loadDelegation(ctx.pool, record.delegation_id, record.agent.agent_id);
     else if (upserted) {
       // Stored live as given (the store keeps the record without its embedded agreement).
       const { intent_agreement: _embedded, ...kept } = record;
@@ -238,8 +239,8 @@ function finalize(ctx: ReconcileContext, obj: WritResource): Promise<ReconcileRe
     ref: DELEGATIONS,
     noun: "delegation",
     declared: async (o) => (isMandateSpec(o.spec) ? (await checkMandateSpec(o.spec)).recordId : delegationIdOf(o)),
-    load: (c, id) => loadDelegation(c.pool, id),
-    target: (id) => ({ kind: "delegation", id }),
+    load: (c, org, id) => loadDelegation(c.pool, id, undefined, org),
+    target: (id, org) => ({ kind: "delegation", orgId: org, id }),
     describe: (ids) => ` with everything below it (${ids.length} record(s))`,
     after: (c, o, id) => {
       enqueueBelow(c, id);

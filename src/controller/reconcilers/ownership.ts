@@ -28,19 +28,26 @@ export function notOwnedRefusal(kind: SingleOwnerKind, id: string, other: Record
   };
 }
 
-/** The refusal when `kind` `id` is owned by a resource other than `owner`, else undefined (owned by it, or by none). */
-export async function foreignOwnerRefusal(q: Queryable, kind: SingleOwnerKind, id: string, owner: RecordOwner, field: string): Promise<Refusal | undefined> {
-  const current = await ownerOf(q, kind, id);
+/** The refusal when `kind` `id` of organization `orgId` is owned by a resource other than `owner`, else undefined (owned by it, or by none). */
+export async function foreignOwnerRefusal(
+  q: Queryable,
+  kind: SingleOwnerKind,
+  orgId: string,
+  id: string,
+  owner: RecordOwner,
+  field: string,
+): Promise<Refusal | undefined> {
+  const current = await ownerOf(q, kind, id, orgId);
   return current && current.uid !== owner.uid ? notOwnedRefusal(kind, id, current, field) : undefined;
 }
 
-/** True when `owner` is the stored owner of `kind` `id` (a record no resource owns is nobody's). */
-export async function ownedBy(q: Queryable, kind: SingleOwnerKind, id: string, owner: RecordOwner): Promise<boolean> {
-  return (await ownerOf(q, kind, id))?.uid === owner.uid;
+/** True when `owner` is the stored owner of `kind` `id` of organization `orgId` (a record no resource owns is nobody's). */
+export async function ownedBy(q: Queryable, kind: SingleOwnerKind, orgId: string, id: string, owner: RecordOwner): Promise<boolean> {
+  return (await ownerOf(q, kind, id, orgId))?.uid === owner.uid;
 }
 
-/** Claims `kind` `id` for `owner` in the caller's transaction, or throws RecordNotOwnedError. */
-export async function claimOrRefuse(q: Queryable, kind: SingleOwnerKind, id: string, owner: RecordOwner, field: string): Promise<void> {
-  const claim = await claimRecord(q, kind, id, owner);
+/** Claims `kind` `id` of organization `orgId` for `owner` in the caller's transaction, or throws RecordNotOwnedError. */
+export async function claimOrRefuse(q: Queryable, kind: SingleOwnerKind, orgId: string, id: string, owner: RecordOwner, field: string): Promise<void> {
+  const claim = await claimRecord(q, kind, id, owner, orgId);
   if (!claim.ok) throw new RecordNotOwnedError(notOwnedRefusal(kind, id, claim.owner, field));
 }

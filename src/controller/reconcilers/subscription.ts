@@ -68,7 +68,7 @@ export function checkSubscriptionSpec(spec: unknown): { agentId?: string; webhoo
 async function releaseOthers(pool: Pool, self: WritResource, orgId: string, keep: string | undefined): Promise<string[]> {
   const uid = resourceOwner(self, "Subscription").uid;
   const gone: string[] = [];
-  for (const id of await claimsOf(pool, "subscription", uid)) {
+  for (const id of await claimsOf(pool, "subscription", uid, null)) {
     if (id === keep) continue;
     const off = await withTransaction(pool, async (c) =>
       (await releaseSubscriptionClaim(c, id, uid)) === 0 ? deactivateSubscription(c, orgId, id) : undefined,
@@ -182,7 +182,7 @@ async function reconcileObject(ctx: ReconcileContext, key: string, namespace: st
     const owner = resourceOwner(obj, "Subscription");
     const { subscription } = await withTransaction(ctx.pool, async (c) => {
       const made = await createSubscription(c, create, new Date(now));
-      await claimRecord(c, "subscription", made.subscription.subscription_id, owner);
+      await claimRecord(c, "subscription", made.subscription.subscription_id, owner, null);
       return made;
     });
     subscriptionId = subscription.subscription_id;

@@ -12,13 +12,13 @@ export interface AllowedAction {
   released: boolean;
 }
 
-/** The `allowed` entry of `actionId` in `agreementId`'s ledger and whether it was released since, or undefined. */
-export async function allowedActionOf(q: Queryable, agreementId: string, actionId: string): Promise<AllowedAction | undefined> {
+/** The `allowed` entry of `actionId` in agent `agentId`'s agreement `agreementId`'s ledger and whether it was released since, or undefined. */
+export async function allowedActionOf(q: Queryable, agentId: string, agreementId: string, actionId: string): Promise<AllowedAction | undefined> {
   const { rows } = await q.query<AllowedAction>(
     `SELECT e.sequence, e.entry_hash,
             EXISTS (SELECT 1 FROM ledger_entries f WHERE f.agent_id = e.agent_id AND f.agreement_id = e.agreement_id AND f.action_id = e.action_id AND f.outcome IN ('failed', 'voided', 'expired', 'released')) AS released
-     FROM ledger_entries e WHERE e.agreement_id = $1 AND e.action_id = $2 AND e.outcome = 'allowed'`,
-    [agreementId, actionId],
+     FROM ledger_entries e WHERE e.agent_id = $3 AND e.agreement_id = $1 AND e.action_id = $2 AND e.outcome = 'allowed'`,
+    [agreementId, actionId, agentId],
   );
   return rows[0];
 }

@@ -4,8 +4,8 @@
  * hashOf(revocation)`.
  *
  * Promise: `recordRevocation` checks a new revocation with the caller's `check` (which reads
- * the stored agreement in the same transaction, docs/verify.md "Revocation pushes"), stores
- * it, appends it to the transparency log and announces it with NOTIFY on `writ_revocations`,
+ * the stored agreement in the same transaction, docs/verify.md "Revocation pushes", and names
+ * its agent and organization), stores it with them, appends it to the transparency log and announces it with NOTIFY on `writ_revocations`,
  * all in ONE transaction; a revocation whose id is already stored changes nothing, and one the
  * check refuses (it throws) stores nothing. Sequences are assigned under a transaction-level advisory
  * lock, so they become visible in order and a follower resuming with `after=<sequence>` never
@@ -41,8 +41,18 @@ export type RecordOutcome = { stored: true; revocation_id: HashString; sequence:
 /** Work done in the storing transaction after the row is inserted (the log append). */
 export type AfterInsert = (client: PoolClient, stored: StoredRevocation) => Promise<void>;
 
-/** Checks a new revocation in the storing transaction before it is inserted; throws to refuse it. */
-export type BeforeInsert = (client: PoolClient) => Promise<void>;
+/** The stored agreement a pushed revocation names: its agent and organization. */
+export interface RevokedAgreementOwner {
+  agentId: string;
+  orgId: string | null;
+}
+
+/**
+ * Checks a new revocation in the storing transaction before it is inserted; throws to refuse
+ * it. Answers the agreement it names (stored with the revocation: an id names an agreement
+ * within one organization).
+ */
+export type BeforeInsert = (client: PoolClient) => Promise<RevokedAgreementOwner>;
 
 /** Largest page of the pull list. */
 export const MAX_PAGE = 1000;
@@ -70,12 +80,12 @@ export async function recordRevocation(pool: Pool, input: RevocationInput, check
     const existing = await client.query<{ sequence: string }>("SELECT sequence FROM revocations WHERE revocation_id = $1", [input.revocationId]);
     const prior = existing.rows[0];
     if (prior) return { stored: false, revocation_id: input.revocationId, sequence: Number(prior.sequence) };
-    await check(client);
+    const owner = await check(client);
     const { rows } = await client.query<Row>(
-      `INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at)
-       SELECT coalesce(max(sequence), 0) + 1, $1, $2, $3, $4, $5 FROM revocations
+      `INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at, agent_id, org_id)
+       SELECT coalesce(max(sequence), 0) + 1, $1, $2, $3, $4, $5, $6, $7 FROM revocations
        RETURNING sequence, revocation_id, received_at, revocation`,
-      [input.revocationId, input.revocation.agreement_id, input.revocation.mandate_hash, input.revocation, input.pushedAt],
+      [input.revocationId, input.revocation.agreement_id, input.revocation.mandate_hash, input.revocation, input.pushedAt, owner.agentId, owner.orgId],
     );
     const stored = toStored(rows[0] as Row);
     await afterInsert(client, stored);
@@ -83,6 +93,7 @@ export async function recordRevocation(pool: Pool, input: RevocationInput, check
       sequence: stored.sequence,
       revocation_id: stored.revocation_id,
       agreement_id: input.revocation.agreement_id,
+      org_id: owner.orgId ?? "",
       mandate_hash: input.revocation.mandate_hash,
       at: input.revocation.at,
     });

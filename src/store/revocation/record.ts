@@ -54,8 +54,13 @@ export interface RevocationLogBody {
   resource?: string;
 }
 
-/** What to revoke. */
-export type RevocationTarget = { kind: "delegation"; id: string } | { kind: "agreement"; id: string; revocation?: AgreementRevocation };
+/**
+ * What to revoke: a delegation by its organization and id (null: records without one; an id
+ * not stored yet is revoked when stored in that organization), an agreement by its agent and id.
+ */
+export type RevocationTarget =
+  | { kind: "delegation"; orgId: string | null; id: string }
+  | { kind: "agreement"; agentId: string; id: string; revocation?: AgreementRevocation };
 
 /** The facts of one revocation. */
 export interface RevocationFacts {
@@ -87,7 +92,12 @@ export interface RecordedRevocation {
 }
 
 /** Logs and alerts a revocation already made in `client`'s transaction; the log entry's sequence, or null without a signer. */
-export async function logAndAlertRevocation(client: PoolClient, body: RevocationLogBody, logging: RevocationLogging): Promise<number | null> {
+export async function logAndAlertRevocation(
+  client: PoolClient,
+  body: RevocationLogBody,
+  logging: RevocationLogging,
+  scope: RevocationScope,
+): Promise<number | null> {
   let sequence: number | null = null;
   if (logging.signer) {
     const out = await appendLogEntries(
@@ -99,7 +109,7 @@ export async function logAndAlertRevocation(client: PoolClient, body: Revocation
     sequence = out.entries[0]?.sequence ?? null;
   }
   const { at, ...details } = body;
-  for (const agentId of await affectedAgents(client, body)) {
+  for (const agentId of await affectedAgents(client, body, scope)) {
     await alertSubscribers(client, agentId, {
       event_id: newEventId(),
       type: "revocation",
@@ -122,14 +132,15 @@ export async function revokeAndRecord(
   const origin = facts.resource !== undefined ? { source: "kubernetes" as const, resource: facts.resource } : {};
   const base = { reason: facts.reason, by: facts.by, at: facts.at.toISOString() };
   if (target.kind === "delegation") {
-    const res = await revokeDelegation(client, target.id, acts);
+    const res = await revokeDelegation(client, target.orgId, target.id, acts);
     if (res.ids.length === 0) return { ids: [], found: res.found, agreementIds: [], logSequence: null };
-    const logSequence = await logAndAlertRevocation(client, { delegation_id: target.id, ids: res.ids, ...base, ...origin }, logging);
-    return { ids: res.ids, found: true, agreementIds: await boundAgreements(client, res.ids), logSequence };
+    const body: RevocationLogBody = { delegation_id: target.id, ids: res.ids, ...base, ...origin };
+    const logSequence = await logAndAlertRevocation(client, body, logging, { orgId: target.orgId });
+    return { ids: res.ids, found: true, agreementIds: await boundAgreements(client, target.orgId, res.ids), logSequence };
   }
-  const res = await revokeAgreement(client, target.id, { ...acts, ...(target.revocation ? { revocation: target.revocation } : {}) });
+  const res = await revokeAgreement(client, target.agentId, target.id, { ...acts, ...(target.revocation ? { revocation: target.revocation } : {}) });
   if (res.ids.length === 0) return { ids: [], found: res.found, agreementIds: [], logSequence: null };
-  const stored = await storedAgreementFacts(client, target.id);
+  const stored = await storedAgreementFacts(client, target.agentId, target.id);
   const revocation = target.revocation ?? stored.revocation;
   const body: RevocationLogBody = {
     agreement_id: target.id,
@@ -139,24 +150,28 @@ export async function revokeAndRecord(
     ...(revocation ? { revocation } : {}),
     ...origin,
   };
-  return { ids: res.ids, found: true, agreementIds: res.ids, logSequence: await logAndAlertRevocation(client, body, logging) };
+  const logSequence = await logAndAlertRevocation(client, body, logging, { agentId: target.agentId });
+  return { ids: res.ids, found: true, agreementIds: res.ids, logSequence };
 }
 
-/** The agents whose subscribers hear of `body`'s revocation. */
-async function affectedAgents(client: PoolClient, body: RevocationLogBody): Promise<string[]> {
+/** Whose records a revocation's ids name: an agreement's agent, or a delegation subtree's organization. */
+export type RevocationScope = { agentId: string } | { orgId: string | null };
+
+/** The agents whose subscribers hear of `body`'s revocation (its ids read within `scope`). */
+async function affectedAgents(client: PoolClient, body: RevocationLogBody, scope: RevocationScope): Promise<string[]> {
+  if ("agentId" in scope) return [scope.agentId];
   const { rows } = await client.query<{ agent_id: string }>(
-    body.agreement_id !== undefined
-      ? "SELECT DISTINCT agent_id FROM agreements WHERE agreement_id = ANY($1::text[]) AND agent_id IS NOT NULL ORDER BY agent_id"
-      : "SELECT DISTINCT agent_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND agent_id IS NOT NULL ORDER BY agent_id",
-    [body.ids],
+    "SELECT DISTINCT agent_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2 ORDER BY agent_id",
+    [body.ids, scope.orgId],
   );
   return rows.map((r) => r.agent_id);
 }
 
-async function boundAgreements(client: PoolClient, delegationIds: readonly string[]): Promise<string[]> {
+async function boundAgreements(client: PoolClient, orgId: string | null, delegationIds: readonly string[]): Promise<string[]> {
   const { rows } = await client.query<{ agreement_id: string }>(
-    "SELECT agreement_id FROM agreements WHERE delegation_id = ANY($1::text[]) ORDER BY agreement_id",
-    [delegationIds],
+    `SELECT a.agreement_id FROM delegations d JOIN agreements a ON a.agent_id = d.agent_id AND a.delegation_id = d.delegation_id
+     WHERE d.delegation_id = ANY($1::text[]) AND d.org_id IS NOT DISTINCT FROM $2 ORDER BY a.agreement_id`,
+    [delegationIds, orgId],
   );
   return rows.map((r) => r.agreement_id);
 }
@@ -164,11 +179,12 @@ async function boundAgreements(client: PoolClient, delegationIds: readonly strin
 /** The hashes of a stored agreement's mandates and its signed revocation, read in `client`'s transaction. */
 export async function storedAgreementFacts(
   client: PoolClient,
+  agentId: string,
   agreementId: string,
 ): Promise<{ mandateHashes: HashString[]; revocation: AgreementRevocation | undefined }> {
   const { rows } = await client.query<{ mandates: unknown; revocation: AgreementRevocation | null }>(
-    "SELECT record->'mandates' AS mandates, record->'revocation' AS revocation FROM agreements WHERE agreement_id = $1",
-    [agreementId],
+    "SELECT record->'mandates' AS mandates, record->'revocation' AS revocation FROM agreements WHERE agent_id = $1 AND agreement_id = $2",
+    [agentId, agreementId],
   );
   const r = rows[0];
   const mandates = Array.isArray(r?.mandates) ? (r.mandates as Mandate[]) : [];

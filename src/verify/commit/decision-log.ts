@@ -57,7 +57,7 @@ export interface DecisionStore {
   /** Records an ALLOW's spend with its answer (group commit); rejects with SPEND_INVALID for a malformed one. */
   spend(s: AllowedSpend): Promise<SpendResult>;
   /** The ledger entry of an allowed action, and whether it was released since. */
-  allowedAction(agreementId: string, actionId: string): Promise<AllowedAction | undefined>;
+  allowedAction(agentId: string, agreementId: string, actionId: string): Promise<AllowedAction | undefined>;
   /** Releases an allowed action's amount (outcome `failed`). */
   release(agreementId: string, actionId: string, at: string): Promise<unknown>;
   /** The service's REVOKE decision with its answer, in one transaction. */
@@ -71,7 +71,7 @@ export function storeDecisions(pool: Pool, queues: { refusals: Pick<RefusalQueue
     save: (d) => saveVerifyDecision(pool, d),
     saveRefusal: (d) => queues.refusals.add(d),
     spend: (s) => recordSpend(queues.spends, s),
-    allowedAction: (agreementId, actionId) => allowedActionOf(pool, agreementId, actionId),
+    allowedAction: (agentId, agreementId, actionId) => allowedActionOf(pool, agentId, agreementId, actionId),
     release: (agreementId, actionId, at) => recordOutcome(pool, { agreementId, actionId, outcome: "failed", at }),
     revoke: (p) => revokeByPolicy(pool, p),
   };
@@ -124,7 +124,7 @@ export class DecisionLog {
     const body = stored.decision as unknown as VerifyResponse;
     if (body.verdict === "ALLOW" && typeof body.agreement_id === "string") {
       // An ALLOW is answered again only while its entry still counts against the budget.
-      const a = await this.d.store.allowedAction(body.agreement_id, q.actionId);
+      const a = await this.d.store.allowedAction(q.agentId, body.agreement_id, q.actionId);
       if (!a || a.released) throw released(q, body.agreement_id);
       return { ...body, ledger_entry: { sequence: a.sequence, entry_hash: a.entry_hash } };
     }
@@ -172,7 +172,9 @@ export class DecisionLog {
       logOptions: this.d.logOptions(q.now),
       decision: { actionId: q.actionId, requestHash: q.hash, body: { ...answer } },
     });
-    this.d.upkeep.revoked(q.agentId, e.candidate.delegation ? "delegation" : "agreement", out.revocation?.ids ?? []);
+    const kind = e.candidate.delegation ? "delegation" : "agreement";
+    const org = kind === "delegation" ? (e.candidate.row.delegation?.orgId ?? e.candidate.orgId) : e.candidate.orgId;
+    this.d.upkeep.revoked(q.agentId, org, kind, out.revocation?.ids ?? []);
     return out.saved.stored ? this.counted(answer) : this.replay(q, out.saved.decision);
   }
 

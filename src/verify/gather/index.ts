@@ -64,14 +64,14 @@ export interface GatherUpkeep {
   spent(agentId: string, note: SpendNote): void;
   /** A write of this process lowered a total or changed the candidates of `agentId`: read it afresh next time. */
   changed(agentId: string): void;
-  /** Records were revoked (delegations, or agreements without one) on the verify path. */
-  revoked(agentId: string, kind: "delegation" | "agreement", ids: readonly string[]): void;
+  /** Records of organization `org` were revoked (delegations, or agreements without one) on the verify path. */
+  revoked(agentId: string, org: string | null, kind: "delegation" | "agreement", ids: readonly string[]): void;
 }
 
 /** The revocation index as verify uses it. */
 export type VerifyRevocationIndex = Pick<
   RevocationIndex,
-  "stale" | "isDelegationRevoked" | "isAgreementRevoked" | "markDelegationRevoked" | "markAgreementRevoked"
+  "stale" | "scoped" | "markDelegationRevoked" | "markAgreementRevoked"
 > & {
   /** Why the index is stale (the LISTEN path or the Kubernetes watch), when it can say. */
   staleReason?(): string | undefined;
@@ -118,7 +118,9 @@ export class StoreGather implements Gather, GatherUpkeep {
         : c.delegation
       : prepareDelegation(implicitDelegation(c.agreement.agreement, agentId));
     const rate = await ratesFor(agreement, delegation, action, (from, to, day) => this.d.rate(from, to, day, now), now.getTime());
-    return { agreement, delegation, ...(rate ? { rate } : {}), revocations: this.d.index, revocationStateStale: this.d.index.stale() };
+    // Revocations as the index holds them in the records' organizations (the delegation's chain links are of its organization).
+    const revocations = this.d.index.scoped(c.orgId, c.row.delegation ? c.row.delegation.orgId : c.orgId);
+    return { agreement, delegation, ...(rate ? { rate } : {}), revocations, revocationStateStale: this.d.index.stale() };
   }
 
   denied(agentId: string, atMs: number): void {
@@ -133,10 +135,10 @@ export class StoreGather implements Gather, GatherUpkeep {
     this.d.candidates.forget(agentId);
   }
 
-  revoked(agentId: string, kind: "delegation" | "agreement", ids: readonly string[]): void {
+  revoked(agentId: string, org: string | null, kind: "delegation" | "agreement", ids: readonly string[]): void {
     for (const id of ids) {
-      if (kind === "delegation") this.d.index.markDelegationRevoked(id);
-      else this.d.index.markAgreementRevoked(id);
+      if (kind === "delegation") this.d.index.markDelegationRevoked(org, id);
+      else this.d.index.markAgreementRevoked(org, id);
     }
     // Its candidates changed: the next verify reads them, rather than wait for Postgres's change notice.
     if (ids.length > 0) this.d.candidates.forget(agentId);

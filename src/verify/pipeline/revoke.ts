@@ -44,9 +44,11 @@ export async function revokeByPolicy(
     const logging = { signer: p.signer, ...(p.logOptions ? { logOptions: p.logOptions } : {}) };
     let revocation: RecordedRevocation | null = null;
     if (d) {
-      if (d.revocable !== false) revocation = await revokeAndRecord(client, { kind: "delegation", id: d.delegation_id }, facts, logging);
+      // Within the delegation's organization (an id names a record there only).
+      const orgId = p.candidate.row.delegation?.orgId ?? p.candidate.orgId;
+      if (d.revocable !== false) revocation = await revokeAndRecord(client, { kind: "delegation", orgId, id: d.delegation_id }, facts, logging);
     } else {
-      revocation = await revokeAndRecord(client, { kind: "agreement", id: p.candidate.agreementId }, facts, logging);
+      revocation = await revokeAndRecord(client, { kind: "agreement", agentId: p.candidate.row.agentId, id: p.candidate.agreementId }, facts, logging);
     }
     // Stored last: the decision row is the only lock this shares with a concurrent spend of the same action.
     const saved = await saveVerifyDecision(client, {

@@ -1,6 +1,8 @@
 /**
  * The in-memory revocation index every evaluation reads (`RevocationView` of the core): the
- * sets of revoked delegation ids and agreement ids.
+ * sets of revoked delegation ids and agreement ids, each within its organization (an id names
+ * a record within one organization, docs/scale.md "Organization-scoped ids"; '' for records
+ * without one). An evaluation reads it through `scoped(agreementOrg, delegationOrg)`.
  *
  * Promises:
  * - Fed by a revocation source (the LISTEN channel on `writ_revocations`) and by direct marks
@@ -45,7 +47,12 @@ export interface RevocationIndexEvents {
 }
 
 /** The index (see the module comment). */
-export class RevocationIndex extends EventEmitter<RevocationIndexEvents> implements RevocationView {
+/** The key of `id` of organization `org` ('' or null: none) in the index's sets. */
+function key(org: string | null | undefined, id: string): string {
+  return `${org ?? ""}\u0000${id}`;
+}
+
+export class RevocationIndex extends EventEmitter<RevocationIndexEvents> {
   private readonly delegations = new Set<string>();
   private readonly agreements = new Set<string>();
   protected readonly clock: () => number;
@@ -91,24 +98,32 @@ export class RevocationIndex extends EventEmitter<RevocationIndexEvents> impleme
     await this.opts.source.stop();
   }
 
-  /** RevocationView: the delegation is revoked. */
-  isDelegationRevoked(id: string): boolean {
-    return this.delegations.has(id);
+  /** The delegation `id` of organization `org` is revoked. */
+  isDelegationRevoked(org: string | null, id: string): boolean {
+    return this.delegations.has(key(org, id));
   }
 
-  /** RevocationView: the agreement is revoked. */
-  isAgreementRevoked(id: string): boolean {
-    return this.agreements.has(id);
+  /** The agreement `id` of organization `org` is revoked. */
+  isAgreementRevoked(org: string | null, id: string): boolean {
+    return this.agreements.has(key(org, id));
   }
 
-  /** Marks a delegation revoked (final). */
-  markDelegationRevoked(id: string): void {
-    this.apply({ kind: "delegation", ids: [id] });
+  /** The view of one evaluation: its agreement's organization, and its delegation's (whose chain links are of its organization). */
+  scoped(agreementOrg: string | null, delegationOrg: string | null = agreementOrg): RevocationView {
+    return {
+      isDelegationRevoked: (id) => this.delegations.has(key(delegationOrg, id)),
+      isAgreementRevoked: (id) => this.agreements.has(key(agreementOrg, id)),
+    };
   }
 
-  /** Marks an agreement revoked (final). */
-  markAgreementRevoked(id: string): void {
-    this.apply({ kind: "agreement", ids: [id] });
+  /** Marks delegation `id` of organization `org` revoked (final). */
+  markDelegationRevoked(org: string | null, id: string): void {
+    this.apply({ kind: "delegation", org: org ?? "", ids: [id] });
+  }
+
+  /** Marks agreement `id` of organization `org` revoked (final). */
+  markAgreementRevoked(org: string | null, id: string): void {
+    this.apply({ kind: "agreement", org: org ?? "", ids: [id] });
   }
 
   /** True when revocation state may be stale (see the module comment): verify fails closed. */
@@ -125,8 +140,8 @@ export class RevocationIndex extends EventEmitter<RevocationIndexEvents> impleme
   /** Loads the revoked ids from the tables now (also done after every connection). */
   async reload(): Promise<void> {
     const [d, a] = await Promise.all([listRevokedDelegationIds(this.opts.db), listRevokedAgreementIds(this.opts.db)]);
-    this.apply({ kind: "delegation", ids: d }, false);
-    this.apply({ kind: "agreement", ids: a }, false);
+    for (const r of d) this.delegations.add(key(r.org, r.id));
+    for (const r of a) this.agreements.add(key(r.org, r.id));
   }
 
   private async load(epoch: number): Promise<void> {
@@ -151,10 +166,10 @@ export class RevocationIndex extends EventEmitter<RevocationIndexEvents> impleme
     this.emit("loaded", { delegations: this.delegations.size, agreements: this.agreements.size });
   }
 
-  private apply(a: RevocationAnnouncement, announce = true): void {
+  private apply(a: RevocationAnnouncement): void {
     const set = a.kind === "delegation" ? this.delegations : this.agreements;
-    const fresh = a.ids.filter((id) => !set.has(id));
-    for (const id of fresh) set.add(id);
-    if (announce && fresh.length > 0) this.emit("revoked", { kind: a.kind, ids: fresh });
+    const fresh = a.ids.filter((id) => !set.has(key(a.org, id)));
+    for (const id of fresh) set.add(key(a.org, id));
+    if (fresh.length > 0) this.emit("revoked", { kind: a.kind, org: a.org, ids: fresh });
   }
 }

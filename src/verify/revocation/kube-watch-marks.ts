@@ -91,26 +91,32 @@ export class RevocationMarker {
     this.opts.log.warn(fields, msg);
   }
 
-  private marked(r: WatchedRevocation): boolean {
-    return r.kind === "delegation" ? this.opts.index.isDelegationRevoked(r.id) : this.opts.index.isAgreementRevoked(r.id);
+  /** `r.id` of organization `org` is marked revoked already. */
+  private marked(org: string, r: WatchedRevocation): boolean {
+    return r.kind === "delegation" ? this.opts.index.isDelegationRevoked(org, r.id) : this.opts.index.isAgreementRevoked(org, r.id);
   }
 
-  /** True when `r.id` is stored for the organization `namespace` is labelled with, and owned by the resource `uid` (its owner identity). */
-  private async sameTenant(r: WatchedRevocation, namespace: string, uid: string): Promise<boolean> {
+  /**
+   * The organization `namespace` is labelled with when `r.id` is stored for it (an id names a
+   * record within its organization) and owned by the resource `uid` (its owner identity);
+   * undefined otherwise. Null when it is marked already (nothing to do).
+   */
+  private async sameTenant(r: WatchedRevocation, namespace: string, uid: string): Promise<string | null | undefined> {
     const org = await this.bindings.labelledOrg(namespace);
-    if (org === undefined) return false;
-    const stored = r.kind === "delegation" ? (await loadDelegation(this.opts.db, r.id))?.orgId : (await agreementRow(this.opts.db, r.id))?.orgId;
-    return stored === org && (await ownerOf(this.opts.db, r.kind, r.id))?.uid === uid;
+    if (org === undefined) return undefined;
+    if (this.marked(org, r)) return null;
+    const stored = r.kind === "delegation" ? await loadDelegation(this.opts.db, r.id, undefined, org) : await agreementRow(this.opts.db, r.id, org);
+    return stored !== undefined && (await ownerOf(this.opts.db, r.kind, r.id, org))?.uid === uid ? org : undefined;
   }
 
   private async consider(kind: WatchedKind, obj: KubeObject, live: boolean, attempt: number): Promise<void> {
     const r = revocationOf(kind, obj);
-    if (!r || this.marked(r) || this.stopped) return;
+    if (!r || this.stopped) return;
     const namespace = obj.metadata.namespace ?? "";
     const where = { kind, id: r.id, trigger: r.trigger, resource: `${namespace}/${obj.metadata.name}` };
-    let ok: boolean;
+    let org: string | null | undefined;
     try {
-      ok = await this.sameTenant(r, namespace, ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name));
+      org = await this.sameTenant(r, namespace, ownerIdentity(kind === "delegation" ? "Delegation" : "IntentAgreement", namespace, obj.metadata.name));
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (isKubeError(err, "FORBIDDEN")) {
@@ -133,7 +139,8 @@ export class RevocationMarker {
       }
       return;
     }
-    if (!ok) {
+    if (org === null) return;
+    if (org === undefined) {
       this.warnOnce(
         `${where.resource}|${r.id}`,
         where,
@@ -141,9 +148,9 @@ export class RevocationMarker {
       );
       return;
     }
-    if (this.marked(r) || this.stopped) return;
-    if (kind === "delegation") this.opts.index.markDelegationRevoked(r.id);
-    else this.opts.index.markAgreementRevoked(r.id);
+    if (this.marked(org, r) || this.stopped) return;
+    if (kind === "delegation") this.opts.index.markDelegationRevoked(org, r.id);
+    else this.opts.index.markAgreementRevoked(org, r.id);
     const lagMs = r.changedAtMs === undefined ? undefined : Math.max(0, Date.now() - r.changedAtMs);
     if (live && lagMs !== undefined) this.lag?.observe({ source: "kubernetes", kind }, lagMs / 1000);
     this.opts.log.info(

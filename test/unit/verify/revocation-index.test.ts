@@ -47,9 +47,9 @@ describe("RevocationIndex", () => {
     expect(index.stale()).toBe(true);
     await index.start();
     expect(index.stale()).toBe(false);
-    expect(index.isDelegationRevoked("d-1")).toBe(true);
-    expect(index.isAgreementRevoked("a-1")).toBe(true);
-    expect(index.isDelegationRevoked("a-1")).toBe(false);
+    expect(index.isDelegationRevoked(null, "d-1")).toBe(true);
+    expect(index.isAgreementRevoked(null, "a-1")).toBe(true);
+    expect(index.isDelegationRevoked(null, "a-1")).toBe(false);
   });
 
   it("applies announcements and marks, once, and emits only what is new", async () => {
@@ -57,14 +57,14 @@ describe("RevocationIndex", () => {
     await index.start();
     const seen: unknown[] = [];
     index.on("revoked", (a) => seen.push(a));
-    source.emit("revoked", { kind: "delegation", ids: ["d-1", "d-2"] });
-    source.emit("revoked", { kind: "delegation", ids: ["d-2", "d-3"] });
-    index.markAgreementRevoked("a-9");
-    index.markAgreementRevoked("a-9");
+    source.emit("revoked", { kind: "delegation", org: "", ids: ["d-1", "d-2"] });
+    source.emit("revoked", { kind: "delegation", org: "", ids: ["d-2", "d-3"] });
+    index.markAgreementRevoked(null, "a-9");
+    index.markAgreementRevoked(null, "a-9");
     expect(seen).toEqual([
-      { kind: "delegation", ids: ["d-1", "d-2"] },
-      { kind: "delegation", ids: ["d-3"] },
-      { kind: "agreement", ids: ["a-9"] },
+      { kind: "delegation", org: "", ids: ["d-1", "d-2"] },
+      { kind: "delegation", org: "", ids: ["d-3"] },
+      { kind: "agreement", org: "", ids: ["a-9"] },
     ]);
     expect(index.size).toEqual({ delegations: 3, agreements: 1 });
   });
@@ -87,7 +87,7 @@ describe("RevocationIndex", () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(failures).toHaveLength(2);
     expect(index.stale()).toBe(false);
-    expect(index.isDelegationRevoked("missed")).toBe(true);
+    expect(index.isDelegationRevoked(null, "missed")).toBe(true);
   });
 
   it("does not count a load as catch-up when the source dropped again meanwhile", async () => {
@@ -108,6 +108,22 @@ describe("RevocationIndex", () => {
     await index.start();
     db.delegations = [];
     await index.reload();
-    expect(index.isDelegationRevoked("d-1")).toBe(true);
+    expect(index.isDelegationRevoked(null, "d-1")).toBe(true);
+  });
+
+  it("holds an id within its organization: one organization's revocation never revokes another's record under the same id", async () => {
+    const { source, index } = setup();
+    await index.start();
+    source.emit("revoked", { kind: "delegation", org: "org_a", ids: ["del-1"] });
+    index.markAgreementRevoked("org_a", "agr-1");
+    expect(index.isDelegationRevoked("org_a", "del-1")).toBe(true);
+    expect(index.isDelegationRevoked("org_b", "del-1")).toBe(false);
+    expect(index.isDelegationRevoked(null, "del-1")).toBe(false);
+    expect(index.isAgreementRevoked("org_b", "agr-1")).toBe(false);
+    // An evaluation's view: its agreement's and its delegation's organization.
+    expect(index.scoped("org_b").isDelegationRevoked("del-1")).toBe(false);
+    expect(index.scoped("org_b").isAgreementRevoked("agr-1")).toBe(false);
+    expect(index.scoped("org_a").isDelegationRevoked("del-1")).toBe(true);
+    expect(index.scoped("org_a").isAgreementRevoked("agr-1")).toBe(true);
   });
 });

@@ -5,10 +5,14 @@ import { hashOf } from "../../../src/core/canonical/index.js";
 import { announcementPayloads, MAX_PAYLOAD_BYTES, parseRevocationPayload } from "../../../src/store/revocation/announce.js";
 
 describe("revocation payloads", () => {
-  it("round-trip, deduplicated", () => {
-    const [p, ...rest] = announcementPayloads("delegation", ["a", "b", "a"]);
+  it("round-trip, deduplicated, with the organization the ids name records of", () => {
+    const [p, ...rest] = announcementPayloads("delegation", ["a", "b", "a"], "org_a");
     expect(rest).toEqual([]);
-    expect(parseRevocationPayload(p)).toEqual({ kind: "delegation", ids: ["a", "b"] });
+    expect(parseRevocationPayload(p)).toEqual({ kind: "delegation", org: "org_a", ids: ["a", "b"] });
+    // Records without an organization ('' ), also from a payload without `org`.
+    expect(parseRevocationPayload(announcementPayloads("agreement", ["c"])[0])).toEqual({ kind: "agreement", org: "", ids: ["c"] });
+    expect(parseRevocationPayload('{"kind":"agreement","ids":["c"]}')).toEqual({ kind: "agreement", org: "", ids: ["c"] });
+    expect(parseRevocationPayload('{"kind":"agreement","org":1,"ids":["c"]}')).toBeUndefined();
   });
 
   it("split long id lists so every payload stays under the NOTIFY limit and nothing is lost", () => {
@@ -23,7 +27,8 @@ describe("revocation payloads", () => {
 
   it("read a revocation-feed notice as the agreement it names", () => {
     const notice = { sequence: 3, revocation_id: hashOf("r"), agreement_id: "agr-7", mandate_hash: hashOf("m"), at: "2026-01-01T00:00:00Z" };
-    expect(parseRevocationPayload(JSON.stringify(notice))).toEqual({ kind: "agreement", ids: ["agr-7"] });
+    expect(parseRevocationPayload(JSON.stringify(notice))).toEqual({ kind: "agreement", org: "", ids: ["agr-7"] });
+    expect(parseRevocationPayload(JSON.stringify({ ...notice, org_id: "org_b" }))).toEqual({ kind: "agreement", org: "org_b", ids: ["agr-7"] });
   });
 
   it("ignore anything else", () => {

@@ -45,26 +45,37 @@ export interface RevokeAct {
   principalId?: string;
 }
 
-/** Revokes delegation `id` (`stored`: its row, undefined when unknown) as `act` says (see the module comment). */
+/**
+ * Revokes delegation `id` (`stored`: its row, undefined when not stored; then `orgId` names
+ * the organization of the id, known only as a link there) as `act` says (see the module comment).
+ */
 export async function revokeStoredDelegation(
   app: FastifyInstance,
   request: FastifyRequest,
   id: string,
   stored: StoredDelegation | undefined,
   act: RevokeAct,
+  orgId: string | null = null,
 ): Promise<DelegationRevokeAnswer> {
   const repeat = { revoked: false, delegation_id: id, revoked_ids: [], agreement_ids: [], log_sequence: null };
   if (stored?.revokedAt) return repeat;
   if (stored && stored.record.revocable === false) throw new ApiError("DELEGATION_NOT_REVOCABLE");
   const signer = logSignerOf(app);
   const now = app.clock();
+  // An id names a delegation within its organization: the revocation (and its cascade) stays there.
+  const scope = stored ? stored.orgId : orgId;
   const r = await withTransaction(app.requireDb(), (client) =>
-    revokeAndRecord(client, { kind: "delegation", id }, { reason: act.reason, by: act.by, at: now }, { signer, logOptions: logAppendOptions(app, now) }),
+    revokeAndRecord(
+      client,
+      { kind: "delegation", orgId: scope, id },
+      { reason: act.reason, by: act.by, at: now },
+      { signer, logOptions: logAppendOptions(app, now) },
+    ),
   );
   if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
-  for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(x);
+  for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(scope, x);
   request.log.info(
-    { delegation_id: id, by: act.by, ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}), revoked_ids: r.ids },
+    { delegation_id: id, ...(stored ? { agent_id: stored.agentId } : {}), by: act.by, ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}), revoked_ids: r.ids },
     "delegation revoked",
   );
   if (r.ids.length === 0) return repeat;

@@ -23,7 +23,7 @@ import { LARGE_BODY_LIMIT } from "../../body-shape.js";
 import type { FastifyPluginAsync } from "fastify";
 import { verifyRevocation, type AgreementRevocation } from "../../../core/agreement/index.js";
 import { hashOf } from "../../../core/canonical/index.js";
-import { lockAgreementRecord, listRevocations, MAX_PAGE, recordRevocation, type BeforeInsert } from "../../../store/index.js";
+import { lockAgreementByMandate, listRevocations, MAX_PAGE, recordRevocation, type BeforeInsert } from "../../../store/index.js";
 import { ApiError, settingNotSet, errorResponses } from "../../errors.js";
 import { parsePushBody, verifyPushSignature } from "./push.js";
 
@@ -40,11 +40,14 @@ const storedRevocationSchema = {
 /** The check of a new pushed revocation against the stored agreement (see the module comment). */
 function principalRevocationCheck(revocation: AgreementRevocation): BeforeInsert {
   return async (client) => {
-    const record = await lockAgreementRecord(client, revocation.agreement_id);
-    if (record === undefined) throw new ApiError("AGREEMENT_NOT_FOUND");
+    // The mandate hash names the agreement among those of several organizations under the id.
+    const stored = await lockAgreementByMandate(client, revocation.agreement_id, revocation.mandate_hash);
+    if (stored === undefined) throw new ApiError("AGREEMENT_NOT_FOUND");
+    const record = stored.record;
     const state = await verifyRevocation({ agreement_id: record.agreement_id, mandates: record.mandates, revocation });
     if (state !== "valid")
       throw new ApiError("REVOCATION_NOT_VERIFIED", `principal revocation did not verify: ${state === "none" ? "no revocation" : state.problem}`);
+    return { agentId: stored.agentId, orgId: stored.orgId };
   };
 }
 

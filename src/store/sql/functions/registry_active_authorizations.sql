@@ -2,7 +2,7 @@
 -- revoked) agreements whose delegation, when it has one, is not revoked.
 CREATE OR REPLACE FUNCTION registry_active_authorizations(p_agent_id text) RETURNS bigint
   LANGUAGE sql STABLE AS $$
-    SELECT count(*)::bigint FROM agreements a LEFT JOIN delegations d ON d.delegation_id = a.delegation_id
+    SELECT count(*)::bigint FROM agreements a LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
     WHERE a.agent_id = p_agent_id AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
       AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
   $$;

@@ -4,5 +4,5 @@ CREATE OR REPLACE FUNCTION registry_revocation_count(p_agent_id text) RETURNS bi
   LANGUAGE sql STABLE AS $$
     SELECT (SELECT count(*) FROM delegations WHERE agent_id = p_agent_id AND revoked_at IS NOT NULL)
          + (SELECT count(*) FROM agreements a WHERE a.agent_id = p_agent_id
-              AND (a.revoked_at IS NOT NULL OR EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id)))
+              AND (a.revoked_at IS NOT NULL OR EXISTS (SELECT 1 FROM revocations r WHERE r.agreement_id = a.agreement_id AND r.agent_id = a.agent_id)))
   $$;

@@ -56,7 +56,7 @@ BEGIN
     CASE WHEN s.rev IS NOT NULL AND a.revision = s.rev THEN s.currency
       ELSE (SELECT m->>'currency' FROM jsonb_array_elements(a.record->'mandates') m WHERE m->>'intent_id' = s.intent_id LIMIT 1) END,
     coalesce(dd.revoked, false),
-    coalesce((SELECT true FROM revocations r WHERE r.agreement_id = s.agreement_id LIMIT 1), false),
+    coalesce((SELECT true FROM revocations r WHERE r.agreement_id = s.agreement_id AND r.agent_id = s.ag LIMIT 1), false),
     coalesce((SELECT t.spent_minor FROM agreement_spend t WHERE t.agent_id = s.ag AND t.agreement_id = s.agreement_id AND t.intent_id = s.intent_id), 0)::text,
     (CASE WHEN s.parent THEN coalesce((SELECT sum(t.spent_minor) FROM agreement_spend t WHERE t.agent_id = s.ag AND t.agreement_id = s.agreement_id AND t.currency = s.currency), 0)
       ELSE 0 END)::text,
