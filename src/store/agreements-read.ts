@@ -174,11 +174,7 @@ export async function loadAgreementRecords(
  * ledger re-assembled from `ledger_entries`, or undefined. `ledger_as_of` is `opts.asOf` or the
  * database's time of the read.
  */
-export async function loadAgreementWithLedger(
-  q: Queryable,
-  id: string,
-  opts: { asOf?: string; agentId?: string } = {},
-): Promise<IntentAgreement | undefined> {
+export async function loadAgreementWithLedger(q: Queryable, id: string, opts: { asOf?: string; agentId?: string } = {}): Promise<IntentAgreement | undefined> {
   const { rows } = await q.query<{ record: AgreementRecord; ledger_sequence: number; ledger_head: HashString | null; ledger: LedgerEntry[]; read_at: Date }>(
     `SELECT a.record, ${HEAD_COLUMNS}, statement_timestamp() AS read_at,
        (SELECT coalesce(jsonb_agg(e.entry ORDER BY e.sequence), '[]') FROM ledger_entries e WHERE e.agent_id = a.agent_id AND e.agreement_id = a.agreement_id) AS ledger

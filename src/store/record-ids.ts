@@ -49,14 +49,7 @@ export async function recordIdHolder(q: Queryable, kind: ClaimedKind, orgId: str
 }
 
 /** Records that `kind` `id` of `agentId`, claimed in organization `from`, is now held in `orgId` (see the module comment). */
-export async function moveRecordId(
-  q: Queryable,
-  kind: ClaimedKind,
-  id: string,
-  from: string | null,
-  orgId: string | null,
-  agentId: string,
-): Promise<boolean> {
+export async function moveRecordId(q: Queryable, kind: ClaimedKind, id: string, from: string | null, orgId: string | null, agentId: string): Promise<boolean> {
   const holder = orgKey(from) === orgKey(orgId) ? undefined : await recordIdHolder(q, kind, orgId, id);
   if (holder !== undefined && holder !== agentId) return false;
   if (holder === agentId) {

@@ -67,10 +67,11 @@ export async function ownerOf(q: Queryable, kind: Exclude<OwnedKind, "subscripti
 
 /** The records of `kind` claimed by the resource `uid` (of organization `orgId` for delegations and agreements). */
 export async function claimsOf(q: Queryable, kind: OwnedKind, uid: string, orgId: string | null): Promise<string[]> {
-  const { rows } = await q.query<{ record_id: string }>(
-    "SELECT record_id FROM record_owners WHERE uid = $1 AND kind = $2 AND org_id = $3 ORDER BY record_id",
-    [uid, kind, kind === "subscription" ? "" : (orgId ?? "")],
-  );
+  const { rows } = await q.query<{ record_id: string }>("SELECT record_id FROM record_owners WHERE uid = $1 AND kind = $2 AND org_id = $3 ORDER BY record_id", [
+    uid,
+    kind,
+    kind === "subscription" ? "" : (orgId ?? ""),
+  ]);
   return rows.map((r) => r.record_id);
 }
 

@@ -306,7 +306,10 @@ describe("revocation", () => {
       reason: "done",
       signature: { protected: "e30", payload: "", signature: "AA" },
     };
-    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({ ids: ["agr-final"], found: true });
+    expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "done", by: "principal", at, revocation }))).toEqual({
+      ids: ["agr-final"],
+      found: true,
+    });
     expect(await tx((c) => revokeAgreement(c, AGENT, "agr-final", { reason: "again", by: "principal", at }))).toEqual({ ids: [], found: true });
     expect(await tx((c) => revokeAgreement(c, AGENT, "agr-unknown", { reason: "x", by: "principal", at }))).toEqual({ ids: [], found: false });
     const again = await tx((c) => upsertAgreement(c, a));

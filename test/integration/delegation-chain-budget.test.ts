@@ -101,7 +101,9 @@ describe("a child's chain is the stored parent, not its copy", () => {
     const parent = await rootGrant({ maximum_amount: 1000, cumulative_maximum: 1000 }, 1000);
     expect((await pay(parent, 1000)).body).toMatchObject({ verdict: "ALLOW" });
     const child = await childGrant(parent.record, { maximum_amount: 1000, cumulative_maximum: 1000 }, 1000);
-    expect(storedChainRefusals(prepareDelegation(child.record), w.operatorOrg, await loadStoredChain(w.db.pool, w.operatorOrg, [parent.delegationId]))).toEqual([]);
+    expect(storedChainRefusals(prepareDelegation(child.record), w.operatorOrg, await loadStoredChain(w.db.pool, w.operatorOrg, [parent.delegationId]))).toEqual(
+      [],
+    );
 
     const r = await pay(child, 500);
     expect(r.body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
@@ -161,7 +163,9 @@ describe("a parent's revocation, suspension or expiry reaches its children at ev
     expect(before.body).toMatchObject({ verdict: "DENY", reasons: ["CHAIN_BROKEN"] });
     expect(firstMessage(before.body)).toMatch(/link 1 \(del-copy-.*\) is not a stored delegation/);
 
-    await withTransaction(w.db.pool, (c) => revokeDelegation(c, w.operatorOrg, parent.delegationId, { reason: "principal revoked", by: "principal", at: new Date() }));
+    await withTransaction(w.db.pool, (c) =>
+      revokeDelegation(c, w.operatorOrg, parent.delegationId, { reason: "principal revoked", by: "principal", at: new Date() }),
+    );
     await expect.poll(async () => (await pay(honest, 10)).body.verdict, { timeout: 5000, interval: 50 }).toBe("DENY");
     expect((await pay(forged, 10)).body.verdict).toBe("DENY");
   });

@@ -162,7 +162,10 @@ describe("the Kubernetes revocation watch over the local API server", () => {
     store.patch("intentagreements", "acme", `${g(1).name}-agreement`, { spec: { state: "revoked" } }, MERGE);
     store.delete("delegations", "acme", g(2).name);
     await expect
-      .poll(() => [index.isAgreementRevoked(acme.orgId, g(1).agreementId), index.isDelegationRevoked(acme.orgId, g(2).delegationId)], { timeout: 2000, interval: 5 })
+      .poll(() => [index.isAgreementRevoked(acme.orgId, g(1).agreementId), index.isDelegationRevoked(acme.orgId, g(2).delegationId)], {
+        timeout: 2000,
+        interval: 5,
+      })
       .toEqual([true, true]);
     expect(index.isDelegationRevoked(acme.orgId, g(1).delegationId)).toBe(false);
   });

@@ -136,7 +136,8 @@ describe("local manifests", () => {
     const text = await readFile(file, "utf8");
     expect(text).toContain("state: active");
     await save(file, text.replace("state: active", "state: revoked"));
-    const org = (await db.pool.query<{ org_id: string | null }>("SELECT org_id FROM delegations WHERE delegation_id = 'del_acme_procurement'")).rows[0]?.org_id ?? null;
+    const org =
+      (await db.pool.query<{ org_id: string | null }>("SELECT org_id FROM delegations WHERE delegation_id = 'del_acme_procurement'")).rows[0]?.org_id ?? null;
     await expect.poll(() => server.app.verifyRuntime?.index.isDelegationRevoked(org, "del_acme_procurement"), { timeout: 10_000, interval: 50 }).toBe(true);
     const rows = await db.pool.query<{ delegation_id: string; revoked_at: Date | null }>(
       "SELECT delegation_id, revoked_at FROM delegations ORDER BY delegation_id",
@@ -162,7 +163,9 @@ describe("local manifests", () => {
     // The serving process learns it through the change notice (LISTEN), a moment after the row.
     const stored = (await db.pool.query<{ agreement_id: string; org_id: string | null }>("SELECT agreement_id, org_id FROM agreements")).rows[0];
     const agreementId = String(stored?.agreement_id);
-    await expect.poll(() => server.app.verifyRuntime?.index.isAgreementRevoked(stored?.org_id ?? null, agreementId), { timeout: 5_000, interval: 20 }).toBe(true);
+    await expect
+      .poll(() => server.app.verifyRuntime?.index.isAgreementRevoked(stored?.org_id ?? null, agreementId), { timeout: 5_000, interval: 20 })
+      .toBe(true);
   });
 
   it("remembers its resources across restarts: a file removed while stopped is a deletion at the next start", async () => {

@@ -335,7 +335,10 @@ describe("revocations of an id two organizations hold reach the revoking organiz
     const r = await w.call("DELETE", `/svc/delegations/${t.delegationId}`, t.keyB, {});
     expect(r).toMatchObject({ status: 200, body: { revoked: true, revoked_ids: [t.delegationId], agreement_ids: [t.agreementId] } });
     expect([await t.allows(t.agentA, w.operatorKey), await t.allows(t.agentB, t.keyB)]).toEqual([true, false]);
-    expect(await w.call("GET", `/v1/delegations/${t.delegationId}`, w.operatorKey)).toMatchObject({ status: 200, body: { agent_id: t.agentA, status: "active" } });
+    expect(await w.call("GET", `/v1/delegations/${t.delegationId}`, w.operatorKey)).toMatchObject({
+      status: 200,
+      body: { agent_id: t.agentA, status: "active" },
+    });
     expect(await w.call("GET", `/v1/delegations/${t.delegationId}`, t.keyB)).toMatchObject({ status: 200, body: { agent_id: t.agentB, status: "revoked" } });
 
     const u = await twoHolders();

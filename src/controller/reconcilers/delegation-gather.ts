@@ -66,7 +66,10 @@ export async function gatherStoreFacts(
   if (record.intent_agreement) facts.owners.agreement = await reads.owner(binding.orgId, "agreement", record.intent_agreement.agreement_id);
   // A link names a delegation of the child's organization only.
   if (record.delegation_chain.length > 0 && input.check.prepared)
-    facts.ancestors = await reads.storedChain(binding.orgId, record.delegation_chain.map((l) => l.delegation_id));
+    facts.ancestors = await reads.storedChain(
+      binding.orgId,
+      record.delegation_chain.map((l) => l.delegation_id),
+    );
   return facts;
 }
 

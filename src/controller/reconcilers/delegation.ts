@@ -91,8 +91,7 @@ async function store(ctx: ReconcileContext, record: Delegation, orgId: string, n
     const at = new Date(now);
     // The records are this resource's, or become it now; another resource's roll everything back.
     await claimOrRefuse(c, "delegation", orgId, record.delegation_id, owner, "spec.delegation_id");
-    if (record.intent_agreement)
-      await claimOrRefuse(c, "agreement", orgId, record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id");
+    if (record.intent_agreement) await claimOrRefuse(c, "agreement", orgId, record.intent_agreement.agreement_id, owner, "spec.intent_agreement.agreement_id");
     const r = await upsertDelegation(c, record, { orgId, at });
     const out: StoreOutcome = { upserted: r };
     const embedded = record.intent_agreement;

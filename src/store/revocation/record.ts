@@ -59,8 +59,7 @@ export interface RevocationLogBody {
  * not stored yet is revoked when stored in that organization), an agreement by its agent and id.
  */
 export type RevocationTarget =
-  | { kind: "delegation"; orgId: string | null; id: string }
-  | { kind: "agreement"; agentId: string; id: string; revocation?: AgreementRevocation };
+  { kind: "delegation"; orgId: string | null; id: string } | { kind: "agreement"; agentId: string; id: string; revocation?: AgreementRevocation };
 
 /** The facts of one revocation. */
 export interface RevocationFacts {

@@ -69,10 +69,7 @@ export interface GatherUpkeep {
 }
 
 /** The revocation index as verify uses it. */
-export type VerifyRevocationIndex = Pick<
-  RevocationIndex,
-  "stale" | "scoped" | "markDelegationRevoked" | "markAgreementRevoked"
-> & {
+export type VerifyRevocationIndex = Pick<RevocationIndex, "stale" | "scoped" | "markDelegationRevoked" | "markAgreementRevoked"> & {
   /** Why the index is stale (the LISTEN path or the Kubernetes watch), when it can say. */
   staleReason?(): string | undefined;
 };

@@ -74,7 +74,14 @@ const delegationRoutes: FastifyPluginAsync = async (app) => {
         params: { type: "object", required: ["id"], properties: { id: { type: "string", minLength: 1, maxLength: 256 } } },
         querystring: {
           type: "object",
-          properties: { agent_id: { type: "string", minLength: 1, maxLength: 256, description: "Whose delegation the id means, when agents of several organizations hold it" } },
+          properties: {
+            agent_id: {
+              type: "string",
+              minLength: 1,
+              maxLength: 256,
+              description: "Whose delegation the id means, when agents of several organizations hold it",
+            },
+          },
         },
         body: {
           type: ["object", "null"],

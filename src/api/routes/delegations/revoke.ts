@@ -75,7 +75,13 @@ export async function revokeStoredDelegation(
   if (!r.found) throw new ApiError("DELEGATION_NOT_FOUND");
   for (const x of r.ids) app.verifyRuntime?.index.markDelegationRevoked(scope, x);
   request.log.info(
-    { delegation_id: id, ...(stored ? { agent_id: stored.agentId } : {}), by: act.by, ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}), revoked_ids: r.ids },
+    {
+      delegation_id: id,
+      ...(stored ? { agent_id: stored.agentId } : {}),
+      by: act.by,
+      ...(act.principalId ? { principal_id: act.principalId, via: "portal session" } : {}),
+      revoked_ids: r.ids,
+    },
     "delegation revoked",
   );
   if (r.ids.length === 0) return repeat;
