@@ -22,7 +22,7 @@ import {
   type WindowAt,
   type WindowUsage,
 } from "../../core/money/index.js";
-import { periodReadSql, type PeriodReadInput, type PeriodReadRow, type PeriodWriteRow } from "./spend-sql.js";
+import { periodReadSql, type PeriodCounterRow, type PeriodReadInput, type PeriodReadRow, type PeriodWriteRow, type PeriodWrites } from "./spend-sql.js";
 
 /** Period limits of one owner a spend must stay within (amount in the owner's currency). */
 export interface SpendPeriods {
@@ -173,8 +173,11 @@ export interface PeriodRefusal {
  * by key; rolling windows from the earlier spends' instants).
  */
 export class RunningPeriods {
-  private readonly added = new Map<string, WindowUsage>();
-  private readonly events = new Map<string, { atMs: number; amountMinor: bigint }[]>();
+  /** What the batch's spends added per calendar window (by key), with the counter's row: its key columns, and whether the read found it. */
+  private readonly added = new Map<string, WindowUsage & { row: Omit<PeriodCounterRow, "m" | "n"> }>();
+  private readonly events: PeriodWriteRow[] = [];
+  /** The batch's spends by owner and currency, with their instants (for rolling windows). */
+  private readonly instants = new Map<string, { atMs: number; amountMinor: bigint }[]>();
   /** ISO text of the window starts and bounds the batch's writes name (one formatting per window). */
   private readonly isoOf = new Map<number, string>();
   constructor(private readonly read: ReadonlyMap<string, WindowUsage>) {}
@@ -195,7 +198,7 @@ export class RunningPeriods {
       let spentMinor = base.spentMinor;
       let count = base.count;
       let oldestMs = base.oldestMs;
-      for (const e of this.events.get(`${slot.owner}\u0000${slot.currency}`) ?? []) {
+      for (const e of this.instants.get(`${slot.owner}\u0000${slot.currency}`) ?? []) {
         if (e.atMs <= w.since) continue;
         spentMinor += e.amountMinor;
         count++;
@@ -235,7 +238,7 @@ export class RunningPeriods {
     return undefined;
   }
 
-  /** Counts a recorded spend of `p` in the windows of `slot`; returns the row `writ_period_write` takes. */
+  /** Counts a recorded spend of `p` in the windows of `slot`; returns its event row (also kept for `writes`). */
   add(slot: PeriodSlot, agreementId: string, actionId: string, p: SpendPeriods, at: string): PeriodWriteRow {
     const calendar: [string, string][] = [];
     const atMs = slot.atMs;
@@ -247,17 +250,24 @@ export class RunningPeriods {
         continue;
       }
       keepUntil = w.end === undefined || keepUntil === undefined ? undefined : Math.max(keepUntil, w.end);
-      calendar.push([w.kind, this.iso(w.start)]);
+      const start = this.iso(w.start);
+      calendar.push([w.kind, start]);
       const a = this.added.get(key);
-      this.added.set(key, a ? { spentMinor: a.spentMinor + p.amountMinor, count: a.count + 1 } : { spentMinor: p.amountMinor, count: 1 });
+      if (a) {
+        a.spentMinor += p.amountMinor;
+        a.count++;
+      } else {
+        const row = { g: slot.agentId, o: slot.owner, c: slot.currency, w: w.kind, s: start, e: this.read.has(key) };
+        this.added.set(key, { spentMinor: p.amountMinor, count: 1, row });
+      }
     }
     if (slot.rolling) {
       const ek = `${slot.owner}\u0000${slot.currency}`;
-      const list = this.events.get(ek);
+      const list = this.instants.get(ek);
       if (list) list.push({ atMs, amountMinor: p.amountMinor });
-      else this.events.set(ek, [{ atMs, amountMinor: p.amountMinor }]);
+      else this.instants.set(ek, [{ atMs, amountMinor: p.amountMinor }]);
     }
-    return {
+    const event: PeriodWriteRow = {
       g: slot.agentId,
       a: agreementId,
       x: actionId,
@@ -268,5 +278,18 @@ export class RunningPeriods {
       w: calendar,
       u: keepUntil === undefined ? null : iso(keepUntil),
     };
+    this.events.push(event);
+    return event;
+  }
+
+  /**
+   * What `writ_period_write` takes for the spends counted so far: their events, and each
+   * calendar window's counter once, raised by the batch's sum (a counter the read found is
+   * raised in place; the rows are locked by their owners' locks, held since the read).
+   */
+  writes(): PeriodWrites {
+    const counters: PeriodCounterRow[] = [];
+    for (const a of this.added.values()) counters.push({ ...a.row, m: a.spentMinor.toString(), n: a.count });
+    return { events: this.events, counters };
   }
 }

@@ -86,7 +86,7 @@ import {
   spendPairs,
   writeAndCommitSql,
   type PeriodReadRow,
-  type PeriodWriteRow,
+  type PeriodWrites,
   type SpendReadInput,
   type SpendReadRow as ReadRow,
   type SpendWriteRow,
@@ -297,9 +297,8 @@ class Running {
   /** Entries recorded in the batch by (agreement, action), with their spends; answers stored by (agent, action). */
   readonly entries = new Map<string, { entry: LedgerEntry; spend: AllowedSpend }>();
   readonly decided = new Set<string>();
-  /** The period windows read and the batch's period writes. */
+  /** The period windows read, and the batch's period events and window counters to write. */
   periods: RunningPeriods = new RunningPeriods(new Map());
-  readonly periodWrites: PeriodWriteRow[] = [];
 
   totals(s: AllowedSpend, r: ReadRow): Totals {
     const d = s.limits?.delegation;
@@ -488,7 +487,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running, slots?: { agent: stri
     idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
-  for (const [j, p] of periods.entries()) run.periodWrites.push(run.periods.add(slotsOf[j] as PeriodSlot, s.agreementId, s.actionId, p, s.at));
+  for (const [j, p] of periods.entries()) run.periods.add(slotsOf[j] as PeriodSlot, s.agreementId, s.actionId, p, s.at);
   return { write: { entry, totals: t } };
 }
 
@@ -561,7 +560,7 @@ async function writeAndCommit(
   spends: readonly AllowedSpend[],
   read: readonly ReadRow[],
   decided: readonly (Decided | undefined)[],
-  periods: readonly PeriodWriteRow[],
+  periods: PeriodWrites,
 ): Promise<Set<string>> {
   const rows: SpendWriteRow[] = [];
   spends.forEach((s, i) => {
@@ -598,7 +597,7 @@ async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Pr
       return undefined;
     }
   });
-  const stored = await writeAndCommit(client, spends, rows, decided, run.periodWrites);
+  const stored = await writeAndCommit(client, spends, rows, decided, run.periods.writes());
   return spends.map((s, i): SpendBatchResult => {
     const d = decided[i];
     if (!d) return { failed: failed.get(i) as RecordStoreError };
