@@ -74,8 +74,19 @@ describe("the period state of a spend batch", () => {
     run.add(second, "agr-1", "act-2", intent(1000n), new Date(T0 + 60_000).toISOString());
     // The day has counted three payments (one read, two in the batch): a fourth breaks its count.
     expect(run.refusal(third, intent(1n), "intent i1")).toMatchObject({ reason: "PERIOD_COUNT_EXCEEDED" });
+    // The writes: one event per counted spend, and the day's counter once, raised by the
+    // batch's sum in place (the read found it); the rolling window has no counter.
+    const writes = run.writes();
+    expect(writes.events.map((e) => [e.x, e.m])).toEqual([
+      ["act-1", "4000"],
+      ["act-2", "1000"],
+    ]);
+    expect(writes.counters).toEqual([{ g: "agent-1", o: OWNER, c: "EUR", w: "day@Europe/Berlin", s: "2026-03-28T23:00:00.000Z", m: "5000", n: 2, e: true }]);
     // Another owner's windows are its own.
     const elsewhere = periodSlot("agent-1", JSON.stringify(["intent", "agent-1", "agr-1", "i2"]), "EUR", BERLIN, T0 + 120_000);
     expect(run.refusal(elsewhere, intent(6000n), "intent i2")).toBeUndefined();
+    // A window the read did not find is inserted.
+    run.add(elsewhere, "agr-1", "act-3", intent(6000n), new Date(T0 + 120_000).toISOString());
+    expect(run.writes().counters.at(-1)).toMatchObject({ o: elsewhere.owner, m: "6000", n: 1, e: false });
   });
 });

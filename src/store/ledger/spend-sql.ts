@@ -164,7 +164,7 @@ export interface PeriodReadRow {
 
 /** One recorded spend and owner as `writ_period_write` takes it. */
 export interface PeriodWriteRow {
-  /** The agreement's agent (the owners' agent too). */
+  /** The owner's agent (the key of its rows): the agreement's, or a stored ancestor's own agent. */
   g: string;
   a: string;
   x: string;
