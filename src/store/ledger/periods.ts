@@ -22,7 +22,7 @@ import {
   type WindowAt,
   type WindowUsage,
 } from "../../core/money/index.js";
-import { periodReadSql, type PeriodReadInput, type PeriodReadRow, type PeriodWriteRow } from "./spend-sql.js";
+import { periodReadSql, type PeriodCounterRow, type PeriodReadInput, type PeriodReadRow, type PeriodWriteRow, type PeriodWrites } from "./spend-sql.js";
 
 /** Period limits of one owner a spend must stay within (amount in the owner's currency). */
 export interface SpendPeriods {
@@ -58,9 +58,49 @@ export interface PeriodSpec {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The read key of a window of `owner` in `currency`. */
+/**
+ * The key of a window of `owner` in `currency`, in memory only (the batch's maps): the
+ * window's kind and its start (a calendar window) or bound (a rolling one) as epoch ms, so a
+ * key costs one string concatenation (no JSON, no date formatting). NUL never occurs in an
+ * owner key (JSON text), a currency or a kind.
+ */
 function windowKey(owner: string, currency: string, w: WindowAt): string {
-  return JSON.stringify([owner, currency, w.kind, "since" in w ? `>${iso(w.since)}` : iso(w.start)]);
+  return `${owner}\u0000${currency}\u0000${w.kind}\u0000${"since" in w ? `>${w.since}` : w.start}`;
+}
+
+/** One window of a spend's owner: its limit, the window at the spend's instant and its key. */
+export interface SlotWindow {
+  limit: PreparedPeriodLimit;
+  window: WindowAt;
+  key: string;
+}
+
+/**
+ * One owner's windows at one instant, computed once per spend (`periodSlot`): the read, the
+ * check and the counting of the spend transaction all use these, so each window is computed
+ * and keyed once per spend rather than once per use.
+ */
+export interface PeriodSlot {
+  /** The owner's agent (the key of its rows). */
+  agentId: string;
+  owner: string;
+  currency: string;
+  timeZone: string;
+  atMs: number;
+  windows: SlotWindow[];
+  /** Whether some window is rolling (only then are the batch's earlier spends listed by instant). */
+  rolling: boolean;
+}
+
+/** The windows of `periods` for `owner` in `currency` at `atMs` (see PeriodSlot). */
+export function periodSlot(agentId: string, owner: string, currency: string, periods: PreparedPeriods, atMs: number): PeriodSlot {
+  let rolling = false;
+  const windows = periods.limits.map((limit): SlotWindow => {
+    const window = windowAt(limit, periods.timeZone, atMs);
+    if ("since" in window) rolling = true;
+    return { limit, window, key: windowKey(owner, currency, window) };
+  });
+  return { agentId, owner, currency, timeZone: periods.timeZone, atMs, windows, rolling };
 }
 
 /** One window as read. */
@@ -71,33 +111,31 @@ export interface ReadWindow {
   usage: WindowUsage;
 }
 
-/** The windows to read for `specs` (deduplicated by key) and the keys in input order. */
-export function windowInputs(specs: readonly PeriodSpec[]): {
+/** The windows to read for `specs` (deduplicated by key; a spec that is a PeriodSlot is not recomputed) and the keys in input order. */
+export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
   inputs: PeriodReadInput[];
   keys: string[];
-  windows: Map<string, { owner: string; currency: string; window: WindowAt }>;
 } {
   const inputs: PeriodReadInput[] = [];
   const keys: string[] = [];
-  const windows = new Map<string, { owner: string; currency: string; window: WindowAt }>();
+  const seen = new Set<string>();
   for (const sp of specs) {
-    for (const l of sp.periods.limits) {
-      const w = windowAt(l, sp.periods.timeZone, sp.atMs);
-      const k = windowKey(sp.owner, sp.currency, w);
-      if (windows.has(k)) continue;
-      windows.set(k, { owner: sp.owner, currency: sp.currency, window: w });
+    const slot = "windows" in sp ? sp : periodSlot(sp.agentId, sp.owner, sp.currency, sp.periods, sp.atMs);
+    for (const { window: w, key: k } of slot.windows) {
+      if (seen.has(k)) continue;
+      seen.add(k);
       keys.push(k);
       inputs.push({
         k: inputs.length,
-        g: sp.agentId,
-        o: sp.owner,
-        c: sp.currency,
+        g: slot.agentId,
+        o: slot.owner,
+        c: slot.currency,
         w: w.kind,
         ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }),
       });
     }
   }
-  return { inputs, keys, windows };
+  return { inputs, keys };
 }
 
 /** The usage read per window key. */
@@ -135,18 +173,32 @@ export interface PeriodRefusal {
  * by key; rolling windows from the earlier spends' instants).
  */
 export class RunningPeriods {
-  private readonly added = new Map<string, WindowUsage>();
-  private readonly events = new Map<string, { atMs: number; amountMinor: bigint }[]>();
+  /** What the batch's spends added per calendar window (by key), with the counter's row: its key columns, and whether the read found it. */
+  private readonly added = new Map<string, WindowUsage & { row: Omit<PeriodCounterRow, "m" | "n"> }>();
+  private readonly events: PeriodWriteRow[] = [];
+  /** The batch's spends by owner and currency, with their instants (for rolling windows). */
+  private readonly instants = new Map<string, { atMs: number; amountMinor: bigint }[]>();
+  /** ISO text of the window starts and bounds the batch's writes name (one formatting per window). */
+  private readonly isoOf = new Map<number, string>();
   constructor(private readonly read: ReadonlyMap<string, WindowUsage>) {}
 
-  usage(owner: string, currency: string, w: WindowAt): WindowUsage {
-    const k = windowKey(owner, currency, w);
+  private iso(ms: number): string {
+    let t = this.isoOf.get(ms);
+    if (t === undefined) {
+      t = iso(ms);
+      this.isoOf.set(ms, t);
+    }
+    return t;
+  }
+
+  /** The usage of window `w` (key `k`) of `slot`: what the read found plus the batch's earlier spends. */
+  usage(slot: PeriodSlot, w: WindowAt, k: string): WindowUsage {
     const base = this.read.get(k) ?? { spentMinor: 0n, count: 0 };
     if ("since" in w) {
       let spentMinor = base.spentMinor;
       let count = base.count;
       let oldestMs = base.oldestMs;
-      for (const e of this.events.get(JSON.stringify([owner, currency])) ?? []) {
+      for (const e of this.instants.get(`${slot.owner}\u0000${slot.currency}`) ?? []) {
         if (e.atMs <= w.since) continue;
         spentMinor += e.amountMinor;
         count++;
@@ -158,15 +210,14 @@ export class RunningPeriods {
     return a ? { spentMinor: base.spentMinor + a.spentMinor, count: base.count + a.count } : base;
   }
 
-  /** The first limit of `p` that one more payment of `p.amountMinor` at `atMs` breaks, as a refusal naming the period. */
-  refusal(owner: string, p: SpendPeriods, atMs: number, what: string): PeriodRefusal | undefined {
+  /** The first limit of `p` (its windows: `slot`) that one more payment of `p.amountMinor` breaks, as a refusal naming the period. */
+  refusal(slot: PeriodSlot, p: SpendPeriods, what: string): PeriodRefusal | undefined {
     const fmt = (v: bigint) => `${formatMinor(v, p.currency)} ${p.currency}`;
-    for (const l of p.periods.limits) {
-      const w = windowAt(l, p.periods.timeZone, atMs);
-      const u = this.usage(owner, p.currency, w);
+    for (const { limit: l, window: w, key } of slot.windows) {
+      const u = this.usage(slot, w, key);
       const broken = checkPeriod(l, u, p.amountMinor);
       if (broken === undefined) continue;
-      const name = periodName(l, p.periods.timeZone);
+      const name = periodName(l, slot.timeZone);
       const resets =
         "end" in w && w.end !== undefined
           ? `; it resets at ${iso(w.end)}`
@@ -187,41 +238,58 @@ export class RunningPeriods {
     return undefined;
   }
 
-  /** Counts a recorded spend; returns the row `writ_period_write` takes. */
-  add(agentId: string, agreementId: string, actionId: string, owner: string, p: SpendPeriods, at: string, atMs: number): PeriodWriteRow {
+  /** Counts a recorded spend of `p` in the windows of `slot`; returns its event row (also kept for `writes`). */
+  add(slot: PeriodSlot, agreementId: string, actionId: string, p: SpendPeriods, at: string): PeriodWriteRow {
     const calendar: [string, string][] = [];
-    let rolling = false;
+    const atMs = slot.atMs;
     // Until when a window can need the event (retention: src/store/retention.ts); undefined: for good.
     let keepUntil: number | undefined = atMs;
-    for (const l of p.periods.limits) {
-      const w = windowAt(l, p.periods.timeZone, atMs);
+    for (const { window: w, key } of slot.windows) {
       if ("since" in w) {
-        rolling = true;
         if (keepUntil !== undefined) keepUntil = Math.max(keepUntil, atMs + w.rollingMs);
         continue;
       }
       keepUntil = w.end === undefined || keepUntil === undefined ? undefined : Math.max(keepUntil, w.end);
-      calendar.push([w.kind, iso(w.start)]);
-      const k = windowKey(owner, p.currency, w);
-      const a = this.added.get(k) ?? { spentMinor: 0n, count: 0 };
-      this.added.set(k, { spentMinor: a.spentMinor + p.amountMinor, count: a.count + 1 });
+      const start = this.iso(w.start);
+      calendar.push([w.kind, start]);
+      const a = this.added.get(key);
+      if (a) {
+        a.spentMinor += p.amountMinor;
+        a.count++;
+      } else {
+        const row = { g: slot.agentId, o: slot.owner, c: slot.currency, w: w.kind, s: start, e: this.read.has(key) };
+        this.added.set(key, { spentMinor: p.amountMinor, count: 1, row });
+      }
     }
-    if (rolling) {
-      const ek = JSON.stringify([owner, p.currency]);
-      const list = this.events.get(ek) ?? [];
-      list.push({ atMs, amountMinor: p.amountMinor });
-      this.events.set(ek, list);
+    if (slot.rolling) {
+      const ek = `${slot.owner}\u0000${slot.currency}`;
+      const list = this.instants.get(ek);
+      if (list) list.push({ atMs, amountMinor: p.amountMinor });
+      else this.instants.set(ek, [{ atMs, amountMinor: p.amountMinor }]);
     }
-    return {
-      g: agentId,
+    const event: PeriodWriteRow = {
+      g: slot.agentId,
       a: agreementId,
       x: actionId,
-      o: owner,
+      o: slot.owner,
       c: p.currency,
       t: at,
       m: p.amountMinor.toString(),
       w: calendar,
       u: keepUntil === undefined ? null : iso(keepUntil),
     };
+    this.events.push(event);
+    return event;
+  }
+
+  /**
+   * What `writ_period_write` takes for the spends counted so far: their events, and each
+   * calendar window's counter once, raised by the batch's sum (a counter the read found is
+   * raised in place; the rows are locked by their owners' locks, held since the read).
+   */
+  writes(): PeriodWrites {
+    const counters: PeriodCounterRow[] = [];
+    for (const a of this.added.values()) counters.push({ ...a.row, m: a.spentMinor.toString(), n: a.count });
+    return { events: this.events, counters };
   }
 }

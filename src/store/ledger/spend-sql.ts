@@ -138,8 +138,8 @@ export function lockAndReadSql(delegationIds: readonly string[], agreementIds: r
 }
 
 /** The writes and COMMIT (the writes' result is the query's first). */
-export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods: readonly PeriodWriteRow[] = []): string {
-  return `SELECT * FROM writ_spend_write(${json(rows)});\n${periods.length > 0 ? `${periodWriteSql(periods)};\n` : ""}COMMIT`;
+export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods?: PeriodWrites): string {
+  return `SELECT * FROM writ_spend_write(${json(rows)});\n${periods && periods.events.length > 0 ? `${periodWriteSql(periods)};\n` : ""}COMMIT`;
 }
 
 /** One period window as `writ_period_read` takes it (`k`: its place; `s` a calendar window's start, `since` a rolling window's bound). */
@@ -164,7 +164,7 @@ export interface PeriodReadRow {
 
 /** One recorded spend and owner as `writ_period_write` takes it. */
 export interface PeriodWriteRow {
-  /** The agreement's agent (the owners' agent too). */
+  /** The owner's agent (the key of its rows): the agreement's, or a stored ancestor's own agent. */
   g: string;
   a: string;
   x: string;
@@ -177,12 +177,36 @@ export interface PeriodWriteRow {
   u: string | null;
 }
 
+/**
+ * One window counter a batch raises, as `writ_period_write` takes it: the batch's spends in the
+ * window summed (`m`, minor units; `n` payments); `e` when the read found the counter (it is
+ * then raised in place; else inserted).
+ */
+export interface PeriodCounterRow {
+  /** The owner's agent (the key of its rows). */
+  g: string;
+  o: string;
+  c: string;
+  /** Window kind and start. */
+  w: string;
+  s: string;
+  m: string;
+  n: number;
+  e: boolean;
+}
+
+/** A batch's period writes: one event per recorded spend and owner, one row per window counter raised. */
+export interface PeriodWrites {
+  events: PeriodWriteRow[];
+  counters: PeriodCounterRow[];
+}
+
 /** The period read, sent after `lockAndReadSql` in the same round trip (its result is the query's last). */
 export function periodReadSql(windows: readonly PeriodReadInput[]): string {
   return `SELECT * FROM writ_period_read(${json(windows)})`;
 }
 
 /** The period writes, sent between `writ_spend_write` and COMMIT. */
-export function periodWriteSql(rows: readonly PeriodWriteRow[]): string {
-  return `SELECT writ_period_write(${json(rows)})`;
+export function periodWriteSql(w: PeriodWrites): string {
+  return `SELECT writ_period_write(${json(w.events)}, ${json(w.counters)})`;
 }

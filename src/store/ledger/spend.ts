@@ -79,14 +79,14 @@ import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { ownerAgent, ownerKey, RunningPeriods, usageByKey, windowInputs, type SpendPeriods } from "./periods.js";
+import { ownerAgent, ownerKey, periodSlot, RunningPeriods, usageByKey, windowInputs, type PeriodSlot, type SpendPeriods } from "./periods.js";
 import {
   lockAndReadSql,
   periodReadSql,
   spendPairs,
   writeAndCommitSql,
   type PeriodReadRow,
-  type PeriodWriteRow,
+  type PeriodWrites,
   type SpendReadInput,
   type SpendReadRow as ReadRow,
   type SpendWriteRow,
@@ -297,9 +297,8 @@ class Running {
   /** Entries recorded in the batch by (agreement, action), with their spends; answers stored by (agent, action). */
   readonly entries = new Map<string, { entry: LedgerEntry; spend: AllowedSpend }>();
   readonly decided = new Set<string>();
-  /** The period windows read and the batch's period writes. */
+  /** The period windows read, and the batch's period events and window counters to write. */
   periods: RunningPeriods = new RunningPeriods(new Map());
-  readonly periodWrites: PeriodWriteRow[] = [];
 
   totals(s: AllowedSpend, r: ReadRow): Totals {
     const d = s.limits?.delegation;
@@ -404,7 +403,7 @@ function chainRefusal(s: AllowedSpend, r: ReadRow, run: Running): SpendResult | 
 type Decided = { result: SpendResult } | { write: { entry: LedgerEntry; totals: Totals } };
 
 /** Decides one spend of the batch against the read `r` and the batch's earlier spends (the order of checks of the module comment). */
-function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
+function decide(s: AllowedSpend, r: ReadRow, run: Running, slots?: { agent: string | undefined; of: readonly PeriodSlot[] }): Decided {
   const d = s.limits?.delegation;
   if (!r.agreement_found) return { result: refused("NO_ACTIVE_AGREEMENT", s) };
   if (d && r.delegation_id !== d.delegationId)
@@ -460,14 +459,20 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
   if (d && !within(d.cumulativeMinor, t.delegationSpent, d.amountMinor ?? s.amountMinor)) return { result: refused("DELEGATION_BUDGET_EXCEEDED", s, t) };
   const chain = chainRefusal(s, r, run);
   if (chain) return { result: chain };
-  const atMs = Date.parse(s.at);
-  for (const p of l?.periods ?? []) {
+  // Each owner's windows, computed once when the batch was read (keyed by the agreement's agent, as read).
+  const ag = r.agreement_agent ?? "";
+  const periods = l?.periods ?? [];
+  const slotsOf =
+    slots && slots.agent === ag && slots.of.length === periods.length
+      ? slots.of
+      : periods.map((p) => periodSlot(ownerAgent(ag, p), ownerKey(ag, s.agreementId, s.intentId, p), p.currency, p.periods, Date.parse(s.at)));
+  for (const [j, p] of periods.entries()) {
     // A delegation's windows: the agreement's delegation's or a stored ancestor's (its row is
     // locked root first; the stored chain was checked above), which counts its subtree's spend.
     if (p.owner === "delegation" && r.delegation_id !== p.delegationId && !(r.delegation_chain ?? []).includes(p.delegationId ?? ""))
       throw new RecordStoreError("SPEND_INVALID", `agreement ${s.agreementId} is not bound to delegation ${p.delegationId ?? ""} nor below it`);
     const what = p.owner === "intent" ? `intent ${s.intentId}` : `delegation ${p.delegationId ?? ""}`;
-    const no = run.periods.refusal(ownerKey(r.agreement_agent ?? "", s.agreementId, s.intentId, p), p, atMs, what);
+    const no = run.periods.refusal(slotsOf[j] as PeriodSlot, p, what);
     if (no) return { result: { recorded: false, ...no } };
   }
 
@@ -482,9 +487,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
     idempotency_key: s.actionId,
   });
   run.add(s, r, entry);
-  const ag = r.agreement_agent ?? "";
-  for (const p of l?.periods ?? [])
-    run.periodWrites.push(run.periods.add(ownerAgent(ag, p), s.agreementId, s.actionId, ownerKey(ag, s.agreementId, s.intentId, p), p, s.at, atMs));
+  for (const [j, p] of periods.entries()) run.periods.add(slotsOf[j] as PeriodSlot, s.agreementId, s.actionId, p, s.at);
   return { write: { entry, totals: t } };
 }
 
@@ -493,7 +496,10 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running): Decided {
  * order: the lock order of ./index.ts, the same in every batch so no two batches deadlock),
  * and the read, which starts after the locks are held.
  */
-async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]): Promise<{ rows: ReadRow[]; periods: RunningPeriods }> {
+async function lockAndRead(
+  client: PoolClient,
+  spends: readonly AllowedSpend[],
+): Promise<{ rows: ReadRow[]; periods: RunningPeriods; slots: { agent: string | undefined; of: PeriodSlot[] }[] }> {
   const agents = await agentsOf(client, spends);
   const input = spends.map((s, i): SpendReadInput => ({
     i,
@@ -517,23 +523,19 @@ async function lockAndRead(client: PoolClient, spends: readonly AllowedSpend[]):
     ]),
   );
   // The period windows are read in the same round trip, after the locks (./periods.ts).
-  const windows = windowInputs(
-    spends.flatMap((s, i) =>
-      (s.limits?.periods ?? []).map((p) => ({
-        agentId: ownerAgent(agents[i] ?? "", p),
-        owner: ownerKey(agents[i] ?? "", s.agreementId, s.intentId, p),
-        currency: p.currency,
-        periods: p.periods,
-        atMs: Date.parse(s.at),
-      })),
-    ),
-  );
+  // Each spend's windows per owner, computed once: read here, checked and counted by `decide`.
+  const slots = spends.map((s, i) => {
+    const atMs = Date.parse(s.at);
+    const ag = agents[i] ?? "";
+    return (s.limits?.periods ?? []).map((p) => periodSlot(ownerAgent(ag, p), ownerKey(ag, s.agreementId, s.intentId, p), p.currency, p.periods, atMs));
+  });
+  const windows = windowInputs(slots.flat());
   let sql = lockAndReadSql(delegations, sorted(spends.map((s) => s.agreementId)), input);
   if (windows.inputs.length > 0) sql += `;\n${periodReadSql(windows.inputs)}`;
   const results = (await client.query(sql)) as unknown as QueryResult[];
   const periodRows = windows.inputs.length > 0 ? ((results.pop() as QueryResult<PeriodReadRow>).rows as PeriodReadRow[]) : [];
   const rows = (results[results.length - 1] as QueryResult<ReadRow>).rows;
-  return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)) };
+  return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)), slots: slots.map((of, i) => ({ agent: agents[i], of })) };
 }
 
 /**
@@ -558,7 +560,7 @@ async function writeAndCommit(
   spends: readonly AllowedSpend[],
   read: readonly ReadRow[],
   decided: readonly (Decided | undefined)[],
-  periods: readonly PeriodWriteRow[],
+  periods: PeriodWrites,
 ): Promise<Set<string>> {
   const rows: SpendWriteRow[] = [];
   spends.forEach((s, i) => {
@@ -582,20 +584,20 @@ export type SpendBatchResult = SpendResult | { failed: RecordStoreError };
 
 /** The batch's transaction on `client` (see `recordAllowedSpends`). */
 async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Promise<SpendBatchResult[]> {
-  const { rows, periods } = await lockAndRead(client, spends);
+  const { rows, periods, slots } = await lockAndRead(client, spends);
   const run = new Running();
   run.periods = periods;
   const failed = new Map<number, RecordStoreError>();
   const decided = spends.map((s, i): Decided | undefined => {
     try {
-      return decide(s, rows[i] as ReadRow, run);
+      return decide(s, rows[i] as ReadRow, run, slots[i]);
     } catch (e) {
       if (!(e instanceof RecordStoreError)) throw e;
       failed.set(i, e);
       return undefined;
     }
   });
-  const stored = await writeAndCommit(client, spends, rows, decided, run.periodWrites);
+  const stored = await writeAndCommit(client, spends, rows, decided, run.periods.writes());
   return spends.map((s, i): SpendBatchResult => {
     const d = decided[i];
     if (!d) return { failed: failed.get(i) as RecordStoreError };

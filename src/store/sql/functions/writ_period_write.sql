@@ -1,22 +1,37 @@
 -- Round trip 2 of the spend transaction (src/store/ledger/spend.ts), after writ_spend_write:
--- counts the recorded spends in their period windows. p_rows: one object per recorded spend and
--- owner with period limits, {g: the agreement's agent (its owners' too), a: agreement_id, x:
--- action_id, o: owner, c: currency, t: the decision time, m: the amount in minor units of c, w:
--- [[window kind, window start], ...] the calendar windows it counts in, u: until when a window
--- can need the event (keep_until; null: for good)}. Inserts the event (rolling windows and
--- releases read it) and raises each window's counter (spend and payments) under the owners'
--- locks. PL/pgSQL with a generic plan (see writ_period_read.sql): planned once per connection.
-CREATE OR REPLACE FUNCTION writ_period_write(p_rows jsonb)
+-- counts the recorded spends in their period windows, under the owners' locks (held since
+-- round trip 1, whose read found the counters). p_events: one object per recorded spend and
+-- owner with period limits, {g: the owner's agent (the first column of its rows' keys), a:
+-- agreement_id, x: action_id, o: owner, c: currency, t: the decision time, m: the amount in
+-- minor units of c, w: [[window kind, window start], ...] the calendar windows it counts in, u:
+-- until when a window can need the event (keep_until; null: for good)}: inserted (rolling
+-- windows and releases read them). p_counters: one object per calendar window the batch
+-- counts in, {g, o, c, w: window kind, s: window start, m: the batch's spend in it (minor
+-- units), n: its payments, e: the read found the counter}: a counter that exists is raised
+-- in place by a plain UPDATE (a probe of period_spend's key; no speculative insertion and
+-- tuple lock of INSERT ... ON CONFLICT); the others are inserted, still with ON CONFLICT, so
+-- that a counter is raised exactly once whatever `e` says. PL/pgSQL with a generic plan (see
+-- writ_period_read.sql), its joins nested loops over the given rows (every lookup a probe).
+CREATE OR REPLACE FUNCTION writ_period_write(p_events jsonb, p_counters jsonb)
 RETURNS void
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 BEGIN
   INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until)
   SELECT r.g, r.a, r.x, r.o, r.c, r.t, r.m, r.m, r.w, r.u
-  FROM jsonb_to_recordset(p_rows) AS r(g text, a text, x text, o text, c text, t timestamptz, m bigint, w jsonb, u timestamptz);
+  FROM jsonb_to_recordset(p_events) AS r(g text, a text, x text, o text, c text, t timestamptz, m bigint, w jsonb, u timestamptz);
+  WITH c AS (
+    SELECT * FROM jsonb_to_recordset(p_counters) AS c(g text, o text, c text, w text, s timestamptz, m bigint, n int, e boolean)
+  ), raised AS (
+    UPDATE period_spend t SET spent_minor = t.spent_minor + c.m, payments = t.payments + c.n
+    FROM c
+    WHERE c.e AND t.agent_id = c.g AND t.owner = c.o AND t.currency = c.c AND t.window_kind = c.w AND t.window_start = c.s
+    RETURNING t.agent_id, t.owner, t.currency, t.window_kind, t.window_start
+  )
   INSERT INTO period_spend AS t (agent_id, owner, currency, window_kind, window_start, spent_minor, payments)
-  SELECT r.g, r.o, r.c, win->>0, (win->>1)::timestamptz, sum(r.m), count(*)
-  FROM jsonb_to_recordset(p_rows) AS r(g text, o text, c text, m bigint, w jsonb) CROSS JOIN LATERAL jsonb_array_elements(r.w) AS win
-  GROUP BY r.g, r.o, r.c, win->>0, (win->>1)::timestamptz
+  SELECT c.g, c.o, c.c, c.w, c.s, c.m, c.n
+  FROM c
+  WHERE NOT EXISTS (SELECT 1 FROM raised r
+                    WHERE r.agent_id = c.g AND r.owner = c.o AND r.currency = c.c AND r.window_kind = c.w AND r.window_start = c.s)
   ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT ON CONSTRAINT period_spend_pkey DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor, payments = t.payments + EXCLUDED.payments;
 END
