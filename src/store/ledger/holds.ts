@@ -18,7 +18,7 @@
  * "Who records outcomes"); `expired` is the service's own (`expireHolds`).
  *
  * `expireHolds` is the sweep of WRIT_HOLD_EXPIRY_SECONDS: it reads the oldest open holds
- * (ledger_open_holds, kept by a trigger: migrations/0400_holds.sql) allowed before the cutoff
+ * (ledger_open_holds, kept by the statements writing the entries: ./open-holds.ts) allowed before the cutoff
  * and expires each in its own transaction; several processes may sweep at once: each step takes
  * the agreement row's lock and re-decides from the entries, so a hold is expired at most once
  * (the second sweep finds it closed: a replay, nothing appended).
@@ -39,6 +39,7 @@ import type { Queryable } from "../pool.js";
 import { withTransaction } from "../pool.js";
 import { moveHeadSql, readHead } from "./head.js";
 import { nextLedgerEntry } from "./next-entry.js";
+import { closeHoldCte } from "./open-holds.js";
 
 /** A hold step to record; amounts in major units of the action's currency (converted exactly, else AMOUNT_INVALID). */
 export type HoldStepInput =
@@ -235,7 +236,8 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
          INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, step_key)
          VALUES ($12::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
          RETURNING sequence
-       )
+       ),
+       ${closeHoldCte("closed", "SELECT $12::text, $1::text, $4::text, $5::text, $3::jsonb")}
        ${moveHeadSql("SELECT $12::text, $1::text, $2::int, $9::text FROM ins")}`,
       [
         req.agreementId,
