@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import pg, { type Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
-import { CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
+import { CITUS_DISTRIBUTED_TABLES, CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
@@ -103,6 +103,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }, 240_000);
 
   afterAll(async () => {
+    if (process.env.CITUS_DUMP) for (const [i, s] of serves.entries()) (await import("node:fs")).writeFileSync(`${process.env.CITUS_DUMP}-${i}.log`, s.output()); // SCRATCH
     for (const s of serves) await s.stop("SIGTERM", 10_000).catch(() => {});
     await pool?.end().catch(() => {});
     await cluster?.stop();
@@ -139,7 +140,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     return status;
   }
 
-  it("migrates the coordinator and makes the rates and revocation markers reference tables, with a copy on every worker", async () => {
+  it("migrates the coordinator, makes the shared tables reference tables with a copy on every worker and distributes the per-agent tables by agent_id, co-located", async () => {
     const { rows } = await pool.query<{ t: string; kind: string }>(
       "SELECT table_name::text AS t, citus_table_type AS kind FROM citus_tables WHERE table_name::text = ANY($1::text[]) ORDER BY 1",
       [referenceTables],
@@ -164,11 +165,13 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       );
       expect(n.rows[0]?.n, w.name).toBe(1);
     }
-    // Every other table is a plain table of the coordinator (docs/scale.md: not distributed yet).
-    const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [
-      referenceTables,
-    ]);
-    expect(others.rows).toEqual([]);
+    // Every per-agent table is distributed by agent_id, all in one co-location group.
+    const dist = await pool.query<{ t: string; col: string; g: number }>(
+      "SELECT table_name::text AS t, distribution_column AS col, colocation_id AS g FROM citus_tables WHERE citus_table_type = 'distributed' ORDER BY 1",
+    );
+    expect(dist.rows.map((r) => r.t)).toEqual([...CITUS_DISTRIBUTED_TABLES].sort());
+    expect(new Set(dist.rows.map((r) => `${r.col} ${r.g}`)).size).toBe(1);
+    expect(dist.rows[0]?.col).toBe("agent_id");
     // The layout is idempotent: migrating again changes nothing.
     expect(await migrate(cluster.url())).toEqual([]);
   }, 60_000);
@@ -184,7 +187,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     expect(over.status, JSON.stringify(over.body)).toBe(200);
     expect(over.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
     const { rows } = await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM ledger_entries e JOIN agreements g USING (agreement_id) WHERE g.agent_id = $1 AND e.outcome = 'allowed'",
+      "SELECT count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = $1 AND e.outcome = 'allowed'",
       [world.agentId],
     );
     expect(rows[0]?.n).toBe(2);
@@ -382,7 +385,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
     // No acknowledged ALLOW lost (and none recorded that was not acknowledged).
     const { rows } = await pool.query<{ agent: string; n: number }>(
-      "SELECT g.agent_id AS agent, count(*)::int AS n FROM ledger_entries e JOIN agreements g USING (agreement_id) WHERE g.agent_id = ANY($1::text[]) AND e.outcome = 'allowed' GROUP BY 1",
+      "SELECT e.agent_id AS agent, count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = ANY($1::text[]) AND e.outcome = 'allowed' GROUP BY 1",
       [agents],
     );
     expect(Object.fromEntries(rows.map((r) => [r.agent, r.n]))).toEqual(Object.fromEntries(allowed));

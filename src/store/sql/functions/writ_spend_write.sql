@@ -22,7 +22,7 @@ BEGIN
   SELECT DISTINCT ON (r.ag, r.a) r.ag, r.a, (r.e->>'sequence')::int, r.e->>'entry_hash'
   FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb) ORDER BY r.ag, r.a, (r.e->>'sequence')::int DESC
   ON CONFLICT ON CONSTRAINT agreement_ledger_heads_pkey
-  DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = now();
+  DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = EXCLUDED.updated_at;
   INSERT INTO agreement_spend AS t (agent_id, agreement_id, intent_id, currency, spent_minor)
   SELECT r.ag, r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
   FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint) GROUP BY r.ag, r.a, r.e->>'intent_id'
