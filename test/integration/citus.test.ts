@@ -16,8 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
 import { CITUS_DISTRIBUTED_TABLES, CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
 import { isDbUnavailable } from "../../src/store/db-errors.js";
+import { AGENT_SNAPSHOT_SQL } from "../../src/store/verify-reads.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
 import { action, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
@@ -62,7 +64,11 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }
 
   beforeAll(async () => {
-    cluster = await startCitusCluster({ tools: tools ?? undefined, parameters: { "citus.shard_count": 4, fsync: "off" } });
+    cluster = await startCitusCluster({
+      tools: tools ?? undefined,
+      // 2PC recovery off: pg_dist_transaction keeps every two-phase commit, which the router test counts.
+      parameters: { "citus.shard_count": 4, fsync: "off", "citus.recover_2pc_interval": -1 },
+    });
     const env = {
       DATABASE_URL: cluster.url(),
       BUR_ADMIN_TOKEN: admin,
@@ -118,7 +124,6 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }, 240_000);
 
   afterAll(async () => {
-    if (process.env.CITUS_DUMP) for (const [i, s] of serves.entries()) (await import("node:fs")).writeFileSync(`${process.env.CITUS_DUMP}-${i}.log`, s.output()); // SCRATCH
     for (const s of serves) await s.stop("SIGTERM", 10_000).catch(() => {});
     await pool?.end().catch(() => {});
     await cluster?.stop();
@@ -309,6 +314,90 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     await cluster.withClient((c) => c.query("NOTIFY writ_changes, 'keys'"), cluster.workers[1]);
     expect(await untilStatus(b.url, path, token, 401)).toBe(401);
   }, 60_000);
+
+  it("records every ALLOW in a transaction on one worker: no two-phase commit, one task per distributed statement, the agent's rows on one worker", async () => {
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const w = { ...world, agentId: agent_id };
+    const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] });
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    await untilAllowing(a.url, agent_id, world.operatorKey);
+    const twoPhase = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n;
+    const prepared = await twoPhase();
+    // A batch of ALLOWs through both processes, side by side (the group commit batches them).
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => call((i % 2 ? a : b).url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })),
+    );
+    expect(answers.map((r) => `${r.status} ${String(r.body.verdict)}`)).toEqual(Array(24).fill("200 ALLOW"));
+    // No transaction of theirs was committed in two phases (Citus records each in pg_dist_transaction;
+    // the cluster's 2PC recovery is off: citus.recover_2pc_interval = -1).
+    expect(await twoPhase()).toBe(prepared);
+
+    // The spend transaction itself, through the store: every remote command Citus sends goes to
+    // one worker (citus.log_remote_commands), none is a PREPARE TRANSACTION, and every statement
+    // is sent whole to that worker, on its shards (a router plan).
+    const one = createPool(cluster.url(), { max: 1 });
+    try {
+      const c = await one.connect();
+      const notices: { message: string; detail: string }[] = [];
+      c.on("notice", (n) => notices.push({ message: n.message ?? "", detail: n.detail ?? "" }));
+      await c.query("SET citus.log_remote_commands = on");
+      c.release();
+      for (let i = 0; i < 3; i++) {
+        const r = await recordAllowedSpend(one, {
+          agreementId,
+          agentId: agent_id,
+          intentId: "i1",
+          actionId: `act-citus-router-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        });
+        expect(r).toMatchObject({ recorded: true });
+      }
+      const remote = notices.filter((n) => n.message.startsWith("issuing "));
+      const servers = new Set(remote.map((n) => /on server \S+@([\d.]+:\d+)/.exec(n.detail)?.[1]));
+      const { rows } = await pool.query<{ port: number }>(
+        "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('ledger_entries', $1::text)",
+        [agent_id],
+      );
+      expect([...servers]).toEqual([`127.0.0.1:${rows[0]?.port}`]);
+      expect(remote.filter((n) => /PREPARE TRANSACTION|COMMIT PREPARED/.test(n.message))).toEqual([]);
+      // Every statement of the spend functions was pushed to that worker whole, on its shards.
+      const statements = remote.filter((n) => /^issuing (SELECT|INSERT|UPDATE|DELETE)/.test(n.message));
+      expect(statements.length).toBeGreaterThan(0);
+      for (const n of statements) expect(n.message).toMatch(/public\.\w+_\d+/);
+    } finally {
+      await one.end();
+    }
+
+    // The verify read of the agent is a router plan: one task.
+    const plan = await pool.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN ${AGENT_SNAPSHOT_SQL.replaceAll("$1", "$1::text").replaceAll("$2", "60").replaceAll("$3", "20")}`,
+      [agent_id],
+    );
+    expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Task Count: 1\n/);
+
+    // The agent's rows are on exactly one worker: each per-agent table's shard of the agent
+    // exists, with its rows, on that worker alone.
+    const shards = await pool.query<{ t: string; shard: string; port: number }>(
+      `SELECT s.table_name::text AS t, s.shard_name AS shard, s.nodeport AS port FROM citus_shards s
+        WHERE s.citus_table_type = 'distributed' AND s.shardid = get_shard_id_for_distribution_column(s.table_name, $1::text)`,
+      [agent_id],
+    );
+    expect(new Set(shards.rows.map((r) => r.port)).size).toBe(1);
+    for (const worker of cluster.workers) {
+      const here = worker.port === shards.rows[0]?.port;
+      for (const r of shards.rows.filter((x) => ["ledger_entries", "agreements", "verify_decisions"].includes(x.t))) {
+        const n = await cluster.withClient(async (c) => {
+          const exists = (await c.query<{ e: boolean }>("SELECT to_regclass($1) IS NOT NULL AS e", [r.shard])).rows[0]?.e;
+          if (!exists) return 0;
+          return (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${c.escapeIdentifier(r.shard)} WHERE agent_id = $1`, [agent_id])).rows[0]?.n ?? 0;
+        }, worker);
+        if (here) expect(n, `${r.t} on ${worker.name}`).toBeGreaterThan(0);
+        else expect(n, `${r.t} on ${worker.name}`).toBe(0);
+      }
+    }
+  }, 120_000);
 
   // It stops a worker (and starts it again).
   it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {

@@ -5,11 +5,17 @@
 -- agreement's head to its last entry of the batch (the narrow agreement_ledger_heads row: the
 -- agreement's own row is only locked), adds to the intents' totals and stores the answers;
 -- returns the (agent_id, action_id) of the answers stored (another may have been first).
+-- On a Citus cluster the same writes are writ_spend_write_citus's (plain Postgres never plans
+-- that branch).
 CREATE OR REPLACE FUNCTION writ_spend_write(p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    RETURN QUERY SELECT * FROM writ_spend_write_citus(p_rows);
+    RETURN;
+  END IF;
   INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
   SELECT r.ag, r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash', r.h
   FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint, h text);
