@@ -630,8 +630,13 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     pgPid = cluster.coordinator.postmaster?.pid;
     // Two-phase commits (Citus keeps each in pg_dist_transaction; its recovery is off on the bench cluster).
     const twoPhase = () =>
-      cluster.withClient(async (k) =>
-        (await k.query<{ n: number | null }>("SELECT CASE WHEN to_regclass('pg_catalog.pg_dist_transaction') IS NULL THEN NULL ELSE (SELECT count(*)::int FROM pg_dist_transaction) END AS n")).rows[0]?.n ?? null,
+      cluster.withClient(
+        async (k) =>
+          (
+            await k.query<{ n: number | null }>(
+              "SELECT CASE WHEN to_regclass('pg_catalog.pg_dist_transaction') IS NULL THEN NULL ELSE (SELECT count(*)::int FROM pg_dist_transaction) END AS n",
+            )
+          ).rows[0]?.n ?? null,
       );
     const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
     const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
@@ -691,7 +696,9 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     console.log(
       `p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`,
     );
-    console.log("(the per-agent tables are distributed by agent_id: every ALLOW is a transaction on its agent's worker, routed by the coordinator: docs/scale.md)");
+    console.log(
+      "(the per-agent tables are distributed by agent_id: every ALLOW is a transaction on its agent's worker, routed by the coordinator: docs/scale.md)",
+    );
     console.log(`PostgreSQL 15: ${p.ledgers}`);
     console.log(`Citus: ${c.ledgers}`);
   } finally {

@@ -46,16 +46,7 @@ export const CITUS_DISTRIBUTED_TABLES = [
 ] as const;
 
 /** The shared tables with a copy on every node. */
-export const CITUS_REFERENCE_TABLES = [
-  "orgs",
-  "api_keys",
-  "agents",
-  "issuer_keys",
-  "ack_keys",
-  "fx_rates",
-  "delegation_revocations",
-  "revocations",
-] as const;
+export const CITUS_REFERENCE_TABLES = ["orgs", "api_keys", "agents", "issuer_keys", "ack_keys", "fx_rates", "delegation_revocations", "revocations"] as const;
 
 /** WRIT_CITUS. */
 export type CitusMode = "auto" | "off";

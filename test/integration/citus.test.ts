@@ -225,10 +225,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const over = await call(a.url, "POST", "/v1/verify", world.operatorKey, { agent_id: world.agentId, action: action({ amount: 10 }) });
     expect(over.status, JSON.stringify(over.body)).toBe(200);
     expect(over.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
-    const { rows } = await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = $1 AND e.outcome = 'allowed'",
-      [world.agentId],
-    );
+    const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = $1 AND e.outcome = 'allowed'", [
+      world.agentId,
+    ]);
     expect(rows[0]?.n).toBe(2);
   }, 60_000);
 
@@ -391,7 +390,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         const n = await cluster.withClient(async (c) => {
           const exists = (await c.query<{ e: boolean }>("SELECT to_regclass($1) IS NOT NULL AS e", [r.shard])).rows[0]?.e;
           if (!exists) return 0;
-          return (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${c.escapeIdentifier(r.shard)} WHERE agent_id = $1`, [agent_id])).rows[0]?.n ?? 0;
+          return (
+            (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${c.escapeIdentifier(r.shard)} WHERE agent_id = $1`, [agent_id])).rows[0]?.n ?? 0
+          );
         }, worker);
         if (here) expect(n, `${r.t} on ${worker.name}`).toBeGreaterThan(0);
         else expect(n, `${r.t} on ${worker.name}`).toBe(0);

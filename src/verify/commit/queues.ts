@@ -9,8 +9,9 @@
  *   alone, an ALLOW waits 1 ms and its own transaction. Batches in flight together lock their
  *   rows in the same order (id order), so they never deadlock one another; two that touch one
  *   agreement run one after the other. On a Citus cluster a batch's spends are written one
- *   transaction per agent, side by side (each on one worker: docs/scale.md). A spend resolves only once its transaction COMMITTED
- *   (durably, with the server's `synchronous_commit`), with its result: recorded (or
+ *   transaction per agent, side by side (each on one worker: docs/scale.md). A spend
+ *   resolves only once its transaction COMMITTED (durably, with the server's
+ *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
  *   the same batch, decided as if that one had committed first). The spends of a batch are
  *   applied in arrival order. A malformed spend rejects alone (its SPEND_INVALID).
