@@ -630,14 +630,11 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     pgPid = cluster.coordinator.postmaster?.pid;
     // Two-phase commits (Citus keeps each in pg_dist_transaction; its recovery is off on the bench cluster).
     const twoPhase = () =>
-      cluster.withClient(
-        async (k) =>
-          (
-            await k.query<{ n: number | null }>(
-              "SELECT CASE WHEN to_regclass('pg_catalog.pg_dist_transaction') IS NULL THEN NULL ELSE (SELECT count(*)::int FROM pg_dist_transaction) END AS n",
-            )
-          ).rows[0]?.n ?? null,
-      );
+      cluster.withClient(async (k) => {
+        const { rows } = await k.query<{ t: string | null }>("SELECT to_regclass('pg_catalog.pg_dist_transaction')::text AS t");
+        if (!rows[0]?.t) return null;
+        return (await k.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? null;
+      });
     const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
     const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
     const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
