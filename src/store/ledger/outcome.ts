@@ -15,7 +15,7 @@ import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } 
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
 import { closeHoldCte } from "./open-holds.js";
-import { releaseSpend } from "./holds.js";
+import { agentOfAgreement, releaseSpend } from "./holds.js";
 
 /** A later outcome to record. */
 export interface OutcomeRequest {
@@ -43,10 +43,16 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ agent_id: string }>(
-    "SELECT agent_id FROM agreements WHERE agreement_id = $1 AND ($2::text IS NULL OR agent_id = $2) ORDER BY agent_id LIMIT 1 FOR NO KEY UPDATE",
-    [req.agreementId, req.agentId ?? null],
-  );
+  // The agreement's agent (a payment party does not name it), then its row locked by its key
+  // (docs/scale.md: a Citus worker's rows are locked by key).
+  const agentId = req.agentId ?? (await agentOfAgreement(client, req.agreementId));
+  const lock =
+    agentId === undefined
+      ? { rows: [] as { agent_id: string }[] }
+      : await client.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agent_id = $2 AND agreement_id = $1 FOR NO KEY UPDATE", [
+          req.agreementId,
+          agentId,
+        ]);
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const head = { ...(await readHead(client, locked.agent_id, req.agreementId)), agent_id: locked.agent_id };
