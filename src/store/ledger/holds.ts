@@ -39,7 +39,7 @@ import type { Queryable } from "../pool.js";
 import { withTransaction } from "../pool.js";
 import { moveHeadSql, readHead } from "./head.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { closeHoldCte } from "./open-holds.js";
+import { closeHoldByKeySql } from "./open-holds.js";
 
 /** A hold step to record; amounts in major units of the action's currency (converted exactly, else AMOUNT_INVALID). */
 export type HoldStepInput =
@@ -271,8 +271,8 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
          VALUES ($12::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
          RETURNING sequence
        ),
-       ${closeHoldCte("closed", "SELECT $12::text, $1::text, $4::text, $5::text, $3::jsonb")}
-       ${moveHeadSql("SELECT $12::text, $1::text, $2::int, $9::text FROM ins")}`,
+       closed AS (${closeHoldByKeySql("$12::text", "$1::text", "$4::text", "$5::text", "$3::jsonb")})
+       ${moveHeadSql("VALUES ($12::text, $1::text, $2::int, $9::text)")}`,
       [
         req.agreementId,
         entry.sequence,

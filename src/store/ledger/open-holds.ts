@@ -6,9 +6,10 @@
  *
  * - an allowed entry (not imported) opens a hold: sql/functions/writ_spend_write.sql, the one
  *   writer of allowed entries, in the same function call as the entry (no extra round trip);
- * - a settled, failed, voided or expired entry, or a capture marked final, closes it:
- *   `closeHoldCte`, a data-modifying CTE of the statement inserting the entry (./outcome.ts,
- *   ./holds.ts, ./rows.ts).
+ * - a settled, failed, voided or expired entry, or a capture marked final, closes it: a
+ *   data-modifying CTE of the statement inserting the entry (`closeHoldByKeySql` for one entry,
+ *   every value a parameter, so Citus routes it with the entry: ./outcome.ts, ./holds.ts;
+ *   `closeHoldCte` for the rows of an import: ./rows.ts).
  */
 
 /** Outcomes whose entry closes its action's open hold (a `captured` closes it only when final). */
@@ -23,4 +24,14 @@ export function closeHoldCte(name: string, rows: string): string {
     DELETE FROM ledger_open_holds h USING (${rows}) n (agent_id, agreement_id, action_id, outcome, entry)
     WHERE h.agent_id = n.agent_id AND h.agreement_id = n.agreement_id AND h.action_id = n.action_id
       AND (n.outcome IN (${CLOSING_OUTCOMES.map((o) => `'${o}'`).join(", ")}) OR (n.outcome = 'captured' AND n.entry ? 'final')))`;
+}
+
+/**
+ * The DELETE closing the open hold of one entry (SQL parameters: its agent, agreement, action,
+ * outcome and entry jsonb) when its outcome closes it: a CTE body naming the agent, so the
+ * statement stays on the agent's shard.
+ */
+export function closeHoldByKeySql(agent: string, agreement: string, action: string, outcome: string, entry: string): string {
+  return `DELETE FROM ledger_open_holds WHERE agent_id = ${agent} AND agreement_id = ${agreement} AND action_id = ${action}
+      AND (${outcome} IN (${CLOSING_OUTCOMES.map((o) => `'${o}'`).join(", ")}) OR (${outcome} = 'captured' AND ${entry} ? 'final'))`;
 }

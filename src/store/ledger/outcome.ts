@@ -14,7 +14,7 @@ import type { Pool, PoolClient } from "pg";
 import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../core/agreement/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { closeHoldCte } from "./open-holds.js";
+import { closeHoldByKeySql } from "./open-holds.js";
 import { agentOfAgreement, releaseSpend } from "./holds.js";
 
 /** A later outcome to record. */
@@ -93,9 +93,8 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
        VALUES ($11::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
        RETURNING sequence
      ),
-     head AS (${moveHeadSql("SELECT $11::text, $1::text, $2::int, $9::text FROM ins")}),
-     ${closeHoldCte("closed", "SELECT $11::text, $1::text, $4::text, $5::text, $3::jsonb")}
-     SELECT 1`,
+     closed AS (${closeHoldByKeySql("$11::text", "$1::text", "$4::text", "$5::text", "$3::jsonb")})
+     ${moveHeadSql("VALUES ($11::text, $1::text, $2::int, $9::text)")}`,
     [
       req.agreementId,
       entry.sequence,
