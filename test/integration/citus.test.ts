@@ -2,13 +2,15 @@
  * Writ on a real Citus cluster (hack/citus/cluster.ts): a coordinator and two workers of
  * Debian's PostgreSQL 15 with Citus 13.2, built from ../shared/engines/citus by
  * hack/citus/provision.sh when missing (.ci/run runs it first). Two `writ serve` processes are
- * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout makes the shared
- * tables it can reference tables (src/store/citus.ts); a verify of a sample agent then round-trips
- * through both processes, a key revoked or an agent suspended through one is refused by the
- * other at once (the change notices), a change notice
- * sent on a worker reaches the processes (they LISTEN on every worker), and a stopped worker
- * makes the caches read through (fail closed) instead of serving what a lost notice changed.
- * Plain Postgres is left alone (the rest of the suite runs on it).
+ * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout distributes the
+ * per-agent tables by agent_id and makes the shared ones reference tables (src/store/citus.ts);
+ * a verify of a sample agent then round-trips through both processes, every ALLOW is shown to
+ * be a transaction on one worker, a key revoked or an agent suspended through one process is
+ * refused by the other at once (the change notices), a change notice sent on a worker reaches
+ * the processes (they LISTEN on every worker), a stopped worker makes the caches read through
+ * (fail closed) instead of serving what a lost notice changed, and a worker stopped under load
+ * stops only its own agents' ALLOWs. Plain Postgres is left alone (the rest of the suite runs
+ * on it).
  */
 import { randomBytes } from "node:crypto";
 import pg, { type Pool } from "pg";
