@@ -64,9 +64,9 @@
  * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
  * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, Citus built by
  * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
- * (goal >= 0.5) and the CPU and WAL bytes per ALLOW of each node. What is distributed today is
- * only the reference tables (docs/scale.md): every ALLOW is still a coordinator transaction.
- * BENCH_ONLY=citus runs (P) and (C) alone.
+ * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
+ * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
+ * are distributed by agent_id, docs/scale.md). BENCH_ONLY=citus runs (P) and (C) alone.
  *
  * BENCH_PERIODS=1 puts limits per period on every agreement (./verify/seed.ts: a calendar day
  * and month in Europe/Berlin and a rolling 24 hours on the intent, a calendar week in New York
@@ -628,9 +628,16 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
       );
     const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
     pgPid = cluster.coordinator.postmaster?.pid;
-    const [w0, c0] = [await wal(), await cpu()];
+    // Two-phase commits (Citus keeps each in pg_dist_transaction; its recovery is off on the bench cluster).
+    const twoPhase = () =>
+      cluster.withClient(async (k) => {
+        const { rows } = await k.query<{ t: string | null }>("SELECT to_regclass('pg_catalog.pg_dist_transaction')::text AS t");
+        if (!rows[0]?.t) return null;
+        return (await k.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? null;
+      });
+    const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
     const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
-    const [w1, c1] = [await wal(), await cpu()];
+    const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
     expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
     const rate = Math.max(1, Math.round(full.perSecond / 2));
     const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
@@ -640,6 +647,8 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
       const cpuS = (c1[i] ?? 0) - (c0[i] ?? 0);
       return `  ${prefix} ${n.name.padEnd(12)} per ALLOW: CPU ${fmt((cpuS * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(walBytes / Math.max(1, full.requests))} bytes`;
     });
+    if (t0 !== null && t1 !== null)
+      perNode.push(`  ${prefix} two-phase commits during the closed loop: ${t1 - t0} (over ${full.requests} ALLOWs: each one a one-worker transaction when 0)`);
     return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), agents) };
   } finally {
     await stopChild(serve);
@@ -662,7 +671,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     await plain.stop();
     plain = undefined;
     const t0 = performance.now();
-    cluster = await startCitusCluster({ tools, parameters: PG_SETTINGS });
+    cluster = await startCitusCluster({ tools, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1 } });
     console.log("");
     console.log(
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
@@ -684,7 +693,9 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     console.log(
       `p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`,
     );
-    console.log("(only fx_rates and delegation_revocations are reference tables today; every ALLOW is a coordinator transaction: docs/scale.md)");
+    console.log(
+      "(the per-agent tables are distributed by agent_id: every ALLOW is a transaction on its agent's worker, routed by the coordinator: docs/scale.md)",
+    );
     console.log(`PostgreSQL 15: ${p.ledgers}`);
     console.log(`Citus: ${c.ledgers}`);
   } finally {

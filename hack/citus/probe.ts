@@ -10,7 +10,8 @@
  * coordinator, tries again: distribution, router plans, row locks with and without
  * the agent, NOTIFY from workers and inside a two-phase commit, the spend read's functions, a
  * time-partitioned distributed table. Prints OK or FAIL with Citus's message, detail and hint.
- * Nothing of it is Writ's schema: the next migrations are to be written from its findings.
+ * Nothing of it is Writ's schema: what Writ does about each finding is in docs/scale.md ("What
+ * Citus refuses, and what the schema and SQL do about it") and src/store/citus.ts.
  */
 import pg from "pg";
 import { startCitusCluster } from "./cluster.js";

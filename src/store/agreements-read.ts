@@ -93,12 +93,15 @@ export function activeCandidatesSql(opts: { records: boolean; agentExpr: string;
   const records = opts.records;
   return `SELECT a.agreement_id, a.revision::text AS revision, a.status, a.agent_id, a.org_id, ${HEAD_COLUMNS}, a.evidence,
       ${records ? "a.record, d.record AS delegation_record," : ""}
-      (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agent_id = a.agent_id AND s.agreement_id = a.agreement_id) AS spent,
+      (SELECT coalesce(jsonb_object_agg(s.intent_id, s.spent_minor::text), '{}') FROM agreement_spend s WHERE s.agent_id = a.agent_id AND s.agent_id = ${opts.agentExpr} AND s.agreement_id = a.agreement_id) AS spent,
       d.delegation_id, d.generation::text AS generation, d.org_id AS delegation_org_id, d.record->'scope'->>'currency' AS delegation_currency,
-      CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql("d.agent_id", "d.delegation_id")} END AS delegation_spend
+      CASE WHEN d.delegation_id IS NOT NULL THEN ${delegationSpendSql(opts.agentExpr, "d.delegation_id")} END AS delegation_spend
     FROM agreements a
-    ${HEAD_JOIN}
-    LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id
+    -- The outer joins name the agent itself (it is a's): a value is not carried to the nullable
+    -- side of an outer join, and Citus routes a statement to one worker only when every
+    -- per-agent table in it names the agent (docs/scale.md).
+    LEFT JOIN agreement_ledger_heads h ON h.agent_id = a.agent_id AND h.agent_id = ${opts.agentExpr} AND h.agreement_id = a.agreement_id
+    LEFT JOIN delegations d ON d.agent_id = a.agent_id AND d.agent_id = ${opts.agentExpr} AND d.delegation_id = a.delegation_id
     WHERE a.agent_id = ${opts.agentExpr} AND a.revoked_at IS NULL AND a.status IN ('active', 'accepted')
       AND (d.delegation_id IS NULL OR d.revoked_at IS NULL)
     ORDER BY a.agreement_id

@@ -1,28 +1,52 @@
 /**
  * Writ on a Citus cluster (docs/scale.md): after the migrations, on a database where the `citus`
- * extension is installed and which is the cluster's coordinator, the shared tables that no
- * per-agent table is linked to are made Citus reference tables (a copy on every node, written
- * on all of them in one transaction). On plain Postgres (no `citus` extension) nothing happens:
- * the same migrations and code run on both.
+ * extension is installed and which is the cluster's coordinator, the tables are laid out: one
+ * agent, one shard. On plain Postgres (no `citus` extension) nothing happens: the same migrations
+ * and code run on both.
  *
- * What is distributed now, and what is not yet (docs/scale.md, "What runs on Citus today"):
- * only `CITUS_REFERENCE_TABLES`. Every other table stays a plain table on the coordinator. The
- * other shared tables (organizations, API keys, agents, issuer and acknowledgement keys) cannot
- * be reference tables yet: their change-notice triggers are shard-safe now (they NOTIFY from the
- * coordinator's copy only: writ_notify_here, migrations/0350_citus_notices.sql), and Citus
- * accepts them, but a foreign-key path (orgs <- issuer_keys <- mandates -> delegations,
- * agreements -> ledger, spend totals) makes Citus turn the per-agent tables into "Citus local
- * tables", where the spend transaction's PL/pgSQL functions are refused ("could not create
- * distributed plan", measured with test/integration/citus.test.ts): every ALLOW would fail.
- * They follow once the per-agent tables carry agent_id in their keys and the spend SQL names it.
+ * - `CITUS_DISTRIBUTED_TABLES`, every per-agent table, are distributed by `agent_id` in one
+ *   co-location group (`delegations`' ): an agent's delegations, agreements, ledger heads and
+ *   entries, open holds, spend totals, period counters and events, stored answers and mandates
+ *   are on one worker, so a statement naming one agent is a router plan on that worker.
+ * - `CITUS_REFERENCE_TABLES`, the small shared tables the per-agent ones are linked to or read
+ *   with (organizations, API keys, agents, issuer and acknowledgement keys, exchange rates, the
+ *   revocation markers, the pushed revocations), get a copy on every node.
+ * - Every other table stays a table of the coordinator (the transparency log, the webhook outbox,
+ *   the claim tables, the portal): not on the ALLOW path. One linked to a reference table by a
+ *   foreign key is made a "Citus local table" by Citus itself (still on the coordinator).
+ * - Writ's SQL functions (src/store/sql/functions/) are made distributed objects, so that a
+ *   trigger of a shard finds its function on the worker, and every later `CREATE OR REPLACE`
+ *   (each `migrate`) reaches the workers too.
+ *
+ * Foreign keys: Citus refuses a key from a local table to a distributed one, so the keys between
+ * the tables laid out here are dropped first and added back (the same definitions) once every
+ * table is distributed or a reference table, in the same transaction (sequential: Citus refuses
+ * a reference-table change after a parallel operation on a distributed table in one
+ * transaction). Triggers: the per-agent tables' touch only their own row and the reference
+ * tables' notify from the coordinator's copy only (migrations 0350, 0510); Citus wants
+ * `citus.enable_unsafe_triggers` to accept them.
  *
  * Setting: WRIT_CITUS = `auto` (default: lay the tables out when Citus is there), `off` (never:
  * the tables stay plain local tables even on a Citus coordinator).
  */
 import type { ClientBase } from "pg";
 
-/** The reference tables without triggers or foreign keys: exchange rates and the delegation revocation markers. */
-export const CITUS_REFERENCE_TABLES = ["fx_rates", "delegation_revocations"] as const;
+/** The per-agent tables, distributed by agent_id and co-located with `delegations` (the first). */
+export const CITUS_DISTRIBUTED_TABLES = [
+  "delegations",
+  "agreements",
+  "agreement_ledger_heads",
+  "ledger_entries",
+  "ledger_open_holds",
+  "agreement_spend",
+  "period_spend",
+  "period_events",
+  "verify_decisions",
+  "mandates",
+] as const;
+
+/** The shared tables with a copy on every node. */
+export const CITUS_REFERENCE_TABLES = ["orgs", "api_keys", "agents", "issuer_keys", "ack_keys", "fx_rates", "delegation_revocations", "revocations"] as const;
 
 /** WRIT_CITUS. */
 export type CitusMode = "auto" | "off";
@@ -43,34 +67,98 @@ export interface CitusLayout {
   coordinator: boolean;
   /** Tables made reference tables by this call. */
   madeReference: string[];
+  /** Tables distributed by agent_id by this call. */
+  distributed: string[];
 }
 
+/** Writ's functions as `regprocedure` texts (every function of the public schema whose name is Writ's). */
+const WRIT_FUNCTIONS_SQL = `SELECT p.oid::regprocedure::text AS f FROM pg_proc p
+  WHERE p.pronamespace = 'public'::regnamespace AND (p.proname LIKE 'writ\\_%' OR p.proname LIKE 'registry\\_%')
+    AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
+  ORDER BY 1`;
+
 /**
- * Makes `CITUS_REFERENCE_TABLES` reference tables when Citus is installed here and this is the
- * coordinator; tables that already are (a second process, a restart) are left as they are.
- * Runs in one transaction on `client` (the caller holds the migration lock).
+ * Lays the tables out (see the module comment) when Citus is installed here and this is the
+ * coordinator; tables already laid out (a second process, a restart) are left as they are. Runs
+ * in one transaction on `client` (the caller holds the migration lock).
  */
 export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Promise<CitusLayout> {
   const { rows } = await client.query<{ v: string | null }>("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS v");
   const citus = rows[0]?.v ?? null;
-  if (citus === null || mode === "off") return { citus, coordinator: false, madeReference: [] };
+  if (citus === null || mode === "off") return { citus, coordinator: false, madeReference: [], distributed: [] };
   const coord = await client.query<{ c: boolean }>("SELECT citus_is_coordinator() AS c");
-  if (coord.rows[0]?.c !== true) return { citus, coordinator: false, madeReference: [] };
+  if (coord.rows[0]?.c !== true) return { citus, coordinator: false, madeReference: [], distributed: [] };
   const madeReference: string[] = [];
+  const distributed: string[] = [];
   await client.query("BEGIN");
   try {
-    for (const table of CITUS_REFERENCE_TABLES) {
-      const { rowCount } = await client.query("SELECT 1 FROM pg_dist_partition WHERE logicalrelid = $1::regclass AND partmethod = 'n' AND repmodel = 't'", [
-        table,
-      ]);
-      if (rowCount) continue;
-      await client.query("SELECT create_reference_table($1)", [table]);
-      madeReference.push(table);
+    await client.query("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'");
+    await client.query("SET LOCAL citus.enable_unsafe_triggers TO on");
+    const laidOut = new Set(
+      (await client.query<{ t: string }>("SELECT logicalrelid::regclass::text AS t FROM pg_dist_partition WHERE partmethod IN ('h', 'n')")).rows.map(
+        (r) => r.t,
+      ),
+    );
+    const pendingRef = CITUS_REFERENCE_TABLES.filter((t) => !laidOut.has(t));
+    const pendingDist = CITUS_DISTRIBUTED_TABLES.filter((t) => !laidOut.has(t));
+    for (const { f } of (await client.query<{ f: string }>(WRIT_FUNCTIONS_SQL)).rows) await client.query("SELECT create_distributed_function($1)", [f]);
+    // Citus plans a statement over distributed tables with its parameters' values (a generic
+    // plan with parameters is refused: "could not create distributed plan"): the functions that
+    // force generic plans on plain Postgres use custom plans here (every migrate re-creates them).
+    const { rows: generic } = await client.query<{ f: string }>(
+      `SELECT p.oid::regprocedure::text AS f FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig) ORDER BY 1`,
+    );
+    for (const { f } of generic) await client.query(`ALTER FUNCTION ${f} SET plan_cache_mode = force_custom_plan`);
+    if (pendingRef.length + pendingDist.length > 0) {
+      // The foreign keys of and to the tables still to lay out, dropped and added back below.
+      const all = [...pendingRef, ...pendingDist];
+      const { rows: fks } = await client.query<{ t: string; name: string; def: string }>(
+        `SELECT conrelid::regclass::text AS t, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+          WHERE contype = 'f' AND (conrelid::regclass::text = ANY($1::text[]) OR confrelid::regclass::text = ANY($1::text[])) ORDER BY conrelid, conname`,
+        [all],
+      );
+      for (const k of fks) await client.query(`ALTER TABLE ${client.escapeIdentifier(k.t)} DROP CONSTRAINT ${client.escapeIdentifier(k.name)}`);
+      for (const t of pendingRef) {
+        await client.query("SELECT create_reference_table($1)", [t]);
+        madeReference.push(t);
+      }
+      for (const t of pendingDist) {
+        const colocate = t === "delegations" ? "default" : "delegations";
+        await client.query("SELECT create_distributed_table($1, 'agent_id', colocate_with => $2)", [t, colocate]);
+        distributed.push(t);
+      }
+      for (const k of fks) await client.query(`ALTER TABLE ${client.escapeIdentifier(k.t)} ADD CONSTRAINT ${client.escapeIdentifier(k.name)} ${k.def}`);
     }
     await client.query("COMMIT");
   } catch (e) {
     await client.query("ROLLBACK").catch(() => {});
     throw e;
   }
-  return { citus, coordinator: true, madeReference };
+  return { citus, coordinator: true, madeReference, distributed };
+}
+
+/**
+ * Whether the database of `pool` has the citus extension, as a synchronous reading: false until
+ * the first look-up answers (asked at once, and again at most every 10 s while it has not
+ * answered: a process may start before its database). What the spends' group commit reads to
+ * write one agent's spends per transaction (src/verify/commit/queues.ts).
+ */
+export function citusFlag(pool: { query: (sql: string) => Promise<{ rows: { c: boolean }[] }> }): () => boolean {
+  let value = false;
+  let known = false;
+  let askedAt = -Infinity;
+  return () => {
+    if (!known && Date.now() - askedAt >= 10_000) {
+      askedAt = Date.now();
+      pool.query("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS c").then(
+        (r) => {
+          value = r.rows[0]?.c === true;
+          known = true;
+        },
+        () => {},
+      );
+    }
+    return value;
+  };
 }

@@ -13,7 +13,9 @@
  * comes from a standby cancelling a read of DATABASE_READ_URL that conflicts with replay, and
  * the same read a moment later succeeds). node-postgres raises two failures without any code: the pool's
  * connect timeout and a connection that ends mid-query; those are recognised by their exact
- * library-written texts, the only place Writ looks at an error message.
+ * library-written texts, the only place Writ looks at an error message, besides one of Citus:
+ * a worker the coordinator lost during a transaction is reported without a code (XX000,
+ * "failure on connection marked as essential: host:port"), recognised by its prefix.
  */
 
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"]);
@@ -55,5 +57,8 @@ export function isDbUnavailable(err: unknown): boolean {
   }
   // node's AggregateError (e.g. ECONNREFUSED on both ::1 and 127.0.0.1) carries the causes.
   if (Array.isArray(e.errors) && e.errors.some(isDbUnavailable)) return true;
-  return typeof e.message === "string" && PG_LIBRARY_TEXTS.includes(e.message);
+  return typeof e.message === "string" && (PG_LIBRARY_TEXTS.includes(e.message) || (e.code === "XX000" && e.message.startsWith(CITUS_LOST_WORKER)));
 }
+
+/** Citus's message when a worker connection of the transaction failed (code XX000). */
+const CITUS_LOST_WORKER = "failure on connection marked as essential: ";

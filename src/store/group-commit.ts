@@ -15,6 +15,8 @@
  * - At most `maxBatch` rows per batch.
  * - Key de-duplication (`key`): two rows with one key never share a batch; the later stays
  *   queued, in order, for a later batch (which then sees the first written).
+ * - Groups (`group`): a batch's rows of different groups are written by separate calls of the
+ *   writer, side by side, each isolated as below.
  * - Failing rows isolated (./isolated-batch.ts, `writeIsolated`): a batch whose write fails
  *   for another reason than Postgres being unreachable is written again in halves, down to
  *   single rows, so only the row that fails on its own rejects; when Postgres is unreachable
@@ -38,6 +40,12 @@ export interface GroupCommitOptions<I> {
   inFlight: number;
   /** Rows of one key never share a batch. */
   key?: (item: I) => string;
+  /**
+   * Rows of different groups are written by separate calls of the writer, side by side (on a
+   * Citus cluster: the spends of one agent per transaction, so each is on one worker). Read as
+   * a batch is split, so it may change while the queue runs.
+   */
+  group?: (item: I) => string;
 }
 
 /** The queue (see the module comment). */
@@ -127,7 +135,18 @@ export class GroupCommitQueue<I, R> {
     // The rest of the queue may start gathering in a free slot meanwhile.
     this.schedule(false);
     try {
-      await writeIsolated(batch, this.write);
+      const { group } = this.opts;
+      if (!group) await writeIsolated(batch, this.write);
+      else {
+        const parts = new Map<string, PendingRow<I, R>[]>();
+        for (const row of batch) {
+          const g = group(row.item);
+          const part = parts.get(g);
+          if (part) part.push(row);
+          else parts.set(g, [row]);
+        }
+        await Promise.all([...parts.values()].map((part) => writeIsolated(part, this.write)));
+      }
     } finally {
       this.running--;
       this.schedule(true);

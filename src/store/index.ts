@@ -136,3 +136,4 @@ export {
   WEBHOOKS_CHANNEL,
 } from "./webhook-outbox.js";
 export { listenForWakeups } from "./webhook-wakeup.js";
+export { citusFlag } from "./citus.js";

@@ -84,6 +84,7 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
     await applyFunctions(client);
     const layout = await applyCitusLayout(client, citusMode);
     if (layout.madeReference.length > 0) info(`citus ${layout.citus}: reference tables ${layout.madeReference.join(", ")}`);
+    if (layout.distributed.length > 0) info(`citus ${layout.citus}: distributed by agent_id ${layout.distributed.join(", ")}`);
     return ran.map((m) => m.name);
   } finally {
     await client.query("SELECT pg_advisory_unlock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]).catch(() => {});

@@ -52,7 +52,7 @@ export const AGENT_SNAPSHOT_SQL = `SELECT g.agent_id AS g_agent_id, g.org_id AS 
              ORDER BY r.created_at) AS denial_ages,
        c.*
 FROM agents g
-LEFT JOIN LATERAL (${activeCandidatesSql({ records: false, agentExpr: "g.agent_id", limitExpr: "$3" })}) c ON true
+LEFT JOIN LATERAL (${activeCandidatesSql({ records: false, agentExpr: "$1", limitExpr: "$3" })}) c ON true
 WHERE g.agent_id = $1`;
 
 /**

@@ -44,6 +44,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 /** Creates a database with a unique name; migrated unless `migrate: false`. */
 export async function createTestDatabase(opts: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  if (process.env.WRIT_TEST_CITUS === "1") return createCitusTestDatabase(opts);
   const name = `writ_t_${process.pid}_${randomBytes(4).toString("hex")}`;
   await admin((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
   const url = databaseUrl(inject("pgAdminUrl"), name);
@@ -59,6 +60,34 @@ export async function createTestDatabase(opts: { migrate?: boolean } = {}): Prom
       dropped = true;
       await pool.end();
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`));
+    },
+  };
+}
+
+/**
+ * WRIT_TEST_CITUS=1: the test's database is a fresh Citus cluster instead (hack/citus/cluster.ts:
+ * a coordinator and two workers on 127.0.0.1, the tables laid out by the migrations: docs/scale.md),
+ * stopped by `drop`. For running a suite written for one Postgres (the money and adversary
+ * models) against the cluster: `WRIT_TEST_CITUS=1 npx vitest run test/integration/money-model.test.ts`.
+ */
+async function createCitusTestDatabase(opts: { migrate?: boolean }): Promise<TestDatabase> {
+  const { provisionCitus, startCitusCluster } = await import("../../hack/citus/cluster.js");
+  const tools = provisionCitus();
+  if (!tools) throw new Error("WRIT_TEST_CITUS=1, but Citus is not installed and its source is not there (hack/citus/provision.sh)");
+  const cluster = await startCitusCluster({ tools, parameters: { "citus.shard_count": 4, fsync: "off" } });
+  const url = cluster.url();
+  if (opts.migrate ?? true) await migrate(url);
+  const pool = createPool(url, { max: 5 });
+  let dropped = false;
+  return {
+    name: cluster.database,
+    url,
+    pool,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await pool.end();
+      await cluster.stop();
     },
   };
 }

@@ -2,21 +2,26 @@
  * Writ on a real Citus cluster (hack/citus/cluster.ts): a coordinator and two workers of
  * Debian's PostgreSQL 15 with Citus 13.2, built from ../shared/engines/citus by
  * hack/citus/provision.sh when missing (.ci/run runs it first). Two `writ serve` processes are
- * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout makes the shared
- * tables it can reference tables (src/store/citus.ts); a verify of a sample agent then round-trips
- * through both processes, a key revoked or an agent suspended through one is refused by the
- * other at once (the change notices), a change notice
- * sent on a worker reaches the processes (they LISTEN on every worker), and a stopped worker
- * makes the caches read through (fail closed) instead of serving what a lost notice changed.
- * Plain Postgres is left alone (the rest of the suite runs on it).
+ * pointed at the coordinator (DATABASE_URL) and migrate it; the Citus layout distributes the
+ * per-agent tables by agent_id and makes the shared ones reference tables (src/store/citus.ts);
+ * a verify of a sample agent then round-trips through both processes, every ALLOW is shown to
+ * be a transaction on one worker, a key revoked or an agent suspended through one process is
+ * refused by the other at once (the change notices), a change notice sent on a worker reaches
+ * the processes (they LISTEN on every worker), a stopped worker makes the caches read through
+ * (fail closed) instead of serving what a lost notice changed, and a worker stopped under load
+ * stops only its own agents' ALLOWs. Plain Postgres is left alone (the rest of the suite runs
+ * on it).
  */
 import { randomBytes } from "node:crypto";
 import pg, { type Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
-import { CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
+import { CITUS_DISTRIBUTED_TABLES, CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
+import { isDbUnavailable } from "../../src/store/db-errors.js";
+import { AGENT_SNAPSHOT_SQL } from "../../src/store/verify-reads.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
 import { action, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
@@ -46,8 +51,26 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     return { status: r.status, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>), headers: r.headers };
   }
 
+  /**
+   * `call` for the set-up writes (organizations, keys, agents: reference tables, written on every
+   * node): after a worker's restart, a pooled coordinator session's first write that reaches it
+   * fails once on the connection Citus had cached to it (Writ answers 503; docs/scale.md), so a
+   * 503 is retried (bounded).
+   */
+  async function setupCall(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<Answer> {
+    for (let attempt = 0; ; attempt++) {
+      const r = await call(url, method, path, token, body);
+      if (r.status !== 503 || attempt >= 20) return r;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+
   beforeAll(async () => {
-    cluster = await startCitusCluster({ tools: tools ?? undefined, parameters: { "citus.shard_count": 4, fsync: "off" } });
+    cluster = await startCitusCluster({
+      tools: tools ?? undefined,
+      // 2PC recovery off: pg_dist_transaction keeps every two-phase commit, which the router test counts.
+      parameters: { "citus.shard_count": 4, fsync: "off", "citus.recover_2pc_interval": -1 },
+    });
     const env = {
       DATABASE_URL: cluster.url(),
       BUR_ADMIN_TOKEN: admin,
@@ -62,20 +85,20 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const registry = {
       admin,
       db: { pool, url: cluster.url(), name: cluster.database, drop: async () => {} },
-      call: (method: string, path: string, token?: string | null, body?: unknown) => call(a.url, method, path, token ?? null, body),
+      call: (method: string, path: string, token?: string | null, body?: unknown) => setupCall(a.url, method, path, token ?? null, body),
       async createOrg(orgType: string) {
-        const r = await call(a.url, "POST", "/v1/orgs", admin, { name: `org ${orgType}`, org_type: orgType });
+        const r = await setupCall(a.url, "POST", "/v1/orgs", admin, { name: `org ${orgType}`, org_type: orgType });
         if (r.status !== 201) throw new Error(`createOrg: ${r.status} ${JSON.stringify(r.body)}`);
         return r.body.org_id as string;
       },
       async issueKey(orgId: string) {
-        const r = await call(a.url, "POST", `/v1/orgs/${orgId}/keys`, admin, { name: "test key" });
+        const r = await setupCall(a.url, "POST", `/v1/orgs/${orgId}/keys`, admin, { name: "test key" });
         if (r.status !== 201) throw new Error(`issueKey: ${r.status} ${JSON.stringify(r.body)}`);
         return r.body as { key_id: string; token: string };
       },
       async registerAgent(token: string) {
         const agent_id = `agent-${randomBytes(5).toString("hex")}`;
-        const r = await call(a.url, "POST", "/v1/agents", token, {
+        const r = await setupCall(a.url, "POST", "/v1/agents", token, {
           agent_id,
           principal_id: `prn_${randomBytes(6).toString("hex")}`,
           verification_level: "operator_verified",
@@ -110,8 +133,27 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
 
   const referenceTables = [...CITUS_REFERENCE_TABLES].sort();
 
-  /** Changes rows with no trigger firing (no change notice anywhere): what a lost notice looks like. */
+  /**
+   * Changes rows with no trigger firing (no change notice anywhere): what a lost notice looks like.
+   * After a worker's restart, a pooled session's first write reaching it fails once on the
+   * connection Citus had cached (isDbUnavailable): retried (bounded).
+   */
   async function silently(sql: string, params: unknown[]): Promise<void> {
+    await retrying(() => silentlyOnce(sql, params));
+  }
+
+  /** `f`, again (at most 5 more times) while it fails as isDbUnavailable (see `silently`). */
+  async function retrying<T>(f: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await f();
+      } catch (e) {
+        if (!isDbUnavailable(e) || attempt >= 5) throw e;
+      }
+    }
+  }
+
+  async function silentlyOnce(sql: string, params: unknown[]): Promise<void> {
     const c = await pool.connect();
     try {
       await c.query("BEGIN");
@@ -139,7 +181,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     return status;
   }
 
-  it("migrates the coordinator and makes the rates and revocation markers reference tables, with a copy on every worker", async () => {
+  it("migrates the coordinator, makes the shared tables reference tables with a copy on every worker and distributes the per-agent tables by agent_id, co-located", async () => {
     const { rows } = await pool.query<{ t: string; kind: string }>(
       "SELECT table_name::text AS t, citus_table_type AS kind FROM citus_tables WHERE table_name::text = ANY($1::text[]) ORDER BY 1",
       [referenceTables],
@@ -164,11 +206,13 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       );
       expect(n.rows[0]?.n, w.name).toBe(1);
     }
-    // Every other table is a plain table of the coordinator (docs/scale.md: not distributed yet).
-    const others = await pool.query<{ t: string }>("SELECT table_name::text AS t FROM citus_tables WHERE NOT (table_name::text = ANY($1::text[]))", [
-      referenceTables,
-    ]);
-    expect(others.rows).toEqual([]);
+    // Every per-agent table is distributed by agent_id, all in one co-location group.
+    const dist = await pool.query<{ t: string; col: string; g: number }>(
+      "SELECT table_name::text AS t, distribution_column AS col, colocation_id AS g FROM citus_tables WHERE citus_table_type = 'distributed' ORDER BY 1",
+    );
+    expect(dist.rows.map((r) => r.t)).toEqual([...CITUS_DISTRIBUTED_TABLES].sort());
+    expect(new Set(dist.rows.map((r) => `${r.col} ${r.g}`)).size).toBe(1);
+    expect(dist.rows[0]?.col).toBe("agent_id");
     // The layout is idempotent: migrating again changes nothing.
     expect(await migrate(cluster.url())).toEqual([]);
   }, 60_000);
@@ -183,10 +227,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const over = await call(a.url, "POST", "/v1/verify", world.operatorKey, { agent_id: world.agentId, action: action({ amount: 10 }) });
     expect(over.status, JSON.stringify(over.body)).toBe(200);
     expect(over.body).toMatchObject({ verdict: "DENY", reasons: ["CUMULATIVE_BUDGET_EXCEEDED"] });
-    const { rows } = await pool.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM ledger_entries e JOIN agreements g USING (agreement_id) WHERE g.agent_id = $1 AND e.outcome = 'allowed'",
-      [world.agentId],
-    );
+    const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = $1 AND e.outcome = 'allowed'", [
+      world.agentId,
+    ]);
     expect(rows[0]?.n).toBe(2);
   }, 60_000);
 
@@ -273,6 +316,92 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     expect(await untilStatus(b.url, path, token, 401)).toBe(401);
   }, 60_000);
 
+  it("records every ALLOW in a transaction on one worker: no two-phase commit, one task per distributed statement, the agent's rows on one worker", async () => {
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const w = { ...world, agentId: agent_id };
+    const { agreementId } = await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] });
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    await untilAllowing(a.url, agent_id, world.operatorKey);
+    const twoPhase = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n;
+    const prepared = await twoPhase();
+    // A batch of ALLOWs through both processes, side by side (the group commit batches them).
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => call((i % 2 ? a : b).url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })),
+    );
+    expect(answers.map((r) => `${r.status} ${String(r.body.verdict)}`)).toEqual(Array(24).fill("200 ALLOW"));
+    // No transaction of theirs was committed in two phases (Citus records each in pg_dist_transaction;
+    // the cluster's 2PC recovery is off: citus.recover_2pc_interval = -1).
+    expect(await twoPhase()).toBe(prepared);
+
+    // The spend transaction itself, through the store: every remote command Citus sends goes to
+    // one worker (citus.log_remote_commands), none is a PREPARE TRANSACTION, and every statement
+    // is sent whole to that worker, on its shards (a router plan).
+    const one = createPool(cluster.url(), { max: 1 });
+    try {
+      const c = await one.connect();
+      const notices: { message: string; detail: string }[] = [];
+      c.on("notice", (n) => notices.push({ message: n.message ?? "", detail: n.detail ?? "" }));
+      await c.query("SET citus.log_remote_commands = on");
+      c.release();
+      for (let i = 0; i < 3; i++) {
+        const r = await recordAllowedSpend(one, {
+          agreementId,
+          agentId: agent_id,
+          intentId: "i1",
+          actionId: `act-citus-router-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        });
+        expect(r).toMatchObject({ recorded: true });
+      }
+      const remote = notices.filter((n) => n.message.startsWith("issuing "));
+      const servers = new Set(remote.map((n) => /on server \S+@([\d.]+:\d+)/.exec(n.detail)?.[1]));
+      const { rows } = await pool.query<{ port: number }>(
+        "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('ledger_entries', $1::text)",
+        [agent_id],
+      );
+      expect([...servers]).toEqual([`127.0.0.1:${rows[0]?.port}`]);
+      expect(remote.filter((n) => /PREPARE TRANSACTION|COMMIT PREPARED/.test(n.message))).toEqual([]);
+      // Every statement of the spend functions was pushed to that worker whole, on its shards.
+      const statements = remote.filter((n) => /^issuing (SELECT|INSERT|UPDATE|DELETE)/.test(n.message));
+      expect(statements.length).toBeGreaterThan(0);
+      for (const n of statements) expect(n.message).toMatch(/public\.\w+_\d+/);
+    } finally {
+      await one.end();
+    }
+
+    // The verify read of the agent is a router plan: one task.
+    const plan = await pool.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN ${AGENT_SNAPSHOT_SQL.replaceAll("$1", "$1::text").replaceAll("$2", "60").replaceAll("$3", "20")}`,
+      [agent_id],
+    );
+    expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/Task Count: 1\n/);
+
+    // The agent's rows are on exactly one worker: each per-agent table's shard of the agent
+    // exists, with its rows, on that worker alone.
+    const shards = await pool.query<{ t: string; shard: string; port: number }>(
+      `SELECT s.table_name::text AS t, s.shard_name AS shard, s.nodeport AS port FROM citus_shards s
+        WHERE s.citus_table_type = 'distributed' AND s.shardid = get_shard_id_for_distribution_column(s.table_name, $1::text)`,
+      [agent_id],
+    );
+    expect(new Set(shards.rows.map((r) => r.port)).size).toBe(1);
+    for (const worker of cluster.workers) {
+      const here = worker.port === shards.rows[0]?.port;
+      for (const r of shards.rows.filter((x) => ["ledger_entries", "agreements", "verify_decisions"].includes(x.t))) {
+        const n = await cluster.withClient(async (c) => {
+          const exists = (await c.query<{ e: boolean }>("SELECT to_regclass($1) IS NOT NULL AS e", [r.shard])).rows[0]?.e;
+          if (!exists) return 0;
+          return (
+            (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${c.escapeIdentifier(r.shard)} WHERE agent_id = $1`, [agent_id])).rows[0]?.n ?? 0
+          );
+        }, worker);
+        if (here) expect(n, `${r.t} on ${worker.name}`).toBeGreaterThan(0);
+        else expect(n, `${r.t} on ${worker.name}`).toBe(0);
+      }
+    }
+  }, 120_000);
+
   // It stops a worker (and starts it again).
   it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {
     const [, b] = serves as [ServeProcess, ServeProcess];
@@ -299,7 +428,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       const cached = (await call(b.url, "GET", path, second.token)).status === 200;
       if (cached) break; // b serves from its cache: it listens on every worker again
       expect(Date.now() < deadline, "b caches again after the worker's restart").toBe(true);
-      await pool.query("UPDATE api_keys SET revoked_at = NULL WHERE key_id = $1", [second.key_id]);
+      await retrying(() => pool.query("UPDATE api_keys SET revoked_at = NULL WHERE key_id = $1", [second.key_id]));
       await new Promise((r) => setTimeout(r, 100));
     }
     await cluster.withClient((c) => c.query("NOTIFY writ_changes, 'keys'"), worker);
@@ -382,7 +511,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
     // No acknowledged ALLOW lost (and none recorded that was not acknowledged).
     const { rows } = await pool.query<{ agent: string; n: number }>(
-      "SELECT g.agent_id AS agent, count(*)::int AS n FROM ledger_entries e JOIN agreements g USING (agreement_id) WHERE g.agent_id = ANY($1::text[]) AND e.outcome = 'allowed' GROUP BY 1",
+      "SELECT e.agent_id AS agent, count(*)::int AS n FROM ledger_entries e WHERE e.agent_id = ANY($1::text[]) AND e.outcome = 'allowed' GROUP BY 1",
       [agents],
     );
     expect(Object.fromEntries(rows.map((r) => [r.agent, r.n]))).toEqual(Object.fromEntries(allowed));

@@ -36,7 +36,7 @@ export const HEAD_COLUMNS = "coalesce(h.ledger_sequence, 0) AS ledger_sequence, 
  */
 export function moveHeadSql(rows: string): string {
   return `INSERT INTO agreement_ledger_heads (agent_id, agreement_id, ledger_sequence, ledger_head) ${rows}
-  ON CONFLICT ON CONSTRAINT agreement_ledger_heads_pkey DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = now()`;
+  ON CONFLICT ON CONSTRAINT agreement_ledger_heads_pkey DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = EXCLUDED.updated_at`;
 }
 
 const MOVE_HEAD_SQL = moveHeadSql("VALUES ($1::text, $2::text, $3::int, $4::text)");

@@ -18,7 +18,7 @@
  * "Who records outcomes"); `expired` is the service's own (`expireHolds`).
  *
  * `expireHolds` is the sweep of WRIT_HOLD_EXPIRY_SECONDS: it reads the oldest open holds
- * (ledger_open_holds, kept by a trigger: migrations/0400_holds.sql) allowed before the cutoff
+ * (ledger_open_holds, kept by the statements writing the entries: ./open-holds.ts) allowed before the cutoff
  * and expires each in its own transaction; several processes may sweep at once: each step takes
  * the agreement row's lock and re-decides from the entries, so a hold is expired at most once
  * (the second sweep finds it closed: a replay, nothing appended).
@@ -39,6 +39,7 @@ import type { Queryable } from "../pool.js";
 import { withTransaction } from "../pool.js";
 import { moveHeadSql, readHead } from "./head.js";
 import { nextLedgerEntry } from "./next-entry.js";
+import { closeHoldByKeySql } from "./open-holds.js";
 
 /** A hold step to record; amounts in major units of the action's currency (converted exactly, else AMOUNT_INVALID). */
 export type HoldStepInput =
@@ -151,25 +152,59 @@ function toRequest(step: HoldStepInput, currency: string, restore: boolean): Hol
     : { kind: "refunded", key: step.key, amountMinor: minor, restore };
 }
 
+/** The agent of agreement `agreementId` (the first by agent id when several hold it), or undefined. */
+export async function agentOfAgreement(q: Queryable, agreementId: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id LIMIT 1", [agreementId]);
+  return rows[0]?.agent_id;
+}
+
+/**
+ * Whether every stored delegation the agreement counts under lets refunds restore budget (see
+ * `run`): each link read by its key, one statement per link (the links may be other agents', on
+ * other workers of a Citus cluster).
+ */
+async function delegationsRestore(q: Queryable, agentId: string, delegationId: string | null): Promise<boolean> {
+  if (delegationId === null) return true;
+  const own = await q.query<{ chain_agents: (string | null)[] | null; chain_ids: string[] | null; restore: boolean }>(
+    `SELECT chain_agents, chain_ids, coalesce(record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false) AS restore
+     FROM delegations WHERE agent_id = $1 AND delegation_id = $2`,
+    [agentId, delegationId],
+  );
+  const d = own.rows[0];
+  if (!d) return false;
+  let all: boolean | null = d.restore;
+  const ids = d.chain_ids ?? [];
+  for (let k = 0; k < ids.length; k++) {
+    const ag = d.chain_agents?.[k] ?? null;
+    if (ag === null) return false;
+    const link = await q.query<{ restore: boolean }>(
+      "SELECT coalesce(record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false) AS restore FROM delegations WHERE agent_id = $1 AND delegation_id = $2",
+      [ag, ids[k]],
+    );
+    const r = link.rows[0];
+    if (r) all = all === null ? r.restore : all && r.restore;
+  }
+  return all ?? false;
+}
+
 async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepResult> {
   // delegations_restore: every stored delegation the agreement counts under (its own and the
   // chain above it, each by its key: the chain's links by the agents the delegation stored,
   // chain_agents) lets refunds restore budget; true without a delegation, false when it is not
   // stored or a link's agent is unknown (fail closed: it cannot be read by its key).
-  const lock = await client.query<{ agent_id: string; mandates: Mandate[] | null; delegations_restore: boolean }>(
-    `SELECT a.agent_id, a.record->'mandates' AS mandates,
-            CASE WHEN a.delegation_id IS NULL THEN true
-              ELSE coalesce((SELECT bool_and(CASE WHEN c.ag IS NULL THEN false WHEN p.delegation_id IS NULL THEN NULL
-                                                  ELSE coalesce(p.record->'scope'->'refunds_restore_budget' = 'true'::jsonb, false) END)
-                             FROM delegations d
-                             CROSS JOIN LATERAL (SELECT d.agent_id AS ag, d.delegation_id AS id
-                                                 UNION ALL SELECT u.ag, u.id FROM unnest(d.chain_agents, d.chain_ids) AS u(ag, id)) c
-                             LEFT JOIN delegations p ON p.agent_id = c.ag AND p.delegation_id = c.id
-                             WHERE d.agent_id = a.agent_id AND d.delegation_id = a.delegation_id), false) END AS delegations_restore
-     FROM agreements a WHERE a.agreement_id = $1 AND ($2::text IS NULL OR a.agent_id = $2) ORDER BY a.agent_id LIMIT 1 FOR NO KEY UPDATE OF a`,
-    [req.agreementId, req.agentId ?? null],
-  );
-  const locked = lock.rows[0];
+  // The agreement's agent (a payment party does not name it), then its row locked by its key:
+  // each statement names one agent (docs/scale.md: a Citus worker's rows are locked by key).
+  const agentId = req.agentId ?? (await agentOfAgreement(client, req.agreementId));
+  const lock =
+    agentId === undefined
+      ? { rows: [] }
+      : await client.query<{ agent_id: string; mandates: Mandate[] | null; delegation_id: string | null }>(
+          `SELECT a.agent_id, a.record->'mandates' AS mandates, a.delegation_id
+           FROM agreements a WHERE a.agent_id = $2 AND a.agreement_id = $1 FOR NO KEY UPDATE OF a`,
+          [req.agreementId, agentId],
+        );
+  const row = lock.rows[0];
+  const locked = row && { ...row, delegations_restore: await delegationsRestore(client, row.agent_id, row.delegation_id) };
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const { rows } = await client.query<Row>(
     "SELECT outcome, entry, intent_id, imported, step_key FROM ledger_entries WHERE agent_id = $3 AND agreement_id = $1 AND action_id = $2 ORDER BY sequence",
@@ -235,8 +270,9 @@ async function run(client: PoolClient, req: HoldStepRequest): Promise<HoldStepRe
          INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, step_key)
          VALUES ($12::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text, $11::text)
          RETURNING sequence
-       )
-       ${moveHeadSql("SELECT $12::text, $1::text, $2::int, $9::text FROM ins")}`,
+       ),
+       closed AS (${closeHoldByKeySql("$12::text", "$1::text", "$4::text", "$5::text", "$3::jsonb")})
+       ${moveHeadSql("VALUES ($12::text, $1::text, $2::int, $9::text)")}`,
       [
         req.agreementId,
         entry.sequence,

@@ -14,7 +14,8 @@ import type { Pool, PoolClient } from "pg";
 import { outcomeStep, type LaterOutcome, type LedgerEntry, type LedgerOutcome } from "../../core/agreement/index.js";
 import { RecordStoreError } from "../record-errors.js";
 import { nextLedgerEntry } from "./next-entry.js";
-import { releaseSpend } from "./holds.js";
+import { closeHoldByKeySql } from "./open-holds.js";
+import { agentOfAgreement, releaseSpend } from "./holds.js";
 
 /** A later outcome to record. */
 export interface OutcomeRequest {
@@ -42,10 +43,16 @@ interface EntryRow {
 }
 
 async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResult> {
-  const lock = await client.query<{ agent_id: string }>(
-    "SELECT agent_id FROM agreements WHERE agreement_id = $1 AND ($2::text IS NULL OR agent_id = $2) ORDER BY agent_id LIMIT 1 FOR NO KEY UPDATE",
-    [req.agreementId, req.agentId ?? null],
-  );
+  // The agreement's agent (a payment party does not name it), then its row locked by its key
+  // (docs/scale.md: a Citus worker's rows are locked by key).
+  const agentId = req.agentId ?? (await agentOfAgreement(client, req.agreementId));
+  const lock =
+    agentId === undefined
+      ? { rows: [] as { agent_id: string }[] }
+      : await client.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agent_id = $2 AND agreement_id = $1 FOR NO KEY UPDATE", [
+          req.agreementId,
+          agentId,
+        ]);
   const locked = lock.rows[0];
   if (!locked) return { recorded: false, code: "AGREEMENT_NOT_FOUND" };
   const head = { ...(await readHead(client, locked.agent_id, req.agreementId)), agent_id: locked.agent_id };
@@ -86,8 +93,8 @@ async function run(client: PoolClient, req: OutcomeRequest): Promise<OutcomeResu
        VALUES ($11::text, $1::text, $2::int, $3::jsonb, $4::text, $5::text, $6::text, $7::text, $8::bigint, $9::text, $10::text)
        RETURNING sequence
      ),
-     head AS (${moveHeadSql("SELECT $11::text, $1::text, $2::int, $9::text FROM ins")})
-     SELECT 1`,
+     closed AS (${closeHoldByKeySql("$11::text", "$1::text", "$4::text", "$5::text", "$3::jsonb")})
+     ${moveHeadSql("VALUES ($11::text, $1::text, $2::int, $9::text)")}`,
     [
       req.agreementId,
       entry.sequence,

@@ -13,6 +13,7 @@ import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, typ
 import { toMinor } from "../../core/money/index.js";
 import type { Queryable } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
+import { CLOSING_OUTCOMES, closeHoldCte } from "./open-holds.js";
 
 /** The columns of one `ledger_entries` row, as computed from an entry. */
 export interface LedgerRow {
@@ -71,10 +72,21 @@ export async function insertLedgerRows(
   if (rows.length === 0) return;
   try {
     await q.query(
-      `INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported, step_key)
-       SELECT $4, $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean, r.step_key
-       FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
-                                               currency text, amount_minor text, entry_hash text, prev_entry_hash text, step_key text)`,
+      `WITH ins AS (
+         INSERT INTO ledger_entries (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, imported, step_key)
+         SELECT $4, $1, r.sequence, r.entry, r.action_id, r.outcome, r.intent_id, r.currency, r.amount_minor::bigint, r.entry_hash, r.prev_entry_hash, $3::boolean, r.step_key
+         FROM jsonb_to_recordset($2::jsonb) AS r(sequence int, entry jsonb, action_id text, outcome text, intent_id text,
+                                                 currency text, amount_minor text, entry_hash text, prev_entry_hash text, step_key text)
+         RETURNING agent_id, agreement_id, action_id, outcome, entry, imported
+       ),
+       ${closeHoldCte("closed", "SELECT agent_id, agreement_id, action_id, outcome, entry FROM ins")},
+       opened AS (
+         INSERT INTO ledger_open_holds (agent_id, agreement_id, action_id, held_at)
+         SELECT o.agent_id, o.agreement_id, o.action_id, now() FROM ins o WHERE o.outcome = 'allowed' AND NOT o.imported
+           AND NOT EXISTS (SELECT 1 FROM ins c WHERE c.action_id = o.action_id
+                             AND (c.outcome IN (${CLOSING_OUTCOMES.map((x) => `'${x}'`).join(", ")}) OR (c.outcome = 'captured' AND c.entry ? 'final')))
+         ON CONFLICT DO NOTHING)
+       SELECT 1`,
       [agreementId, JSON.stringify(rows), opts.imported, agentId],
     );
   } catch (e) {

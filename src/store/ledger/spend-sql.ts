@@ -49,7 +49,7 @@ export type SpendPairs = [string, string][];
 export function delegationSpendSql(agentExpr: string, delegationExpr: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(s.currency, s.spent_minor::text)), '[]'::jsonb)
     FROM agreements b JOIN agreement_spend s ON s.agent_id = b.agent_id AND s.agreement_id = b.agreement_id
-    WHERE b.agent_id = ${agentExpr} AND b.delegation_id = ${delegationExpr})`;
+    WHERE b.agent_id = ${agentExpr} AND s.agent_id = ${agentExpr} AND b.delegation_id = ${delegationExpr})`;
 }
 
 /** Spend pairs as the budget rule takes them (src/core/money/budget.ts). */

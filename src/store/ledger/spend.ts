@@ -534,7 +534,8 @@ async function lockAndRead(
   if (windows.inputs.length > 0) sql += `;\n${periodReadSql(windows.inputs)}`;
   const results = (await client.query(sql)) as unknown as QueryResult[];
   const periodRows = windows.inputs.length > 0 ? ((results.pop() as QueryResult<PeriodReadRow>).rows as PeriodReadRow[]) : [];
-  const rows = (results[results.length - 1] as QueryResult<ReadRow>).rows;
+  // By place (on a Citus cluster the rows come agent by agent: sql/functions/writ_spend_read_citus.sql).
+  const rows = (results[results.length - 1] as QueryResult<ReadRow>).rows.sort((x, y) => x.i - y.i);
   return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)), slots: slots.map((of, i) => ({ agent: agents[i], of })) };
 }
 

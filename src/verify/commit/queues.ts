@@ -8,8 +8,10 @@
  *   one transaction, one round trip of locks and reads, one of writes and one WAL flush;
  *   alone, an ALLOW waits 1 ms and its own transaction. Batches in flight together lock their
  *   rows in the same order (id order), so they never deadlock one another; two that touch one
- *   agreement run one after the other. A spend resolves only once its transaction COMMITTED
- *   (durably, with the server's `synchronous_commit`), with its result: recorded (or
+ *   agreement run one after the other. On a Citus cluster a batch's spends are written one
+ *   transaction per agent, side by side (each on one worker: docs/scale.md). A spend
+ *   resolves only once its transaction COMMITTED (durably, with the server's
+ *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
  *   the same batch, decided as if that one had committed first). The spends of a batch are
  *   applied in arrival order. A malformed spend rejects alone (its SPEND_INVALID).
@@ -34,6 +36,7 @@ import {
   type SpendResult,
   decisionKey,
   saveRefusalDecisions,
+  citusFlag,
   type NewVerifyDecision,
   type SavedRefusal,
 } from "../../store/index.js";
@@ -61,15 +64,19 @@ export interface SpendQueueOptions {
   inFlight?: number;
   /** Receives each transaction's duration in seconds and its number of spends. */
   observe?: (seconds: number, size: number) => void;
+  /** Whether each transaction holds one agent's spends only (a Citus cluster: one worker per transaction); default: once the database is found to be Citus. */
+  perAgent?: () => boolean;
 }
 
 /** The group commit of ALLOWs' spends (see the module comment). */
 export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue {
+  const perAgent = opts.perAgent ?? citusFlag(pool);
   return new GroupCommitQueue((spends) => recordAllowedSpends(pool, spends, { observe: (s) => opts.observe?.(s, spends.length) }), {
     maxBatch: opts.maxBatch ?? DEFAULT_SPEND_BATCH_MAX,
     wait: opts.waitMs ?? DEFAULT_SPEND_BATCH_WAIT_MS,
     window: "every",
     inFlight: opts.inFlight ?? DEFAULT_SPEND_BATCHES_IN_FLIGHT,
+    group: (s) => (perAgent() ? (s.agentId ?? s.decision?.agentId ?? "") : ""),
   });
 }
 

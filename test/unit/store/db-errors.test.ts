@@ -12,6 +12,12 @@ describe("database error classification", () => {
     expect(isDbUnavailable(new Error("Connection terminated unexpectedly"))).toBe(true);
   });
 
+  it("a worker a Citus coordinator lost in the transaction (XX000, 'failure on connection marked as essential') is 'unavailable'; another XX000 is not", () => {
+    expect(isDbUnavailable(pgError("XX000", "failure on connection marked as essential: 127.0.0.1:5433"))).toBe(true);
+    expect(isDbUnavailable(pgError("XX000", "could not create distributed plan"))).toBe(false);
+    expect(isDbUnavailable(pgError("23505", "failure on connection marked as essential: 127.0.0.1:5433"))).toBe(false);
+  });
+
   it("constraint violations, syntax errors, deadlocks and data exceptions are not", () => {
     for (const code of ["23505", "42601", "40P01", "22021", "P0001"]) expect(isDbUnavailable(pgError(code)), code).toBe(false);
     expect(isDbUnavailable(new Error("something else"))).toBe(false);

@@ -54,6 +54,22 @@ describe("GroupCommitQueue", () => {
     vi.useRealTimers();
   });
 
+  it("writes a batch's rows of different groups by separate writes, side by side, each isolated; one group's failing row fails only itself", async () => {
+    const w = gated((n) => n === 21);
+    const q = new GroupCommitQueue(w.write, { ...base, group: (n) => String(Math.floor(n / 10)) });
+    const rows = [11, 21, 12, 22, 13];
+    const settled = Promise.allSettled(rows.map((n) => q.add(n)));
+    // Both groups' writes are in flight at once (one batch slot: inFlight 1).
+    await until(() => w.pending() === 2);
+    expect(w.batches).toEqual([
+      [11, 12, 13],
+      [21, 22],
+    ]);
+    const out = await w.releaseUntil(settled);
+    expect(out.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual([110, "rejected", 120, 220, 130]);
+    expect(w.most()).toBe(2);
+  });
+
   it("writes the rows that arrive within the gather window as one batch, and answers each with its own value", async () => {
     const w = gated();
     const q = new GroupCommitQueue(w.write, base);

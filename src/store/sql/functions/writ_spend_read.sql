@@ -23,6 +23,13 @@
 -- otherwise hash-join a scan); no sequential scans, whatever the statistics were when the plan
 -- was made. The spend's currency IS its intent's in the revision it was decided on (rev):
 -- while that revision is stored, the signed record (about 2 kB, compressed) is not read.
+-- On a Citus cluster (the extension's catalog is there) the same reads run per agent, each
+-- statement naming the agent as a constant (a PL/pgSQL variable: custom plans, the layout's
+-- plan_cache_mode) so that Citus routes it to the agent's worker (a router plan, one task);
+-- a stored ancestor's row and a subtree's spend, which may be another agent's, are read in
+-- statements of their own before the spends' query (docs/scale.md, "A delegation chain across
+-- agents"): writ_spend_read_citus. Its rows come per agent: the caller orders them by i.
+-- Plain Postgres never plans that branch.
 CREATE OR REPLACE FUNCTION writ_spend_read(p_delegations text[], p_agreements text[], p_spends jsonb)
 RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head text, status text, revoked boolean, delegation_id text,
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
@@ -32,6 +39,10 @@ LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_se
 #variable_conflict use_column
 DECLARE ag text; k record;
 BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+    RETURN QUERY SELECT * FROM writ_spend_read_citus(p_delegations, p_agreements, p_spends);
+    RETURN;
+  END IF;
   -- The delegation rows, each by its key (agent_id, delegation_id): a spend's own delegation
   -- (did) is its agreement's agent's; its ancestors' agents are the ones its row stored
   -- (chain_agents). One statement per row, in the order (depth, id).
