@@ -172,5 +172,5 @@ describe("writ dev", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // three starts, two of them a fresh initdb and every migration: longer than the default 30 s on a busy machine
 });
