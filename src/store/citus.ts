@@ -45,6 +45,16 @@ export const CITUS_DISTRIBUTED_TABLES = [
   "mandates",
 ] as const;
 
+/**
+ * The spend functions of one agent's batch, distributed by their first argument (the agent,
+ * `p_agent`) and co-located with `delegations`, with `force_delegation`: a call from the
+ * coordinator, even inside the spend's transaction, runs whole on the worker holding the agent's
+ * shards (one round trip; its statements planned and run there, on local shards), instead of the
+ * coordinator planning and sending each of its statements. sql/functions/writ_spend_read_citus.sql
+ * and writ_spend_write_citus.sql call them for a batch that touches nothing of another agent.
+ */
+export const CITUS_DELEGATED_FUNCTIONS = ["writ_spend_read_agent(text,text[],text[],jsonb)", "writ_spend_write_agent(text,jsonb)"] as const;
+
 /** The shared tables with a copy on every node. */
 export const CITUS_REFERENCE_TABLES = ["orgs", "api_keys", "agents", "issuer_keys", "ack_keys", "fx_rates", "delegation_revocations", "revocations"] as const;
 
@@ -129,6 +139,14 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Pro
         distributed.push(t);
       }
       for (const k of fks) await client.query(`ALTER TABLE ${client.escapeIdentifier(k.t)} ADD CONSTRAINT ${client.escapeIdentifier(k.name)} ${k.def}`);
+    }
+    // The spend functions of one agent run on its worker (see CITUS_DELEGATED_FUNCTIONS).
+    for (const f of CITUS_DELEGATED_FUNCTIONS) {
+      const { rows: d } = await client.query<{ i: number | null }>(
+        "SELECT distribution_argument_index AS i FROM pg_dist_object WHERE classid = 'pg_proc'::regclass AND objid = $1::regprocedure",
+        [f],
+      );
+      if (d[0]?.i !== 0) await client.query("SELECT create_distributed_function($1, 'p_agent', colocate_with => 'delegations', force_delegation => true)", [f]);
     }
     await client.query("COMMIT");
   } catch (e) {

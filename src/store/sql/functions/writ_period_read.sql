@@ -14,6 +14,7 @@ RETURNS TABLE (k int, spent text, payments int, oldest timestamptz)
 LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN RETURN QUERY SELECT * FROM writ_period_read_citus(p_windows); RETURN; END IF;
   RETURN QUERY
   WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, g text, o text, c text, w text, s timestamptz, since timestamptz))
   -- LIMIT 1 (the key is unique) keeps the lateral a probe per window, whatever the table's size

@@ -19,6 +19,7 @@ DECLARE
                                                  WHERE a.agent_id = p_agent AND a.agreement_id = p_agreement), '{}'::text[]);
   v_agent text;
 BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN PERFORM writ_period_release_citus(p_agent, p_agreement, p_action, p_amount, p_hold); RETURN; END IF;
   -- One statement per agent (each a probe of its rows' key): the agreement's agent (every owner),
   -- then each other agent of the chain (its delegation owners only).
   FOREACH v_agent IN ARRAY ARRAY(SELECT DISTINCT u FROM unnest(v_agents) AS u ORDER BY u) LOOP

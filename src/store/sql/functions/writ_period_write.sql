@@ -16,6 +16,7 @@ CREATE OR REPLACE FUNCTION writ_period_write(p_events jsonb, p_counters jsonb)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 BEGIN
+  IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN PERFORM writ_period_write_citus(p_events, p_counters); RETURN; END IF;
   INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until)
   SELECT r.g, r.a, r.x, r.o, r.c, r.t, r.m, r.m, r.w, r.u
   FROM jsonb_to_recordset(p_events) AS r(g text, a text, x text, o text, c text, t timestamptz, m bigint, w jsonb, u timestamptz);
