@@ -88,6 +88,7 @@ import { startFrankfurter, type FrankfurterStandIn } from "./frankfurter.js";
 import { call, RawJson, type Reply } from "./money-model.js";
 import { windowKey } from "./period-model.js";
 import { acknowledgedBy, delegationRecord, HOUR, iso, mandate, startVerifyWorld, uid, type VerifyWorld } from "./verify-world.js";
+import { expectHoldStep, type Hold } from "./hold-model.js";
 
 /** Every command kind; `WRIT_ADVERSARY_KINDS` (comma-separated) enables a subset, default all. */
 export const ADVERSARY_KINDS = [
@@ -262,17 +263,6 @@ interface Agreement {
   planted: string[];
   /** Whether every stored delegation it counts under says refunds_restore_budget (its grant's, and for gb its parent's). */
   scopesRestore: boolean;
-}
-
-/** The model's own account of an action's hold (independent of src/core/agreement/holds.ts). */
-interface Hold {
-  captured: bigint;
-  refunded: bigint;
-  released: bigint;
-  open: boolean;
-  closedBy?: string;
-  /** Steps by `<outcome>:<key>`: amount and whether final. */
-  keys: Map<string, { amount: bigint; final: boolean }>;
 }
 
 /** A verify request the agent sent. */
@@ -876,54 +866,10 @@ class HoldStep implements Cmd {
       typeof v === "bigint" ? v.toString() : v,
     );
     expect(r.status, context).toBeLessThan(500);
-    const seen = h.keys.get(`${this.kind}:${this.key}`);
-    if (this.kind === "voided" && h.closedBy === "voided") return void expect(r.body.replayed, context).toBe(true);
-    if (seen) {
-      // The same step again answers what it appended; another body under its key is STEP_CONFLICT.
-      const same = seen.amount === this.amountMinor && (this.kind !== "captured" || seen.final || !this.final);
-      expect(r.status, context).toBe(same ? 200 : 409);
-      if (same) expect(r.body.replayed, context).toBe(true);
-      else {
-        expect(String(r.body.error), context).toContain("idempotency_key was already used");
-        m.steps.conflicts++;
-      }
-      return;
-    }
-    const closedOrFailed = this.kind === "refunded" ? h.closedBy === "failed" || h.captured === 0n : !h.open;
-    if (closedOrFailed) return void expect(r.status, context).toBe(409);
-    if (this.kind === "captured" && h.captured + this.amountMinor > x.amountMinor) return void expect(r.status, context).toBe(409);
-    if (this.kind === "refunded" && h.refunded + this.amountMinor > h.captured) return void expect(r.status, context).toBe(409);
-    expect(r.status, context).toBe(200);
-    expect(r.body.replayed, context).toBe(false);
-    if (this.kind === "captured") {
-      h.captured += this.amountMinor;
-      const final = this.final || h.captured === x.amountMinor;
-      h.keys.set(`captured:${this.key}`, { amount: this.amountMinor, final });
-      x.outcomes.push("captured");
-      if (final) {
-        h.open = false;
-        h.closedBy = "captured";
-        const rest = x.amountMinor - h.captured;
-        if (rest > 0n) {
-          h.released += rest;
-          x.outcomes.push("released");
-        }
-      }
-    } else if (this.kind === "voided") {
-      h.released += x.amountMinor - h.captured;
-      h.open = false;
-      h.closedBy = "voided";
-      x.outcomes.push("voided");
-    } else {
-      h.refunded += this.amountMinor;
-      h.keys.set(`refunded:${this.key}`, { amount: this.amountMinor, final: false });
-      x.outcomes.push("refunded");
-      if (restores(x.agreement)) {
-        h.released += this.amountMinor;
-        x.outcomes.push("released");
-        m.steps.restored++;
-      }
-    }
+    const effect = expectHoldStep(this, x, r, context, restores(x.agreement));
+    if (effect === "conflict") m.steps.conflicts++;
+    if (effect === "restored") m.steps.restored++;
+    if (effect !== "taken" && effect !== "restored") return;
     expectHold(x, r, context);
     m.steps[this.kind]++;
   }

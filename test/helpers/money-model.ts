@@ -33,6 +33,7 @@ import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { expireHolds, spendTotals } from "../../src/store/ledger/index.js";
 import type { VerifyWorld } from "./verify-world.js";
 import { mandate, storeAgreement, uid } from "./verify-world.js";
+import { expectHoldStep, type Hold } from "./hold-model.js";
 
 /** An HTTP answer. */
 export interface Reply {
@@ -55,17 +56,6 @@ interface Intent {
   sliceMinor: bigint;
   /** The mandate's refunds_restore_budget. */
   restores: boolean;
-}
-
-/** The model's own account of an action's hold (independent of src/core/agreement/holds.ts). */
-interface Hold {
-  captured: bigint;
-  refunded: bigint;
-  released: bigint;
-  open: boolean;
-  closedBy?: string;
-  /** Steps by `<outcome>:<key>`: amount and whether final. */
-  keys: Map<string, { amount: bigint; final: boolean }>;
 }
 
 interface Agreement {
@@ -404,49 +394,8 @@ class Step implements Cmd {
       typeof v === "bigint" ? v.toString() : v,
     );
     if (!x.outcomes.includes("allowed")) return void expect(r.status, context).toBe(404);
-    const seen = h.keys.get(`${this.kind}:${this.key}`);
-    if (this.kind === "voided" && h.closedBy === "voided") return void expect(r.body.replayed, context).toBe(true);
-    if (seen) {
-      const same = seen.amount === this.amountMinor && (this.kind !== "captured" || seen.final || !this.final);
-      expect(r.status, context).toBe(same ? 200 : 409);
-      if (same) expect(r.body.replayed, context).toBe(true);
-      return;
-    }
-    const closedOrFailed = this.kind === "refunded" ? h.closedBy === "failed" || h.captured === 0n : !h.open;
-    if (closedOrFailed) return void expect(r.status, context).toBe(409);
-    if (this.kind === "captured" && h.captured + this.amountMinor > x.amountMinor) return void expect(r.status, context).toBe(409);
-    if (this.kind === "refunded" && h.refunded + this.amountMinor > h.captured) return void expect(r.status, context).toBe(409);
-    expect(r.status, context).toBe(200);
-    expect(r.body.replayed, context).toBe(false);
-    if (this.kind === "captured") {
-      h.captured += this.amountMinor;
-      const final = this.final || h.captured === x.amountMinor;
-      h.keys.set(`captured:${this.key}`, { amount: this.amountMinor, final });
-      x.outcomes.push("captured");
-      if (final) {
-        h.open = false;
-        h.closedBy = "captured";
-        const rest = x.amountMinor - h.captured;
-        if (rest > 0n) {
-          h.released += rest;
-          x.outcomes.push("released");
-        }
-      }
-    } else if (this.kind === "voided") {
-      h.released += x.amountMinor - h.captured;
-      h.open = false;
-      h.closedBy = "voided";
-      x.outcomes.push("voided");
-    } else {
-      h.refunded += this.amountMinor;
-      h.keys.set(`refunded:${this.key}`, { amount: this.amountMinor, final: false });
-      x.outcomes.push("refunded");
-      if (x.intent.restores) {
-        h.released += this.amountMinor;
-        x.outcomes.push("released");
-      }
-    }
-    expect(h.captured <= x.amountMinor && h.refunded <= h.captured).toBe(true);
+    const effect = expectHoldStep(this, x, r, context, x.intent.restores);
+    if (effect !== "taken" && effect !== "restored") return;
     expectHold(x, r);
     m.steps[this.kind]++;
   }
