@@ -5,7 +5,7 @@
  */
 import type { ClientBase } from "pg";
 import { describe, expect, it } from "vitest";
-import { applyCitusLayout, citusModeFromEnv } from "../../src/store/citus.js";
+import { applyCitusLayout, CITUS_REFERENCE_TABLES, citusModeFromEnv } from "../../src/store/citus.js";
 
 /** A client that answers the extension look-up with `version` and records every statement. */
 function fakeClient(version: string | null): { client: ClientBase; statements: string[] } {
@@ -34,20 +34,20 @@ describe("WRIT_CITUS", () => {
 describe("the Citus layout", () => {
   it("does nothing on plain Postgres (no citus extension): one look-up, no change", async () => {
     const { client, statements } = fakeClient(null);
-    expect(await applyCitusLayout(client, "auto")).toEqual({ citus: null, coordinator: false, madeReference: [] });
+    expect(await applyCitusLayout(client, "auto")).toEqual({ citus: null, coordinator: false, madeReference: [], distributed: [] });
     expect(statements).toHaveLength(1);
   });
 
   it("does nothing on a Citus coordinator when WRIT_CITUS is off", async () => {
     const { client, statements } = fakeClient("13.2-1");
-    expect(await applyCitusLayout(client, "off")).toEqual({ citus: "13.2-1", coordinator: false, madeReference: [] });
+    expect(await applyCitusLayout(client, "off")).toEqual({ citus: "13.2-1", coordinator: false, madeReference: [], distributed: [] });
     expect(statements).toHaveLength(1);
   });
 
   it("makes the reference tables in one transaction on a coordinator", async () => {
     const { client, statements } = fakeClient("13.2-1");
-    expect((await applyCitusLayout(client, "auto")).madeReference).toEqual(["fx_rates", "delegation_revocations"]);
-    expect(statements.filter((s) => s.includes("create_reference_table"))).toHaveLength(2);
+    expect((await applyCitusLayout(client, "auto")).madeReference).toEqual([...CITUS_REFERENCE_TABLES]);
+    expect(statements.filter((s) => s.includes("create_reference_table"))).toHaveLength(CITUS_REFERENCE_TABLES.length);
     expect(statements.at(-1)).toBe("COMMIT");
   });
 });
