@@ -48,6 +48,11 @@ export async function createTestDatabase(opts: { migrate?: boolean } = {}): Prom
   const name = `writ_t_${process.pid}_${randomBytes(4).toString("hex")}`;
   await admin((c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
   const url = databaseUrl(inject("pgAdminUrl"), name);
+  return opened(name, url, opts, () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`)).then(() => {}));
+}
+
+/** The database `name` at `url`, migrated unless `migrate: false`, with a pool; `drop` ends the pool, then calls `remove` once. */
+async function opened(name: string, url: string, opts: { migrate?: boolean }, remove: () => Promise<void>): Promise<TestDatabase> {
   if (opts.migrate ?? true) await migrate(url);
   const pool = createPool(url, { max: 5 });
   let dropped = false;
@@ -59,7 +64,7 @@ export async function createTestDatabase(opts: { migrate?: boolean } = {}): Prom
       if (dropped) return;
       dropped = true;
       await pool.end();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`));
+      await remove();
     },
   };
 }
@@ -75,19 +80,5 @@ async function createCitusTestDatabase(opts: { migrate?: boolean }): Promise<Tes
   const tools = provisionCitus();
   if (!tools) throw new Error("WRIT_TEST_CITUS=1, but Citus is not installed and its source is not there (hack/citus/provision.sh)");
   const cluster = await startCitusCluster({ tools, parameters: { "citus.shard_count": 4, fsync: "off" } });
-  const url = cluster.url();
-  if (opts.migrate ?? true) await migrate(url);
-  const pool = createPool(url, { max: 5 });
-  let dropped = false;
-  return {
-    name: cluster.database,
-    url,
-    pool,
-    async drop() {
-      if (dropped) return;
-      dropped = true;
-      await pool.end();
-      await cluster.stop();
-    },
-  };
+  return opened(cluster.database, cluster.url(), opts, () => cluster.stop());
 }

@@ -23,7 +23,7 @@ export function closeHoldCte(name: string, rows: string): string {
   return `${name} AS (
     DELETE FROM ledger_open_holds h USING (${rows}) n (agent_id, agreement_id, action_id, outcome, entry)
     WHERE h.agent_id = n.agent_id AND h.agreement_id = n.agreement_id AND h.action_id = n.action_id
-      AND (n.outcome IN (${CLOSING_OUTCOMES.map((o) => `'${o}'`).join(", ")}) OR (n.outcome = 'captured' AND n.entry ? 'final')))`;
+      AND ${closesHoldSql("n.outcome", "n.entry")})`;
 }
 
 /**
@@ -33,5 +33,10 @@ export function closeHoldCte(name: string, rows: string): string {
  */
 export function closeHoldByKeySql(agent: string, agreement: string, action: string, outcome: string, entry: string): string {
   return `DELETE FROM ledger_open_holds WHERE agent_id = ${agent} AND agreement_id = ${agreement} AND action_id = ${action}
-      AND (${outcome} IN (${CLOSING_OUTCOMES.map((o) => `'${o}'`).join(", ")}) OR (${outcome} = 'captured' AND ${entry} ? 'final'))`;
+      AND ${closesHoldSql(outcome, entry)}`;
+}
+
+/** Whether an entry (SQL for its outcome and its entry jsonb) closes its action's open hold. */
+function closesHoldSql(outcome: string, entry: string): string {
+  return `(${outcome} IN (${CLOSING_OUTCOMES.map((o) => `'${o}'`).join(", ")}) OR (${outcome} = 'captured' AND ${entry} ? 'final'))`;
 }
