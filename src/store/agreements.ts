@@ -34,6 +34,7 @@ import { unregisteredClaimsText, unregisteredPartyClaims } from "./ack-keys.js";
 import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
+import { moveChainSpend } from "./ledger/chain-spend.js";
 import { RecordStoreError } from "./record-errors.js";
 import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
@@ -203,6 +204,9 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       if (stored.org_id !== orgId && !(await moveRecordId(q, "agreement", id, stored.org_id, orgId, agentId))) {
         throw new RecordStoreError("RECORD_INVALID", `agreement ${id} is held by another agent of organization ${String(orgId)}`);
       }
+      // Bound to another delegation: its totals leave the old chain's running totals and join the new one's (./ledger/chain-spend.ts).
+      const moved = stored.delegation_id !== delegationId;
+      if (moved) await moveChainSpend(q, agentId, { agreementId: id }, -1);
       const upd = await q
         .query<{ revision: string }>(
           `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
@@ -213,6 +217,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
           [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
         )
         .catch((e: unknown) => foreignKey(e, delegationId));
+      if (moved) await moveChainSpend(q, agentId, { agreementId: id }, 1);
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }

@@ -39,6 +39,7 @@ export const CITUS_DISTRIBUTED_TABLES = [
   "ledger_entries",
   "ledger_open_holds",
   "agreement_spend",
+  "delegation_spend",
   "period_spend",
   "period_events",
   "verify_decisions",

@@ -36,6 +36,7 @@ import type { Delegation, StoredAncestor } from "../core/delegation/index.js";
 import { canonicalJson } from "../core/canonical/index.js";
 import { validate } from "../core/schemas/index.js";
 import { upsertAgreement, type UpsertAgreementResult } from "./agreements.js";
+import { moveChainSpend } from "./ledger/chain-spend.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
@@ -193,6 +194,9 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
     changed =
       canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId || canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents);
     generation = Number(stored.generation);
+    // Another stored chain above it: its agreements' totals leave the old links' running totals and join the new ones' (./ledger/chain-spend.ts).
+    const rechained = canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents) || canonicalJson(storedChainIds(stored.record)) !== canonicalJson(chainIds);
+    if (rechained) await moveChainSpend(q, record.agent.agent_id, { delegationId: id }, -1);
     if (changed) {
       const upd = await q.query<{ generation: string }>(
         `UPDATE delegations SET org_id = $2, principal = $4, status = $5, record = $6, parent_delegation_id = $7,
@@ -205,6 +209,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
       }
       generation = Number(upd.rows[0]?.generation ?? generation + 1);
     }
+    if (rechained) await moveChainSpend(q, record.agent.agent_id, { delegationId: id }, 1);
   }
   let revoked = storedRevoked;
   let revocation: UpsertDelegationResult["revocation"];
@@ -244,6 +249,12 @@ async function markAncestors(q: Queryable, orgId: string | null, ids: readonly s
     [ids, orgId],
   );
   return agents;
+}
+
+/** The chain ids of a stored delegation record (root first). */
+function storedChainIds(record: unknown): string[] {
+  const chain = (record as { delegation_chain?: { delegation_id: string }[] } | null)?.delegation_chain ?? [];
+  return chain.map((l) => l.delegation_id);
 }
 
 /** The organization a declaration of `agentId`'s `id` is stored for: `orgId` when given, else the stored row's (null: none). */

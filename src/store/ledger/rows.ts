@@ -13,6 +13,7 @@ import { entryIntent, spentByIntent, type IntentAgreement, type LedgerEntry, typ
 import { toMinor } from "../../core/money/index.js";
 import type { Queryable } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
+import { moveChainSpend } from "./chain-spend.js";
 import { CLOSING_OUTCOMES, closeHoldCte } from "./open-holds.js";
 
 /** The columns of one `ledger_entries` row, as computed from an entry. */
@@ -114,6 +115,8 @@ export async function ledgerHashAt(q: Queryable, agentId: string, agreementId: s
 export async function writeSpendTotals(q: Queryable, agentId: string, agreement: IntentAgreement, opts: SpentOptions = {}): Promise<void> {
   const spent = spentByIntent(agreement, opts);
   const rows = agreement.mandates.map((m) => ({ intent_id: m.intent_id, currency: m.currency, spent_minor: (spent.get(m.intent_id) ?? 0n).toString() }));
+  // The stored ancestors' running totals follow the new totals (./chain-spend.ts).
+  await moveChainSpend(q, agentId, { agreementId: agreement.agreement_id }, -1);
   await q.query(
     `INSERT INTO agreement_spend (agent_id, agreement_id, intent_id, currency, spent_minor)
      SELECT $3, $1, r.intent_id, r.currency, r.spent_minor::bigint
@@ -121,6 +124,7 @@ export async function writeSpendTotals(q: Queryable, agentId: string, agreement:
      ON CONFLICT (agent_id, agreement_id, intent_id) DO UPDATE SET currency = EXCLUDED.currency, spent_minor = EXCLUDED.spent_minor`,
     [agreement.agreement_id, JSON.stringify(rows), agentId],
   );
+  await moveChainSpend(q, agentId, { agreementId: agreement.agreement_id }, 1);
 }
 
 /** Spent per intent of `agreementId` (minor units of each intent's currency); of agent `agentId`'s agreement when given. */

@@ -137,9 +137,9 @@ export function lockAndReadSql(delegationIds: readonly string[], agreementIds: r
   return `BEGIN;\nSELECT * FROM writ_spend_read(${textArray(delegationIds)}, ${textArray(agreementIds)}, ${json(spends)})`;
 }
 
-/** The writes and COMMIT (the writes' result is the query's first). */
-export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods?: PeriodWrites): string {
-  return `SELECT * FROM writ_spend_write(${json(rows)});\n${periods && periods.events.length > 0 ? `${periodWriteSql(periods)};\n` : ""}COMMIT`;
+/** The writes and COMMIT (the writes' result is the query's first); `chain`: the statement raising the stored ancestors' running totals (./chain-spend.ts), when any. */
+export function writeAndCommitSql(rows: readonly SpendWriteRow[], periods?: PeriodWrites, chain?: string): string {
+  return `SELECT * FROM writ_spend_write(${json(rows)});\n${chain ? `${chain};\n` : ""}${periods && periods.events.length > 0 ? `${periodWriteSql(periods)};\n` : ""}COMMIT`;
 }
 
 /** One period window as `writ_period_read` takes it (`k`: its place; `s` a calendar window's start, `since` a rolling window's bound). */

@@ -78,6 +78,7 @@ import { addSpend, checkBudget, spentIn, formatMinor, minorToNumber, toMinor, is
 import { hasNul } from "../../core/schemas/index.js";
 import { withTransaction } from "../pool.js";
 import { RecordStoreError } from "../record-errors.js";
+import { chainSpendSql, type ChainSpendRow } from "./chain-spend.js";
 import { nextLedgerEntry } from "./next-entry.js";
 import { ownerAgent, ownerKey, periodSlot, RunningPeriods, usageByKey, windowInputs, type PeriodSlot, type SpendPeriods } from "./periods.js";
 import {
@@ -576,7 +577,13 @@ async function writeAndCommit(
     await client.query("COMMIT");
     return new Set();
   }
-  const results = (await client.query(writeAndCommitSql(rows, periods))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  // Spends under a stored ancestor raise its running total, under its lock (./chain-spend.ts).
+  const chain = spends.flatMap((s, i): ChainSpendRow[] =>
+    decided[i] && "write" in (decided[i] as Decided) && (read[i]?.ancestors ?? []).length > 0
+      ? [{ ag: read[i]?.agreement_agent as string, a: s.agreementId, c: s.currency, m: s.amountMinor.toString() }]
+      : [],
+  );
+  const results = (await client.query(writeAndCommitSql(rows, periods, chain.length > 0 ? chainSpendSql(chain) : undefined))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
