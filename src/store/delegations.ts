@@ -234,20 +234,16 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
  * `chain_agents` (migrations/0321_chain_agents.sql).
  */
 async function markAncestors(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(string | null)[]> {
-  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean }>(
-    "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
+  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean; depth: number }>(
+    "SELECT delegation_id, agent_id, has_descendants AS marked, cardinality(chain_ids) AS depth FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
     [ids, orgId],
   );
   const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
-  if (links.every((l) => l.marked)) return agents;
-  await q.query(
-    `WITH locked AS (
-       SELECT agent_id, delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2 AND NOT has_descendants
-       ORDER BY cardinality(chain_ids), delegation_id FOR NO KEY UPDATE
-     )
-     UPDATE delegations d SET has_descendants = true FROM locked WHERE d.agent_id = locked.agent_id AND d.delegation_id = locked.delegation_id`,
-    [ids, orgId],
-  );
+  // One statement per row, by its key (on a Citus cluster a lock must name the agent), root first.
+  const unmarked = links.filter((l) => !l.marked).sort((a, b) => a.depth - b.depth || (a.delegation_id < b.delegation_id ? -1 : a.delegation_id > b.delegation_id ? 1 : 0));
+  for (const l of unmarked) {
+    await q.query("UPDATE delegations SET has_descendants = true WHERE agent_id = $1 AND delegation_id = $2 AND NOT has_descendants", [l.agent_id, l.delegation_id]);
+  }
   return agents;
 }
 

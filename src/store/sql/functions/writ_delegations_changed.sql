@@ -4,6 +4,10 @@
 -- (migrations/0510_citus_shard_safe_triggers.sql).
 CREATE OR REPLACE FUNCTION writ_delegations_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- A row only marked as having descendants (delegations.ts, markAncestors: generation kept)
+  -- changes nothing a cache holds: no notice (on a Citus cluster that update is on the
+  -- ancestor's worker, inside the child's two-phase commit, where a NOTIFY is refused).
+  IF TG_OP = 'UPDATE' AND NEW.has_descendants AND NOT OLD.has_descendants AND NEW.generation = OLD.generation THEN RETURN NULL; END IF;
   IF TG_OP <> 'INSERT' THEN PERFORM writ_notify_agent(OLD.agent_id); END IF;
   IF TG_OP <> 'DELETE' THEN PERFORM writ_notify_agent(NEW.agent_id); END IF;
   RETURN NULL;
