@@ -21,10 +21,10 @@
  *   child's organization only.
  * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
  *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
- * - A record with a chain marks every stored ancestor `has_descendants` (migrations/
- *   0240_chain_budgets.sql), before it touches its own row and locking them root first (the
- *   lock order of ./ledger/index.ts): from then on an ancestor's cumulative total is its whole
- *   subtree's spend. The store does not judge the chain: what a link cites is read from the
+ * - A record with a chain stores the agent of each stored link (`chain_agents`); an ancestor's
+ *   cumulative total is its whole subtree's spend, its descendants' kept as a running total on
+ *   its own row key (./ledger/chain-spend.ts: a child re-declared under other stored links
+ *   moves its agreements' totals). The store does not judge the chain: what a link cites is read from the
  *   store at evaluation (`loadChainHeads`, core `withStoredChain`) and by the controller
  *   (`loadStoredChain`) before it stores a declaration.
  *
@@ -127,7 +127,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
   await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
   // A link names a delegation of the child's organization only (docs/scale.md, "Organization-scoped ids").
-  const chainAgents = chainIds.length > 0 ? await markAncestors(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds) : [];
+  const chainAgents = chainIds.length > 0 ? await chainLinkAgents(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds) : [];
   // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
   const { rows } = await q.query<StoredRow>(
     "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE agent_id = $1 AND delegation_id = $2 FOR NO KEY UPDATE",
@@ -227,24 +227,18 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
 }
 
 /**
- * Marks the stored delegations `ids` (a chain's links) as having descendants, locking the rows
- * still unmarked root first (depth, then id: the spend transaction's order), so their budgets
- * count the subtree. Reads without a lock first: once marked (the usual case) nothing is written.
- * Returns the agent of each link, in the order of `ids` (null: not stored), the child's
- * `chain_agents` (migrations/0321_chain_agents.sql).
+ * The agent of each link `ids` of a chain, in the order of `ids` (null: not stored), the child's
+ * `chain_agents` (migrations/0321_chain_agents.sql). It writes nothing: a stored ancestor is
+ * marked `has_descendants` by the first spend below it (sql/functions/writ_chain_spend_add.sql),
+ * so storing a child writes nothing on its ancestors' rows (on a Citus cluster, nothing on
+ * another agent's shard).
  */
-async function markAncestors(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(string | null)[]> {
-  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean; depth: number }>(
-    "SELECT delegation_id, agent_id, has_descendants AS marked, cardinality(chain_ids) AS depth FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
+async function chainLinkAgents(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(string | null)[]> {
+  const { rows: links } = await q.query<{ delegation_id: string; agent_id: string }>(
+    "SELECT delegation_id, agent_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
     [ids, orgId],
   );
-  const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
-  // One statement per row, by its key (on a Citus cluster a lock must name the agent), root first.
-  const unmarked = links.filter((l) => !l.marked).sort((a, b) => a.depth - b.depth || (a.delegation_id < b.delegation_id ? -1 : a.delegation_id > b.delegation_id ? 1 : 0));
-  for (const l of unmarked) {
-    await q.query("UPDATE delegations SET has_descendants = true WHERE agent_id = $1 AND delegation_id = $2 AND NOT has_descendants", [l.agent_id, l.delegation_id]);
-  }
-  return agents;
+  return ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
 }
 
 /** The chain ids of a stored delegation record (root first). */

@@ -37,7 +37,6 @@ import {
 import { minorToNumber, toMinor } from "../../core/money/index.js";
 import type { Queryable } from "../pool.js";
 import { withTransaction } from "../pool.js";
-import { addChainSpend } from "./chain-spend.js";
 import { moveHeadSql, readHead } from "./head.js";
 import { nextLedgerEntry } from "./next-entry.js";
 import { closeHoldByKeySql } from "./open-holds.js";
@@ -99,8 +98,8 @@ export async function releaseSpend(q: Queryable, r: Release): Promise<void> {
     r.amountMinor.toString(),
     r.agentId,
   ]);
-  // The stored ancestors' running totals give it back too (./chain-spend.ts).
-  await addChainSpend(q, [{ ag: r.agentId, a: r.agreementId, i: r.intentId, m: (-r.amountMinor).toString() }]);
+  // The stored ancestors' running totals give it back too (./chain-spend.ts), and the agent's caches hear of it.
+  await q.query("SELECT writ_chain_spend_release($1, $2, $3, $4::bigint)", [r.agentId, r.agreementId, r.intentId, r.amountMinor.toString()]);
   // The period windows the ALLOW was counted in give back the same share of what they counted.
   await q.query("SELECT writ_period_release($5::text, $1::text, $2::text, $3::bigint, $4::bigint)", [
     r.agreementId,

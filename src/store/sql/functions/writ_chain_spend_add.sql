@@ -15,7 +15,7 @@
 -- spend through that the higher one refused).
 CREATE OR REPLACE FUNCTION writ_chain_spend_add(p_rows jsonb)
 RETURNS void LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
-DECLARE r record; k record; v_ccy text; v_links jsonb := '[]';
+DECLARE r record; k record; v_ccy text; v_new boolean; v_links jsonb := '[]';
 BEGIN
   FOR r IN SELECT x.ag, x.a, x.c, x.i, sum(x.m)::bigint AS m FROM jsonb_to_recordset(p_rows) AS x(ag text, a text, c text, i text, m bigint)
            WHERE x.ag IS NOT NULL GROUP BY 1, 2, 3, 4 LOOP
@@ -35,6 +35,15 @@ BEGIN
            FROM jsonb_array_elements(v_links) e GROUP BY 1, 2, 3 ORDER BY 5, 2, 1, 3 LOOP
     CONTINUE WHEN k.m = 0;
     INSERT INTO delegation_spend AS t (agent_id, delegation_id, currency, spent_minor) VALUES (k.ag, k.id, k.ccy, k.m)
-    ON CONFLICT ON CONSTRAINT delegation_spend_pkey DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor;
+    ON CONFLICT ON CONSTRAINT delegation_spend_pkey DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor
+    RETURNING (t.xmax = 0) INTO v_new;
+    -- The ancestor's first total: from now on its own spend reads its subtree's (has_descendants,
+    -- read by writ_spend_read). Set here, in the transaction that writes the total (the spend's
+    -- holds the ancestor's row lock), not when the child is stored: a child's store then writes
+    -- nothing on the ancestor's shard. A row only marked sends no change notice
+    -- (writ_delegations_changed).
+    IF v_new THEN
+      UPDATE delegations d SET has_descendants = true WHERE d.agent_id = k.ag AND d.delegation_id = k.id AND NOT d.has_descendants;
+    END IF;
   END LOOP;
 END $$;

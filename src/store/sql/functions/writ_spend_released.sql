@@ -4,6 +4,7 @@
 -- under its lock (docs/verify.md, "Caches").
 CREATE OR REPLACE FUNCTION writ_spend_released() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM writ_notify_agent(OLD.agent_id);
+  -- On a Citus worker the release sends it from the coordinator instead (writ_chain_spend_release).
+  IF writ_notify_here() THEN PERFORM writ_notify_agent(OLD.agent_id); END IF;
   RETURN NULL;
 END $$;
