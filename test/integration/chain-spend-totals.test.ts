@@ -5,11 +5,14 @@
  * exact in the same transaction: an ALLOW, a release, an agreement bound to another delegation,
  * a child re-declared once a link of its chain is stored. Over real HTTP and Postgres.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
+import { MIGRATIONS_DIR } from "../../src/store/migrate.js";
 import { withTransaction } from "../../src/store/pool.js";
 import { action, delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
@@ -128,5 +131,23 @@ describe("a stored ancestor's running total of its descendants' spend", () => {
     expect(await total(p)).toEqual({ USD: "6000" });
     expect((await pay(p, 50)).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
     expect((await pay(p, 40)).body).toMatchObject({ verdict: "ALLOW" });
+  });
+
+  it("is what the migration fills in from the stored chains and totals (the tests above leave spend under several chains)", async () => {
+    const sql = readFileSync(join(MIGRATIONS_DIR, "0540_delegation_spend.sql"), "utf8");
+    const backfill = sql.slice(sql.indexOf("INSERT INTO delegation_spend"), sql.indexOf("-- Down Migration"));
+    const read = async () =>
+      (
+        await w.db.pool.query<{ r: string }>(
+          "SELECT agent_id || ' ' || delegation_id || ' ' || currency || ' ' || spent_minor AS r FROM delegation_spend WHERE spent_minor <> 0 ORDER BY 1",
+        )
+      ).rows.map((x) => x.r);
+    const kept = await read();
+    expect(kept.length).toBeGreaterThan(0);
+    await withTransaction(w.db.pool, async (c) => {
+      await c.query("DELETE FROM delegation_spend");
+      await c.query(backfill);
+    });
+    expect(await read()).toEqual(kept);
   });
 });
