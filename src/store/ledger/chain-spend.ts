@@ -32,12 +32,6 @@ export function chainSpendSql(rows: readonly ChainSpendRow[]): string {
   return `SELECT writ_chain_spend_add(${dollarQuoted(JSON.stringify(rows))}::jsonb)`;
 }
 
-/** Adds `rows` to their stored ancestors' totals, on `q` (inside the caller's transaction). */
-export async function addChainSpend(q: Queryable, rows: readonly ChainSpendRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await q.query("SELECT writ_chain_spend_add($1::jsonb)", [JSON.stringify(rows)]);
-}
-
 /**
  * Moves the totals of agent `agentId`'s agreement `on.agreementId`, or of every agreement bound
  * to its delegation `on.delegationId` (their rows locked first), out of (`sign` -1) or into (+1)
