@@ -47,6 +47,9 @@
  * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
  * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone); BENCH_ONLY=allow runs (b) alone.
+ * BENCH_PGSS=1 with BENCH_ONLY=allow loads pg_stat_statements (nested statements counted) into
+ * the embedded Postgres and prints, after (b), its top statements per ALLOW (execution µs, calls,
+ * rows, WAL bytes): where Postgres spends an ALLOW's time.
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
  *
  * Then, unless BENCH_CLUSTER=0, the cost of a synchronous replica: a two-node Patroni cluster
@@ -134,6 +137,8 @@ const GOAL_ALLOW_RATIO = 0.6;
 const GOAL_ALLOW_RATIO_PERIODS = 0.7;
 const GOAL_HALF_P99_MS = 25;
 const PG_SETTINGS = { max_connections: "200", shared_buffers: "256MB" };
+/** BENCH_PGSS=1 (with BENCH_ONLY=allow): the embedded Postgres loads pg_stat_statements (nested statements too) and (b) prints where its time went, per ALLOW. */
+const PGSS = process.env.BENCH_PGSS === "1";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const DRIVER = fileURLToPath(new URL("./verify/driver.ts", import.meta.url));
 const ECHO = fileURLToPath(new URL("./verify/echo.ts", import.meta.url));
@@ -319,6 +324,35 @@ async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promis
  * the database, then a CHECKPOINT, so the autovacuum and checkpoint the seeding (or the
  * previous scenario's rows) would start are not run during the measurement.
  */
+/**
+ * BENCH_PGSS: with `allows` undefined, creates pg_stat_statements and resets it; else prints
+ * its top statements (nested ones included) per ALLOW: calls, execution µs, rows, and the
+ * blocks they dirtied and wrote to WAL.
+ */
+async function statementStats(url: string, allows: number | undefined): Promise<void> {
+  const pool = createPool(url, { max: 1 });
+  try {
+    if (allows === undefined) {
+      await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      await pool.query("SELECT pg_stat_statements_reset()");
+      return;
+    }
+    const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string; wal: string; toplevel: boolean }>(
+      `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query, calls::text, total_exec_time AS ms, rows::text, wal_bytes::text AS wal, toplevel
+       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
+    );
+    console.log("pg_stat_statements per ALLOW (µs of execution, calls, rows, WAL bytes; top-level marked *):");
+    for (const r of rows) {
+      const per = (v: number) => fmt(v / allows, 2);
+      console.log(
+        `  ${fmt((r.ms * 1000) / allows, 1).padStart(7)} µs ${per(Number(r.calls)).padStart(6)} calls ${per(Number(r.rows)).padStart(6)} rows ${per(Number(r.wal)).padStart(8)} B ${r.toplevel ? "*" : " "} ${r.query}`,
+      );
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
 async function settlePostgres(url: string): Promise<void> {
   const pool = createPool(url, { max: 1 });
   try {
@@ -346,7 +380,12 @@ async function main(): Promise<void> {
   let serve: ChildProcess | undefined;
   let echo: ChildProcess | undefined;
   try {
-    pg = await startPostgres({ dataDir, port: await freePort(), password: newPassword(), serverSettings: PG_SETTINGS });
+    pg = await startPostgres({
+      dataDir,
+      port: await freePort(),
+      password: newPassword(),
+      serverSettings: PGSS ? { ...PG_SETTINGS, shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "all" } : PG_SETTINGS,
+    });
     const dbUrl = pg.url("postgres");
     pgPid = postmasterPid(dataDir);
     await migrate(dbUrl);
@@ -417,12 +456,10 @@ async function main(): Promise<void> {
     const snapshots1 = await snapshotReads(url);
     if (ONLY_ALLOW) {
       await settlePostgres(dbUrl);
-      console.log(
-        line(
-          `(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`,
-          await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP })),
-        ),
-      );
+      if (PGSS) await statementStats(dbUrl, undefined);
+      const b = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
+      console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, b));
+      if (PGSS) await statementStats(dbUrl, b.verdicts.ALLOW ?? 0);
       return;
     }
     const deny = pooled(denyRuns);

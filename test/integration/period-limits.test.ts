@@ -212,4 +212,17 @@ describe("limits per period in the spend transaction", () => {
     expect(new Set(results.flatMap((r) => (r.recorded ? [] : [r.reason])))).toEqual(new Set(["PERIOD_LIMIT_EXCEEDED"]));
     expect(iso(Date.parse("2026-08-01T09:00:00.000Z"))).toBe("2026-08-01T09:00:00.000Z");
   });
+
+  it("never counts a spend in a window counter the read found but that is gone: the write aborts", async () => {
+    const counter = (found: boolean) =>
+      JSON.stringify([
+        { g: AGENT, o: JSON.stringify(["intent", AGENT, "agr-none", "i1"]), c: "EUR", w: "day@UTC", s: "2026-09-01T00:00:00.000Z", m: "100", n: 1, e: found },
+      ]);
+    // The read said the counter exists (e: true), but no such row: the UPDATE raises nothing, so the write refuses.
+    await expect(pool.query("SELECT writ_period_write('[]'::jsonb, $1::jsonb)", [counter(true)])).rejects.toThrow(/period counters found by the read are gone/);
+    // Not found by the read (e: false): inserted.
+    await pool.query("SELECT writ_period_write('[]'::jsonb, $1::jsonb)", [counter(false)]);
+    const { rows } = await pool.query("SELECT spent_minor::text AS m, payments FROM period_spend WHERE agent_id = $1 AND window_kind = 'day@UTC'", [AGENT]);
+    expect(rows).toEqual([{ m: "100", payments: 1 }]);
+  });
 });
