@@ -6,7 +6,10 @@
  * run and keeps in `.writ/dev-settings.json` (mode 0600) the dev secrets (see dev-settings.ts),
  * creates the database `writ`, applies migrations, serves on HOST:PORT (default
  * 127.0.0.1:8080), and prints the URL and the secrets. On SIGINT (Ctrl-C) or SIGTERM it closes
- * the server (in-flight requests finish) and then stops Postgres; a second signal exits at once.
+ * the server (in-flight requests finish) and then stops Postgres, and exits 0; a second signal
+ * exits at once (status 1). A signal during start-up (./shutdown.ts: handled from before this
+ * module loads) is acted on between the steps, each of which finishes (initdb, a migration): the
+ * start-up goes no further, what started is stopped, Postgres included, and the exit is 0.
  *
  * Defaults it adds unless the environment sets them: BUR_DEV_MAILBOX=1, BUR_ALLOW_DEMO_SEED=1.
  * With the latter it seeds the public demo data at start (./demo-seed.ts) and prints a curl
