@@ -112,15 +112,23 @@ export async function devCommand({ cwd, env, reset = false, shutdown = devShutdo
   let server: RunningServer | undefined;
   let receiver: WebhookReceiver | undefined;
   let manifests: Awaited<ReturnType<typeof startDevManifests>>;
-  const stopStarted = async () => {
-    if (server) console.log(`writ dev: closing the server`);
-    await manifests?.stop();
-    await server?.close();
-    await receiver?.close();
-    if (pg) console.log("writ dev: stopping Postgres");
-    await pg?.stop();
-    await release();
-    console.log("writ dev: stopped");
+  // Every step runs even when an earlier one fails (Postgres is always stopped); the first failure is thrown after.
+  let stopping = false;
+  const stopStarted = async (print = true) => {
+    stopping = true;
+    let failure: { error: unknown } | undefined;
+    const step = async (line: string | null, run: (() => Promise<void>) | undefined) => {
+      if (!run) return;
+      if (line && print) console.log(line);
+      await run().catch((error: unknown) => void (failure ??= { error }));
+    };
+    const [m, srv, rcv, db] = [manifests, server, receiver, pg];
+    await step("writ dev: closing the server", srv && (async () => (await m?.stop(), await srv.close())));
+    await step(null, rcv && (() => rcv.close()));
+    await step("writ dev: stopping Postgres", db ? () => db.stop() : undefined);
+    await step(null, release);
+    if (failure) throw failure.error;
+    if (print) console.log("writ dev: stopped");
     return 0;
   };
   const stopDuringStart = () => {
@@ -202,14 +210,14 @@ export async function devCommand({ cwd, env, reset = false, shutdown = devShutdo
     console.log(`writ dev: ${await shutdown.signal}: shutting down`);
     return await stopStarted();
   } catch (e) {
-    if (stopNow()) {
+    if (stopNow() && !stopping) {
       // Ctrl-C in a terminal signals Postgres (or initdb) too, and the step that used it fails:
       // that is the stop that was asked for.
       console.log(`writ dev: ${shutdown.received()} during start-up: ${e instanceof Error ? e.message : String(e)}`);
       return await stopDuringStart();
     }
     shutdown.remove();
-    await stopStarted().catch(() => {});
+    if (!stopping) await stopStarted(false).catch(() => {});
     throw e;
   }
 }
