@@ -162,7 +162,7 @@ describe("writ dev", () => {
     } finally {
       expect(await second.stop()).toBe(0);
     }
-  });
+  }, 120_000); // a fresh initdb and two starts: near the default 30 s on a busy machine, over it at times
 
   it("one Ctrl-C delivered twice (the terminal and npm both forward it) stops cleanly, with no 'second signal'", async () => {
     const dev = await runDev();
