@@ -9,6 +9,17 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+// `writ dev` stops cleanly on SIGINT/SIGTERM at any point: until its own handlers are installed
+// (loading the CLI takes a second or more under tsx on a busy machine), a signal is recorded here
+// instead of killing the process, and `writ dev` takes the first as its shutdown request
+// (src/dev/shutdown.ts). Every other verb keeps Node's default.
+if (process.argv[2] === "dev") {
+  const early = { first: null, handler: (signal) => (early.first ??= signal) };
+  process.on("SIGINT", early.handler);
+  process.on("SIGTERM", early.handler);
+  globalThis[Symbol.for("writ.earlySignals")] = early;
+}
+
 const SOURCE = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const COMPILED = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 

@@ -37,8 +37,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   dev: {
     summary: "embedded Postgres + data plane for local work (state in ./.writ)",
     load: processVerb("dev", async () => {
+      // Signals are handled before the (slow) load: a SIGTERM at any point stops writ dev cleanly.
+      const shutdown = (await import("../dev/shutdown.js")).devShutdownRequest();
       const { devCommand } = await import("../dev/index.js");
-      return ({ env, reset }) => devCommand({ cwd: process.cwd(), env, reset });
+      return ({ env, reset }) => devCommand({ cwd: process.cwd(), env, reset, shutdown });
     }),
   },
   controller: {

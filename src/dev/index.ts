@@ -6,7 +6,10 @@
  * run and keeps in `.writ/dev-settings.json` (mode 0600) the dev secrets (see dev-settings.ts),
  * creates the database `writ`, applies migrations, serves on HOST:PORT (default
  * 127.0.0.1:8080), and prints the URL and the secrets. On SIGINT (Ctrl-C) or SIGTERM it closes
- * the server (in-flight requests finish) and then stops Postgres; a second signal exits at once.
+ * the server (in-flight requests finish) and then stops Postgres, and exits 0; a second signal
+ * exits at once (status 1). A signal during start-up (./shutdown.ts: handled from before this
+ * module loads) is acted on between the steps, each of which finishes (initdb, a migration): the
+ * start-up goes no further, what started is stopped, Postgres included, and the exit is 0.
  *
  * Defaults it adds unless the environment sets them: BUR_DEV_MAILBOX=1, BUR_ALLOW_DEMO_SEED=1.
  * With the latter it seeds the public demo data at start (./demo-seed.ts) and prints a curl
@@ -25,20 +28,21 @@
  * receives it too and starts its own fast shutdown at the same moment; requests in flight at
  * that instant may then fail. A SIGTERM sent to the writ process alone keeps the strict order.
  */
+import { existsSync } from "node:fs";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { loadSettings } from "../api/settings.js";
-import { refusedSettings, startServer } from "../api/server.js";
-import { onShutdownSignals } from "../api/signals.js";
+import { refusedSettings, startServer, type RunningServer } from "../api/server.js";
 import { migrate } from "../store/index.js";
 import { seedDevDemo } from "./demo-seed.js";
 import { startDevManifests } from "./dev-manifests.js";
 import { devSecretsEnv, loadOrCreateDevSecrets } from "./dev-settings.js";
 import { freePort, portInUse } from "./free-port.js";
 import { startPostgres, stopStalePostgres, type RunningPostgres } from "./postgres.js";
-import { startWebhookReceiver } from "./webhook-receiver.js";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js";
 import { claimDevFolder, runningDevProcess } from "./dev-lock.js";
+import { devShutdownRequest, type ShutdownRequest } from "./shutdown.js";
 
 /** The database `writ dev` serves from. */
 export const DEV_DATABASE = "writ";
@@ -52,34 +56,28 @@ function pgPort(env: NodeJS.ProcessEnv): Promise<number> {
   return Promise.resolve(Number(raw));
 }
 
-/** The first shutdown signal; a later one (not the same Ctrl-C delivered twice) exits at once. */
-function waitForSignal(): { signal: Promise<NodeJS.Signals>; remove: () => void } {
-  let remove: () => void = () => {};
-  const signal = new Promise<NodeJS.Signals>((resolveSignal) => {
-    remove = onShutdownSignals({
-      first: resolveSignal,
-      again: () => {
-        console.error("writ dev: second signal, exiting now");
-        process.exit(1);
-      },
-    });
-  });
-  return { signal, remove };
-}
-
 /** How `writ dev` runs: its folder, environment, and whether it starts from an empty workspace. */
 export interface DevOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** `--reset`: remove `.writ` (database, secrets, samples) before starting. */
   reset?: boolean;
+  /** The shutdown signal handlers, when the caller installed them earlier (default: installed now). */
+  shutdown?: ShutdownRequest;
 }
 
 /** Runs `writ dev` in folder `cwd` until a signal; returns the exit status. */
-export async function devCommand({ cwd, env, reset = false }: DevOptions): Promise<number> {
+export async function devCommand({ cwd, env, reset = false, shutdown = devShutdownRequest() }: DevOptions): Promise<number> {
   const root = resolve(cwd, ".writ");
   const probe = loadSettings(env);
   if (refusedSettings("writ dev", probe.problems)) return 2;
+  // A signal during start-up is acted on between its steps (each one finishes: an initdb or a
+  // migration is never cut in half): what started so far is stopped, Postgres included; exit 0.
+  const stopNow = () => shutdown.received() !== null;
+  const stoppedEarly = () => {
+    console.log(`writ dev: ${shutdown.received()} before start-up: nothing was started\nwrit dev: stopped`);
+    return 0;
+  };
   // An earlier `writ dev` here: still running (refused), or killed with its Postgres left behind (stopped).
   const running = await runningDevProcess(root);
   if (running !== null) {
@@ -88,6 +86,7 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
   }
   const stale = await stopStalePostgres(join(root, "pg"));
   if (stale !== null) console.log(`writ dev: stopped the Postgres (pid ${stale}) an earlier writ dev left running in ${root}`);
+  if (stopNow()) return stoppedEarly();
   if (reset) {
     await rm(root, { recursive: true, force: true });
     console.log(`writ dev: --reset: removed ${root}; starting afresh`);
@@ -105,17 +104,48 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
     );
     return 1;
   }
+  if (stopNow()) return stoppedEarly();
   const release = await claimDevFolder(root);
-  const { signal, remove: removeSignals } = waitForSignal();
 
+  // What has started so far, stopped in reverse order by `stopStarted`.
   let pg: RunningPostgres | null = null;
+  let server: RunningServer | undefined;
+  let receiver: WebhookReceiver | undefined;
+  let manifests: Awaited<ReturnType<typeof startDevManifests>>;
+  // Every step runs even when an earlier one fails (Postgres is always stopped); the first failure is thrown after.
+  let stopping = false;
+  const stopStarted = async (print = true) => {
+    stopping = true;
+    let failure: { error: unknown } | undefined;
+    const step = async (line: string | null, run: (() => Promise<void>) | undefined) => {
+      if (!run) return;
+      if (line && print) console.log(line);
+      await run().catch((error: unknown) => void (failure ??= { error }));
+    };
+    const [m, srv, rcv, db] = [manifests, server, receiver, pg];
+    await step("writ dev: closing the server", srv && (async () => (await m?.stop(), await srv.close())));
+    await step(null, rcv && (() => rcv.close()));
+    await step("writ dev: stopping Postgres", db ? () => db.stop() : undefined);
+    await step(null, release);
+    if (failure) throw failure.error;
+    if (print) console.log("writ dev: stopped");
+    return 0;
+  };
+  const stopDuringStart = () => {
+    console.log(`writ dev: ${shutdown.received()} during start-up: not serving; stopping what started`);
+    return stopStarted();
+  };
   try {
+    const dataDir = join(root, "pg");
+    console.log(`writ dev: starting Postgres (data in ${dataDir}${existsSync(join(dataDir, "PG_VERSION")) ? "" : "; initialising it first takes a while"})`);
     pg = await startPostgres({
-      dataDir: join(root, "pg"),
+      dataDir,
       port: await pgPort(env),
       password: secrets.postgres_password,
       onLog: env.LOG_LEVEL === "debug" || env.LOG_LEVEL === "trace" ? (l) => process.stderr.write(l) : undefined,
     });
+    if (stopNow()) return await stopDuringStart();
+    console.log(`writ dev: Postgres is up on 127.0.0.1:${pg.port} (pid ${pg.pid ?? "unknown"}); migrating and seeding`);
     await pg.ensureDatabase(DEV_DATABASE);
     const databaseUrl = pg.url(DEV_DATABASE);
     const settings = loadSettings({
@@ -131,10 +161,13 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
       DATABASE_URL: databaseUrl,
     });
     const applied = await migrate(databaseUrl);
-    const server = await startServer(settings, { migrate: false });
+    if (stopNow()) return await stopDuringStart();
+    server = await startServer(settings, { migrate: false });
+    if (stopNow()) return await stopDuringStart();
     const kid = server.app.logSigner?.kid ?? "(none)";
     const demo = await seedDevDemo(server.app, server.url, new Date());
-    const receiver = await startWebhookReceiver({
+    if (stopNow()) return await stopDuringStart();
+    receiver = await startWebhookReceiver({
       logFile: join(root, "webhooks.log"),
       publicJwk: server.app.logSigner ? { ...server.app.logSigner.publicJwk } : undefined,
       print: (line) => console.log(`writ dev: ${line}`),
@@ -142,6 +175,7 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
       console.error(`writ dev: webhook receiver not started: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });
+    if (stopNow()) return await stopDuringStart();
     console.log(
       [
         "",
@@ -162,7 +196,7 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
         "",
       ].join("\n"),
     );
-    const manifests = await startDevManifests(server.app, {
+    manifests = await startDevManifests(server.app, {
       databaseUrl,
       root,
       cwd,
@@ -173,20 +207,17 @@ export async function devCommand({ cwd, env, reset = false }: DevOptions): Promi
       console.error(`writ dev: local manifests failed to start: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     });
-    const got = await signal;
-    console.log(`writ dev: ${got}: closing the server`);
-    await manifests?.stop();
-    await server.close();
-    await receiver?.close();
-    console.log("writ dev: stopping Postgres");
-    await pg.stop();
-    await release();
-    console.log("writ dev: stopped");
-    return 0;
+    console.log(`writ dev: ${await shutdown.signal}: shutting down`);
+    return await stopStarted();
   } catch (e) {
-    removeSignals();
-    await pg?.stop();
-    await release();
+    if (stopNow() && !stopping) {
+      // Ctrl-C in a terminal signals Postgres (or initdb) too, and the step that used it fails:
+      // that is the stop that was asked for.
+      console.log(`writ dev: ${shutdown.received()} during start-up: ${e instanceof Error ? e.message : String(e)}`);
+      return await stopDuringStart();
+    }
+    shutdown.remove();
+    if (!stopping) await stopStarted(false).catch(() => {});
     throw e;
   }
 }

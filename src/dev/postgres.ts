@@ -66,6 +66,8 @@ export interface PostgresOptions {
 /** A running cluster. */
 export interface RunningPostgres {
   readonly port: number;
+  /** The postmaster's process id (undefined only if the package did not expose its process). */
+  readonly pid: number | undefined;
   /** Connection URL of database `database` (default postgres). */
   url(database?: string): string;
   /** Creates database `name` when it does not exist. */
@@ -119,24 +121,29 @@ export async function startPostgres(opts: PostgresOptions): Promise<RunningPostg
     onError: (e) => log(e instanceof Error ? e.message : String(e)),
   });
   if (!existsSync(join(opts.dataDir, "PG_VERSION"))) await cluster.initialise();
+  // Hooked before the start: a process that exits while Postgres is still starting (a second
+  // signal exits at once) stops it too.
+  const spawned = () => (cluster as unknown as { process?: ChildProcess }).process;
+  const onExit = () => {
+    const c = spawned();
+    if (c && c.exitCode === null && c.signalCode === null) c.kill("SIGINT");
+  };
+  process.on("exit", onExit);
   try {
     await cluster.start();
   } catch (e) {
+    process.removeListener("exit", onExit);
     const detail = e instanceof Error ? e.message : recent.join("").trim().split("\n").slice(-5).join("\n");
     throw new Error(`embedded Postgres did not start: ${detail || "it exited during start-up"}`);
   }
-
-  const child = (cluster as unknown as { process?: ChildProcess }).process;
-  const onExit = () => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
-  };
-  process.on("exit", onExit);
+  const child = spawned();
 
   const url = (database = "postgres") =>
     `postgres://${encodeURIComponent(user)}:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/${encodeURIComponent(database)}`;
   let stopping: Promise<void> | null = null;
   return {
     port: opts.port,
+    pid: child?.pid,
     url,
     ensureDatabase: (name) => ensureDatabase(url(), name),
     stop() {

@@ -46,6 +46,7 @@ export const MIGRATIONS_TABLE = "pgmigrations";
 /** Creates the database `name` unless it exists, connected to another database of the server (`serverUrl`). */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   const c = newClient(serverUrl);
+  c.on("error", () => {}); // a connection lost mid-query (Postgres stopping) rejects that query; unheard, the event would crash the process
   await c.connect();
   try {
     const { rowCount } = await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
@@ -64,6 +65,7 @@ export interface MigrateLog {
 export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<string[]> {
   const citusMode = citusModeFromEnv(process.env);
   const client = newClient(databaseUrl, { application_name: "writ-migrate" });
+  client.on("error", () => {}); // as in ensureDatabase: the query under way rejects instead
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]);

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { access, chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { signRevocation, type IntentAgreement } from "../../src/core/agreement/i
 import { DEMO_AGREEMENT_ID, demoPrincipalSigner } from "../../src/core/demo/index.js";
 import { signerFromJwk } from "../../src/core/jose/index.js";
 import { freePort } from "../../src/dev/free-port.js";
+import { stopStalePostgres } from "../../src/dev/postgres.js";
 import { processCommandLine } from "../../src/dev/processes.js";
 import { signPush } from "../helpers/revocation-push.js";
 
@@ -29,6 +31,7 @@ async function demoRevocation(output: string) {
 }
 
 const BIN = fileURLToPath(new URL("../../bin/writ.mjs", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 let cwd: string;
 
 beforeAll(async () => {
@@ -42,6 +45,61 @@ afterAll(async () => {
 function spawnDev(dir: string, port: number, ...args: string[]) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), LOG_LEVEL: "info" };
   return spawn(process.execPath, [BIN, "dev", ...args], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/**
+ * What `npm start` runs (package.json's `start` script), its program and files made absolute so
+ * that it runs in another folder: the process a SIGTERM meant for `writ dev` is sent to.
+ */
+async function npmStartCommand(): Promise<[string, ...string[]]> {
+  const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const [program = "", ...args] = pkg.scripts.start.trim().split(/\s+/);
+  return [
+    program === "node" ? process.execPath : join(ROOT, "node_modules", ".bin", program),
+    ...args.map((a) => (existsSync(join(ROOT, a)) ? join(ROOT, a) : a)),
+  ];
+}
+
+/** The id of a live process that `dir`'s `.writ/pg/postmaster.pid` names, or null (no Postgres of that data folder runs). */
+async function postgresOf(dir: string): Promise<number | null> {
+  const text = await readFile(join(dir, ".writ", "pg", "postmaster.pid"), "utf8").catch(() => null);
+  const pid = Number(text?.split("\n", 1)[0]);
+  return Number.isSafeInteger(pid) && pid > 0 && (await processCommandLine(pid)) !== null ? pid : null;
+}
+
+/**
+ * Runs `npm start`'s command in `dir` and sends it `signal` the moment its output shows `marker`
+ * (at most 90 s: failing, not hanging, when the marker never comes); `group`: to its whole process
+ * group, Postgres included, as Ctrl-C in a terminal does (it runs in a group of its own). Resolves
+ * once it exited; the contents of `.writ/dev.pid` (the writ process) at the moment of the signal.
+ */
+async function signalAt(dir: string, marker: string, signal: NodeJS.Signals, to: "process" | "group" = "process") {
+  const [program, ...args] = await npmStartCommand();
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(await freePort()), LOG_LEVEL: "info" };
+  const child = spawn(program, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"], detached: to === "group" });
+  let out = "";
+  let devPid: string | null = null;
+  let sent = false;
+  const onData = (b: Buffer) => {
+    out += b.toString();
+    if (sent || !out.includes(marker)) return;
+    sent = true;
+    devPid = readFileSync(join(dir, ".writ", "dev.pid"), "utf8").trim();
+    if (to === "group" && child.pid !== undefined) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  };
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once("exit", (code, sig) => r({ code, signal: sig })));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((r) => (timer = setTimeout(() => r(null), 90_000)));
+  const ended = await Promise.race([exit, late]);
+  clearTimeout(timer);
+  if (ended === null) {
+    child.kill("SIGKILL");
+    await exit;
+  }
+  return { sent, ended, output: out, devPid, pid: child.pid };
 }
 
 async function runDev(dir = cwd, ...args: string[]) {
@@ -104,7 +162,7 @@ describe("writ dev", () => {
     } finally {
       expect(await second.stop()).toBe(0);
     }
-  });
+  }, 120_000); // a fresh initdb and two starts: near the default 30 s on a busy machine, over it at times
 
   it("one Ctrl-C delivered twice (the terminal and npm both forward it) stops cleanly, with no 'second signal'", async () => {
     const dev = await runDev();
@@ -173,4 +231,43 @@ describe("writ dev", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000); // three starts, two of them a fresh initdb and every migration: longer than the default 30 s on a busy machine
+
+  it("a SIGTERM or SIGINT to what npm start runs, at any point of the start-up, exits 0 and leaves no Postgres of its data folder", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "writ-dev-signal-"));
+    await chmod(dir, 0o755);
+    try {
+      // Before Postgres is up (a new folder: while initdb runs): the start-up goes no further.
+      const early = await signalAt(dir, "writ dev: starting Postgres", "SIGTERM");
+      expect(early.sent).toBe(true);
+      expect(early.ended).toEqual({ code: 0, signal: null });
+      expect(early.output).toContain("SIGTERM during start-up: not serving");
+      expect(early.output).not.toContain("writ dev: serving");
+      expect(await postgresOf(dir)).toBeNull();
+
+      // Postgres up, the migrations running (the first run above stopped before them): Ctrl-C's
+      // SIGINT, which Postgres gets too (the step under way fails: that is the stop asked for).
+      const migrating = await signalAt(dir, "migrating and seeding", "SIGINT", "group");
+      expect(migrating.sent).toBe(true);
+      expect(migrating.ended).toEqual({ code: 0, signal: null });
+      expect(migrating.output).not.toContain("writ dev: serving");
+      expect(migrating.output).toContain("writ dev: stopped");
+      const pgPid = Number(/Postgres is up on \S+ \(pid (\d+)\)/.exec(migrating.output)?.[1]);
+      expect(pgPid).toBeGreaterThan(0);
+      expect(await processCommandLine(pgPid)).toBeNull();
+      expect(await postgresOf(dir)).toBeNull();
+
+      // Right at the `serving` line. npm start's process is writ itself (it owns .writ/dev.pid):
+      // no wrapper between them that could relay the signal late or SIGKILL writ.
+      const serving = await signalAt(dir, "writ dev: serving", "SIGTERM");
+      expect(serving.sent).toBe(true);
+      expect(serving.devPid).toBe(String(serving.pid));
+      expect(serving.ended).toEqual({ code: 0, signal: null });
+      expect(serving.output).toContain("writ dev: stopped");
+      expect(await postgresOf(dir)).toBeNull();
+    } finally {
+      // A failed run's leftovers, by the pid its postmaster.pid names: stopped before the folder goes.
+      await stopStalePostgres(join(dir, ".writ", "pg")).catch(() => null);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000); // a fresh initdb and three starts on a shared, slow machine
 });

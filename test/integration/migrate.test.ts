@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runner } from "node-pg-migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "../../src/store/locks.js";
 import { FUNCTIONS_DIR, migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
 import { AGENT_SNAPSHOT_SQL, BURST_EXEMPT } from "../../src/store/verify-reads.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
@@ -49,6 +50,32 @@ describe("migrate", () => {
     const { rows } = await db.pool.query<{ name: string }>(`SELECT name FROM ${MIGRATIONS_TABLE} ORDER BY id`);
     expect(rows.map((r) => r.name)).toEqual(applied.sort());
     expect(await migrate(db.url)).toEqual([]);
+  });
+
+  it("a connection lost mid-migration (Postgres stopping: Ctrl-C during writ dev's start) rejects, never crashes the process", async () => {
+    const other = await createTestDatabase({ migrate: false });
+    const holder = await other.pool.connect();
+    try {
+      // Held elsewhere, the migrations lock keeps migrate() waiting in a query: its connection is then cut.
+      await holder.query("SELECT pg_advisory_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, LOCK_IDS.migrations]);
+      const running = migrate(other.url).then(
+        () => "resolved",
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      const waiting = () =>
+        holder
+          .query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'writ-migrate' AND wait_event_type = 'Lock'", [
+            other.name,
+          ])
+          .then((r) => r.rows[0]?.pid ?? null);
+      await expect.poll(waiting, { timeout: 20_000, interval: 50 }).not.toBeNull();
+      await holder.query("SELECT pg_terminate_backend($1)", [await waiting()]);
+      // Rejected with the connection's error; without an `error` listener the client's event would have thrown out of the process.
+      expect(await running).toMatch(/terminat/i);
+    } finally {
+      holder.release();
+      await other.drop();
+    }
   });
 
   it("creates the revocations table", async () => {
