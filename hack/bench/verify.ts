@@ -62,7 +62,8 @@
  * With BENCH_CITUS=1, then the ALLOW path (closed loop, then open loop at half its rate; the
  * database settled first) twice, each time BENCH_CLUSTER_AGENTS agents seeded through a fresh
  * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
- * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, Citus built by
+ * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, BENCH_CITUS_WORKERS
+ * to change it, Citus built by
  * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
  * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
  * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
@@ -111,6 +112,7 @@ const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const CITUS = process.env.BENCH_CITUS === "1";
 const PERIODS = process.env.BENCH_PERIODS === "1";
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
+const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
@@ -709,7 +711,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     await plain.stop();
     plain = undefined;
     const t0 = performance.now();
-    cluster = await startCitusCluster({ tools, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") } });
+    cluster = await startCitusCluster({ tools, workers: CITUS_WORKERS, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") } });
     console.log("");
     console.log(
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
@@ -717,7 +719,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     const c = await allowOn(cluster, "citus");
     if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
     console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
-    console.log(line("(C) ALLOW, Citus coordinator + 2 workers", c.full));
+    console.log(line(`(C) ALLOW, Citus coordinator + ${CITUS_WORKERS} worker${CITUS_WORKERS === 1 ? "" : "s"}`, c.full));
     if (singleHalf) console.log(line(`(b) at half load (${fmt(singleHalfRate ?? 0)} req/s)`, singleHalf));
     console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
     console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));

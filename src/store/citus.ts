@@ -202,15 +202,14 @@ export const CITUS_NODE_OF_TTL_MS = 60_000;
 export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: { a: string; g: string }[] }> }): (agent: string) => string {
   const known = new Map<string, string>();
   const wanted = new Set<string>();
-  let asking = false;
+  let asking = new Set<string>();
   let readAt = Date.now();
   const ask = () => {
-    if (asking || wanted.size === 0) return;
-    asking = true;
-    const agents = [...wanted].slice(0, 1000);
-    for (const a of agents) wanted.delete(a);
+    if (asking.size > 0 || wanted.size === 0) return;
+    asking = new Set([...wanted].slice(0, 1000));
+    for (const a of asking) wanted.delete(a);
     pool
-      .query(NODE_OF_AGENTS_SQL, [agents])
+      .query(NODE_OF_AGENTS_SQL, [[...asking]])
       .then(
         (r) => {
           for (const row of r.rows) if (known.size < 100_000) known.set(row.a, row.g);
@@ -218,7 +217,7 @@ export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => P
         () => {},
       )
       .finally(() => {
-        asking = false;
+        asking = new Set();
         ask();
       });
   };
@@ -229,7 +228,7 @@ export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => P
     }
     const g = known.get(agent);
     if (g !== undefined) return `node:${g}`;
-    wanted.add(agent);
+    if (!asking.has(agent)) wanted.add(agent);
     ask();
     return `agent:${agent}`;
   };
