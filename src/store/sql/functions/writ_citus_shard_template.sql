@@ -3,8 +3,10 @@
 -- (writ_spend_write_agent's rows). Its statements name the worker's shards of the agent
 -- ({delegations}, {agreements}, … : the shard tables, `{…_pkey}` their primary keys' names,
 -- {revocations} the reference table's copy on this node), so Citus's planner is not involved:
--- Postgres plans each statement once per session and keeps the plan (PL/pgSQL), instead of
--- Citus planning it afresh as a distributed query and then planning its shard query again.
+-- Postgres plans each statement once per session and keeps the plan (PL/pgSQL; generic plans
+-- from the first call, as writ_spend_read and writ_spend_write force them on plain Postgres:
+-- every look-up is an index probe by key), instead of Citus planning it afresh as a
+-- distributed query and then planning its shard query again.
 -- `read` answers row for row as writ_spend_read_citus_here does for a batch of p_agent's
 -- spends that locks no delegation (the only batches writ_spend_read_agent sends here; its rows
 -- of a batch of several agents are p_agent's); a spend whose delegation has a stored chain or a
@@ -22,7 +24,7 @@ RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head 
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spend jsonb, existing jsonb, released boolean, decided boolean,
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
-LANGUAGE plpgsql VOLATILE SET enable_seqscan = off AS $fn$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 #variable_conflict use_column
 BEGIN
   PERFORM 1 FROM {agreements} a WHERE a.agent_id = p_agent AND a.agreement_id = ANY (p_agreements) ORDER BY a.agreement_id FOR NO KEY UPDATE;
@@ -68,7 +70,7 @@ END $fn$
 $read$ WHEN 'write' THEN $write$
 CREATE FUNCTION {fn}(p_agent text, p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
-LANGUAGE plpgsql VOLATILE AS $fn$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $fn$
 #variable_conflict use_column
 BEGIN
   INSERT INTO {ledger_entries} (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
