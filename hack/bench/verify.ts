@@ -65,7 +65,8 @@
  * With BENCH_CITUS=1, then the ALLOW path (closed loop, then open loop at half its rate; the
  * database settled first) twice, each time BENCH_CLUSTER_AGENTS agents seeded through a fresh
  * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
- * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, Citus built by
+ * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, BENCH_CITUS_WORKERS
+ * to change it, Citus built by
  * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
  * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
  * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
@@ -76,6 +77,11 @@
  * on the delegation; ample, never refusing): every ALLOW then also reads and raises its
  * windows' counters in the spend transaction. Run it beside a run without to see their cost
  * (the goal for b/e with them is >= 0.7).
+ *
+ * BENCH_STATEMENTS=N (with (P)/(C)) loads pg_stat_statements on those nodes (track = all,
+ * planning counted) and prints, per node, the N statements that took the most time (planning
+ * and execution) during the closed loop, with their calls and time per ALLOW: where each
+ * node's CPU goes.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -90,7 +96,7 @@ import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
 import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
-import { provisionCitus, startCitusCluster, type CitusCluster } from "../citus/cluster.js";
+import { provisionCitus, startCitusCluster, type CitusCluster, type CitusNode } from "../citus/cluster.js";
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { seed, CEILING, type SeededAgent } from "./verify/seed.js";
@@ -108,6 +114,8 @@ const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const CITUS = process.env.BENCH_CITUS === "1";
 const PERIODS = process.env.BENCH_PERIODS === "1";
+const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
+const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
@@ -672,9 +680,13 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
         if (!rows[0]?.t) return null;
         return (await k.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? null;
       });
+    // The extension is created on the coordinator (Citus creates it on the workers too).
+    if (STATEMENTS > 0) await cluster.withClient((k) => k.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"));
+    if (STATEMENTS > 0) for (const n of nodes) await cluster.withClient((k) => k.query("SELECT pg_stat_statements_reset()"), n);
     const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
     const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
     const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
+    const statements = STATEMENTS > 0 ? await topStatements(cluster, nodes, prefix, full.requests) : [];
     expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
     const rate = Math.max(1, Math.round(full.perSecond / 2));
     const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
@@ -686,11 +698,35 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     });
     if (t0 !== null && t1 !== null)
       perNode.push(`  ${prefix} two-phase commits during the closed loop: ${t1 - t0} (over ${full.requests} ALLOWs: each one a one-worker transaction when 0)`);
+    perNode.push(...statements);
     return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), agents) };
   } finally {
     await stopChild(serve);
     pgPid = undefined;
   }
+}
+
+/** BENCH_STATEMENTS: each node's costliest statements of the closed loop (pg_stat_statements, reset before it). */
+async function topStatements(cluster: CitusCluster, nodes: readonly CitusNode[], prefix: string, allows: number): Promise<string[]> {
+  const out: string[] = [];
+  for (const n of nodes) {
+    const { rows } = await cluster.withClient(
+      (k) =>
+        k.query<{ calls: string; plan: number; exec: number; q: string }>(
+          // One line per statement whatever shard it names (a shard's table or function: name_<shard id>).
+          `SELECT sum(calls)::text AS calls, sum(total_plan_time) AS plan, sum(total_exec_time) AS exec, q FROM (
+             SELECT calls, total_plan_time, total_exec_time, regexp_replace(regexp_replace(query, '\\s+', ' ', 'g'), '_[0-9]{5,}(_[0-9a-f]{12})?', '_*', 'g') AS q
+             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())) x
+           GROUP BY q ORDER BY sum(total_plan_time) + sum(total_exec_time) DESC LIMIT $1`,
+          [STATEMENTS],
+        ),
+      n,
+    );
+    out.push(`  ${prefix} ${n.name}: its ${rows.length} costliest statements (pg_stat_statements, track = all; wall time, nested calls counted in their callers too): calls, plan + exec us per ALLOW, statement (_*: any shard)`);
+    for (const r of rows)
+      out.push(`    ${r.calls.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`);
+  }
+  return out;
 }
 
 /** (P) and (C): the ALLOW path on PostgreSQL 15 alone and on a Citus coordinator with two workers (see the module comment). */
@@ -703,12 +739,16 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
   let plain: CitusCluster | undefined;
   let cluster: CitusCluster | undefined;
   try {
-    plain = await startCitusCluster({ tools, plain: true, parameters: PG_SETTINGS });
+    const stats = (preload: string): Record<string, string | number> =>
+      STATEMENTS > 0
+        ? { shared_preload_libraries: preload, "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on", "pg_stat_statements.max": 1000 }
+        : {};
+    plain = await startCitusCluster({ tools, plain: true, parameters: { ...PG_SETTINGS, ...stats("pg_stat_statements") } });
     const p = await allowOn(plain, "pg15");
     await plain.stop();
     plain = undefined;
     const t0 = performance.now();
-    cluster = await startCitusCluster({ tools, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1 } });
+    cluster = await startCitusCluster({ tools, workers: CITUS_WORKERS, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") } });
     console.log("");
     console.log(
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
@@ -716,7 +756,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     const c = await allowOn(cluster, "citus");
     if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
     console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
-    console.log(line("(C) ALLOW, Citus coordinator + 2 workers", c.full));
+    console.log(line(`(C) ALLOW, Citus coordinator + ${CITUS_WORKERS} worker${CITUS_WORKERS === 1 ? "" : "s"}`, c.full));
     if (singleHalf) console.log(line(`(b) at half load (${fmt(singleHalfRate ?? 0)} req/s)`, singleHalf));
     console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
     console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));

@@ -36,7 +36,8 @@ report() {
   printf 'citus=%s\npg_bin=%s\npg_user=%s\n' "$VERSION" "$PG_BIN" "$PG_USER"
 }
 
-source_sum() { sha256sum "$SRC/$TARBALL" "$SRC/$PATCH" | sha256sum | cut -d' ' -f1; }
+# The bytes of the tarball and the patch (not their paths: every checkout of the repository finds the same stamp).
+source_sum() { cat "$SRC/$TARBALL" "$SRC/$PATCH" | sha256sum | cut -d" " -f1; }
 
 installed() {
   [[ -x $PG_CONFIG ]] || return 1

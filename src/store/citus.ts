@@ -181,3 +181,56 @@ export function citusFlag(pool: { query: (sql: string) => Promise<{ rows: { c: b
     return value;
   };
 }
+
+/** The node group holding each agent's `delegations` shard (and so all its co-located shards). */
+const NODE_OF_AGENTS_SQL = `SELECT a, p.groupid::text AS g FROM unnest($1::text[]) AS a
+  JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('public.delegations'::regclass, a)`;
+
+/** How long `citusNodeOf` keeps what it read (a shard moved since is found within this bound). */
+export const CITUS_NODE_OF_TTL_MS = 60_000;
+
+/**
+ * On a Citus cluster, a synchronous reading of the node group (worker) that holds an agent's
+ * shards: what the spends' group commit groups a batch by (src/verify/commit/queues.ts), so
+ * that one transaction holds the spends of every agent of one worker, and stays a one-worker
+ * transaction. An agent not known yet is its own group (`agent:<id>`), and its node is asked
+ * for at once (agents asked together in one statement); what was read is kept
+ * CITUS_NODE_OF_TTL_MS (at most 100,000 agents). A reading made stale by a shard move only
+ * costs speed: the spend SQL checks that a batch's agents are on one node before it sends the
+ * batch to that node whole (sql/functions/writ_spend_read_citus.sql), and otherwise reads and
+ * writes it statement by statement from the coordinator.
+ */
+export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: { a: string; g: string }[] }> }): (agent: string) => string {
+  const known = new Map<string, string>();
+  const wanted = new Set<string>();
+  let asking = new Set<string>();
+  let readAt = Date.now();
+  const ask = () => {
+    if (asking.size > 0 || wanted.size === 0) return;
+    asking = new Set([...wanted].slice(0, 1000));
+    for (const a of asking) wanted.delete(a);
+    pool
+      .query(NODE_OF_AGENTS_SQL, [[...asking]])
+      .then(
+        (r) => {
+          for (const row of r.rows) if (known.size < 100_000) known.set(row.a, row.g);
+        },
+        () => {},
+      )
+      .finally(() => {
+        asking = new Set();
+        ask();
+      });
+  };
+  return (agent) => {
+    if (Date.now() - readAt >= CITUS_NODE_OF_TTL_MS) {
+      known.clear();
+      readAt = Date.now();
+    }
+    const g = known.get(agent);
+    if (g !== undefined) return `node:${g}`;
+    if (!asking.has(agent)) wanted.add(agent);
+    ask();
+    return `agent:${agent}`;
+  };
+}

@@ -21,6 +21,8 @@ export const LOCK_IDS = {
   transparencyLog: 20,
   /** Tried (transaction-level, never waited for) by each retention batch: one process prunes at a time. */
   retention: 30,
+  /** Taken (transaction-level) on a Citus node while it makes a shard group's spend function (sql/functions/writ_citus_shard_fn.sql, which names it as (namespace, 40)). */
+  citusShardFunctions: 40,
 } as const;
 
 /** SQL that takes the transaction-level lock `id` ($1 is the namespace, $2 the id). */

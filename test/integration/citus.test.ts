@@ -21,7 +21,7 @@ import { isDbUnavailable } from "../../src/store/db-errors.js";
 import { AGENT_SNAPSHOT_SQL } from "../../src/store/verify-reads.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
-import { recordAllowedSpend } from "../../src/store/ledger/index.js";
+import { recordAllowedSpend, recordAllowedSpends } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
 import { action, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
@@ -403,6 +403,81 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         if (here) expect(n, `${r.t} on ${worker.name}`).toBeGreaterThan(0);
         else expect(n, `${r.t} on ${worker.name}`).toBe(0);
       }
+    }
+  }, 120_000);
+
+  it("writes the spends of several agents on one worker in one transaction there, run whole by their shard-group functions", async () => {
+    // Agents until two share a worker (with two workers, three always do).
+    const byPort = new Map<number, { agent: string; agreementId: string }[]>();
+    let pair: { agent: string; agreementId: string }[] | undefined;
+    for (let n = 0; n < 3 && !pair; n++) {
+      const { agent_id } = await world.registerAgent(world.operatorKey);
+      const { agreementId } = await storeAgreement(
+        { ...world, agentId: agent_id },
+        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+      );
+      const { rows } = await pool.query<{ port: number }>(
+        "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations', $1::text)",
+        [agent_id],
+      );
+      const port = rows[0]?.port as number;
+      const list = [...(byPort.get(port) ?? []), { agent: agent_id, agreementId }];
+      byPort.set(port, list);
+      if (list.length === 2) pair = list;
+    }
+    if (!pair) throw new Error("three agents on two workers: two share one");
+    const worker = cluster.workers.find((w) => byPort.get(w.port) === pair) as CitusCluster["workers"][number];
+    const twoPhase = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n;
+    const prepared = await twoPhase();
+    const one = createPool(cluster.url(), { max: 1 });
+    try {
+      const c = await one.connect();
+      const notices: { message: string; detail: string }[] = [];
+      c.on("notice", (n) => notices.push({ message: n.message ?? "", detail: n.detail ?? "" }));
+      await c.query("SET citus.log_remote_commands = on");
+      c.release();
+      // Two spends of each agent, in one batch: one transaction.
+      const spends = pair.flatMap((p, k) =>
+        [0, 1].map((i) => ({
+          agreementId: p.agreementId,
+          agentId: p.agent,
+          intentId: "i1",
+          actionId: `act-citus-pair-${k}-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        })),
+      );
+      const results = await recordAllowedSpends(one, spends);
+      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+      const remote = notices.filter((n) => n.message.startsWith("issuing "));
+      // Everything went to the pair's worker, as one call of the read and one of the writes, with no
+      // statement sent on its own and no two-phase commit.
+      expect([...new Set(remote.map((n) => /on server \S+@([\d.]+:\d+)/.exec(n.detail)?.[1]))]).toEqual([`127.0.0.1:${worker.port}`]);
+      const statements = remote.filter((n) => /^issuing (SELECT|INSERT|UPDATE|DELETE)/.test(n.message));
+      expect(statements.map((n) => /writ_spend_(read|write)_agent/.exec(n.message)?.[0])).toEqual(["writ_spend_read_agent", "writ_spend_write_agent"]);
+      expect(remote.filter((n) => /PREPARE TRANSACTION|COMMIT PREPARED/.test(n.message))).toEqual([]);
+      expect(await twoPhase()).toBe(prepared);
+    } finally {
+      await one.end();
+    }
+    // The worker made each agent's shard-group functions (their statements name its shards).
+    const made = await cluster.withClient(
+      async (c) =>
+        (
+          await c.query<{ f: string }>(
+            `SELECT DISTINCT p.proname AS f FROM pg_proc p, unnest($1::text[]) AS a
+              WHERE p.proname LIKE 'writshard\\_%\\_' || get_shard_id_for_distribution_column('delegations', a) || '\\_%' ORDER BY 1`,
+            [pair.map((p) => p.agent)],
+          )
+        ).rows.map((r) => r.f.replace(/_[0-9a-f]{12}$/, "").replace(/_\d+$/, "")),
+      worker,
+    );
+    expect(new Set(made)).toEqual(new Set(["writshard_read", "writshard_write"]));
+    // The ledgers read back through the coordinator: each agent's two entries.
+    for (const p of pair) {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
+      expect(rows[0]?.n).toBe(2);
     }
   }, 120_000);
 

@@ -4,8 +4,8 @@
  * layout on a real cluster: test/integration/citus.test.ts.
  */
 import type { ClientBase } from "pg";
-import { describe, expect, it } from "vitest";
-import { applyCitusLayout, CITUS_REFERENCE_TABLES, citusModeFromEnv } from "../../src/store/citus.js";
+import { describe, expect, it, vi } from "vitest";
+import { applyCitusLayout, CITUS_REFERENCE_TABLES, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
 
 /** A client that answers the extension look-up with `version` and records every statement. */
 function fakeClient(version: string | null): { client: ClientBase; statements: string[] } {
@@ -49,5 +49,48 @@ describe("the Citus layout", () => {
     expect((await applyCitusLayout(client, "auto")).madeReference).toEqual([...CITUS_REFERENCE_TABLES]);
     expect(statements.filter((s) => s.includes("create_reference_table"))).toHaveLength(CITUS_REFERENCE_TABLES.length);
     expect(statements.at(-1)).toBe("COMMIT");
+  });
+});
+
+describe("citusNodeOf (the spends' group commit groups a batch by worker)", () => {
+  it("answers an unknown agent as its own group, asks for the agents waiting in one statement, then answers their node", async () => {
+    const asked: string[][] = [];
+    let answer: (rows: { a: string; g: string }[]) => void = () => {};
+    const pool = {
+      query: (_sql: string, values: unknown[]) => {
+        asked.push(values[0] as string[]);
+        return new Promise<{ rows: { a: string; g: string }[] }>((resolve) => {
+          answer = (rows) => resolve({ rows });
+        });
+      },
+    };
+    const nodeOf = citusNodeOf(pool);
+    expect(nodeOf("ag-1")).toBe("agent:ag-1");
+    expect(nodeOf("ag-2")).toBe("agent:ag-2"); // asked once ag-1's answer is in
+    expect(asked).toEqual([["ag-1"]]);
+    answer([{ a: "ag-1", g: "3" }]);
+    await vi.waitFor(() => expect(asked).toEqual([["ag-1"], ["ag-2"]]));
+    answer([{ a: "ag-2", g: "3" }]);
+    await vi.waitFor(() => expect(nodeOf("ag-2")).toBe("node:3"));
+    expect(nodeOf("ag-1")).toBe("node:3");
+    expect(asked).toHaveLength(2);
+  });
+
+  it("keeps answering an agent as its own group while the look-up fails, and asks again when it is wanted again", async () => {
+    let calls = 0;
+    const pool = {
+      query: async () => {
+        calls++;
+        throw new Error("connection refused");
+      },
+    };
+    const nodeOf = citusNodeOf(pool);
+    expect(nodeOf("ag-1")).toBe("agent:ag-1");
+    await vi.waitFor(() => expect(calls).toBe(1));
+    // Asked again when the agent is wanted again.
+    await vi.waitFor(() => {
+      expect(nodeOf("ag-1")).toBe("agent:ag-1");
+      expect(calls).toBe(2);
+    });
   });
 });

@@ -9,7 +9,9 @@
  *   alone, an ALLOW waits 1 ms and its own transaction. Batches in flight together lock their
  *   rows in the same order (id order), so they never deadlock one another; two that touch one
  *   agreement run one after the other. On a Citus cluster a batch's spends are written one
- *   transaction per agent, side by side (each on one worker: docs/scale.md). A spend
+ *   transaction per worker, side by side: the spends of the agents whose shards that worker
+ *   holds (`citusNodeOf`; an agent whose worker is not known yet, its own transaction), so
+ *   each transaction is on one worker (docs/scale.md). A spend
  *   resolves only once its transaction COMMITTED (durably, with the server's
  *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
@@ -37,6 +39,7 @@ import {
   decisionKey,
   saveRefusalDecisions,
   citusFlag,
+  citusNodeOf,
   type NewVerifyDecision,
   type SavedRefusal,
 } from "../../store/index.js";
@@ -64,19 +67,25 @@ export interface SpendQueueOptions {
   inFlight?: number;
   /** Receives each transaction's duration in seconds and its number of spends. */
   observe?: (seconds: number, size: number) => void;
-  /** Whether each transaction holds one agent's spends only (a Citus cluster: one worker per transaction); default: once the database is found to be Citus. */
+  /** Whether each transaction holds one worker's spends only (a Citus cluster); default: once the database is found to be Citus. */
   perAgent?: () => boolean;
+  /** On a Citus cluster, the group of an agent's spends (default `citusNodeOf`: its worker). */
+  nodeOf?: (agent: string) => string;
 }
 
 /** The group commit of ALLOWs' spends (see the module comment). */
 export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue {
   const perAgent = opts.perAgent ?? citusFlag(pool);
+  const nodeOf = opts.nodeOf ?? citusNodeOf(pool);
   return new GroupCommitQueue((spends) => recordAllowedSpends(pool, spends, { observe: (s) => opts.observe?.(s, spends.length) }), {
     maxBatch: opts.maxBatch ?? DEFAULT_SPEND_BATCH_MAX,
     wait: opts.waitMs ?? DEFAULT_SPEND_BATCH_WAIT_MS,
     window: "every",
     inFlight: opts.inFlight ?? DEFAULT_SPEND_BATCHES_IN_FLIGHT,
-    group: (s) => (perAgent() ? (s.agentId ?? s.decision?.agentId ?? "") : ""),
+    group: (s) => {
+      const agent = perAgent() ? (s.agentId ?? s.decision?.agentId) : undefined;
+      return agent === undefined ? "" : nodeOf(agent);
+    },
   });
 }
 

@@ -1,20 +1,23 @@
 -- writ_spend_read on a Citus cluster (its caller documents the reads and the locks; the same
--- answer, row for row). A batch of one agent's spends that names no delegation (nothing of
--- another agent to read: no stored ancestor, no subtree) is read by writ_spend_read_agent, a
--- distributed function of the agent (src/store/citus.ts: distribution argument p_agent,
--- co-located with delegations, force_delegation), which Citus runs whole on the agent's worker:
--- one round trip from the coordinator, its statements planned and run there, on the local
--- shards. Any other batch is read statement by statement from here (writ_spend_read_citus_here).
+-- answer, row for row). A batch that names no delegation (nothing of another agent to read: no
+-- stored ancestor, no subtree), of agents whose shards are on one worker (one agent, or
+-- writ_citus_one_node: the group commit groups spends by worker, src/verify/commit/queues.ts),
+-- is read by writ_spend_read_agent, a distributed function of its first agent
+-- (src/store/citus.ts: distribution argument p_agent, co-located with delegations,
+-- force_delegation), which Citus runs whole on that worker: one round trip from the
+-- coordinator, its statements run there on the local shards. Any other batch is read statement
+-- by statement from here (writ_spend_read_citus_here).
 CREATE OR REPLACE FUNCTION writ_spend_read_citus(p_delegations text[], p_agreements text[], p_spends jsonb)
 RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head text, status text, revoked boolean, delegation_id text,
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spend jsonb, existing jsonb, released boolean, decided boolean,
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
 LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
-DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text));
+DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) ORDER BY 1);
   v_agent text := v_agents[1];
 BEGIN
-  IF cardinality(p_delegations) = 0 AND cardinality(v_agents) = 1 AND v_agent IS NOT NULL THEN
+  IF cardinality(p_delegations) = 0 AND cardinality(v_agents) >= 1 AND array_position(v_agents, NULL) IS NULL
+     AND (cardinality(v_agents) = 1 OR writ_citus_one_node(v_agents)) THEN
     RETURN QUERY SELECT * FROM writ_spend_read_agent(v_agent, p_delegations, p_agreements, p_spends);
   ELSE
     RETURN QUERY SELECT * FROM writ_spend_read_citus_here(p_delegations, p_agreements, p_spends);

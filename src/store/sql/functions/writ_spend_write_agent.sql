@@ -1,10 +1,36 @@
--- writ_spend_write_citus_here for rows of agent p_agent only, as a distributed function of the
--- agent (src/store/citus.ts): called from writ_spend_write_citus, Citus runs it on the worker
--- holding p_agent's shards (in the spend's transaction, force_delegation).
+-- writ_spend_write_citus_here for rows of agents whose shards are on one worker (each row's
+-- answer its agreement's agent's), as a distributed function of the first of them, p_agent
+-- (src/store/citus.ts): called from writ_spend_write_citus, Citus runs it on the worker holding
+-- p_agent's shards (in the spend's transaction, force_delegation). There each agent's rows (in
+-- id order) are written by its shard-group function (writ_citus_shard_fn 'write': set-based
+-- statements on the local shards, planned once per session by Postgres alone); when an agent's
+-- shards are not on this node, all rows by writ_spend_write_citus_here, through Citus.
 CREATE OR REPLACE FUNCTION writ_spend_write_agent(p_agent text, p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
+DECLARE v_agents text[] := ARRAY(SELECT DISTINCT x.ag FROM jsonb_to_recordset(p_rows) AS x(ag text) ORDER BY 1);
+  v_fns text[] := '{}';
+  v_fn text;
+  n int;
 BEGIN
-  RETURN QUERY SELECT * FROM writ_spend_write_citus_here(p_rows);
+  IF array_position(v_agents, NULL) IS NULL THEN
+    FOR n IN 1 .. cardinality(v_agents) LOOP
+      v_fn := writ_citus_shard_fn('write', v_agents[n]);
+      EXIT WHEN v_fn IS NULL;
+      v_fns := v_fns || v_fn;
+    END LOOP;
+  END IF;
+  IF cardinality(v_agents) = 0 OR cardinality(v_fns) < cardinality(v_agents) THEN
+    RETURN QUERY SELECT * FROM writ_spend_write_citus_here(p_rows);
+    RETURN;
+  END IF;
+  IF cardinality(v_agents) = 1 THEN
+    RETURN QUERY EXECUTE format('SELECT * FROM public.%I($1, $2)', v_fns[1]) USING v_agents[1], p_rows;
+    RETURN;
+  END IF;
+  FOR n IN 1 .. cardinality(v_agents) LOOP
+    RETURN QUERY EXECUTE format('SELECT * FROM public.%I($1, $2)', v_fns[n])
+      USING v_agents[n], (SELECT jsonb_agg(e.x ORDER BY e.k) FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS e(x, k) WHERE e.x->>'ag' = v_agents[n]);
+  END LOOP;
 END $$;
