@@ -47,9 +47,6 @@
  * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
  * BENCH_PROFILE=1 runs writ serve with --cpu-prof (profiles under the printed folder);
  * BENCH_ONLY=deny stops after (a) (to profile the DENY path alone); BENCH_ONLY=allow runs (b) alone.
- * BENCH_PGSS=1 with BENCH_ONLY=allow loads pg_stat_statements (nested statements counted) into
- * the embedded Postgres and prints, after (b), its top statements per ALLOW (execution µs, calls,
- * rows, WAL bytes): where Postgres spends an ALLOW's time.
  * Every child is stopped by its pid; the cluster is stopped and its folder removed at the end.
  *
  * Then, unless BENCH_CLUSTER=0, the cost of a synchronous replica: a two-node Patroni cluster
@@ -78,7 +75,7 @@
  * windows' counters in the spend transaction. Run it beside a run without to see their cost
  * (the goal for b/e with them is >= 0.7).
  *
- * BENCH_STATEMENTS=N (with (P)/(C)) loads pg_stat_statements on those nodes (track = all,
+ * BENCH_STATEMENTS=N (with (P)/(C), or with BENCH_ONLY=allow for (b)) loads pg_stat_statements on those nodes (track = all,
  * planning counted) and prints, per node, the N statements that took the most time (planning
  * and execution) during the closed loop, with their calls and time per ALLOW: where each
  * node's CPU goes.
@@ -145,8 +142,6 @@ const GOAL_ALLOW_RATIO = 0.6;
 const GOAL_ALLOW_RATIO_PERIODS = 0.7;
 const GOAL_HALF_P99_MS = 25;
 const PG_SETTINGS = { max_connections: "200", shared_buffers: "256MB" };
-/** BENCH_PGSS=1 (with BENCH_ONLY=allow): the embedded Postgres loads pg_stat_statements (nested statements too) and (b) prints where its time went, per ALLOW. */
-const PGSS = process.env.BENCH_PGSS === "1";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const DRIVER = fileURLToPath(new URL("./verify/driver.ts", import.meta.url));
 const ECHO = fileURLToPath(new URL("./verify/echo.ts", import.meta.url));
@@ -332,35 +327,6 @@ async function checkLedgers(url: string, agents: readonly SeededAgent[]): Promis
  * the database, then a CHECKPOINT, so the autovacuum and checkpoint the seeding (or the
  * previous scenario's rows) would start are not run during the measurement.
  */
-/**
- * BENCH_PGSS: with `allows` undefined, creates pg_stat_statements and resets it; else prints
- * its top statements (nested ones included) per ALLOW: calls, execution µs, rows, and the
- * blocks they dirtied and wrote to WAL.
- */
-async function statementStats(url: string, allows: number | undefined): Promise<void> {
-  const pool = createPool(url, { max: 1 });
-  try {
-    if (allows === undefined) {
-      await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-      await pool.query("SELECT pg_stat_statements_reset()");
-      return;
-    }
-    const { rows } = await pool.query<{ query: string; calls: string; ms: number; rows: string; wal: string; toplevel: boolean }>(
-      `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query, calls::text, total_exec_time AS ms, rows::text, wal_bytes::text AS wal, toplevel
-       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
-    );
-    console.log("pg_stat_statements per ALLOW (µs of execution, calls, rows, WAL bytes; top-level marked *):");
-    for (const r of rows) {
-      const per = (v: number) => fmt(v / allows, 2);
-      console.log(
-        `  ${fmt((r.ms * 1000) / allows, 1).padStart(7)} µs ${per(Number(r.calls)).padStart(6)} calls ${per(Number(r.rows)).padStart(6)} rows ${per(Number(r.wal)).padStart(8)} B ${r.toplevel ? "*" : " "} ${r.query}`,
-      );
-    }
-  } finally {
-    await pool.end();
-  }
-}
-
 async function settlePostgres(url: string): Promise<void> {
   const pool = createPool(url, { max: 1 });
   try {
@@ -392,7 +358,7 @@ async function main(): Promise<void> {
       dataDir,
       port: await freePort(),
       password: newPassword(),
-      serverSettings: PGSS ? { ...PG_SETTINGS, shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track": "all" } : PG_SETTINGS,
+      serverSettings: { ...PG_SETTINGS, ...statementSettings("pg_stat_statements") },
     });
     const dbUrl = pg.url("postgres");
     pgPid = postmasterPid(dataDir);
@@ -464,10 +430,15 @@ async function main(): Promise<void> {
     const snapshots1 = await snapshotReads(url);
     if (ONLY_ALLOW) {
       await settlePostgres(dbUrl);
-      if (PGSS) await statementStats(dbUrl, undefined);
+      const statsPool = STATEMENTS > 0 ? createPool(dbUrl, { max: 1 }) : undefined;
+      await statsPool?.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      await statsPool?.query("SELECT pg_stat_statements_reset()");
       const b = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
       console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, b));
-      if (PGSS) await statementStats(dbUrl, b.verdicts.ALLOW ?? 0);
+      if (statsPool) {
+        for (const l of await statementLines((q, v) => statsPool.query(q, v), "embedded Postgres", "(b)", b.verdicts.ALLOW ?? 0)) console.log(l);
+        await statsPool.end();
+      }
       return;
     }
     const deny = pooled(denyRuns);
@@ -706,26 +677,44 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
   }
 }
 
+/** BENCH_STATEMENTS: the settings that load pg_stat_statements (with the libraries `preload`) on a node, or none. */
+function statementSettings(preload: string): Record<string, string | number> {
+  return STATEMENTS > 0
+    ? { shared_preload_libraries: preload, "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on", "pg_stat_statements.max": 1000 }
+    : {};
+}
+
+type StatementRow = { calls: string; plan: number; exec: number; q: string };
+
+/** BENCH_STATEMENTS: one node's costliest statements since pg_stat_statements was reset, per ALLOW, as printed lines. */
+async function statementLines(
+  query: (sql: string, values: unknown[]) => Promise<{ rows: StatementRow[] }>,
+  name: string,
+  prefix: string,
+  allows: number,
+): Promise<string[]> {
+  const { rows } = await query(
+    // One line per statement whatever shard it names (a shard's table or function: name_<shard id>).
+    `SELECT sum(calls)::text AS calls, sum(total_plan_time) AS plan, sum(total_exec_time) AS exec, q FROM (
+       SELECT calls, total_plan_time, total_exec_time, regexp_replace(regexp_replace(query, '\\s+', ' ', 'g'), '_[0-9]{5,}(_[0-9a-f]{12})?', '_*', 'g') AS q
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())) x
+     GROUP BY q ORDER BY sum(total_plan_time) + sum(total_exec_time) DESC LIMIT $1`,
+    [STATEMENTS],
+  );
+  const out = [
+    `  ${prefix} ${name}: its ${rows.length} costliest statements (pg_stat_statements, track = all; wall time, nested calls counted in their callers too): calls, plan + exec us per ALLOW, statement (_*: any shard)`,
+  ];
+  for (const r of rows)
+    out.push(
+      `    ${r.calls.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`,
+    );
+  return out;
+}
+
 /** BENCH_STATEMENTS: each node's costliest statements of the closed loop (pg_stat_statements, reset before it). */
 async function topStatements(cluster: CitusCluster, nodes: readonly CitusNode[], prefix: string, allows: number): Promise<string[]> {
   const out: string[] = [];
-  for (const n of nodes) {
-    const { rows } = await cluster.withClient(
-      (k) =>
-        k.query<{ calls: string; plan: number; exec: number; q: string }>(
-          // One line per statement whatever shard it names (a shard's table or function: name_<shard id>).
-          `SELECT sum(calls)::text AS calls, sum(total_plan_time) AS plan, sum(total_exec_time) AS exec, q FROM (
-             SELECT calls, total_plan_time, total_exec_time, regexp_replace(regexp_replace(query, '\\s+', ' ', 'g'), '_[0-9]{5,}(_[0-9a-f]{12})?', '_*', 'g') AS q
-             FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())) x
-           GROUP BY q ORDER BY sum(total_plan_time) + sum(total_exec_time) DESC LIMIT $1`,
-          [STATEMENTS],
-        ),
-      n,
-    );
-    out.push(`  ${prefix} ${n.name}: its ${rows.length} costliest statements (pg_stat_statements, track = all; wall time, nested calls counted in their callers too): calls, plan + exec us per ALLOW, statement (_*: any shard)`);
-    for (const r of rows)
-      out.push(`    ${r.calls.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`);
-  }
+  for (const n of nodes) out.push(...(await statementLines((q, v) => cluster.withClient((k) => k.query<StatementRow>(q, v), n), n.name, prefix, allows)));
   return out;
 }
 
@@ -739,16 +728,17 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
   let plain: CitusCluster | undefined;
   let cluster: CitusCluster | undefined;
   try {
-    const stats = (preload: string): Record<string, string | number> =>
-      STATEMENTS > 0
-        ? { shared_preload_libraries: preload, "pg_stat_statements.track": "all", "pg_stat_statements.track_planning": "on", "pg_stat_statements.max": 1000 }
-        : {};
+    const stats = statementSettings;
     plain = await startCitusCluster({ tools, plain: true, parameters: { ...PG_SETTINGS, ...stats("pg_stat_statements") } });
     const p = await allowOn(plain, "pg15");
     await plain.stop();
     plain = undefined;
     const t0 = performance.now();
-    cluster = await startCitusCluster({ tools, workers: CITUS_WORKERS, parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") } });
+    cluster = await startCitusCluster({
+      tools,
+      workers: CITUS_WORKERS,
+      parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
+    });
     console.log("");
     console.log(
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
