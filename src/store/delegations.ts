@@ -40,6 +40,7 @@ import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
 import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
+import { CITUS_CATALOG_SQL, markAncestorsCitus, markRevokedCitus, withNoticesHere } from "./delegations-citus.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -108,8 +109,17 @@ interface StoredRow {
   revoked_at: Date | null;
 }
 
-const lockShared = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock_shared($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
-const lockExclusive = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
+/** The tree lock; true on a Citus cluster (read in the same statement: ./delegations-citus.ts). */
+const lockShared = async (q: Queryable) =>
+  (
+    await q.query<{ citus: boolean }>(`SELECT pg_advisory_xact_lock_shared($1::int, $2::int), ${CITUS_CATALOG_SQL}`, [
+      WRIT_LOCK_NAMESPACE,
+      DELEGATION_TREE_LOCK_ID,
+    ])
+  ).rows[0]?.citus === true;
+const lockExclusive = async (q: Queryable) =>
+  (await q.query<{ citus: boolean }>(`SELECT pg_advisory_xact_lock($1::int, $2::int), ${CITUS_CATALOG_SQL}`, [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]))
+    .rows[0]?.citus === true;
 
 /** Stores or updates `delegation` (see the module comment). Throws RecordStoreError RECORD_INVALID. */
 export async function upsertDelegation(q: Queryable, delegation: Delegation, opts: UpsertDelegationOptions = {}): Promise<UpsertDelegationResult> {
@@ -124,9 +134,35 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const parent = chainIds[chainIds.length - 1] ?? null;
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
-  await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  const citus = await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  const stored = { record, embedded, id, chainIds, parent };
+  if (!citus) return storeDelegation(q, delegation, stored, opts);
+  // On Citus the rows' change notices come from this session (./delegations-citus.ts).
+  return withNoticesHere(q, async () => {
+    const agents = new Set<string>();
+    return { out: await storeDelegation(q, delegation, stored, opts, agents), agents };
+  });
+}
+
+/**
+ * `upsertDelegation` once validated and locked. `written` (Citus only) collects the agents whose
+ * delegation or agreement rows this call writes.
+ */
+async function storeDelegation(
+  q: Queryable,
+  delegation: Delegation,
+  {
+    record,
+    embedded,
+    id,
+    chainIds,
+    parent,
+  }: { record: Omit<Delegation, "intent_agreement">; embedded: Delegation["intent_agreement"]; id: string; chainIds: string[]; parent: string | null },
+  opts: UpsertDelegationOptions,
+  written?: Set<string>,
+): Promise<UpsertDelegationResult> {
   // A link names a delegation of the child's organization only (docs/scale.md, "Organization-scoped ids").
-  const chainAgents = chainIds.length > 0 ? await markAncestors(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds) : [];
+  const chainAgents = chainIds.length > 0 ? await markAncestors(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds, written) : [];
   // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
   const { rows } = await q.query<StoredRow>(
     "SELECT generation::text AS generation, agent_id, chain_agents, record, org_id, revoked_at FROM delegations WHERE agent_id = $1 AND delegation_id = $2 FOR NO KEY UPDATE",
@@ -209,7 +245,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   let revoked = storedRevoked;
   let revocation: UpsertDelegationResult["revocation"];
   if (revoke) {
-    const r = await markRevoked(q, orgId, id, revoke);
+    const r = await markRevoked(q, orgId, id, revoke, written);
     if (r.ids.length > 0) revocation = { ...r, ...revoke, declared: !prior };
     revoked = true;
     generation += 1;
@@ -218,6 +254,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const out: UpsertDelegationResult = { delegationId: id, generation, created, changed, revoked };
   if (revocation) out.revocation = revocation;
   if (embedded) out.agreement = await upsertAgreement(q, embedded, { delegationId: id, orgId, agentId: record.agent.agent_id });
+  if (written && (changed || out.agreement?.changed || out.agreement?.created)) written.add(record.agent.agent_id);
   return out;
 }
 
@@ -228,13 +265,17 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
  * Returns the agent of each link, in the order of `ids` (null: not stored), the child's
  * `chain_agents` (migrations/0321_chain_agents.sql).
  */
-async function markAncestors(q: Queryable, orgId: string | null, ids: readonly string[]): Promise<(string | null)[]> {
+async function markAncestors(q: Queryable, orgId: string | null, ids: readonly string[], written?: Set<string>): Promise<(string | null)[]> {
   const { rows: links } = await q.query<{ delegation_id: string; agent_id: string; marked: boolean }>(
     "SELECT delegation_id, agent_id, has_descendants AS marked FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2",
     [ids, orgId],
   );
   const agents = ids.map((id) => links.find((l) => l.delegation_id === id)?.agent_id ?? null);
   if (links.every((l) => l.marked)) return agents;
+  if (written) {
+    for (const a of await markAncestorsCitus(q, ids, links)) written.add(a);
+    return agents;
+  }
   await q.query(
     `WITH locked AS (
        SELECT agent_id, delegation_id FROM delegations WHERE delegation_id = ANY($1::text[]) AND org_id IS NOT DISTINCT FROM $2 AND NOT has_descendants
@@ -258,8 +299,12 @@ async function declaredOrg(q: Queryable, agentId: string, id: string, orgId: str
  * newly revoked ids with NOTIFY `{kind: "delegation", ids}` when the transaction commits.
  */
 export async function revokeDelegation(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
-  await lockExclusive(q);
-  return markRevoked(q, orgId, id, acts);
+  if (!(await lockExclusive(q))) return markRevoked(q, orgId, id, acts);
+  // On Citus the rows' change notices come from this session (./delegations-citus.ts).
+  return withNoticesHere(q, async () => {
+    const agents = new Set<string>();
+    return { out: await markRevoked(q, orgId, id, acts, agents), agents };
+  });
 }
 
 /** The key of an organization in `delegation_revocations` and in announcements: '' for none. */
@@ -269,10 +314,18 @@ export function revocationScope(orgId: string | null | undefined): string {
 
 /**
  * The revocation itself. The caller holds the tree lock: exclusively for a new revocation;
- * shared suffices for marking a row under an already committed one.
+ * shared suffices for marking a row under an already committed one. `written` (Citus only)
+ * collects the agents whose rows it marks: there the subtree is found level by level
+ * (./delegations-citus.ts).
  */
-async function markRevoked(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
+async function markRevoked(q: Queryable, orgId: string | null, id: string, acts: RevocationActs, written?: Set<string>): Promise<RevokeResult> {
   const scope = revocationScope(orgId);
+  if (written) {
+    const r = await markRevokedCitus(q, scope, id, acts);
+    for (const a of r.agents) written.add(a);
+    if (r.ids.length > 0) await announceRevoked(q, "delegation", r.ids, scope);
+    return { ids: r.ids, found: r.found };
+  }
   // Everything within the organization `scope` only: the id, its descendants by chain and by parent.
   const { rows } = await q.query<{ found: boolean; marked: string[]; recorded: string[] }>(
     `WITH RECURSIVE sub(agent_id, delegation_id) AS (
