@@ -32,15 +32,23 @@ import type { Queryable } from "./pool.js";
 export const CITUS_CATALOG_SQL = "to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL AS citus";
 
 /**
- * Runs `fn` with the per-agent tables' triggers silent (see the module comment); `fn` returns
- * the agents whose rows it wrote, each notified from this session. On a failure the transaction
- * is aborted and nothing is sent.
+ * Runs `fn` with the per-agent tables' triggers silent (see the module comment); `fn` adds the
+ * agents whose rows it writes to `agents`, each notified from this session. When `fn` throws,
+ * the setting is cleared and the notices sent as far as the transaction still takes
+ * statements (an aborted one commits nothing, so it needs none), and the error is rethrown.
  */
-export async function withNoticesHere<T>(q: Queryable, fn: () => Promise<{ out: T; agents: Iterable<string> }>): Promise<T> {
+export async function withNoticesHere<T>(q: Queryable, fn: (agents: Set<string>) => Promise<T>): Promise<T> {
+  const agents = new Set<string>();
+  const done = () => q.query("SET LOCAL writ.notices_from = ''; SET LOCAL citus.propagate_set_commands TO DEFAULT").then(() => notifyAgentsHere(q, agents));
   await q.query("SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL writ.notices_from = 'coordinator'");
-  const { out, agents } = await fn();
-  await q.query("SET LOCAL writ.notices_from = ''");
-  await notifyAgentsHere(q, agents);
+  let out: T;
+  try {
+    out = await fn(agents);
+  } catch (e) {
+    await done().catch(() => {});
+    throw e;
+  }
+  await done();
   return out;
 }
 

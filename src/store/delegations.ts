@@ -21,6 +21,9 @@
  *   child's organization only.
  * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
  *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
+ * - On a Citus cluster (the tree lock's statement says so) the subtree and a chain's marks are
+ *   written row by row by key, and the rows' change notices come from the coordinator's session
+ *   (./delegations-citus.ts); plain Postgres runs the statements below.
  * - A record with a chain marks every stored ancestor `has_descendants` (migrations/
  *   0240_chain_budgets.sql), before it touches its own row and locking them root first (the
  *   lock order of ./ledger/index.ts): from then on an ancestor's cumulative total is its whole
@@ -138,10 +141,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const stored = { record, embedded, id, chainIds, parent };
   if (!citus) return storeDelegation(q, delegation, stored, opts);
   // On Citus the rows' change notices come from this session (./delegations-citus.ts).
-  return withNoticesHere(q, async () => {
-    const agents = new Set<string>();
-    return { out: await storeDelegation(q, delegation, stored, opts, agents), agents };
-  });
+  return withNoticesHere(q, (agents) => storeDelegation(q, delegation, stored, opts, agents));
 }
 
 /**
@@ -301,10 +301,7 @@ async function declaredOrg(q: Queryable, agentId: string, id: string, orgId: str
 export async function revokeDelegation(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
   if (!(await lockExclusive(q))) return markRevoked(q, orgId, id, acts);
   // On Citus the rows' change notices come from this session (./delegations-citus.ts).
-  return withNoticesHere(q, async () => {
-    const agents = new Set<string>();
-    return { out: await markRevoked(q, orgId, id, acts, agents), agents };
-  });
+  return withNoticesHere(q, (agents) => markRevoked(q, orgId, id, acts, agents));
 }
 
 /** The key of an organization in `delegation_revocations` and in announcements: '' for none. */
