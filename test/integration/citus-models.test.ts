@@ -60,11 +60,13 @@ describe.skipIf(tools === null)("the money model on a Citus cluster (two writ se
     async () => {
       let runs = 0;
       let commands = 0;
+      const steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
       await fc.assert(
         fc.asyncProperty(moneyCommands(MONEY.commands), async (cmds) => {
           const model = await runMoneyModel(sys, cmds);
           runs++;
           commands += model.actions.length;
+          for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
         }),
         { numRuns: MONEY.runs, interruptAfterTimeLimit: MONEY.seconds * 1000, markInterruptAsFailure: false, endOnFailure: true },
       );
@@ -72,7 +74,7 @@ describe.skipIf(tools === null)("the money model on a Citus cluster (two writ se
       expect(commands).toBeGreaterThan(0);
       // Delegations were revoked on the cluster (the model revokes through DELETE /svc/delegations/{id}).
       expect(await revocationMarkers(w)).toBeGreaterThan(0);
-      console.log(`money model on Citus: ${runs} runs, ${commands} verify actions`);
+      console.log(`money model on Citus: ${runs} runs, ${commands} verify actions, hold steps ${JSON.stringify(steps)}`);
     },
     (MONEY.seconds + 90) * 1000,
   );
