@@ -24,8 +24,14 @@ import { mandate, startVerifyWorld, storeAgreement, untilAllowing, type VerifyWo
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
 // beside the repository, WRIT_CITUS_SOURCE): .ci/run builds it, so in CI these tests run.
 const tools = provisionCitus();
-// Vitest runs each test file in a process of its own (pool: forks): the setting stays in this file.
+// Vitest runs each test file in a process of its own (pool: forks); the setting is restored
+// after this file all the same.
+const before = process.env.WRIT_TEST_CITUS;
 process.env.WRIT_TEST_CITUS = "1";
+afterAll(() => {
+  if (before === undefined) delete process.env.WRIT_TEST_CITUS;
+  else process.env.WRIT_TEST_CITUS = before;
+});
 
 /** Bounds of each model here: runs, commands per run, seconds. */
 const MONEY = { runs: 6, commands: 30, seconds: 45 };
