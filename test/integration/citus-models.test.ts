@@ -35,7 +35,7 @@ afterAll(() => {
 
 /** Bounds of each model here: runs, commands per run, seconds. */
 const MONEY = { runs: 6, commands: 30, seconds: 45 };
-const ADVERSARY = { runs: 6, commands: 25, seconds: 45 };
+const ADVERSARY = { runs: 10, commands: 30, seconds: 45 };
 
 const revocationMarkers = async (w: VerifyWorld) =>
   (await w.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations")).rows[0]?.n ?? 0;
