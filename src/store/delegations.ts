@@ -21,6 +21,9 @@
  *   child's organization only.
  * - Upserts and revocations of delegations serialise on one advisory lock (shared for upserts,
  *   exclusive for revocations), so a child stored while its parent is revoked is never missed.
+ * - On a Citus cluster (the tree lock's statement says so) the subtree is written row by row
+ *   by key, and the rows' change notices come from the coordinator's session
+ *   (./delegations-citus.ts); plain Postgres runs the statements below.
  * - A record with a chain stores the agent of each stored link (`chain_agents`); an ancestor's
  *   cumulative total is its whole subtree's spend, its descendants' kept as a running total on
  *   its own row key (./ledger/chain-spend.ts: a child re-declared under other stored links
@@ -41,6 +44,7 @@ import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import type { Queryable } from "./pool.js";
 import { RecordStoreError } from "./record-errors.js";
 import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
+import { CITUS_CATALOG_SQL, markRevokedCitus, withNoticesHere } from "./delegations-citus.js";
 import { announceRevoked, MAX_ID_LENGTH } from "./revocation/announce.js";
 
 /**
@@ -109,8 +113,17 @@ interface StoredRow {
   revoked_at: Date | null;
 }
 
-const lockShared = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock_shared($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
-const lockExclusive = (q: Queryable) => q.query("SELECT pg_advisory_xact_lock($1::int, $2::int)", [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]);
+/** The tree lock; true on a Citus cluster (read in the same statement: ./delegations-citus.ts). */
+const lockShared = async (q: Queryable) =>
+  (
+    await q.query<{ citus: boolean }>(`SELECT pg_advisory_xact_lock_shared($1::int, $2::int), ${CITUS_CATALOG_SQL}`, [
+      WRIT_LOCK_NAMESPACE,
+      DELEGATION_TREE_LOCK_ID,
+    ])
+  ).rows[0]?.citus === true;
+const lockExclusive = async (q: Queryable) =>
+  (await q.query<{ citus: boolean }>(`SELECT pg_advisory_xact_lock($1::int, $2::int), ${CITUS_CATALOG_SQL}`, [WRIT_LOCK_NAMESPACE, DELEGATION_TREE_LOCK_ID]))
+    .rows[0]?.citus === true;
 
 /** Stores or updates `delegation` (see the module comment). Throws RecordStoreError RECORD_INVALID. */
 export async function upsertDelegation(q: Queryable, delegation: Delegation, opts: UpsertDelegationOptions = {}): Promise<UpsertDelegationResult> {
@@ -125,7 +138,30 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const parent = chainIds[chainIds.length - 1] ?? null;
 
   // A record that revokes itself must not race a child stored concurrently: take the lock exclusively.
-  await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  const citus = await (record.status === "revoked" ? lockExclusive(q) : lockShared(q));
+  const stored = { record, embedded, id, chainIds, parent };
+  if (!citus) return storeDelegation(q, delegation, stored, opts);
+  // On Citus the rows' change notices come from this session (./delegations-citus.ts).
+  return withNoticesHere(q, (agents) => storeDelegation(q, delegation, stored, opts, agents));
+}
+
+/**
+ * `upsertDelegation` once validated and locked. `written` (Citus only) collects the agents whose
+ * delegation or agreement rows this call writes.
+ */
+async function storeDelegation(
+  q: Queryable,
+  delegation: Delegation,
+  {
+    record,
+    embedded,
+    id,
+    chainIds,
+    parent,
+  }: { record: Omit<Delegation, "intent_agreement">; embedded: Delegation["intent_agreement"]; id: string; chainIds: string[]; parent: string | null },
+  opts: UpsertDelegationOptions,
+  written?: Set<string>,
+): Promise<UpsertDelegationResult> {
   // A link names a delegation of the child's organization only (docs/scale.md, "Organization-scoped ids").
   const chainAgents = chainIds.length > 0 ? await chainLinkAgents(q, await declaredOrg(q, record.agent.agent_id, id, opts.orgId), chainIds) : [];
   // The row is read by its key (agent_id, delegation_id); the claim in record_ids says whether another agent holds the id.
@@ -195,7 +231,8 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
       canonicalJson(stored.record) !== canonicalJson(record) || stored.org_id !== orgId || canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents);
     generation = Number(stored.generation);
     // Another stored chain above it: its agreements' totals leave the old links' running totals and join the new ones' (./ledger/chain-spend.ts).
-    const rechained = canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents) || canonicalJson(storedChainIds(stored.record)) !== canonicalJson(chainIds);
+    const rechained =
+      canonicalJson(stored.chain_agents) !== canonicalJson(chainAgents) || canonicalJson(storedChainIds(stored.record)) !== canonicalJson(chainIds);
     if (rechained) await moveChainSpend(q, record.agent.agent_id, { delegationId: id }, -1);
     if (changed) {
       const upd = await q.query<{ generation: string }>(
@@ -214,7 +251,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   let revoked = storedRevoked;
   let revocation: UpsertDelegationResult["revocation"];
   if (revoke) {
-    const r = await markRevoked(q, orgId, id, revoke);
+    const r = await markRevoked(q, orgId, id, revoke, written);
     if (r.ids.length > 0) revocation = { ...r, ...revoke, declared: !prior };
     revoked = true;
     generation += 1;
@@ -223,6 +260,7 @@ export async function upsertDelegation(q: Queryable, delegation: Delegation, opt
   const out: UpsertDelegationResult = { delegationId: id, generation, created, changed, revoked };
   if (revocation) out.revocation = revocation;
   if (embedded) out.agreement = await upsertAgreement(q, embedded, { delegationId: id, orgId, agentId: record.agent.agent_id });
+  if (written && (changed || out.agreement?.changed || out.agreement?.created)) written.add(record.agent.agent_id);
   return out;
 }
 
@@ -259,8 +297,9 @@ async function declaredOrg(q: Queryable, agentId: string, id: string, orgId: str
  * newly revoked ids with NOTIFY `{kind: "delegation", ids}` when the transaction commits.
  */
 export async function revokeDelegation(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
-  await lockExclusive(q);
-  return markRevoked(q, orgId, id, acts);
+  if (!(await lockExclusive(q))) return markRevoked(q, orgId, id, acts);
+  // On Citus the rows' change notices come from this session (./delegations-citus.ts).
+  return withNoticesHere(q, (agents) => markRevoked(q, orgId, id, acts, agents));
 }
 
 /** The key of an organization in `delegation_revocations` and in announcements: '' for none. */
@@ -270,10 +309,18 @@ export function revocationScope(orgId: string | null | undefined): string {
 
 /**
  * The revocation itself. The caller holds the tree lock: exclusively for a new revocation;
- * shared suffices for marking a row under an already committed one.
+ * shared suffices for marking a row under an already committed one. `written` (Citus only)
+ * collects the agents whose rows it marks: there the subtree is found level by level
+ * (./delegations-citus.ts).
  */
-async function markRevoked(q: Queryable, orgId: string | null, id: string, acts: RevocationActs): Promise<RevokeResult> {
+async function markRevoked(q: Queryable, orgId: string | null, id: string, acts: RevocationActs, written?: Set<string>): Promise<RevokeResult> {
   const scope = revocationScope(orgId);
+  if (written) {
+    const r = await markRevokedCitus(q, scope, id, acts);
+    for (const a of r.agents) written.add(a);
+    if (r.ids.length > 0) await announceRevoked(q, "delegation", r.ids, scope);
+    return { ids: r.ids, found: r.found };
+  }
   // Everything within the organization `scope` only: the id, its descendants by chain and by parent.
   const { rows } = await q.query<{ found: boolean; marked: string[]; recorded: string[] }>(
     `WITH RECURSIVE sub(agent_id, delegation_id) AS (

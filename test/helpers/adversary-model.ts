@@ -1145,15 +1145,18 @@ function expectPeriodLines(
   payments: readonly Allow[],
   limits: readonly WindowLimit[],
   tz: string,
-  nowMs: number,
+  [fromMs, toMs]: readonly [number, number],
   who: string,
 ) {
   expect(lines?.length, `${who}: the read API's period lines`).toBe(limits.length);
   limits.forEach((l, i) => {
     const line = (lines as PeriodLineJson[])[i] as PeriodLineJson;
-    const u = usageAt(payments, l, tz, nowMs);
-    const ctx = `${who}: the read API's ${l.period ?? l.rolling ?? ""} line at ${iso(nowMs)}: ${JSON.stringify(line)}`;
-    expect({ spent: toMinor(line.spent, "USD"), count: line.count }, ctx).toEqual({ spent: u.spent, count: u.count });
+    // The service read at an instant between fromMs and toMs (a window may turn in between:
+    // then the line is either end's usage).
+    const seen = { spent: toMinor(line.spent, "USD"), count: line.count };
+    const ends = [fromMs, toMs].map((t) => usageAt(payments, l, tz, t)).map((u) => ({ spent: u.spent, count: u.count }));
+    const ctx = `${who}: the read API's ${l.period ?? l.rolling ?? ""} line between ${iso(fromMs)} and ${iso(toMs)}: ${JSON.stringify(line)}`;
+    expect(seen, ctx).toEqual(ends.find((u) => u.spent === seen.spent && u.count === seen.count) ?? ends[1]);
   });
 }
 
@@ -1198,11 +1201,12 @@ export async function checkAdversaryInvariants(m: AdversaryModel, s: AdversarySy
     }
     // The read API shows the windows the spend transaction checks: the intent's, and for a
     // root grant's agreement the grant's own, which count its sub-delegation's spend too.
+    const asked = s.clock.now();
     const read = await call(s.w.server.url, "GET", `/v1/agreements/${a.id}`, s.w.operatorKey);
     if (!(read.status === 404 && a.root === null) && !(read.status === 404 && a.name === "gb")) {
       expect(read.status, `${a.name}: ${JSON.stringify(read.body)}`).toBe(200);
       const budget = read.body.budget as { intents: { periods?: PeriodLineJson[] }[]; delegation?: { periods?: PeriodLineJson[] } };
-      const now = s.clock.now();
+      const now = [asked, s.clock.now()] as const;
       const own = m.allows.filter((x) => x.agreement === a);
       expectPeriodLines(budget.intents[0]?.periods, own, MANDATE_LIMITS, MANDATE_TZ, now, `${a.name} (intent ${a.intent.id})`);
       const root = a.name === "gb" ? undefined : a.root;

@@ -24,7 +24,8 @@ import { createPool } from "../../src/store/pool.js";
 import { recordAllowedSpend, recordAllowedSpends } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
-import { action, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
+import { PRINCIPAL } from "../fixtures/records.js";
+import { action, HOUR, iso, mandate, paymentParty, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
 
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
 // beside the repository, WRIT_CITUS_SOURCE): .ci/run builds it, so in CI these tests run.
@@ -482,6 +483,118 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }, 120_000);
 
   // It stops a worker (and starts it again).
+  it("revokes a delegation and its cascade to other agents' delegations on both workers: the rows and the markers written in one two-phase commit, the notices sent from the coordinator, the other process refusing at once", async () => {
+    const [a, b] = serves as [ServeProcess, ServeProcess];
+    const workerOf = async (agentId: string) =>
+      (
+        await pool.query<{ port: number }>(
+          "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations', $1::text)",
+          [agentId],
+        )
+      ).rows[0]?.port;
+    // A parent agent, then sub-agents until the subtree has a row on each worker (bounded).
+    const parent = (await world.registerAgent(world.operatorKey)).agent_id;
+    const subs: string[] = [];
+    for (let i = 0; i < 16 && (subs.length < 2 || new Set(await Promise.all([parent, ...subs].map(workerOf))).size < 2); i++) {
+      subs.push((await world.registerAgent(world.operatorKey)).agent_id);
+    }
+    const ports = new Set(await Promise.all([parent, ...subs].map(workerOf)));
+    expect(ports.size).toBe(2);
+    const now = Date.now();
+    // Level n expires an hour before level n - 1 (a child never widens its parent).
+    const expires = (level: number) => iso(now + (24 - level) * HOUR);
+    const root = await storeAgreement(
+      { ...world, agentId: parent },
+      { mandates: [mandate(parent, "i1", { maximum_amount: 10, cumulative_maximum: 1000 })], delegation: { over: { expires_at: expires(0) } } },
+    );
+    const link = (id: string, agentId: string, level: number) => ({
+      delegation_id: id,
+      delegator: { ...PRINCIPAL },
+      delegate: { agent_id: agentId },
+      delegated_at: iso(now - 2 * HOUR),
+      expires_at: expires(level),
+      scope: { currency: "USD" },
+    });
+    // Each sub-agent's delegation is a child of the one before it: the chain grows by a link per level.
+    const chain = [link(root.delegationId as string, parent, 0)];
+    const ids = [root.delegationId as string];
+    for (const [i, sub] of subs.entries()) {
+      const d = await storeAgreement(
+        { ...world, agentId: sub },
+        {
+          mandates: [mandate(sub, "i1", { maximum_amount: 10, cumulative_maximum: 1000 })],
+          delegation: { over: { delegation_chain: [...chain], expires_at: expires(i + 1) } },
+        },
+      );
+      chain.push(link(d.delegationId as string, sub, i + 1));
+      ids.push(d.delegationId as string);
+    }
+    // Both processes hold every agent's snapshot.
+    for (const s of serves) for (const agent of [parent, ...subs]) await untilAllowing(s.url, agent, world.operatorKey);
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: cluster.url() }); // the coordinator only
+    await listener.connect();
+    try {
+      listener.on("notification", (n) => heard.push(`${n.channel} ${String(n.payload)}`));
+      await listener.query("LISTEN writ_changes; LISTEN writ_revocations");
+      const r = await call(a.url, "DELETE", `/svc/delegations/${root.delegationId as string}`, admin, { reason: "citus cascade" });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ revoked: true, revoked_ids: [...ids].sort() });
+      await listener.query("SELECT 1"); // the notices (sent at the revocation's commit) arrive before this answer
+      await expect.poll(() => heard.length, { timeout: 5000, interval: 20 }).toBeGreaterThanOrEqual(subs.length + 2);
+      // Each revoked row's agent is notified from the coordinator, and so are the revoked ids.
+      for (const agent of [parent, ...subs]) expect(heard).toContain(`writ_changes agent:${agent}`);
+      expect(
+        heard
+          .filter((h) => h.startsWith("writ_revocations "))
+          .flatMap((h) => (JSON.parse(h.slice(17)) as { ids: string[] }).ids)
+          .sort(),
+      ).toEqual([...ids].sort());
+    } finally {
+      await listener.end();
+    }
+    // The other process refuses every agent of the subtree at once (bounded polling, not a sleep).
+    for (const agent of [parent, ...subs]) {
+      let last: Answer | null = null;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline) {
+        last = await call(b.url, "POST", "/v1/verify", world.operatorKey, { agent_id: agent, action: action({ amount: 1 }) });
+        if (last.body.verdict !== "ALLOW") break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(last?.body, agent).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_REVOKED"] });
+    }
+    // The rows are revoked on their workers, and every node's copy of the markers holds the ids.
+    const rows = await pool.query<{ id: string; status: string }>(
+      "SELECT delegation_id AS id, status FROM delegations WHERE delegation_id = ANY($1::text[]) ORDER BY 1",
+      [ids],
+    );
+    expect(rows.rows).toEqual([...ids].sort().map((id) => ({ id, status: "revoked" })));
+    for (const node of [cluster.coordinator, ...cluster.workers]) {
+      const n = await cluster.withClient(
+        (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations WHERE delegation_id = ANY($1::text[])", [ids]),
+        node,
+      );
+      expect(n.rows[0]?.n, node.name).toBe(ids.length);
+    }
+    // A repeat revokes nothing; a delegation declared under the revoked root is stored revoked, and so is one declared revoked.
+    const again = await call(b.url, "DELETE", `/svc/delegations/${root.delegationId as string}`, admin, {});
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toMatchObject({ revoked: false, revoked_ids: [] });
+    const late = await storeAgreement(
+      { ...world, agentId: subs[0] as string },
+      {
+        mandates: [mandate(subs[0] as string, "i2")],
+        delegation: { over: { delegation_chain: [chain[0] as (typeof chain)[number]], expires_at: expires(1) } },
+      },
+    );
+    const declared = await storeAgreement({ ...world, agentId: parent }, { mandates: [mandate(parent, "i3")], delegation: { over: { status: "revoked" } } });
+    const states = await pool.query<{ status: string }>("SELECT status FROM delegations WHERE delegation_id = ANY($1::text[])", [
+      [late.delegationId, declared.delegationId],
+    ]);
+    expect(states.rows.map((x) => x.status)).toEqual(["revoked", "revoked"]);
+  }, 120_000);
+
   it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {
     const [, b] = serves as [ServeProcess, ServeProcess];
     const worker = cluster.workers[0] as CitusCluster["workers"][number];
