@@ -63,10 +63,26 @@ const OLD: Record<RetentionTable, string> = {
   period_events: "keep_until < cutoff",
 };
 
-/** Deletes at most $2 old rows of `table`; $1 is the table's days. */
+/** Each table's key: the columns a batch's rows are deleted by. */
+const KEY: Record<RetentionTable, string> = {
+  verify_decisions: "agent_id, action_id",
+  webhook_outbox: "id",
+  portal_sign_in_tokens: "token_hash",
+  portal_sessions: "session_hash",
+  approvals: "approval_id",
+  period_events: "agent_id, agreement_id, action_id, owner",
+};
+
+/**
+ * Deletes at most $2 old rows of `table` by their key; $1 is the table's days. Not by `ctid`:
+ * a Citus cluster refuses a delete by `ctid` on a distributed table (`verify_decisions` and
+ * `period_events` are distributed by agent, docs/scale.md), and runs this one on every shard
+ * with the keys the subquery found.
+ */
 function deleteSql(table: RetentionTable): string {
   const old = OLD[table].replaceAll("cutoff", "(now() - make_interval(days => $1::int))");
-  return `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${table} WHERE ${old} LIMIT $2::int))`;
+  const key = KEY[table];
+  return `DELETE FROM ${table} WHERE (${key}) IN (SELECT ${key} FROM ${table} WHERE ${old} LIMIT $2::int)`;
 }
 
 /** One pass over every table (see the module comment). */

@@ -21,6 +21,7 @@ import { isDbUnavailable } from "../../src/store/db-errors.js";
 import { AGENT_SNAPSHOT_SQL } from "../../src/store/verify-reads.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
+import { pruneOnce } from "../../src/store/retention.js";
 import { recordAllowedSpend, recordAllowedSpends } from "../../src/store/ledger/index.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
@@ -594,6 +595,32 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     ]);
     expect(states.rows.map((x) => x.status)).toEqual(["revoked", "revoked"]);
   }, 120_000);
+
+  it("prunes old decisions and period events on every shard (deleted by key, never by ctid, which Citus refuses on a distributed table)", async () => {
+    const old = (agent: string, action: string, days: number) =>
+      pool.query(
+        `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, created_at)
+         VALUES ($1, $2, NULL, $3, '{"verdict":"DENY"}', now() - make_interval(days => $4::int))`,
+        [agent, action, `sha256:${"0".repeat(64)}`, days],
+      );
+    // Agents spread over both workers' shards: old rows on each, and one fresh row that stays.
+    for (let i = 0; i < 8; i++) await old(`agent-prune-${i}`, "old", 40);
+    await old("agent-prune-0", "fresh", 1);
+    await pool.query(
+      `INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until)
+       SELECT 'agent-prune-' || i, 'agr-prune', 'old', '["intent","agent-prune-' || i || '","agr-prune","i1"]', 'USD', now() - interval '3 days', 1, 1, '[]', now() - interval '1 day'
+       FROM generate_series(0, 7) i`,
+    );
+    const r = await pruneOnce(pool, { decisionDays: 30, webhookDays: 30, batchSize: 3 });
+    expect(r.busy).toBe(false);
+    expect(r.deleted.verify_decisions).toBe(8);
+    expect(r.deleted.period_events).toBe(8);
+    const { rows } = await pool.query<{ agent_id: string; action_id: string }>(
+      "SELECT agent_id, action_id FROM verify_decisions WHERE agent_id LIKE 'agent-prune-%'",
+    );
+    expect(rows).toEqual([{ agent_id: "agent-prune-0", action_id: "fresh" }]);
+    expect((await pool.query("SELECT 1 FROM period_events WHERE agent_id LIKE 'agent-prune-%'")).rowCount).toBe(0);
+  });
 
   it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {
     const [, b] = serves as [ServeProcess, ServeProcess];
