@@ -56,7 +56,14 @@ async function grant(pool: Pool, orgId: string, agentId: string, chain: Delegati
   const publicKey = generateSigner().publicJwk;
   const r = await insertAgent(
     pool,
-    { agent_id: agentId, org_id: orgId, principal_id: "prn_bench", verification_level: "operator_verified", public_key: publicKey, fingerprint: keyId(publicKey) },
+    {
+      agent_id: agentId,
+      org_id: orgId,
+      principal_id: "prn_bench",
+      verification_level: "operator_verified",
+      public_key: publicKey,
+      fingerprint: keyId(publicKey),
+    },
     new Date(now),
   );
   if (!r.ok) throw new Error(`agent ${agentId}: ${r.conflict} taken`);

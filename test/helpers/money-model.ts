@@ -32,7 +32,8 @@ import { toMinor } from "../../src/core/money/index.js";
 import { loadAgreementWithLedger } from "../../src/store/agreements-read.js";
 import { expireHolds, spendTotals } from "../../src/store/ledger/index.js";
 import type { VerifyWorld } from "./verify-world.js";
-import { mandate, storeAgreement, uid } from "./verify-world.js";
+import { mandate, startVerifyWorld, storeAgreement, uid, untilAllowing } from "./verify-world.js";
+import { startServeProcess, type ServeProcess } from "./serve-process.js";
 import { expectHoldStep, type Hold } from "./hold-model.js";
 
 /** An HTTP answer. */
@@ -529,4 +530,65 @@ export async function runMoneyModel(sys: ModelSystem, commands: Iterable<Cmd>): 
   await fc.asyncModelRun(() => ({ model, real: sys }), checked);
   await checkLedgers(model, sys);
   return model;
+}
+
+/**
+ * The system the money model runs against: a verify world, two `writ serve` processes on its
+ * database (whatever createTestDatabase made: one Postgres, or a Citus cluster with
+ * WRIT_TEST_CITUS=1), an agent allowed on both, and a payment party of no agreement.
+ */
+export async function startMoneySystem(): Promise<{ sys: ModelSystem; stop: () => Promise<void> }> {
+  const w = await startVerifyWorld();
+  const children: ServeProcess[] = [];
+  const stop = async () => {
+    for (const c of children) await c.stop("SIGTERM", 10_000).catch(() => {});
+    await w.close();
+  };
+  try {
+    const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
+    children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
+    const { agent_id } = await w.registerAgent(w.operatorKey);
+    await storeAgreement(w, { mandates: [mandate(agent_id, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
+    await Promise.all(children.map((c) => untilAllowing(c.url, agent_id, w.operatorKey)));
+    const stranger = await w.createOrg("processor_psp");
+    return { sys: { w, urls: children.map((c) => c.url), strangerKey: (await w.issueKey(stranger)).token }, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** Bounds of a money model check: runs, commands per run, seconds; a failure fast-check printed to replay. */
+export interface MoneyCheck {
+  runs: number;
+  commands: number;
+  seconds: number;
+  seed?: number;
+  path?: string;
+}
+
+/** Runs the money model within `c`'s bounds; how many runs and verify actions it made, and the hold steps appended. */
+export async function checkMoneyModel(
+  sys: ModelSystem,
+  c: MoneyCheck,
+): Promise<{ runs: number; commands: number; steps: { captured: number; voided: number; refunded: number; expired: number } }> {
+  let runs = 0;
+  let commands = 0;
+  const steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
+  await fc.assert(
+    fc.asyncProperty(moneyCommands(c.commands), async (cmds) => {
+      const model = await runMoneyModel(sys, cmds);
+      runs++;
+      commands += model.actions.length;
+      for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
+    }),
+    {
+      numRuns: c.runs,
+      interruptAfterTimeLimit: c.seconds * 1000,
+      markInterruptAsFailure: false,
+      endOnFailure: true,
+      ...(c.seed !== undefined ? { seed: c.seed, ...(c.path !== undefined ? { path: c.path } : {}) } : {}),
+    },
+  );
+  return { runs, commands, steps };
 }

@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
-import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { upsertDelegation } from "../../src/store/delegations.js";
 import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
 import { MIGRATIONS_DIR } from "../../src/store/migrate.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { action, delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
+import { newGrant, payGrant, storedDelegation, type Grant } from "../helpers/chain-grants.js";
+import { delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -25,34 +26,13 @@ afterAll(async () => {
   await w?.close();
 });
 
-interface Grant {
-  agentId: string;
-  agreementId: string;
-  delegationId: string;
-  record: Delegation;
-  agreement: Parameters<typeof upsertAgreement>[1];
-}
-
-async function stored(id: string, agentId: string): Promise<Delegation> {
-  const d = await loadDelegation(w.db.pool, id, agentId);
-  if (!d) throw new Error(`delegation ${id} is not stored`);
-  return d.record;
-}
-
-async function grant(scope: Partial<Scope>, over: Partial<Delegation> = {}, id?: string): Promise<Grant> {
-  const { agent_id } = await w.registerAgent(w.operatorKey);
-  const s = await storeAgreement(w, {
-    mandates: [mandate(agent_id, "i1", { maximum_amount: 100, cumulative_maximum: 1000 })],
-    delegation: { scope, over, ...(id !== undefined ? { id } : {}) },
-  });
-  const delegationId = s.delegationId as string;
-  return { agentId: agent_id, agreementId: s.agreementId, delegationId, record: await stored(delegationId, agent_id), agreement: s.agreement };
-}
+const grant = (scope: Partial<Scope>, over: Partial<Delegation> = {}, id?: string): Promise<Grant> =>
+  newGrant(w, scope, { maximum: 100, cumulative: 1000, over, ...(id !== undefined ? { id } : {}) });
 
 const childOf = (parent: Delegation, scope: Partial<Scope> = { cumulative_maximum: 100 }) =>
   grant(scope, { delegation_chain: [parentLink(parent)], expires_at: parent.expires_at }, uid("del-child"));
 
-const pay = (g: Grant, amount: number) => w.verify({ agent_id: g.agentId, agreement_id: g.agreementId, action: action({ amount }) });
+const pay = (g: Grant, amount: number) => payGrant(w, g, amount);
 
 /** The running total of `g`'s descendants, per currency. */
 async function total(g: Grant): Promise<Record<string, string>> {
@@ -67,7 +47,10 @@ describe("a stored ancestor's running total of its descendants' spend", () => {
   it("is raised by a child's and a grandchild's ALLOWs, not by the ancestor's own, and lowered by a release", async () => {
     const parent = await grant({ cumulative_maximum: 100 });
     const child = await childOf(parent.record);
-    const grandchild = await grant({ cumulative_maximum: 100 }, { delegation_chain: [parentLink(parent.record), parentLink(child.record)], expires_at: parent.record.expires_at });
+    const grandchild = await grant(
+      { cumulative_maximum: 100 },
+      { delegation_chain: [parentLink(parent.record), parentLink(child.record)], expires_at: parent.record.expires_at },
+    );
     expect((await pay(parent, 10)).body).toMatchObject({ verdict: "ALLOW" });
     const first = await pay(child, 20);
     expect(first.body).toMatchObject({ verdict: "ALLOW" });
@@ -94,7 +77,9 @@ describe("a stored ancestor's running total of its descendants' spend", () => {
     // Another delegation of the child's agent, without a chain: the agreement moves there with its 40.
     const other = delegationRecord(uid("del-other"), child.agentId, { at: Date.now() - HOUR, scope: {} });
     await withTransaction(w.db.pool, (c) => upsertDelegation(c, other, { orgId: w.operatorOrg }));
-    await withTransaction(w.db.pool, (c) => upsertAgreement(c, child.agreement, { delegationId: other.delegation_id, orgId: w.operatorOrg, agentId: child.agentId }));
+    await withTransaction(w.db.pool, (c) =>
+      upsertAgreement(c, child.agreement, { delegationId: other.delegation_id, orgId: w.operatorOrg, agentId: child.agentId }),
+    );
     expect(await total(parent)).toEqual({ USD: "0" });
     expect((await pay(parent, 100)).body).toMatchObject({ verdict: "ALLOW" });
   });
@@ -124,7 +109,7 @@ describe("a stored ancestor's running total of its descendants' spend", () => {
       agentId: parentAgent,
       agreementId: parent.agreementId,
       delegationId: parentId,
-      record: await stored(parentId, parentAgent),
+      record: await storedDelegation(w, parentId, parentAgent),
       agreement: parent.agreement,
     };
     await withTransaction(w.db.pool, (c) => upsertDelegation(c, child.record, { orgId: w.operatorOrg }));

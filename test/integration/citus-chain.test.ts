@@ -130,7 +130,10 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
   it("two children on the other worker spending concurrently never pass their parent's cumulative maximum; its running total is on its own worker", async () => {
     const { parent: p, children: cs } = await agentsApart(2);
     const parent = await rootGrant(p, { cumulative_maximum: 30 });
-    const children = [await childGrant(cs[0] as string, parent.record, { cumulative_maximum: 30 }), await childGrant(cs[1] as string, parent.record, { cumulative_maximum: 30 })];
+    const children = [
+      await childGrant(cs[0] as string, parent.record, { cumulative_maximum: 30 }),
+      await childGrant(cs[1] as string, parent.record, { cumulative_maximum: 30 }),
+    ];
     expect(await workerOf(parent.agentId)).not.toBe(await workerOf(children[0]?.agentId as string));
 
     const allowed = await spendConcurrently(children, 8, 8);
@@ -141,10 +144,10 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     );
     expect(spent.rows[0]?.s).toBe("3000");
     // The parent's running total of its descendants, a row of the parent's key on the parent's worker.
-    const total = await pool.query<{ s: string }>("SELECT spent_minor::text AS s FROM delegation_spend WHERE agent_id = $1 AND delegation_id = $2 AND currency = 'USD'", [
-      parent.agentId,
-      parent.delegationId,
-    ]);
+    const total = await pool.query<{ s: string }>(
+      "SELECT spent_minor::text AS s FROM delegation_spend WHERE agent_id = $1 AND delegation_id = $2 AND currency = 'USD'",
+      [parent.agentId, parent.delegationId],
+    );
     expect(total.rows.map((r) => r.s)).toEqual(["3000"]);
     expect(await workerOf(parent.agentId, "delegation_spend")).toBe(await workerOf(parent.agentId));
     // The parent's own agreement sees its subtree's spend: nothing is left.
@@ -172,10 +175,10 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     const allowed = await spendConcurrently(children, 8, 8);
     expect(count(allowed)).toBe(20);
     const owner = JSON.stringify(["delegation", parent.agentId, parent.delegationId]);
-    const windows = await pool.query<{ s: string; n: number }>("SELECT spent_minor::text AS s, payments AS n FROM period_spend WHERE agent_id = $1 AND owner = $2", [
-      parent.agentId,
-      owner,
-    ]);
+    const windows = await pool.query<{ s: string; n: number }>(
+      "SELECT spent_minor::text AS s, payments AS n FROM period_spend WHERE agent_id = $1 AND owner = $2",
+      [parent.agentId, owner],
+    );
     expect(windows.rows.map((x) => [x.s, x.n])).toEqual([["2000", 20]]);
     expect(await workerOf(parent.agentId, "period_spend")).toBe(await workerOf(parent.agentId));
   }, 120_000);
@@ -189,7 +192,8 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     const twoPhase = async () => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? 0;
 
     const before = await twoPhase();
-    for (let i = 0; i < 3; i++) expect((await w.verify({ agent_id: plain, agreement_id: lone.agreementId, action: action({ amount: 1 }) })).body).toMatchObject({ verdict: "ALLOW" });
+    for (let i = 0; i < 3; i++)
+      expect((await w.verify({ agent_id: plain, agreement_id: lone.agreementId, action: action({ amount: 1 }) })).body).toMatchObject({ verdict: "ALLOW" });
     for (let i = 0; i < 3; i++) expect((await pay(parent, 1)).body).toMatchObject({ verdict: "ALLOW" });
     // Neither an agent without a chain nor the parent (whose subtree's total is its own row) wrote on two nodes.
     expect(await twoPhase()).toBe(before);

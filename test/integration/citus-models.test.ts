@@ -17,9 +17,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus } from "../../hack/citus/cluster.js";
 import { adversaryCommands, enabledKinds, runAdversaryModel, startAdversarySystem, type AdversarySystem } from "../helpers/adversary-model.js";
-import { moneyCommands, runMoneyModel, type ModelSystem } from "../helpers/money-model.js";
-import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
-import { mandate, startVerifyWorld, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
+import { checkMoneyModel, startMoneySystem, type ModelSystem } from "../helpers/money-model.js";
+import type { VerifyWorld } from "../helpers/verify-world.js";
 
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
 // beside the repository, WRIT_CITUS_SOURCE): .ci/run builds it, so in CI these tests run.
@@ -41,45 +40,25 @@ const revocationMarkers = async (w: VerifyWorld) =>
   (await w.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM delegation_revocations")).rows[0]?.n ?? 0;
 
 describe.skipIf(tools === null)("the money model on a Citus cluster (two writ serve processes)", () => {
-  let w: VerifyWorld;
-  const children: ServeProcess[] = [];
   let sys: ModelSystem;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    w = await startVerifyWorld();
-    const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
-    children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
-    const { agent_id } = await w.registerAgent(w.operatorKey);
-    await storeAgreement(w, { mandates: [mandate(agent_id, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
-    await Promise.all(children.map((c) => untilAllowing(c.url, agent_id, w.operatorKey)));
-    const stranger = await w.createOrg("processor_psp");
-    sys = { w, urls: children.map((c) => c.url), strangerKey: (await w.issueKey(stranger)).token };
+    ({ sys, stop } = await startMoneySystem());
   }, 240_000);
 
   afterAll(async () => {
-    for (const c of children) await c.stop("SIGTERM", 10_000).catch(() => {});
-    await w?.close();
+    await stop?.();
   }, 60_000);
 
   it(
     "no sequence of verify, retry, outcome, hold step, expiry, revocation and burst beats a budget or answers an ALLOW that does not count",
     async () => {
-      let runs = 0;
-      let commands = 0;
-      const steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
-      await fc.assert(
-        fc.asyncProperty(moneyCommands(MONEY.commands), async (cmds) => {
-          const model = await runMoneyModel(sys, cmds);
-          runs++;
-          commands += model.actions.length;
-          for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
-        }),
-        { numRuns: MONEY.runs, interruptAfterTimeLimit: MONEY.seconds * 1000, markInterruptAsFailure: false, endOnFailure: true },
-      );
+      const { runs, commands, steps } = await checkMoneyModel(sys, MONEY);
       expect(runs).toBeGreaterThanOrEqual(3);
       expect(commands).toBeGreaterThan(0);
       // Delegations were revoked on the cluster (the model revokes through DELETE /svc/delegations/{id}).
-      expect(await revocationMarkers(w)).toBeGreaterThan(0);
+      expect(await revocationMarkers(sys.w)).toBeGreaterThan(0);
       console.log(`money model on Citus: ${runs} runs, ${commands} verify actions, hold steps ${JSON.stringify(steps)}`);
     },
     (MONEY.seconds + 90) * 1000,

@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parentLink, prepareDelegation, type ChainLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { storedChainRefusals } from "../../src/controller/reconcilers/delegation-checks.js";
 import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
-import { loadDelegation, loadStoredChain, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
+import { loadStoredChain, revokeDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { action, iso, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
+import { newGrant, payGrant, type Grant } from "../helpers/chain-grants.js";
+import { iso, startVerifyWorld, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
 
@@ -23,55 +24,27 @@ afterAll(async () => {
   await w?.close();
 });
 
-interface Grant {
-  agentId: string;
-  agreementId: string;
-  delegationId: string;
-  /** The stored record. */
-  record: Delegation;
-}
-
-async function stored(id: string): Promise<Delegation> {
-  const d = await loadDelegation(w.db.pool, id);
-  if (!d) throw new Error(`delegation ${id} is not stored`);
-  return d.record;
-}
-
 /** A direct grant (a new agent) with `scope` and one intent allowing up to `limit` per action and in all. */
-async function rootGrant(scope: Partial<Scope>, limit: number, orgId?: string): Promise<Grant> {
-  const { agent_id } = await w.registerAgent(w.operatorKey);
-  const s = await storeAgreement(w, {
-    mandates: [mandate(agent_id, "i1", { maximum_amount: limit, cumulative_maximum: limit })],
-    delegation: { scope },
-    ...(orgId !== undefined ? { orgId } : {}),
-  });
-  const delegationId = s.delegationId as string;
-  return { agentId: agent_id, agreementId: s.agreementId, delegationId, record: await stored(delegationId) };
-}
+const rootGrant = (scope: Partial<Scope>, limit: number, orgId?: string): Promise<Grant> =>
+  newGrant(w, scope, { maximum: limit, cumulative: limit, ...(orgId !== undefined ? { orgId } : {}) });
 
 /**
  * A sub-delegation of `parent` to a new agent with `scope`, one intent of `limit`; its chain is
  * `chain` (default: the stored parent's chain plus the parent's exact link, as `writ delegation
  * narrow` derives it). Stored through the store, which takes any chain.
  */
-async function childGrant(parent: Delegation, scope: Partial<Scope>, limit: number, chain?: ChainLink[]): Promise<Grant> {
-  const { agent_id } = await w.registerAgent(w.operatorKey);
-  const s = await storeAgreement(w, {
-    mandates: [mandate(agent_id, "i1", { maximum_amount: limit, cumulative_maximum: limit })],
-    delegation: {
-      id: uid("del-child"),
-      scope,
-      over: { delegation_chain: chain ?? [...parent.delegation_chain, parentLink(parent)], expires_at: parent.expires_at },
-    },
+const childGrant = (parent: Delegation, scope: Partial<Scope>, limit: number, chain?: ChainLink[]): Promise<Grant> =>
+  newGrant(w, scope, {
+    maximum: limit,
+    cumulative: limit,
+    id: uid("del-child"),
+    over: { delegation_chain: chain ?? [...parent.delegation_chain, parentLink(parent)], expires_at: parent.expires_at },
   });
-  const delegationId = s.delegationId as string;
-  return { agentId: agent_id, agreementId: s.agreementId, delegationId, record: await stored(delegationId) };
-}
 
 /** The first message of a verify answer. */
 const firstMessage = (body: Record<string, unknown>): string => String((body.messages as { message?: unknown }[] | undefined)?.[0]?.message);
 
-const pay = (g: Grant, amount: number) => w.verify({ agent_id: g.agentId, agreement_id: g.agreementId, action: action({ amount }) });
+const pay = (g: Grant, amount: number) => payGrant(w, g, amount);
 
 describe("a child's chain is the stored parent, not its copy", () => {
   it("refuses a child that cites a fully spent 1,000 USD parent with an inflated copy: 5,000 USD is never ALLOWed", async () => {

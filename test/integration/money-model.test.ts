@@ -15,60 +15,38 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { moneyCommands, runMoneyModel, type ModelSystem } from "../helpers/money-model.js";
+import { checkMoneyModel, startMoneySystem, type ModelSystem } from "../helpers/money-model.js";
 import { FakeClock, periodCommands, runPeriodModel, STARTS } from "../helpers/period-model.js";
-import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
-import { mandate, startVerifyWorld, storeAgreement, untilAllowing, type VerifyWorld } from "../helpers/verify-world.js";
+import { startVerifyWorld, type VerifyWorld } from "../helpers/verify-world.js";
 
 const RUNS = Number(process.env.WRIT_MODEL_RUNS ?? 40);
 const COMMANDS = Number(process.env.WRIT_MODEL_COMMANDS ?? 60);
 const SECONDS = Number(process.env.WRIT_MODEL_SECONDS ?? 90);
 
-let w: VerifyWorld;
-const children: ServeProcess[] = [];
 let sys: ModelSystem;
+let stop: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  w = await startVerifyWorld();
-  const env = { DATABASE_URL: w.db.url, BUR_ADMIN_TOKEN: w.admin, SVC_LOG_SIGNING_SEED: w.seed, BUR_WEBHOOK_WORKER: "0", LOG_LEVEL: "warn" };
-  children.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
-  const { agent_id } = await w.registerAgent(w.operatorKey);
-  await storeAgreement(w, { mandates: [mandate(agent_id, "warm", { maximum_amount: 100, cumulative_maximum: 1_000_000 })] });
-  await Promise.all(children.map((c) => untilAllowing(c.url, agent_id, w.operatorKey)));
-  const stranger = await w.createOrg("processor_psp");
-  sys = { w, urls: children.map((c) => c.url), strangerKey: (await w.issueKey(stranger)).token };
+  ({ sys, stop } = await startMoneySystem());
 }, 120_000);
 
 afterAll(async () => {
-  for (const c of children) await c.stop("SIGTERM", 10_000).catch(() => {});
-  await w?.close();
+  await stop?.();
 });
 
 describe("the money path against a reference model (two processes, one Postgres)", () => {
   it(
     "no sequence of verify, retry, outcome, revocation and burst beats a budget or answers an ALLOW that does not count",
     async () => {
-      let runs = 0;
-      let commands = 0;
-      const steps = { captured: 0, voided: 0, refunded: 0, expired: 0 };
-      await fc.assert(
-        fc.asyncProperty(moneyCommands(COMMANDS), async (cmds) => {
-          const model = await runMoneyModel(sys, cmds);
-          runs++;
-          commands += model.actions.length;
-          for (const k of Object.keys(steps) as (keyof typeof steps)[]) steps[k] += model.steps[k];
-        }),
-        {
-          numRuns: RUNS,
-          interruptAfterTimeLimit: SECONDS * 1000,
-          markInterruptAsFailure: false,
-          endOnFailure: true,
-          // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
-          ...(process.env.WRIT_MODEL_SEED
-            ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) }
-            : {}),
-        },
-      );
+      const { runs, commands, steps } = await checkMoneyModel(sys, {
+        runs: RUNS,
+        commands: COMMANDS,
+        seconds: SECONDS,
+        // Replays a failure fast-check printed: WRIT_MODEL_SEED=<seed> WRIT_MODEL_PATH=<path>.
+        ...(process.env.WRIT_MODEL_SEED
+          ? { seed: Number(process.env.WRIT_MODEL_SEED), ...(process.env.WRIT_MODEL_PATH ? { path: process.env.WRIT_MODEL_PATH } : {}) }
+          : {}),
+      });
       // Bounded in time, but never vacuous: at least a few runs with real traffic.
       expect(runs).toBeGreaterThanOrEqual(Math.min(RUNS, 3));
       expect(commands).toBeGreaterThan(0);

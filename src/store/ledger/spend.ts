@@ -583,7 +583,10 @@ async function writeAndCommit(
       ? [{ ag: read[i]?.agreement_agent as string, a: s.agreementId, c: s.currency, m: s.amountMinor.toString() }]
       : [],
   );
-  const results = (await client.query(writeAndCommitSql(rows, periods, chain.length > 0 ? chainSpendSql(chain) : undefined))) as unknown as QueryResult<{ agent_id: string; action_id: string }>[];
+  const results = (await client.query(writeAndCommitSql(rows, periods, chain.length > 0 ? chainSpendSql(chain) : undefined))) as unknown as QueryResult<{
+    agent_id: string;
+    action_id: string;
+  }>[];
   return new Set((results[0] as QueryResult<{ agent_id: string; action_id: string }>).rows.map((r) => key(r.agent_id, r.action_id)));
 }
 
