@@ -15,7 +15,7 @@
 import { randomBytes } from "node:crypto";
 import pg, { type Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { provisionCitus, startCitusCluster, type CitusCluster } from "../../hack/citus/cluster.js";
+import { provisionCitus, startCitusCluster, type CitusCluster, type CitusNode } from "../../hack/citus/cluster.js";
 import { CITUS_DISTRIBUTED_TABLES, CITUS_REFERENCE_TABLES } from "../../src/store/citus.js";
 import { isDbUnavailable } from "../../src/store/db-errors.js";
 import { AGENT_SNAPSHOT_SQL } from "../../src/store/verify-reads.js";
@@ -482,6 +482,46 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       expect(rows[0]?.n).toBe(2);
     }
   }, 120_000);
+
+  it("answers a session that waited while another made a shard-group function: no error, the call runs through Citus (a race the money model found)", async () => {
+    const agent = `agent-shardfn-${randomBytes(4).toString("hex")}`;
+    const port = (
+      await pool.query<{ port: number }>(
+        "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations', $1::text)",
+        [agent],
+      )
+    ).rows[0]?.port;
+    const worker = cluster.workers.find((n) => n.port === port) as CitusNode;
+    expect(worker).toBeDefined();
+    await cluster.withClient(async (a) => {
+      // No such function on the worker yet: one made and rolled back gives its name.
+      await a.query("BEGIN");
+      const name = (await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f;
+      await a.query("ROLLBACK");
+      expect(name).toMatch(/^writshard_read_/);
+      await cluster.withClient(async (b) => {
+        // b's transaction starts (and reads the catalog) before a makes the function.
+        await b.query("BEGIN");
+        expect((await b.query<{ f: string | null }>("SELECT to_regproc($1)::text AS f", [`public.${name}`])).rows[0]?.f).toBeNull();
+        await a.query("BEGIN");
+        expect((await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f).toBe(name);
+        // b waits for a's lock, then finds the function made: NULL (run through Citus), not an error.
+        const waited = b.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent]);
+        // Polled (bounded): b is waiting for the advisory lock a holds.
+        for (let i = 0; i < 250; i++) {
+          const n = (await a.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0]?.n;
+          if (n) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await a.query("COMMIT");
+        // NULL while its catalog cache does not show a's function yet, else its name.
+        expect([null, name]).toContain((await waited).rows[0]?.f ?? null);
+        await b.query("COMMIT");
+      }, worker);
+      // The next transaction finds it.
+      expect((await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f).toBe(name);
+    }, worker);
+  });
 
   // It stops a worker (and starts it again).
   it("revokes a delegation and its cascade to other agents' delegations on both workers: the rows and the markers written in one two-phase commit, the notices sent from the coordinator, the other process refusing at once", async () => {

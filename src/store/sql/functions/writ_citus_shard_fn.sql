@@ -5,7 +5,8 @@
 -- One function per kind and shard group (named by the group's `delegations` shard and a digest of
 -- the template's text), in the public schema, on this node only: it is made with Citus's DDL
 -- propagation off, under a transaction-level advisory lock (Writ's namespace, id 40:
--- src/store/locks.ts), so two sessions never make one twice. The name does not start with
+-- src/store/locks.ts), so two sessions never make one twice (a session that waited for the lock
+-- and finds the function made meanwhile answers NULL for this call). The name does not start with
 -- `writ_`, so the Citus layout never makes it a distributed object.
 CREATE OR REPLACE FUNCTION writ_citus_shard_fn(p_kind text, p_agent text)
 RETURNS text
@@ -35,7 +36,15 @@ BEGIN
   v_ddl := replace(v_ddl, '{revocations}', v_shard);
   v_old := current_setting('citus.enable_ddl_propagation');
   PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
-  EXECUTE v_ddl;
+  BEGIN
+    EXECUTE v_ddl;
+  EXCEPTION WHEN duplicate_function OR unique_violation THEN
+    -- Made by another session that held the lock first: this session's catalog cache may not
+    -- show it before its next transaction (waiting on an advisory lock reads no invalidations),
+    -- so this call runs its statements through Citus, as for an agent not on this node.
+    PERFORM set_config('citus.enable_ddl_propagation', v_old, true);
+    RETURN NULL;
+  END;
   PERFORM set_config('citus.enable_ddl_propagation', v_old, true);
   RETURN v_name;
 END $$;
