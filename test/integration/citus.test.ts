@@ -494,11 +494,14 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const worker = cluster.workers.find((n) => n.port === port) as CitusNode;
     expect(worker).toBeDefined();
     await cluster.withClient(async (a) => {
-      // No such function on the worker yet: one made and rolled back gives its name.
+      // Its name (made and rolled back, or made by an earlier test: then dropped, on this worker only).
       await a.query("BEGIN");
       const name = (await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f;
       await a.query("ROLLBACK");
       expect(name).toMatch(/^writshard_read_/);
+      await a.query("SET citus.enable_ddl_propagation = off");
+      await a.query(`DROP FUNCTION IF EXISTS public.${a.escapeIdentifier(name as string)}`);
+      await a.query("RESET citus.enable_ddl_propagation");
       await cluster.withClient(async (b) => {
         // b's transaction starts (and reads the catalog) before a makes the function.
         await b.query("BEGIN");
