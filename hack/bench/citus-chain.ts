@@ -16,26 +16,22 @@
  *
  * The cluster is hack/citus/cluster.ts's (coordinator + 2 workers on 127.0.0.1), stopped by pid.
  */
-import { buildSignedAgreement } from "../../src/core/agreement/index.js";
 import { sha256 } from "../../src/core/canonical/index.js";
 import { parentLink, type Delegation } from "../../src/core/delegation/index.js";
-import { generateSigner, keyId, signerFromSeed } from "../../src/core/jose/index.js";
-import { insertAgent } from "../../src/store/agents.js";
-import { upsertDelegation } from "../../src/store/delegations.js";
+import { signerFromSeed } from "../../src/core/jose/index.js";
 import { recordAllowedSpend, type AllowedSpend } from "../../src/store/ledger/index.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createOrg } from "../../src/store/orgs.js";
-import { createPool, withTransaction } from "../../src/store/pool.js";
+import { createPool } from "../../src/store/pool.js";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../citus/cluster.js";
+import { storeGrant } from "./grant.js";
 import { closedLoop } from "./verify/loop.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const AGENTS = Number(process.env.BENCH_CHAIN_AGENTS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CHAIN_CONNECTIONS ?? 4);
 const PLAIN = process.env.BENCH_CHAIN_PLAIN === "1";
-const HOUR = 3600_000;
 const BIG = 1_000_000_000;
-const PRINCIPAL = { type: "business" as const, id: "biz_bench" };
 const principalKey = signerFromSeed(sha256("writ bench chain principal").toString("hex"));
 
 type Pool = ReturnType<typeof createPool>;
@@ -52,57 +48,18 @@ let seq = 0;
 /** Stores agent `agentId` with one agreement under a delegation (`chain` above it, cumulative maximum `BIG`). */
 async function grant(pool: Pool, orgId: string, agentId: string, chain: Delegation["delegation_chain"]): Promise<Grant> {
   const n = seq++;
-  const now = Date.now();
-  const publicKey = generateSigner().publicJwk;
-  const r = await insertAgent(
-    pool,
-    {
-      agent_id: agentId,
-      org_id: orgId,
-      principal_id: "prn_bench",
-      verification_level: "operator_verified",
-      public_key: publicKey,
-      fingerprint: keyId(publicKey),
-    },
-    new Date(now),
-  );
-  if (!r.ok) throw new Error(`agent ${agentId}: ${r.conflict} taken`);
-  const agreementId = `agr-chain-${n}`;
-  const agreement = await buildSignedAgreement(
-    {
-      agreement_id: agreementId,
-      mandates: [
-        {
-          intent_id: "i1",
-          principal: { ...PRINCIPAL },
-          agent: { agent_id: agentId },
-          currency: "USD",
-          maximum_amount: 100,
-          cumulative_maximum: BIG,
-          expires_at: new Date(now + 24 * HOUR).toISOString(),
-        },
-      ],
-      at: new Date(now - HOUR).toISOString(),
-    },
-    principalKey,
-  );
-  const delegation: Delegation = {
-    delegation_id: `del-chain-${n}`,
-    principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
-    agent: { agent_id: agentId },
-    granted_at: new Date(now - HOUR).toISOString(),
-    expires_at: new Date(now + 24 * HOUR).toISOString(),
+  const { delegation } = await storeGrant(pool, {
+    orgId,
+    agentId,
+    agreementId: `agr-chain-${n}`,
+    delegationId: `del-chain-${n}`,
+    principal: { id: "biz_bench", key: principalKey, agentPrincipalId: "prn_bench" },
     purpose: "bench purchases",
-    scope: { currency: "USD", cumulative_maximum: BIG },
-    conditions: [],
-    revocable: true,
-    delegation_chain: chain,
-    status: "active",
-    intent_agreement: agreement,
-  };
-  await withTransaction(pool, (c) => upsertDelegation(c, delegation, { orgId }));
-  const { intent_agreement: _, ...record } = delegation;
-  return { agentId, agreementId, delegationId: delegation.delegation_id, record: record as Delegation };
+    cumulative: BIG,
+    scope: { cumulative_maximum: BIG },
+    chain,
+  });
+  return { agentId, agreementId: `agr-chain-${n}`, delegationId: delegation.delegation_id, record: delegation };
 }
 
 /** A spend of 1 USD of `g` (with the chain of `parent` above it, when given). */

@@ -10,21 +10,18 @@
 import { claimRecord } from "../../../src/store/record-owners.js";
 import { ownerIdentity } from "../../../src/core/crd/index.js";
 import { randomBytes } from "node:crypto";
-import { buildSignedAgreement, type IntentAgreement } from "../../../src/core/agreement/index.js";
+import type { IntentAgreement } from "../../../src/core/agreement/index.js";
 import { agreementSpecOf, delegationSpecOf } from "../../../src/core/crd/index.js";
 import type { Delegation } from "../../../src/core/delegation/index.js";
-import { generateSigner, keyId, signerFromSeed } from "../../../src/core/jose/index.js";
+import { signerFromSeed } from "../../../src/core/jose/index.js";
 import { defaultScopes } from "../../../src/core/registry/index.js";
-import { insertAgent } from "../../../src/store/agents.js";
-import { upsertDelegation } from "../../../src/store/delegations.js";
 import { issueKey } from "../../../src/store/keys.js";
 import { createOrg } from "../../../src/store/orgs.js";
 import type { Pool } from "pg";
-import { withTransaction } from "../../../src/store/pool.js";
+import { storeGrant } from "../grant.js";
 import { sha256 } from "../../../src/core/canonical/index.js";
 
-const HOUR = 3600_000;
-const PRINCIPAL = { type: "business" as const, id: "biz_propagation" };
+const PRINCIPAL_ID = "biz_propagation";
 const principalKey = signerFromSeed(sha256("writ propagation bench principal").toString("hex"));
 
 /** One stored grant. */
@@ -62,52 +59,16 @@ export async function storeGrants(pool: Pool, orgId: string, prefix: string, cou
       for (let i = next++; i < count; i = next++) {
         const name = `${prefix}-${String(i).padStart(4, "0")}`;
         const agentId = `agent_${name.replace(/-/g, "_")}`;
-        const publicKey = generateSigner().publicJwk;
-        const r = await insertAgent(
-          pool,
-          {
-            agent_id: agentId,
-            org_id: orgId,
-            principal_id: "prn_propagation",
-            verification_level: "operator_verified",
-            public_key: publicKey,
-            fingerprint: keyId(publicKey),
-          },
-          new Date(now),
-        );
-        if (!r.ok) throw new Error(`agent ${agentId}: its ${r.conflict} is taken`);
-        const agreement = await buildSignedAgreement(
-          {
-            agreement_id: `agr_${name.replace(/-/g, "_")}`,
-            mandates: [
-              {
-                intent_id: "i1",
-                principal: { ...PRINCIPAL },
-                agent: { agent_id: agentId },
-                currency: "USD",
-                maximum_amount: 100,
-                cumulative_maximum: 1_000_000,
-                expires_at: new Date(now + 24 * HOUR).toISOString(),
-              },
-            ],
-            at: new Date(now - HOUR).toISOString(),
-          },
-          principalKey,
-        );
-        const delegation: Delegation = {
-          delegation_id: `del_${name.replace(/-/g, "_")}`,
-          principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
-          agent: { agent_id: agentId },
-          granted_at: new Date(now - HOUR).toISOString(),
-          expires_at: new Date(now + 24 * HOUR).toISOString(),
+        const { delegation, agreement } = await storeGrant(pool, {
+          orgId,
+          agentId,
+          agreementId: `agr_${name.replace(/-/g, "_")}`,
+          delegationId: `del_${name.replace(/-/g, "_")}`,
+          principal: { id: PRINCIPAL_ID, key: principalKey, agentPrincipalId: "prn_propagation" },
           purpose: "propagation bench purchases",
-          scope: { currency: "USD" },
-          conditions: [],
-          revocable: true,
-          delegation_chain: [],
-          status: "active",
-        };
-        await withTransaction(pool, (c) => upsertDelegation(c, { ...delegation, intent_agreement: agreement }, { orgId }));
+          cumulative: 1_000_000,
+          now,
+        });
         grants[i] = { name, agentId, delegationId: delegation.delegation_id, agreementId: agreement.agreement_id, delegation, agreement };
       }
     }),

@@ -6,19 +6,15 @@
  * USD in all, valid from an hour ago for a day: ample budgets, no human approval needed.
  */
 import { sha256 } from "../../../src/core/canonical/index.js";
-import { buildSignedAgreement } from "../../../src/core/agreement/index.js";
-import type { Delegation } from "../../../src/core/delegation/index.js";
-import { generateSigner, keyId, signerFromSeed } from "../../../src/core/jose/index.js";
-import { insertAgent } from "../../../src/store/agents.js";
-import { upsertDelegation } from "../../../src/store/delegations.js";
-import { createPool, withTransaction } from "../../../src/store/pool.js";
+import { signerFromSeed } from "../../../src/core/jose/index.js";
+import { createPool } from "../../../src/store/pool.js";
+import { storeGrant } from "../grant.js";
 
 /** Per-payment ceiling of every seeded intent (USD). */
 export const CEILING = 100;
 /** Cumulative maximum of every seeded intent (USD). */
 export const CUMULATIVE = 1_000_000;
-const HOUR = 3600_000;
-const PRINCIPAL = { type: "business" as const, id: "biz_bench" };
+const PRINCIPAL_ID = "biz_bench";
 const principalKey = signerFromSeed(sha256("writ bench principal").toString("hex"));
 
 /** One seeded agent and its agreement. */
@@ -89,54 +85,18 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
         while (next < agents.length) {
           const i = next++;
           const a = agents[i] as SeededAgent;
-          const publicKey = generateSigner().publicJwk;
-          const r = await insertAgent(
-            pool,
-            {
-              agent_id: a.agentId,
-              org_id: orgId,
-              principal_id: "prn_bench",
-              verification_level: "operator_verified",
-              public_key: publicKey,
-              fingerprint: keyId(publicKey),
-            },
-            new Date(now),
-          );
-          if (!r.ok) throw new Error(`agent ${a.agentId}: ${r.conflict} taken`);
-          const agreement = await buildSignedAgreement(
-            {
-              agreement_id: a.agreementId,
-              mandates: [
-                {
-                  intent_id: "i1",
-                  principal: { ...PRINCIPAL },
-                  agent: { agent_id: a.agentId },
-                  currency: "USD",
-                  maximum_amount: CEILING,
-                  cumulative_maximum: opts.cumulative?.(i) ?? CUMULATIVE,
-                  expires_at: new Date(now + 24 * HOUR).toISOString(),
-                  ...(opts.periods ? BENCH_INTENT_PERIODS : {}),
-                },
-              ],
-              at: new Date(now - HOUR).toISOString(),
-            },
-            principalKey,
-          );
-          const delegation: Delegation = {
-            delegation_id: `del-bench-${a.agentId}`,
-            principal: { ...PRINCIPAL, public_key: principalKey.publicJwk },
-            agent: { agent_id: a.agentId },
-            granted_at: new Date(now - HOUR).toISOString(),
-            expires_at: new Date(now + 24 * HOUR).toISOString(),
+          await storeGrant(pool, {
+            orgId,
+            agentId: a.agentId,
+            agreementId: a.agreementId,
+            delegationId: `del-bench-${a.agentId}`,
+            principal: { id: PRINCIPAL_ID, key: principalKey, agentPrincipalId: "prn_bench" },
             purpose: "bench purchases",
-            scope: { currency: "USD", ...(opts.periods ? BENCH_DELEGATION_PERIODS : {}) },
-            conditions: [],
-            revocable: true,
-            delegation_chain: [],
-            status: "active",
-            intent_agreement: agreement,
-          };
-          await withTransaction(pool, (c) => upsertDelegation(c, delegation, { orgId }));
+            ceiling: CEILING,
+            cumulative: opts.cumulative?.(i) ?? CUMULATIVE,
+            now,
+            ...(opts.periods ? { mandate: BENCH_INTENT_PERIODS, scope: BENCH_DELEGATION_PERIODS } : {}),
+          });
         }
       }),
     );
