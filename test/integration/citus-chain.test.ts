@@ -9,12 +9,15 @@
  * The cluster is the one `WRIT_TEST_CITUS=1` gives every suite (test/helpers/pg.ts), and the
  * world is the in-process one of the other verify tests.
  */
+import { readdirSync } from "node:fs";
+import { runner } from "node-pg-migrate";
 import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus } from "../../hack/citus/cluster.js";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { recordOutcome } from "../../src/store/ledger/index.js";
 import { loadDelegation } from "../../src/store/delegations.js";
+import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
 import { action, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
@@ -201,4 +204,52 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     // Each of the child's ALLOWs raised the parent's total on the parent's worker: a two-phase commit on the two workers.
     expect(await twoPhase()).toBeGreaterThanOrEqual(before + 3 * 2);
   }, 120_000);
+
+  // Last in this file: it takes the schema down and back up.
+  it("upgrades a laid-out cluster across 0540 and every later migration: the ancestors' running totals are backfilled on their own shards, and spends go on", async () => {
+    const { parent: p, children: cs } = await agentsApart(2);
+    const parent = await rootGrant(p, { cumulative_maximum: 100 });
+    const children = [
+      await childGrant(cs[0] as string, parent.record, { cumulative_maximum: 100 }),
+      await childGrant(cs[1] as string, parent.record, { cumulative_maximum: 100 }),
+    ];
+    for (const [i, c] of children.entries()) for (let k = 0; k <= i; k++) expect((await pay(c, 7)).body).toMatchObject({ verdict: "ALLOW" });
+    const totals = async () =>
+      (
+        await pool.query<{ a: string; d: string; c: string; s: string }>(
+          "SELECT agent_id AS a, delegation_id AS d, currency AS c, spent_minor::text AS s FROM delegation_spend ORDER BY 1, 2, 3",
+        )
+      ).rows;
+    const before = await totals();
+    expect(before).toContainEqual({ a: parent.agentId, d: parent.delegationId, c: "USD", s: "2100" });
+
+    // Down to the schema before 0540 (every later migration's down too), on the laid-out cluster.
+    const later = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql") && f >= "0540");
+    await runner({
+      databaseUrl: w.db.url,
+      dir: MIGRATIONS_DIR,
+      ignorePattern: "(?!.*\\.sql$).*",
+      migrationsTable: MIGRATIONS_TABLE,
+      direction: "down",
+      count: later.length,
+      checkOrder: true,
+      logger: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+    });
+    expect((await pool.query("SELECT to_regclass('delegation_spend') AS t")).rows[0]?.t).toBeNull();
+
+    // `writ migrate` of the new release: the migrations on distributed tables, then the layout.
+    expect(await migrate(w.db.url)).toEqual(later.map((f) => f.replace(/\.sql$/, "")));
+    expect(await totals()).toEqual(before);
+    const laidOut = await pool.query<{ c: string }>(
+      "SELECT colocationid::text AS c FROM pg_dist_partition WHERE logicalrelid IN ('delegation_spend'::regclass, 'delegations'::regclass) GROUP BY 1",
+    );
+    expect(laidOut.rows).toHaveLength(1);
+    expect(await workerOf(parent.agentId, "delegation_spend")).toBe(await workerOf(parent.agentId));
+
+    // The running total is kept from there on: 100 USD in all, 21 spent.
+    expect((await pay(children[0] as Grant, 70)).body).toMatchObject({ verdict: "ALLOW" });
+    expect((await pay(children[1] as Grant, 10)).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
+    expect((await pay(children[1] as Grant, 9)).body).toMatchObject({ verdict: "ALLOW" });
+    expect(await totals()).toContainEqual({ a: parent.agentId, d: parent.delegationId, c: "USD", s: "10000" });
+  }, 240_000);
 });
