@@ -34,6 +34,7 @@ import { unregisteredClaimsText, unregisteredPartyClaims } from "./ack-keys.js";
 import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
+import { onCitus, withNoticesHere } from "./delegations-citus.js";
 import { moveChainSpend } from "./ledger/chain-spend.js";
 import { RecordStoreError } from "./record-errors.js";
 import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
@@ -206,18 +207,31 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       }
       // Bound to another delegation: its totals leave the old chain's running totals and join the new one's (./ledger/chain-spend.ts).
       const moved = stored.delegation_id !== delegationId;
-      if (moved) await moveChainSpend(q, agentId, { agreementId: id }, -1);
-      const upd = await q
-        .query<{ revision: string }>(
-          `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
+      const write = async () => {
+        if (moved) await moveChainSpend(q, agentId, { agreementId: id }, -1);
+        const upd = await q
+          .query<{ revision: string }>(
+            `UPDATE agreements SET delegation_id = $2, org_id = $4, status = $5, record = $6,
              revoked_at = coalesce(revoked_at, $7), revoked_reason = coalesce(revoked_reason, $8),
              revoked_by = coalesce(revoked_by, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END),
              revision = revision + 1, updated_at = now()
            WHERE agent_id = $3 AND agreement_id = $1 RETURNING revision::text AS revision`,
-          [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
-        )
-        .catch((e: unknown) => foreignKey(e, delegationId));
-      if (moved) await moveChainSpend(q, agentId, { agreementId: id }, 1);
+            [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null],
+          )
+          .catch((e: unknown) => foreignKey(e, delegationId));
+        if (moved) await moveChainSpend(q, agentId, { agreementId: id }, 1);
+        return upd;
+      };
+      // On a Citus cluster a move writes the ancestors' running totals on their own workers, a
+      // two-phase commit that Postgres refuses to PREPARE after a NOTIFY: the row's change
+      // notice then comes from this session (./delegations-citus.ts).
+      const upd =
+        moved && (await onCitus(q))
+          ? await withNoticesHere(q, (agents) => {
+              agents.add(agentId);
+              return write();
+            })
+          : await write();
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }

@@ -29,6 +29,11 @@ import type { Queryable } from "./pool.js";
 /** What the tree lock's statement selects beside the lock: whether the Citus catalog is there. */
 export const CITUS_CATALOG_SQL = "to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL AS citus";
 
+/** Whether `q`'s database is a Citus cluster's (its catalog is there). */
+export async function onCitus(q: Queryable): Promise<boolean> {
+  return (await q.query<{ citus: boolean }>(`SELECT ${CITUS_CATALOG_SQL}`)).rows[0]?.citus === true;
+}
+
 /**
  * Runs `fn` with the per-agent tables' triggers silent (see the module comment); `fn` adds the
  * agents whose rows it writes to `agents`, each notified from this session. When `fn` throws,

@@ -15,10 +15,13 @@ import type { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionCitus } from "../../hack/citus/cluster.js";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
-import { recordOutcome } from "../../src/store/ledger/index.js";
-import { loadDelegation } from "../../src/store/delegations.js";
+import type { IntentAgreement } from "../../src/core/agreement/index.js";
+import { upsertAgreement } from "../../src/store/agreements.js";
+import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
+import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
-import { action, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
+import { withTransaction } from "../../src/store/pool.js";
+import { action, delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
 // beside the repository, WRIT_CITUS_SOURCE): .ci/run builds it, so in CI these tests run.
@@ -29,6 +32,7 @@ interface Grant {
   agreementId: string;
   delegationId: string;
   record: Delegation;
+  agreement: IntentAgreement;
 }
 
 describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinator + 2 workers)", () => {
@@ -87,10 +91,13 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     return d.record;
   }
 
-  async function rootGrant(agentId: string, scope: Partial<Scope>): Promise<Grant> {
-    const s = await storeAgreement(w, { mandates: [mandate(agentId, "i1", { maximum_amount: 100, cumulative_maximum: 1000 })], delegation: { scope } });
+  async function rootGrant(agentId: string, scope: Partial<Scope>, id?: string): Promise<Grant> {
+    const s = await storeAgreement(w, {
+      mandates: [mandate(agentId, "i1", { maximum_amount: 100, cumulative_maximum: 1000 })],
+      delegation: { scope, ...(id !== undefined ? { id } : {}) },
+    });
     const delegationId = s.delegationId as string;
-    return { agentId, agreementId: s.agreementId, delegationId, record: await stored(delegationId, agentId) };
+    return { agentId, agreementId: s.agreementId, delegationId, record: await stored(delegationId, agentId), agreement: s.agreement };
   }
 
   async function childGrant(agentId: string, parent: Delegation, scope: Partial<Scope>): Promise<Grant> {
@@ -99,7 +106,7 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
       delegation: { id: uid("del-child"), scope, over: { delegation_chain: [parentLink(parent)], expires_at: parent.expires_at } },
     });
     const delegationId = s.delegationId as string;
-    return { agentId, agreementId: s.agreementId, delegationId, record: await stored(delegationId, agentId) };
+    return { agentId, agreementId: s.agreementId, delegationId, record: await stored(delegationId, agentId), agreement: s.agreement };
   }
 
   const pay = (g: Grant, amount: number) => w.verify({ agent_id: g.agentId, agreement_id: g.agreementId, action: action({ amount }) });
@@ -205,6 +212,53 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     expect(await twoPhase()).toBeGreaterThanOrEqual(before + 3 * 2);
   }, 120_000);
 
+  /** The running total of `g`'s descendants in USD (minor units, "0" when it has none). */
+  async function usd(g: Grant): Promise<string> {
+    const { rows } = await pool.query<{ s: string }>(
+      "SELECT coalesce(sum(spent_minor), 0)::text AS s FROM delegation_spend WHERE agent_id = $1 AND delegation_id = $2 AND currency = 'USD'",
+      [g.agentId, g.delegationId],
+    );
+    return rows[0]?.s ?? "0";
+  }
+
+  it("moves a child's total out of its parent on the other worker when its agreement is bound to another delegation of its agent (a two-phase commit with the agreement's notice)", async () => {
+    const { parent: p, children: cs } = await agentsApart(1);
+    const parent = await rootGrant(p, { cumulative_maximum: 100 });
+    const child = await childGrant(cs[0] as string, parent.record, { cumulative_maximum: 100 });
+    expect((await pay(child, 40)).body).toMatchObject({ verdict: "ALLOW" });
+    expect(await usd(parent)).toBe("4000");
+    const other = delegationRecord(uid("del-other"), child.agentId, { at: Date.now() - HOUR, scope: {} });
+    await withTransaction(pool, (c) => upsertDelegation(c, other, { orgId: w.operatorOrg }));
+    await withTransaction(pool, (c) =>
+      upsertAgreement(c, child.agreement, { delegationId: other.delegation_id, orgId: w.operatorOrg, agentId: child.agentId }),
+    );
+    expect(await usd(parent)).toBe("0");
+    expect((await pay(parent, 100)).body).toMatchObject({ verdict: "ALLOW" });
+  }, 120_000);
+
+  it("takes a child's earlier spend into its parent on the other worker once the parent is stored and the child re-declared", async () => {
+    const { parent: parentAgent, children: cs } = await agentsApart(1);
+    const parentId = uid("del-parent");
+    // The child cites a parent not stored yet: its chain's link has no agent, nothing above it counts its spend.
+    const draft = delegationRecord(parentId, parentAgent, { at: Date.now() - HOUR, scope: { cumulative_maximum: 100 } });
+    const child = await childGrant(cs[0] as string, draft, { cumulative_maximum: 100 });
+    const r = await recordAllowedSpend(pool, {
+      agreementId: child.agreementId,
+      agentId: child.agentId,
+      intentId: "i1",
+      actionId: uid("act"),
+      amountMinor: 6000n,
+      currency: "USD",
+      at: new Date().toISOString(),
+    });
+    expect(r).toMatchObject({ recorded: true });
+    const parent = await rootGrant(parentAgent, { cumulative_maximum: 100 }, parentId);
+    await withTransaction(pool, (c) => upsertDelegation(c, child.record, { orgId: w.operatorOrg }));
+    expect(await usd(parent)).toBe("6000");
+    expect((await pay(parent, 50)).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
+    expect((await pay(parent, 40)).body).toMatchObject({ verdict: "ALLOW" });
+  }, 120_000);
+
   // Last in this file: it takes the schema down and back up.
   it("upgrades a laid-out cluster across 0540 and every later migration: the ancestors' running totals are backfilled on their own shards, and spends go on", async () => {
     const { parent: p, children: cs } = await agentsApart(2);
@@ -214,10 +268,11 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
       await childGrant(cs[1] as string, parent.record, { cumulative_maximum: 100 }),
     ];
     for (const [i, c] of children.entries()) for (let k = 0; k <= i; k++) expect((await pay(c, 7)).body).toMatchObject({ verdict: "ALLOW" });
+    // Every running total that is not 0 (a total moved away leaves its row at 0; the backfill writes none such).
     const totals = async () =>
       (
         await pool.query<{ a: string; d: string; c: string; s: string }>(
-          "SELECT agent_id AS a, delegation_id AS d, currency AS c, spent_minor::text AS s FROM delegation_spend ORDER BY 1, 2, 3",
+          "SELECT agent_id AS a, delegation_id AS d, currency AS c, spent_minor::text AS s FROM delegation_spend WHERE spent_minor <> 0 ORDER BY 1, 2, 3",
         )
       ).rows;
     const before = await totals();

@@ -1,7 +1,8 @@
 -- writ_spend_read on a Citus cluster, run statement by statement from where it is called (writ_spend_read_citus chooses; its caller, which documents the reads and the locks; the
 -- same answer, row for row). Every statement names one agent as a constant (a PL/pgSQL
--- variable, planned with its value: the Citus layout gives this function custom plans), so
--- Citus routes it to that agent's worker (a router plan, one task):
+-- variable, planned with its value: the function forces custom plans, also when it is called
+-- from a function that forces generic ones, as the shard-group functions do), so Citus routes
+-- it to that agent's worker (a router plan, one task):
 -- - per agent of the batch (agents in id order; a Citus batch holds one agent's spends:
 --   src/verify/commit/queues.ts), its delegation rows are locked as writ_spend_read locks them,
 --   then its agreement rows, then its spends are read in one statement;
@@ -15,7 +16,7 @@ RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head 
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spend jsonb, existing jsonb, released boolean, decided boolean,
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE v_agent text; k record; u record; p record; v_anc jsonb; v_sub jsonb; v_one jsonb; v_locks jsonb := '[]'; v_pushed text[];
 BEGIN
@@ -53,7 +54,7 @@ BEGIN
       IF k.del AND k.has_descendants THEN v_sub := v_sub || jsonb_build_object(k.i::text, writ_subtree_spend(v_agent, k.delegation_id)); END IF;
       IF cardinality(k.chain_ids) > 0 THEN
         v_one := NULL;
-        FOR u IN SELECT x.ag, x.id FROM unnest(k.chain_agents, k.chain_ids) AS x(ag, id) LOOP
+        FOR u IN SELECT x.ag, x.id FROM unnest(k.chain_agents, k.chain_ids) AS x(ag, id) WHERE x.ag IS NOT NULL LOOP
           FOR p IN SELECT d.delegation_id, d.agent_id, d.record, d.revoked_at, cardinality(d.chain_ids) AS depth FROM delegations d
                    WHERE d.agent_id = u.ag AND d.delegation_id = u.id LOOP
             v_one := coalesce(v_one, '[]'::jsonb) || jsonb_build_array(
