@@ -268,6 +268,11 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
       await childGrant(cs[1] as string, parent.record, { cumulative_maximum: 100 }),
     ];
     for (const [i, c] of children.entries()) for (let k = 0; k <= i; k++) expect((await pay(c, 7)).body).toMatchObject({ verdict: "ALLOW" });
+    // An agent without a chain: its spends run in its shard group's functions on its worker, made by now.
+    const { agent_id: plain } = await w.registerAgent(w.operatorKey);
+    const lone = await storeAgreement(w, { mandates: [mandate(plain, "i1", { maximum_amount: 100, cumulative_maximum: 1000 })] });
+    const payLone = () => w.verify({ agent_id: plain, agreement_id: lone.agreementId, action: action({ amount: 1 }) });
+    expect((await payLone()).body).toMatchObject({ verdict: "ALLOW" });
     // Every running total that is not 0 (a total moved away leaves its row at 0; the backfill writes none such).
     const totals = async () =>
       (
@@ -306,5 +311,6 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     expect((await pay(children[1] as Grant, 10)).body).toMatchObject({ verdict: "DENY", reasons: ["DELEGATION_BUDGET_EXCEEDED"] });
     expect((await pay(children[1] as Grant, 9)).body).toMatchObject({ verdict: "ALLOW" });
     expect(await totals()).toContainEqual({ a: parent.agentId, d: parent.delegationId, c: "USD", s: "10000" });
+    expect((await payLone()).body).toMatchObject({ verdict: "ALLOW" });
   }, 240_000);
 });
