@@ -207,10 +207,17 @@ export async function lockAgreementByMandate(
   id: string,
   mandateHash: string,
 ): Promise<{ record: AgreementRecord; agentId: string; orgId: string | null } | undefined> {
-  const { rows } = await client.query<{ record: AgreementRecord; agent_id: string; org_id: string | null }>(
-    "SELECT record, agent_id, org_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id FOR SHARE",
-    [id],
-  );
+  // The agents holding the id first, then each row locked by its key, in agent order: a Citus
+  // cluster refuses FOR SHARE on a statement over every shard (docs/scale.md).
+  const holders = await client.query<{ agent_id: string }>("SELECT agent_id FROM agreements WHERE agreement_id = $1 ORDER BY agent_id", [id]);
+  const rows: { record: AgreementRecord; agent_id: string; org_id: string | null }[] = [];
+  for (const h of holders.rows) {
+    const locked = await client.query<{ record: AgreementRecord; agent_id: string; org_id: string | null }>(
+      "SELECT record, agent_id, org_id FROM agreements WHERE agent_id = $1 AND agreement_id = $2 FOR SHARE",
+      [h.agent_id, id],
+    );
+    rows.push(...locked.rows);
+  }
   const named = rows.length > 1 ? rows.find((r) => r.record.mandates.some((m) => hashOfMandate(m) === mandateHash)) : undefined;
   const r = named ?? rows[0];
   return r ? { record: r.record, agentId: r.agent_id, orgId: r.org_id } : undefined;

@@ -160,6 +160,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
   let created = false;
   let changed = false;
   let revision: number;
+  let appended = 0;
   if (!stored) {
     // Claimed first (migrations/0322_record_claims.sql): one inserted concurrently is waited for, then updated like any stored row.
     if (!(await claimRecordId(q, "agreement", id, orgId, agentId))) {
@@ -175,14 +176,30 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       return upsertAgreement(q, agreement, { ...opts, claimedBefore: true });
     }
     const values = [id, delegationId, agentId, orgId, record.status, JSON.stringify(record), selfRevokes ? revokedAt : null, selfRevokes ? reason : null];
-    const ins = await q
-      .query<{ revision: string }>(
-        `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, revoked_at, revoked_reason, revoked_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END)
-         RETURNING revision::text AS revision`,
-        values,
-      )
-      .catch((e: unknown) => foreignKey(e, delegationId));
+    const insert = async () => {
+      const ins = await q
+        .query<{ revision: string }>(
+          `INSERT INTO agreements (agreement_id, delegation_id, agent_id, org_id, status, record, revoked_at, revoked_reason, revoked_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE 'record' END)
+           RETURNING revision::text AS revision`,
+          values,
+        )
+        .catch((e: unknown) => foreignKey(e, delegationId));
+      // The service's ledger: a declared one is imported only into an agreement this call creates.
+      appended = await importLedger(q, agentId, full, ledger);
+      return ins;
+    };
+    // On a Citus cluster an import's statements (its rows' and totals' INSERT … SELECT, its
+    // chain's running totals) can make the transaction commit in two phases, which a worker's
+    // NOTIFY makes fail: the row's change notice comes from this session then
+    // (./delegations-citus.ts).
+    const ins =
+      ledger.length > 0 && (await onCitus(q))
+        ? await withNoticesHere(q, (agents) => {
+            agents.add(agentId);
+            return insert();
+          })
+        : await insert();
     created = changed = true;
     const inserted = ins.rows[0]?.revision ?? "1";
     revision = Number(inserted);
@@ -235,8 +252,6 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }
-  // The service's ledger: a declared one is imported only into an agreement this call created.
-  const appended = created ? await importLedger(q, agentId, full, ledger) : 0;
   const ignored = created
     ? undefined
     : await declaredLedgerIgnored(q, stored.agent_id, id, { sequence: stored.ledger_sequence, head: stored.ledger_head }, ledger);

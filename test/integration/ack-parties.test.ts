@@ -59,7 +59,11 @@ describe("payment parties come from the registry", () => {
     const { agent_id, agreement, agreementId, first } = await spentAgreement([]);
     // As stored before the rule (or by a path that skipped it): the forged ack in the row.
     const withForged = await forged(agreement, walletOrg);
-    await w.db.pool.query("UPDATE agreements SET record = $2, revision = revision + 1 WHERE agreement_id = $1", [agreementId, JSON.stringify(withForged)]);
+    await w.db.pool.query("UPDATE agreements SET record = $3, revision = revision + 1 WHERE agent_id = $1 AND agreement_id = $2", [
+      agent_id,
+      agreementId,
+      JSON.stringify(withForged),
+    ]);
 
     const failed = await w.outcome({ agreement_id: agreementId, action_id: first.action_id, outcome: "failed" }, walletKey);
     expect(failed).toMatchObject({ status: 404, body: { error: "agreement was not found" } });

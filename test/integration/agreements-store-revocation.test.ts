@@ -112,7 +112,7 @@ describe("RevocationIndex", () => {
       expect(pid).toBeTypeOf("number");
       await withTransaction(db.pool, (c) => upsertDelegation(c, delegation(undefined, { delegation_id: "k-missed", delegation_chain: [] })));
 
-      const { rows } = await db.pool.query<{ ok: boolean }>("SELECT pg_terminate_backend($1) AS ok", [pid]);
+      const { rows } = await db.pool.query<{ ok: boolean }>("SELECT pg_terminate_backend($1::int) AS ok", [pid]);
       expect(rows[0]?.ok).toBe(true);
       await until(() => disconnects > 0, 2000);
       // Revoked while nobody listens: the NOTIFY is lost.

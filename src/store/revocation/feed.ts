@@ -81,11 +81,23 @@ export async function recordRevocation(pool: Pool, input: RevocationInput, check
     const prior = existing.rows[0];
     if (prior) return { stored: false, revocation_id: input.revocationId, sequence: Number(prior.sequence) };
     const owner = await check(client);
+    // The next sequence, read under the lock above, then the row: a Citus cluster (where
+    // revocations is a reference table) refuses an INSERT … SELECT of a table's own maximum.
+    const next = await client.query<{ n: string }>("SELECT (coalesce(max(sequence), 0) + 1)::text AS n FROM revocations");
     const { rows } = await client.query<Row>(
       `INSERT INTO revocations (sequence, revocation_id, agreement_id, mandate_hash, revocation, pushed_at, agent_id, org_id)
-       SELECT coalesce(max(sequence), 0) + 1, $1, $2, $3, $4, $5, $6, $7 FROM revocations
+       VALUES ($8, $1, $2, $3, $4, $5, $6, $7)
        RETURNING sequence, revocation_id, received_at, revocation`,
-      [input.revocationId, input.revocation.agreement_id, input.revocation.mandate_hash, input.revocation, input.pushedAt, owner.agentId, owner.orgId],
+      [
+        input.revocationId,
+        input.revocation.agreement_id,
+        input.revocation.mandate_hash,
+        input.revocation,
+        input.pushedAt,
+        owner.agentId,
+        owner.orgId,
+        next.rows[0]?.n ?? "1",
+      ],
     );
     const stored = toStored(rows[0] as Row);
     await afterInsert(client, stored);

@@ -9,9 +9,9 @@
 -- distributed query and then planning its shard query again.
 -- `read` answers row for row as writ_spend_read_citus_here does for a batch of p_agent's
 -- spends that locks no delegation (the only batches writ_spend_read_agent sends here; its rows
--- of a batch of several agents are p_agent's); a spend whose delegation has a stored chain or a
--- subtree to sum reads another agent's rows: p_agent's spends are then read by
--- writ_spend_read_citus_here, after the same locks. `write` writes the
+-- of a batch of several agents are p_agent's): such a spend declares neither its delegation
+-- nor a chain, so it reads no other agent's rows (which a function Citus runs for the
+-- coordinator may not read): of a stored chain, it lists the links stored with it by id. `write` writes the
 -- rows writ_spend_write_citus_here writes for rows all of p_agent (writ_spend_write_citus sends
 -- only those), as the set-based statements of writ_spend_write. IMMUTABLE: the function's name
 -- carries a digest of this text (writ_citus_shard_fn), so a changed text makes new functions.
@@ -28,14 +28,6 @@ LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_se
 #variable_conflict use_column
 BEGIN
   PERFORM 1 FROM {agreements} a WHERE a.agent_id = p_agent AND a.agreement_id = ANY (p_agreements) ORDER BY a.agreement_id FOR NO KEY UPDATE;
-  IF EXISTS (SELECT 1 FROM jsonb_to_recordset(p_spends) AS s(ag text, agreement_id text, del boolean)
-             JOIN {agreements} a ON a.agent_id = p_agent AND a.agreement_id = s.agreement_id
-             JOIN {delegations} z ON z.agent_id = p_agent AND z.delegation_id = a.delegation_id
-             WHERE s.ag = p_agent AND (cardinality(z.chain_ids) > 0 OR (s.del AND z.has_descendants))) THEN
-    RETURN QUERY SELECT * FROM writ_spend_read_citus_here('{}'::text[], p_agreements,
-      (SELECT jsonb_agg(e ORDER BY k) FROM jsonb_array_elements(p_spends) WITH ORDINALITY AS x(e, k) WHERE e->>'ag' = p_agent));
-    RETURN;
-  END IF;
   RETURN QUERY
   SELECT s.i, a.agreement_id IS NOT NULL, CASE WHEN a.agreement_id IS NULL THEN NULL ELSE coalesce(h.ledger_sequence, 0) END, h.ledger_head, a.status, a.revoked_at IS NOT NULL, a.delegation_id,
     CASE WHEN s.rev IS NOT NULL AND a.revision = s.rev THEN s.currency
@@ -55,12 +47,16 @@ BEGIN
     le.request_hash,
     coalesce(le.imported, false),
     dd.chain_ids,
-    NULL::jsonb,
+    -- A stored chain's links that were stored with it (chain_agents), by id alone: no chain is
+    -- declared on this path, so the spend is refused (CHAIN_BROKEN) when there is any, whatever
+    -- the links hold, and allowed with nothing above it to count when there is none.
+    CASE WHEN cardinality(dd.chain_ids) > 0 THEN
+      (SELECT jsonb_agg(jsonb_build_object('id', u.id) ORDER BY u.n) FROM unnest(dd.chain_agents, dd.chain_ids) WITH ORDINALITY AS u(ag, id, n) WHERE u.ag IS NOT NULL) END,
     a.agent_id
   FROM jsonb_to_recordset(p_spends) AS s(i int, ag text, agreement_id text, intent_id text, action_id text, currency text, agent_id text, parent boolean, del boolean, rev bigint)
   LEFT JOIN LATERAL (SELECT * FROM {agreements} x WHERE x.agent_id = p_agent AND x.agreement_id = s.agreement_id LIMIT 1) a ON true
   LEFT JOIN LATERAL (SELECT y.ledger_sequence, y.ledger_head FROM {agreement_ledger_heads} y WHERE y.agent_id = p_agent AND y.agreement_id = s.agreement_id LIMIT 1) h ON true
-  LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids FROM {delegations} z WHERE z.agent_id = p_agent AND z.delegation_id = a.delegation_id LIMIT 1) dd ON true
+  LEFT JOIN LATERAL (SELECT z.revoked_at IS NOT NULL AS revoked, z.chain_ids, z.chain_agents FROM {delegations} z WHERE z.agent_id = p_agent AND z.delegation_id = a.delegation_id LIMIT 1) dd ON true
   LEFT JOIN LATERAL (SELECT (array_agg(e.entry) FILTER (WHERE e.outcome = 'allowed'))[1] AS entry,
                             (array_agg(e.request_hash) FILTER (WHERE e.outcome = 'allowed'))[1] AS request_hash,
                             bool_or(e.outcome IN ('failed', 'voided', 'expired', 'released')) AS released, bool_or(e.imported) AS imported
