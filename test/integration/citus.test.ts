@@ -861,12 +861,19 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         before.get(x)?.map((r) => r.body.verdict),
         x,
       ).toContain("ALLOW");
+    await resetStatements();
     await cluster.stopNode(stopped);
     let during: Map<string, Answer[]>;
     try {
       during = await load(5);
     } finally {
       await cluster.startNode(stopped);
+    }
+    // The others' spends went to their worker directly (WRIT_CITUS_DIRECT), none through the coordinator.
+    const live = cluster.workers.find((x) => x !== stopped) as CitusNode;
+    if (distributed && elsewhere.length > 0) {
+      expect(await spendReadCalls(live)).toBeGreaterThan(0);
+      expect(await spendReadCalls(cluster.coordinator)).toBe(0);
     }
     for (const x of elsewhere)
       expect(
