@@ -293,8 +293,9 @@ export class CitusDirect {
 
   /** The pool of worker group `group` (`node:<groupid>` as `citusNodeOf` names it), or undefined. */
   poolFor(group: string): Pool | undefined {
-    if (this.ended || !group.startsWith("node:")) return undefined;
+    if (this.ended) return undefined;
     if (Date.now() - this.readAt >= CITUS_DIRECT_NODES_TTL_MS) this.refresh();
+    if (!group.startsWith("node:")) return undefined;
     const g = group.slice(5);
     const node = this.nodes.get(g);
     if (!node) return undefined;

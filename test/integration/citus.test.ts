@@ -79,7 +79,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         fsync: "off",
         "citus.recover_2pc_interval": -1,
         shared_preload_libraries: "citus,pg_stat_statements",
-        "pg_stat_statements.track": "top",
+        "pg_stat_statements.track": "all",
         // A shard move's connections from a node to itself: the address the .pgpass names (not localhost).
         "citus.local_hostname": "127.0.0.1",
       },
@@ -532,12 +532,18 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const { node, other } = await workerOf(agent_id);
     const off = await startServeProcess({ env: { ...serveEnv, WRIT_CITUS_DIRECT: "off" } });
     try {
-      const all = [...serves, off];
-      // Each process learns the agent's worker with its first spend (that one goes through the coordinator).
-      for (const s of all) {
+      // Each process learns the agent's worker (and the workers' addresses) with its first spends,
+      // which go through the coordinator: ALLOWs (bounded) until one of each process ran on the worker.
+      for (const s of serves) {
         await untilAllowing(s.url, agent_id, world.operatorKey);
-        expect((await call(s.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })).body.verdict).toBe("ALLOW");
+        for (let i = 0; ; i++) {
+          await resetStatements();
+          expect((await call(s.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })).body.verdict).toBe("ALLOW");
+          if ((await spendReadCalls(node)) > 0) break;
+          expect(i, `${s.url} sends the spends to the worker`).toBeLessThan(20);
+        }
       }
+      await untilAllowing(off.url, agent_id, world.operatorKey);
       const verify = async (s: ServeProcess) => {
         const answers = await Promise.all(
           Array.from({ length: 6 }, () => call(s.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })),
@@ -570,8 +576,17 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     // The group commit with the worker it read before the move (citusNodeOf keeps it a minute).
     const queue = spendQueue(pool, { direct: true, perAgent: () => true, nodeOf: () => `node:${before.group}` });
     const spend = (i: number) =>
-      recordSpend(queue, { agreementId, agentId: agent_id, intentId: "i1", actionId: `act-moved-${i}`, amountMinor: 100n, currency: "USD", at: new Date().toISOString() });
-    const shard = (await pool.query<{ id: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS id", [agent_id])).rows[0]?.id;
+      recordSpend(queue, {
+        agreementId,
+        agentId: agent_id,
+        intentId: "i1",
+        actionId: `act-moved-${i}`,
+        amountMinor: 100n,
+        currency: "USD",
+        at: new Date().toISOString(),
+      });
+    const shard = (await pool.query<{ id: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS id", [agent_id])).rows[0]
+      ?.id;
     const move = (from: CitusNode, to: CitusNode) =>
       pool.query("SELECT citus_move_shard_placement($1::bigint, '127.0.0.1', $2, '127.0.0.1', $3, shard_transfer_mode => 'block_writes')", [
         shard,
@@ -589,12 +604,65 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       expect(await spendReadCalls(cluster.coordinator)).toBe(0);
       const entries = await cluster.withClient(
         async (c) =>
-          (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1 AND action_id LIKE 'act-moved-%'", [agent_id])).rows[0]?.n,
+          (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1 AND action_id LIKE 'act-moved-%'", [agent_id]))
+            .rows[0]?.n,
       );
       expect(entries).toBe(4);
     } finally {
       if ((await workerOf(agent_id)).node !== before.node) await move(before.other, before.node);
       await queue.close();
+    }
+  }, 120_000);
+
+  it("writes the rows of several agents of one shard group with one call of its write function, on a session of the worker itself", async () => {
+    // Agents until two share a shard group (4 shards: five agents always do).
+    const byShard = new Map<string, { agent: string; agreementId: string }[]>();
+    let pair: { agent: string; agreementId: string }[] | undefined;
+    for (let n = 0; n < 5 && !pair; n++) {
+      const { agent_id } = await world.registerAgent(world.operatorKey);
+      const { agreementId } = await storeAgreement(
+        { ...world, agentId: agent_id },
+        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+      );
+      const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
+      const list = [...(byShard.get(rows[0]?.s as string) ?? []), { agent: agent_id, agreementId }];
+      byShard.set(rows[0]?.s as string, list);
+      if (list.length === 2) pair = list;
+    }
+    if (!pair) throw new Error("five agents on four shards: two share one");
+    const { node } = await workerOf(pair[0]?.agent as string);
+    const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
+    try {
+      await resetStatements();
+      const spends = pair.flatMap((p, k) =>
+        [0, 1].map((i) => ({
+          agreementId: p.agreementId,
+          agentId: p.agent,
+          intentId: "i1",
+          actionId: `act-shard-pair-${k}-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        })),
+      );
+      const results = await recordAllowedSpends(direct, spends);
+      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+      const calls = await cluster.withClient(
+        async (c) =>
+          (
+            await c.query<{ n: number }>(
+              "SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements WHERE query LIKE '%FROM public.writshard\\_write\\_%'",
+            )
+          ).rows[0]?.n,
+        node,
+      );
+      expect(calls).toBe(1);
+    } finally {
+      await direct.end();
+    }
+    for (const p of pair) {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
+      expect(rows[0]?.n).toBe(2);
     }
   }, 120_000);
 
