@@ -77,7 +77,7 @@ export interface SpendQueueOptions {
    * On a Citus cluster, send each worker's spend transaction to that worker itself (its pool
    * from `direct`), not through the coordinator (default: WRIT_CITUS_DIRECT, on).
    */
-  direct?: boolean;
+  direct?: boolean | Pick<CitusDirect, "poolFor" | "failed" | "end">;
 }
 
 /** The spends' queue, and the worker pools it opened (ended by `close`). */
@@ -87,7 +87,8 @@ export type SpendQueueWithPools = SpendQueue & { close(): Promise<void> };
 export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueueWithPools {
   const perAgent = opts.perAgent ?? citusFlag(pool);
   const nodeOf = opts.nodeOf ?? citusNodeOf(pool);
-  const direct = (opts.direct ?? citusDirectFromEnv(process.env) === "on") ? new CitusDirect(pool) : undefined;
+  const on = opts.direct ?? citusDirectFromEnv(process.env) === "on";
+  const direct = typeof on === "object" ? on : on ? new CitusDirect(pool) : undefined;
   const agentOf = (s: AllowedSpend) => s.agentId ?? s.decision?.agentId;
   const write = async (spends: AllowedSpend[]) => {
     const first = spends[0];
