@@ -11,7 +11,10 @@
  *   agreement run one after the other. On a Citus cluster a batch's spends are written one
  *   transaction per worker, side by side: the spends of the agents whose shards that worker
  *   holds (`citusNodeOf`; an agent whose worker is not known yet, its own transaction), so
- *   each transaction is on one worker (docs/scale.md). A spend
+ *   each transaction is on one worker (docs/scale.md); a worker's transaction is sent to that
+ *   worker itself (`CitusDirect`, WRIT_CITUS_DIRECT, on by default), not through the
+ *   coordinator, except a sub-agent's spend (its ancestors may be another worker's) and an
+ *   agent whose worker is not known yet. A spend
  *   resolves only once its transaction COMMITTED (durably, with the server's
  *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
