@@ -64,7 +64,8 @@
  * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
  * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, BENCH_CITUS_WORKERS
  * to change it, Citus built by
- * ../citus/provision.sh when missing) through the coordinator. Printed beside (b) with C/P
+ * ../citus/provision.sh when missing) through the coordinator (the spend transactions sent to the
+ * workers themselves: WRIT_CITUS_DIRECT, passed on to writ serve). Printed beside (b) with C/P
  * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
  * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
  * are distributed by agent_id, docs/scale.md). BENCH_ONLY=citus runs (P) and (C) alone.
@@ -621,6 +622,8 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     BUR_ADMIN_TOKEN: admin,
     SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
     WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+    // WRIT_CITUS_DIRECT=off compares the spends through the coordinator (docs/scale.md).
+    ...(process.env.WRIT_CITUS_DIRECT ? { WRIT_CITUS_DIRECT: process.env.WRIT_CITUS_DIRECT } : {}),
   };
   const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
   const serve = started.child;
@@ -761,7 +764,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
       `p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`,
     );
     console.log(
-      "(the per-agent tables are distributed by agent_id: every ALLOW is a transaction on its agent's worker, routed by the coordinator: docs/scale.md)",
+      `(the per-agent tables are distributed by agent_id: every ALLOW is a transaction on its agent's worker, ${process.env.WRIT_CITUS_DIRECT === "off" ? "routed by the coordinator (WRIT_CITUS_DIRECT=off)" : "its spend transaction sent to that worker by writ serve (WRIT_CITUS_DIRECT)"}: docs/scale.md)`,
     );
     console.log(`PostgreSQL 15: ${p.ledgers}`);
     console.log(`Citus: ${c.ledgers}`);

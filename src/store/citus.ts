@@ -29,7 +29,8 @@
  * Setting: WRIT_CITUS = `auto` (default: lay the tables out when Citus is there), `off` (never:
  * the tables stay plain local tables even on a Citus coordinator).
  */
-import type { ClientBase } from "pg";
+import pg from "pg";
+import type { ClientBase, ClientConfig, Pool } from "pg";
 
 /** The per-agent tables, distributed by agent_id and co-located with `delegations` (the first). */
 export const CITUS_DISTRIBUTED_TABLES = [
@@ -233,4 +234,132 @@ export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => P
     ask();
     return `agent:${agent}`;
   };
+}
+
+/** WRIT_CITUS_DIRECT: whether a Citus data plane sends one worker's spend transactions to that worker itself. */
+export type CitusDirectMode = "on" | "off";
+
+/** WRIT_CITUS_DIRECT of `env` (default `on`); an unknown value throws (it names the variable and what it accepts). */
+export function citusDirectFromEnv(env: NodeJS.ProcessEnv): CitusDirectMode {
+  const raw = env.WRIT_CITUS_DIRECT?.trim();
+  if (raw === undefined || raw === "" || raw === "on") return "on";
+  if (raw === "off") return "off";
+  throw new Error(`WRIT_CITUS_DIRECT must be on or off, not ${JSON.stringify(raw.slice(0, 40))}`);
+}
+
+/** The active primary of each worker group, read on the coordinator (empty elsewhere). */
+const WORKER_NODES_SQL = `SELECT groupid::text AS g, nodename AS host, nodeport AS port FROM pg_catalog.pg_dist_node
+  WHERE groupid <> 0 AND noderole = 'primary' AND isactive AND (SELECT groupid FROM pg_catalog.pg_dist_local_group) = 0`;
+
+/** How long `CitusDirect` keeps the worker list it read (a worker's new address is found within this bound, or at its first failed connection). */
+export const CITUS_DIRECT_NODES_TTL_MS = 30_000;
+
+/** The pool shape CitusDirect reads the coordinator through and takes its connection settings from. */
+type CoordinatorPool = Pool;
+
+/**
+ * The direct path of a Citus data plane (docs/scale.md, "The spend transaction on the worker"):
+ * a pool per worker group, so that the spends' group commit sends a batch of one worker's agents
+ * (`citusNodeOf`'s `node:<group>`) straight to that worker, with no coordinator in the
+ * transaction. Citus (metadata synced to every worker, its default) runs a distributed
+ * statement on any node that has the metadata, locally when the shards are local: there the
+ * spend functions (writ_spend_read_agent, writ_spend_write_agent and the shard-group functions)
+ * run as they do when the coordinator delegates them, and a statement whose shard is not local
+ * (a shard moved since `citusNodeOf` looked) is sent by that worker through Citus, as the
+ * coordinator would (correct, slower).
+ *
+ * - `poolFor(group)` answers synchronously: the worker's pool once its address is known
+ *   (`pg_dist_node`, read through the coordinator's pool at the first call and again every
+ *   CITUS_DIRECT_NODES_TTL_MS or after a connection to a worker failed), else undefined (the
+ *   caller goes through the coordinator). Pools are opened lazily, one per group, each bounded
+ *   by the coordinator pool's size, with the coordinator pool's user, password, database, TLS,
+ *   `options` (WRIT_SYNCHRONOUS_COMMIT) at the host and port `pg_dist_node` names; a group
+ *   whose address changed gets a new pool (the old one is ended).
+ * - A worker that is down fails only its own transactions (as "database unavailable": 503);
+ *   its pool makes new connections when it is back, without a restart.
+ * - `end()` ends every worker pool (the process's shutdown).
+ */
+export class CitusDirect {
+  private readonly pools = new Map<string, { addr: string; pool: Pool }>();
+  private nodes = new Map<string, { host: string; port: number }>();
+  private readAt = -Infinity;
+  private reading = false;
+  private ended = false;
+
+  constructor(
+    private readonly coordinator: CoordinatorPool,
+    private readonly opts: { applicationName?: string; onError?: (err: Error) => void } = {},
+  ) {}
+
+  /** The pool of worker group `group` (`node:<groupid>` as `citusNodeOf` names it), or undefined. */
+  poolFor(group: string): Pool | undefined {
+    if (this.ended) return undefined;
+    if (Date.now() - this.readAt >= CITUS_DIRECT_NODES_TTL_MS) this.refresh();
+    if (!group.startsWith("node:")) return undefined;
+    const g = group.slice(5);
+    const node = this.nodes.get(g);
+    if (!node) return undefined;
+    const addr = `${node.host}:${node.port}`;
+    const have = this.pools.get(g);
+    if (have && have.addr === addr) return have.pool;
+    if (have) void have.pool.end().catch(() => {});
+    const pool = this.open(node);
+    this.pools.set(g, { addr, pool });
+    return pool;
+  }
+
+  /** Reads the worker list again (at most one read at a time). */
+  refresh(): void {
+    if (this.reading || this.ended) return;
+    this.reading = true;
+    this.readAt = Date.now();
+    this.coordinator.query<{ g: string; host: string; port: number }>(WORKER_NODES_SQL).then(
+      (r) => {
+        this.nodes = new Map(r.rows.map((n) => [n.g, { host: n.host, port: Number(n.port) }]));
+        this.reading = false;
+      },
+      () => {
+        this.reading = false;
+        this.readAt = -Infinity;
+      },
+    );
+  }
+
+  /** A transaction on a worker's pool failed: the worker list is read again at the next call (a worker's new address). */
+  failed(): void {
+    this.readAt = -Infinity;
+  }
+
+  /** Ends every worker pool. */
+  async end(): Promise<void> {
+    this.ended = true;
+    const all = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(all.map((p) => p.pool.end().catch(() => {})));
+  }
+
+  private open(node: { host: string; port: number }): Pool {
+    // The coordinator pool's connection settings, resolved by pg as a client resolves them.
+    const base = new pg.Client(this.coordinator.options) as unknown as { user?: string; password?: string; database?: string; ssl?: ClientConfig["ssl"] };
+    const o = this.coordinator.options as pg.PoolConfig;
+    const pool = new pg.Pool({
+      host: node.host,
+      port: node.port,
+      user: base.user,
+      password: base.password,
+      database: base.database,
+      ...(base.ssl ? { ssl: base.ssl } : {}),
+      ...(o.options ? { options: o.options } : {}),
+      max: o.max ?? 10,
+      connectionTimeoutMillis: o.connectionTimeoutMillis ?? 5000,
+      idleTimeoutMillis: 30_000,
+      application_name: this.opts.applicationName ?? "writ-direct",
+    });
+    pool.on("error", (err) => {
+      this.readAt = -Infinity;
+      this.opts.onError?.(err);
+    });
+    pool.on("connect", (client) => client.on("error", () => {}));
+    return pool;
+  }
 }

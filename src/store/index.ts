@@ -136,4 +136,4 @@ export {
   WEBHOOKS_CHANNEL,
 } from "./webhook-outbox.js";
 export { listenForWakeups } from "./webhook-wakeup.js";
-export { citusFlag, citusNodeOf } from "./citus.js";
+export { citusFlag, citusNodeOf, CitusDirect, citusDirectFromEnv, type CitusDirectMode } from "./citus.js";

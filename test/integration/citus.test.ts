@@ -23,6 +23,7 @@ import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
 import { pruneOnce } from "../../src/store/retention.js";
 import { recordAllowedSpend, recordAllowedSpends } from "../../src/store/ledger/index.js";
+import { recordSpend, spendQueue } from "../../src/verify/commit/queues.js";
 import { startServeProcess, type ServeProcess } from "../helpers/serve-process.js";
 import { freshPublicKey, type Answer, type RegistryWorld } from "../helpers/registry-client.js";
 import { PRINCIPAL } from "../fixtures/records.js";
@@ -38,6 +39,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   const serves: ServeProcess[] = [];
   const admin = `admin-${randomBytes(16).toString("hex")}`;
   let world: VerifyWorld;
+  let serveEnv: Record<string, string> = {};
 
   async function call(url: string, method: string, path: string, token: string | null, body?: unknown): Promise<Answer> {
     const headers: Record<string, string> = {};
@@ -71,7 +73,16 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     cluster = await startCitusCluster({
       tools: tools ?? undefined,
       // 2PC recovery off: pg_dist_transaction keeps every two-phase commit, which the router test counts.
-      parameters: { "citus.shard_count": 4, fsync: "off", "citus.recover_2pc_interval": -1 },
+      // pg_stat_statements: where the spend transactions ran (the direct path's test).
+      parameters: {
+        "citus.shard_count": 4,
+        fsync: "off",
+        "citus.recover_2pc_interval": -1,
+        shared_preload_libraries: "citus,pg_stat_statements",
+        "pg_stat_statements.track": "all",
+        // A shard move's connections from a node to itself: the address the .pgpass names (not localhost).
+        "citus.local_hostname": "127.0.0.1",
+      },
     });
     const env = {
       DATABASE_URL: cluster.url(),
@@ -80,6 +91,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       BUR_WEBHOOK_WORKER: "0",
       LOG_LEVEL: "warn",
     };
+    serveEnv = env;
     serves.push(...(await Promise.all([startServeProcess({ env }), startServeProcess({ env })])));
     pool = createPool(cluster.url(), { max: 3 });
     const a = serves[0] as ServeProcess;
@@ -483,6 +495,177 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }, 120_000);
 
+  /** Top-level calls of `writ_spend_read(…)` (the spend transaction's first statement, as a data-plane session sends it) on `node`. */
+  async function spendReadCalls(node: CitusNode): Promise<number> {
+    return cluster.withClient(
+      async (c) =>
+        (
+          await c.query<{ n: number }>(
+            "SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements WHERE query LIKE '%FROM writ_spend_read(%' AND dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
+          )
+        ).rows[0]?.n ?? 0,
+      node,
+    );
+  }
+
+  /** Resets pg_stat_statements on every node (the extension made on the coordinator reaches the workers). */
+  async function resetStatements(): Promise<void> {
+    await cluster.withClient((c) => c.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"));
+    for (const n of [cluster.coordinator, ...cluster.workers]) await cluster.withClient((c) => c.query("SELECT pg_stat_statements_reset()"), n);
+  }
+
+  /** The worker node holding `agent`'s shards, and its node group. */
+  async function workerOf(agent: string): Promise<{ node: CitusNode; group: number; other: CitusNode }> {
+    const { rows } = await pool.query<{ port: number; g: number }>(
+      `SELECT n.nodeport AS port, p.groupid AS g FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid AND n.noderole = 'primary'
+        WHERE p.shardid = get_shard_id_for_distribution_column('delegations', $1::text)`,
+      [agent],
+    );
+    const node = cluster.workers.find((w) => w.port === rows[0]?.port) as CitusNode;
+    return { node, group: Number(rows[0]?.g), other: cluster.workers.find((w) => w !== node) as CitusNode };
+  }
+
+  it("sends an ALLOW's spend transaction to the agent's worker itself, without the coordinator (WRIT_CITUS_DIRECT on, the default), and through the coordinator with it off", async () => {
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const w = { ...world, agentId: agent_id };
+    await storeAgreement(w, { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] });
+    const { node, other } = await workerOf(agent_id);
+    const off = await startServeProcess({ env: { ...serveEnv, WRIT_CITUS_DIRECT: "off" } });
+    try {
+      // Each process learns the agent's worker (and the workers' addresses) with its first spends,
+      // which go through the coordinator: ALLOWs (bounded) until one of each process ran on the worker.
+      for (const s of serves) {
+        await untilAllowing(s.url, agent_id, world.operatorKey);
+        for (let i = 0; ; i++) {
+          await resetStatements();
+          expect((await call(s.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })).body.verdict).toBe("ALLOW");
+          if ((await spendReadCalls(node)) > 0) break;
+          expect(i, `${s.url} sends the spends to the worker`).toBeLessThan(20);
+        }
+      }
+      await untilAllowing(off.url, agent_id, world.operatorKey);
+      const verify = async (s: ServeProcess) => {
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, () => call(s.url, "POST", "/v1/verify", world.operatorKey, { agent_id, action: action({ amount: 1 }) })),
+        );
+        expect(answers.map((r) => `${r.status} ${String(r.body.verdict)}`)).toEqual(Array(6).fill("200 ALLOW"));
+      };
+      // On: every spend transaction's statements ran on the agent's worker, none on the coordinator.
+      await resetStatements();
+      for (const s of serves) await verify(s);
+      expect(await spendReadCalls(cluster.coordinator)).toBe(0);
+      expect(await spendReadCalls(node)).toBeGreaterThan(0);
+      expect(await spendReadCalls(other)).toBe(0);
+      // Off: through the coordinator (which delegates the spend functions to the worker).
+      await resetStatements();
+      await verify(off);
+      expect(await spendReadCalls(cluster.coordinator)).toBeGreaterThan(0);
+      expect(await spendReadCalls(node)).toBe(0);
+    } finally {
+      await off.stop("SIGTERM", 10_000).catch(() => {});
+    }
+  }, 120_000);
+
+  it("records a spend sent to a worker that no longer holds the agent's shards (moved since the process looked): through Citus from that worker, on the new one", async () => {
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const { agreementId } = await storeAgreement(
+      { ...world, agentId: agent_id },
+      { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+    );
+    const before = await workerOf(agent_id);
+    // The group commit with the worker it read before the move (citusNodeOf keeps it a minute).
+    const queue = spendQueue(pool, { direct: true, perAgent: () => true, nodeOf: () => `node:${before.group}` });
+    const spend = (i: number) =>
+      recordSpend(queue, {
+        agreementId,
+        agentId: agent_id,
+        intentId: "i1",
+        actionId: `act-moved-${i}`,
+        amountMinor: 100n,
+        currency: "USD",
+        at: new Date().toISOString(),
+      });
+    const shard = (await pool.query<{ id: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS id", [agent_id])).rows[0]
+      ?.id;
+    const move = (from: CitusNode, to: CitusNode) =>
+      pool.query("SELECT citus_move_shard_placement($1::bigint, '127.0.0.1', $2, '127.0.0.1', $3, shard_transfer_mode => 'block_writes')", [
+        shard,
+        from.port,
+        to.port,
+      ]);
+    try {
+      expect(await spend(0)).toMatchObject({ recorded: true });
+      await move(before.node, before.other);
+      expect((await workerOf(agent_id)).node).toBe(before.other);
+      await resetStatements();
+      for (let i = 1; i <= 3; i++) expect(await spend(i)).toMatchObject({ recorded: true, replayed: false });
+      // Sent to the old worker, which ran it through Citus on the agent's new worker.
+      expect(await spendReadCalls(before.node)).toBe(3);
+      expect(await spendReadCalls(cluster.coordinator)).toBe(0);
+      const entries = await cluster.withClient(
+        async (c) =>
+          (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1 AND action_id LIKE 'act-moved-%'", [agent_id]))
+            .rows[0]?.n,
+      );
+      expect(entries).toBe(4);
+    } finally {
+      if ((await workerOf(agent_id)).node !== before.node) await move(before.other, before.node);
+      await queue.close();
+    }
+  }, 120_000);
+
+  it("writes the rows of several agents of one shard group with one call of its write function, on a session of the worker itself", async () => {
+    // Agents until two share a shard group (4 shards: five agents always do).
+    const byShard = new Map<string, { agent: string; agreementId: string }[]>();
+    let pair: { agent: string; agreementId: string }[] | undefined;
+    for (let n = 0; n < 5 && !pair; n++) {
+      const { agent_id } = await world.registerAgent(world.operatorKey);
+      const { agreementId } = await storeAgreement(
+        { ...world, agentId: agent_id },
+        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+      );
+      const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
+      const list = [...(byShard.get(rows[0]?.s as string) ?? []), { agent: agent_id, agreementId }];
+      byShard.set(rows[0]?.s as string, list);
+      if (list.length === 2) pair = list;
+    }
+    if (!pair) throw new Error("five agents on four shards: two share one");
+    const { node } = await workerOf(pair[0]?.agent as string);
+    const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
+    try {
+      await resetStatements();
+      const spends = pair.flatMap((p, k) =>
+        [0, 1].map((i) => ({
+          agreementId: p.agreementId,
+          agentId: p.agent,
+          intentId: "i1",
+          actionId: `act-shard-pair-${k}-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        })),
+      );
+      const results = await recordAllowedSpends(direct, spends);
+      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+      const calls = await cluster.withClient(
+        async (c) =>
+          (
+            await c.query<{ n: number }>(
+              "SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements WHERE query LIKE '%FROM public.writshard\\_write\\_%'",
+            )
+          ).rows[0]?.n,
+        node,
+      );
+      expect(calls).toBe(1);
+    } finally {
+      await direct.end();
+    }
+    for (const p of pair) {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
+      expect(rows[0]?.n).toBe(2);
+    }
+  }, 120_000);
+
   it("answers a session that waited while another made a shard-group function: no error, the call runs through Citus (a race the money model found)", async () => {
     const agent = `agent-shardfn-${randomBytes(4).toString("hex")}`;
     const port = (
@@ -746,12 +929,19 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         before.get(x)?.map((r) => r.body.verdict),
         x,
       ).toContain("ALLOW");
+    await resetStatements();
     await cluster.stopNode(stopped);
     let during: Map<string, Answer[]>;
     try {
       during = await load(5);
     } finally {
       await cluster.startNode(stopped);
+    }
+    // The others' spends went to their worker directly (WRIT_CITUS_DIRECT), none through the coordinator.
+    const live = cluster.workers.find((x) => x !== stopped) as CitusNode;
+    if (distributed && elsewhere.length > 0) {
+      expect(await spendReadCalls(live)).toBeGreaterThan(0);
+      expect(await spendReadCalls(cluster.coordinator)).toBe(0);
     }
     for (const x of elsewhere)
       expect(

@@ -5,7 +5,8 @@
  */
 import type { ClientBase } from "pg";
 import { describe, expect, it, vi } from "vitest";
-import { applyCitusLayout, CITUS_REFERENCE_TABLES, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import { applyCitusLayout, CITUS_REFERENCE_TABLES, CitusDirect, citusDirectFromEnv, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import type { Pool } from "pg";
 
 /** A client that answers the extension look-up with `version` and records every statement. */
 function fakeClient(version: string | null): { client: ClientBase; statements: string[] } {
@@ -28,6 +29,33 @@ describe("WRIT_CITUS", () => {
     expect(citusModeFromEnv({ WRIT_CITUS: " auto " })).toBe("auto");
     expect(citusModeFromEnv({ WRIT_CITUS: "off" })).toBe("off");
     expect(() => citusModeFromEnv({ WRIT_CITUS: "on" })).toThrow('WRIT_CITUS must be auto or off, not "on"');
+  });
+});
+
+describe("WRIT_CITUS_DIRECT", () => {
+  it("is on when unset or empty, on or off as written, and refuses anything else naming the variable", () => {
+    expect(citusDirectFromEnv({})).toBe("on");
+    expect(citusDirectFromEnv({ WRIT_CITUS_DIRECT: "" })).toBe("on");
+    expect(citusDirectFromEnv({ WRIT_CITUS_DIRECT: " on " })).toBe("on");
+    expect(citusDirectFromEnv({ WRIT_CITUS_DIRECT: "off" })).toBe("off");
+    expect(() => citusDirectFromEnv({ WRIT_CITUS_DIRECT: "auto" })).toThrow('WRIT_CITUS_DIRECT must be on or off, not "auto"');
+  });
+
+  it("gives no worker pool on plain Postgres (no worker in pg_dist_node), nor for an agent whose worker is not known yet", async () => {
+    const queries: string[] = [];
+    const coordinator = {
+      options: {},
+      query: async (sql: string) => {
+        queries.push(sql);
+        return { rows: [], rowCount: 0 };
+      },
+    } as unknown as Pool;
+    const direct = new CitusDirect(coordinator);
+    expect(direct.poolFor("agent:a1")).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    expect(direct.poolFor("node:1")).toBeUndefined();
+    expect(queries.filter((q) => q.includes("pg_dist_node"))).toHaveLength(1);
+    await direct.end();
   });
 });
 

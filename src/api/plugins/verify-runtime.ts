@@ -146,6 +146,7 @@ export default fp(
           metrics.spendBatchSize.observe(size);
         },
       });
+      app.addHook("onClose", async () => spends.close()); // the Citus workers' pools (WRIT_CITUS_DIRECT)
       const fx = fxSourceFor(app.settings.fx, app.settings.outbound);
       const gather = new StoreGather({
         pool,

@@ -11,7 +11,10 @@
  *   agreement run one after the other. On a Citus cluster a batch's spends are written one
  *   transaction per worker, side by side: the spends of the agents whose shards that worker
  *   holds (`citusNodeOf`; an agent whose worker is not known yet, its own transaction), so
- *   each transaction is on one worker (docs/scale.md). A spend
+ *   each transaction is on one worker (docs/scale.md); a worker's transaction is sent to that
+ *   worker itself (`CitusDirect`, WRIT_CITUS_DIRECT, on by default), not through the
+ *   coordinator, except a sub-agent's spend (its ancestors may be another worker's) and an
+ *   agent whose worker is not known yet. A spend
  *   resolves only once its transaction COMMITTED (durably, with the server's
  *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
@@ -40,6 +43,8 @@ import {
   saveRefusalDecisions,
   citusFlag,
   citusNodeOf,
+  CitusDirect,
+  citusDirectFromEnv,
   type NewVerifyDecision,
   type SavedRefusal,
 } from "../../store/index.js";
@@ -71,22 +76,49 @@ export interface SpendQueueOptions {
   perAgent?: () => boolean;
   /** On a Citus cluster, the group of an agent's spends (default `citusNodeOf`: its worker). */
   nodeOf?: (agent: string) => string;
+  /**
+   * On a Citus cluster, send each worker's spend transaction to that worker itself (its pool
+   * from `direct`), not through the coordinator (default: WRIT_CITUS_DIRECT, on).
+   */
+  direct?: boolean | Pick<CitusDirect, "poolFor" | "failed" | "end">;
 }
 
+/** The spends' queue, and the worker pools it opened (ended by `close`). */
+export type SpendQueueWithPools = SpendQueue & { close(): Promise<void> };
+
 /** The group commit of ALLOWs' spends (see the module comment). */
-export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue {
+export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueueWithPools {
   const perAgent = opts.perAgent ?? citusFlag(pool);
   const nodeOf = opts.nodeOf ?? citusNodeOf(pool);
-  return new GroupCommitQueue((spends) => recordAllowedSpends(pool, spends, { observe: (s) => opts.observe?.(s, spends.length) }), {
+  const on = opts.direct ?? citusDirectFromEnv(process.env) === "on";
+  const direct = typeof on === "object" ? on : on ? new CitusDirect(pool) : undefined;
+  const agentOf = (s: AllowedSpend) => s.agentId ?? s.decision?.agentId;
+  const write = async (spends: AllowedSpend[]) => {
+    const first = spends[0];
+    // A sub-agent's spend (its ancestors may be another worker's) stays the coordinator's.
+    const oneWorker = !spends.some((s) => (s.limits?.chain?.ancestorIds.length ?? 0) > 0);
+    const agent = direct && first && oneWorker && perAgent() ? agentOf(first) : undefined;
+    const worker = agent === undefined ? undefined : direct?.poolFor(nodeOf(agent));
+    const observe = { observe: (s: number) => opts.observe?.(s, spends.length) };
+    if (!worker) return recordAllowedSpends(pool, spends, observe);
+    try {
+      return await recordAllowedSpends(worker, spends, observe);
+    } catch (e) {
+      direct?.failed();
+      throw e;
+    }
+  };
+  const queue = new GroupCommitQueue(write, {
     maxBatch: opts.maxBatch ?? DEFAULT_SPEND_BATCH_MAX,
     wait: opts.waitMs ?? DEFAULT_SPEND_BATCH_WAIT_MS,
     window: "every",
     inFlight: opts.inFlight ?? DEFAULT_SPEND_BATCHES_IN_FLIGHT,
     group: (s) => {
-      const agent = perAgent() ? (s.agentId ?? s.decision?.agentId) : undefined;
+      const agent = perAgent() ? agentOf(s) : undefined;
       return agent === undefined ? "" : nodeOf(agent);
     },
   });
+  return Object.assign(queue, { close: async () => direct?.end() });
 }
 
 /** Records `spend` through `queue`: its result, or a rejection with its own error (SPEND_INVALID, a database error). */
