@@ -64,12 +64,34 @@ export async function decisionsPartitioned(c: ClientBase): Promise<boolean> {
  * whether it created any.
  */
 export async function createDecisionPartitionsAhead(c: ClientBase, from = "now()"): Promise<boolean> {
-  await c.query("SET LOCAL TimeZone = 'UTC'");
-  await c.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
+  // The time zone and the lock timeout of this call only (set back after it: the caller's transaction may go on).
+  const { rows: was } = await c.query<{ tz: string; lt: string }>(
+    `SELECT current_setting('TimeZone') AS tz, current_setting('lock_timeout') AS lt,
+            set_config('TimeZone', 'UTC', true), set_config('lock_timeout', '${PARTITION_LOCK_TIMEOUT}', true)`,
+  );
   const { rows } = await c.query<{ made: boolean }>(
     `SELECT create_time_partitions('verify_decisions', interval '${DECISION_PARTITION_INTERVAL}', now() + interval '${DECISION_PARTITIONS_AHEAD}', ${from}) AS made`,
   );
+  await c.query("SELECT set_config('TimeZone', $1, true), set_config('lock_timeout', $2, true)", [was[0]?.tz ?? "UTC", was[0]?.lt ?? "0"]);
   return rows[0]?.made === true;
+}
+
+/**
+ * On every migrate of a cluster whose verify_decisions is partitioned: the partitions ahead,
+ * inside the caller's transaction, under a savepoint: when the table's lock is not had within
+ * PARTITION_LOCK_TIMEOUT (a long transaction holds it), nothing is created and the caller's
+ * transaction goes on (the next retention pass creates them).
+ */
+export async function ensureDecisionPartitionsAhead(c: ClientBase): Promise<void> {
+  if (!(await decisionsPartitioned(c))) return;
+  await c.query("SAVEPOINT writ_decision_partitions");
+  try {
+    await createDecisionPartitionsAhead(c);
+    await c.query("RELEASE SAVEPOINT writ_decision_partitions");
+  } catch (e) {
+    await c.query("ROLLBACK TO SAVEPOINT writ_decision_partitions");
+    if ((e as { code?: string } | null)?.code !== "55P03") throw e;
+  }
 }
 
 /**

@@ -30,7 +30,7 @@
  * the tables stay plain local tables even on a Citus coordinator).
  */
 import type { ClientBase } from "pg";
-import { partitionDecisions, type DecisionPartitions } from "./citus-partitions.js";
+import { ensureDecisionPartitionsAhead, partitionDecisions, type DecisionPartitions } from "./citus-partitions.js";
 
 /** The per-agent tables, distributed by agent_id and co-located with `delegations` (the first). */
 export const CITUS_DISTRIBUTED_TABLES = [
@@ -111,6 +111,8 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode, deci
     await client.query("SET LOCAL citus.enable_unsafe_triggers TO on");
     // verify_decisions by week, before it is distributed (its partitions are distributed with it).
     partitionedDecisions = decisionPartitions === "week" && (await partitionDecisions(client));
+    // Already partitioned (a restart): the partitions ahead, as a retention pass makes them.
+    if (!partitionedDecisions) await ensureDecisionPartitionsAhead(client);
     const laidOut = new Set(
       (await client.query<{ t: string }>("SELECT logicalrelid::regclass::text AS t FROM pg_dist_partition WHERE partmethod IN ('h', 'n')")).rows.map(
         (r) => r.t,

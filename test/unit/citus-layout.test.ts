@@ -6,6 +6,7 @@
 import type { ClientBase } from "pg";
 import { describe, expect, it, vi } from "vitest";
 import { applyCitusLayout, CITUS_REFERENCE_TABLES, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import { decisionPartitionsFromEnv } from "../../src/store/citus-partitions.js";
 
 /** A client that answers the extension look-up with `version` and records every statement. */
 function fakeClient(version: string | null): { client: ClientBase; statements: string[] } {
@@ -28,6 +29,15 @@ describe("WRIT_CITUS", () => {
     expect(citusModeFromEnv({ WRIT_CITUS: " auto " })).toBe("auto");
     expect(citusModeFromEnv({ WRIT_CITUS: "off" })).toBe("off");
     expect(() => citusModeFromEnv({ WRIT_CITUS: "on" })).toThrow('WRIT_CITUS must be auto or off, not "on"');
+  });
+});
+
+describe("WRIT_CITUS_DECISION_PARTITIONS", () => {
+  it("is week when unset or empty, week or off as written, and refuses anything else naming the variable", () => {
+    expect(decisionPartitionsFromEnv({})).toBe("week");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "" })).toBe("week");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: " off " })).toBe("off");
+    expect(() => decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "day" })).toThrow('WRIT_CITUS_DECISION_PARTITIONS must be week or off, not "day"');
   });
 });
 
