@@ -54,7 +54,9 @@ export const PARTITION_LOCK_TIMEOUT = "2s";
 
 /** Whether `verify_decisions` is a partitioned table here (only where the Citus layout made it one). */
 export async function decisionsPartitioned(c: ClientBase): Promise<boolean> {
-  const { rows } = await c.query<{ p: boolean }>("SELECT coalesce((SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass('verify_decisions')), false) AS p");
+  const { rows } = await c.query<{ p: boolean }>(
+    "SELECT coalesce((SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass('verify_decisions')), false) AS p",
+  );
   return rows[0]?.p === true;
 }
 

@@ -181,7 +181,9 @@ describe.skipIf(tools === null)("verify_decisions by week on a Citus cluster", (
     expect(r).toMatchObject({ busy: false, deleted: { verify_decisions: 2 } });
     const after = await partitions();
     expect(after.map((p) => p.name)).toEqual(before.filter((p) => !old.includes(p)).map((p) => p.name));
-    const left = await pool.query<{ action_id: string }>("SELECT action_id FROM verify_decisions WHERE agent_id IN ('agent-c1', 'agent-c2') ORDER BY action_id");
+    const left = await pool.query<{ action_id: string }>(
+      "SELECT action_id FROM verify_decisions WHERE agent_id IN ('agent-c1', 'agent-c2') ORDER BY action_id",
+    );
     expect(left.rows.map((x) => x.action_id)).toEqual(["kept", "new"]);
     expect((await pruneOnce(pool, { decisionDays: 30, webhookDays: 7 })).deleted.verify_decisions).toBe(0);
   });

@@ -644,7 +644,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
 
   it("prunes old decisions (their week's partition dropped whole) and period events (deleted by key, never by ctid, which Citus refuses on a distributed table) on every shard", async () => {
     // verify_decisions is partitioned by week (src/store/citus-partitions.ts): the weeks of 50 days ago on, as the passes of those weeks made them.
-    await pool.query("SET TimeZone = 'UTC'; SELECT create_time_partitions('verify_decisions', interval '7 days', now(), now() - interval '50 days'); RESET TimeZone");
+    await pool.query(
+      "SET TimeZone = 'UTC'; SELECT create_time_partitions('verify_decisions', interval '7 days', now(), now() - interval '50 days'); RESET TimeZone",
+    );
     const old = (agent: string, action: string, days: number) =>
       pool.query(
         `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, created_at)
