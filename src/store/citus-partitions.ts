@@ -5,7 +5,8 @@
  * did.
  *
  * Where the Citus layout runs (src/store/citus.ts) and the setting WRIT_CITUS_DECISION_PARTITIONS
- * is `week` (the default), `verify_decisions`, before it is distributed, becomes a table
+ * is `week` (`off` by default: what the partitions cost each ALLOW, measured in docs/scale.md,
+ * is more than the sweep's deletes they save), `verify_decisions`, before it is distributed, becomes a table
  * range-partitioned by `created_at` in UTC weeks (Monday to Monday; Citus's
  * `create_time_partitions` names them `verify_decisions_pYYYYwWW`), distributed by agent_id with
  * the agent's other tables, its partitions with it. The retention pass creates the partitions
@@ -38,8 +39,8 @@ export type DecisionPartitions = "week" | "off";
 /** WRIT_CITUS_DECISION_PARTITIONS of `env`; an unknown value throws (naming the variable and what it accepts). */
 export function decisionPartitionsFromEnv(env: NodeJS.ProcessEnv): DecisionPartitions {
   const raw = env.WRIT_CITUS_DECISION_PARTITIONS?.trim();
-  if (raw === undefined || raw === "" || raw === "week") return "week";
-  if (raw === "off") return "off";
+  if (raw === undefined || raw === "" || raw === "off") return "off";
+  if (raw === "week") return "week";
   throw new Error(`WRIT_CITUS_DECISION_PARTITIONS must be week or off, not ${JSON.stringify(raw.slice(0, 40))}`);
 }
 

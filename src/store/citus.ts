@@ -96,7 +96,7 @@ const WRIT_FUNCTIONS_SQL = `SELECT p.oid::regprocedure::text AS f FROM pg_proc p
  * coordinator; tables already laid out (a second process, a restart) are left as they are. Runs
  * in one transaction on `client` (the caller holds the migration lock).
  */
-export async function applyCitusLayout(client: ClientBase, mode: CitusMode, decisionPartitions: DecisionPartitions = "week"): Promise<CitusLayout> {
+export async function applyCitusLayout(client: ClientBase, mode: CitusMode, decisionPartitions: DecisionPartitions = "off"): Promise<CitusLayout> {
   const { rows } = await client.query<{ v: string | null }>("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS v");
   const citus = rows[0]?.v ?? null;
   if (citus === null || mode === "off") return { citus, coordinator: false, madeReference: [], distributed: [] };

@@ -33,10 +33,11 @@ describe("WRIT_CITUS", () => {
 });
 
 describe("WRIT_CITUS_DECISION_PARTITIONS", () => {
-  it("is week when unset or empty, week or off as written, and refuses anything else naming the variable", () => {
-    expect(decisionPartitionsFromEnv({})).toBe("week");
-    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "" })).toBe("week");
-    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: " off " })).toBe("off");
+  it("is off when unset or empty, week or off as written, and refuses anything else naming the variable", () => {
+    expect(decisionPartitionsFromEnv({})).toBe("off");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "" })).toBe("off");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: " week " })).toBe("week");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "off" })).toBe("off");
     expect(() => decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "day" })).toThrow('WRIT_CITUS_DECISION_PARTITIONS must be week or off, not "day"');
   });
 });
