@@ -611,7 +611,11 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
 }
 
 /** One ALLOW-path measurement on `cluster` (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
-async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
+async function allowOn(
+  cluster: CitusCluster,
+  prefix: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
   const nodes = [cluster.coordinator, ...cluster.workers];
   const admin = randomBytes(24).toString("base64url");
   const env = {
@@ -624,6 +628,7 @@ async function allowOn(cluster: CitusCluster, prefix: string): Promise<{ full: M
     WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
     // WRIT_CITUS_DIRECT=off compares the spends through the coordinator (docs/scale.md).
     ...(process.env.WRIT_CITUS_DIRECT ? { WRIT_CITUS_DIRECT: process.env.WRIT_CITUS_DIRECT } : {}),
+    ...extraEnv,
   };
   const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
   const serve = started.child;
@@ -747,9 +752,22 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
     );
     const c = await allowOn(cluster, "citus");
+    // The same with verify_decisions partitioned by week (WRIT_CITUS_DECISION_PARTITIONS=week): what the
+    // partitions cost per ALLOW (src/store/citus-partitions.ts). BENCH_CITUS_PARTITIONS=0 skips it.
+    let weekly: Awaited<ReturnType<typeof allowOn>> | undefined;
+    if (process.env.BENCH_CITUS_PARTITIONS !== "0") {
+      await cluster.stop();
+      cluster = await startCitusCluster({
+        tools,
+        workers: CITUS_WORKERS,
+        parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
+      });
+      weekly = await allowOn(cluster, "citus-by-week", { WRIT_CITUS_DECISION_PARTITIONS: "week" });
+    }
     if (single) console.log(line("(b) verify, ALLOW path, single Postgres", single));
     console.log(line("(P) ALLOW, PostgreSQL 15 alone", p.full));
     console.log(line(`(C) ALLOW, Citus coordinator + ${CITUS_WORKERS} worker${CITUS_WORKERS === 1 ? "" : "s"}`, c.full));
+    if (weekly) console.log(line("(C) the same, verify_decisions by week", weekly.full));
     if (singleHalf) console.log(line(`(b) at half load (${fmt(singleHalfRate ?? 0)} req/s)`, singleHalf));
     console.log(line(`(P) at half load (${fmt(p.rate)} req/s)`, p.half));
     console.log(line(`(C) at half load (${fmt(c.rate)} req/s)`, c.half));
@@ -759,7 +777,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
       `C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`,
     );
     if (single) console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
-    for (const l of [...p.perNode, ...c.perNode]) console.log(l);
+    for (const l of [...p.perNode, ...c.perNode, ...(weekly?.perNode ?? [])]) console.log(l);
     console.log(
       `p99 at half load: ${singleHalf ? `single ${fmt(singleHalf.p99, 2)} ms, ` : ""}PostgreSQL 15 ${fmt(p.half.p99, 2)} ms, Citus ${fmt(c.half.p99, 2)} ms`,
     );

@@ -31,6 +31,7 @@
  */
 import pg from "pg";
 import type { ClientBase, ClientConfig, Pool } from "pg";
+import { ensureDecisionPartitionsAhead, partitionDecisions, type DecisionPartitions } from "./citus-partitions.js";
 
 /** The per-agent tables, distributed by agent_id and co-located with `delegations` (the first). */
 export const CITUS_DISTRIBUTED_TABLES = [
@@ -81,6 +82,8 @@ export interface CitusLayout {
   madeReference: string[];
   /** Tables distributed by agent_id by this call. */
   distributed: string[];
+  /** Whether this call made verify_decisions a table partitioned by week (src/store/citus-partitions.ts). */
+  partitionedDecisions?: boolean;
 }
 
 /** Writ's functions as `regprocedure` texts (every function of the public schema whose name is Writ's). */
@@ -94,7 +97,7 @@ const WRIT_FUNCTIONS_SQL = `SELECT p.oid::regprocedure::text AS f FROM pg_proc p
  * coordinator; tables already laid out (a second process, a restart) are left as they are. Runs
  * in one transaction on `client` (the caller holds the migration lock).
  */
-export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Promise<CitusLayout> {
+export async function applyCitusLayout(client: ClientBase, mode: CitusMode, decisionPartitions: DecisionPartitions = "off"): Promise<CitusLayout> {
   const { rows } = await client.query<{ v: string | null }>("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'citus') AS v");
   const citus = rows[0]?.v ?? null;
   if (citus === null || mode === "off") return { citus, coordinator: false, madeReference: [], distributed: [] };
@@ -102,10 +105,15 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Pro
   if (coord.rows[0]?.c !== true) return { citus, coordinator: false, madeReference: [], distributed: [] };
   const madeReference: string[] = [];
   const distributed: string[] = [];
+  let partitionedDecisions = false;
   await client.query("BEGIN");
   try {
     await client.query("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'");
     await client.query("SET LOCAL citus.enable_unsafe_triggers TO on");
+    // verify_decisions by week, before it is distributed (its partitions are distributed with it).
+    partitionedDecisions = decisionPartitions === "week" && (await partitionDecisions(client));
+    // Already partitioned (a restart): the partitions ahead, as a retention pass makes them.
+    if (!partitionedDecisions) await ensureDecisionPartitionsAhead(client);
     const laidOut = new Set(
       (await client.query<{ t: string }>("SELECT logicalrelid::regclass::text AS t FROM pg_dist_partition WHERE partmethod IN ('h', 'n')")).rows.map(
         (r) => r.t,
@@ -155,7 +163,7 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode): Pro
     await client.query("ROLLBACK").catch(() => {});
     throw e;
   }
-  return { citus, coordinator: true, madeReference, distributed };
+  return { citus, coordinator: true, madeReference, distributed, partitionedDecisions };
 }
 
 /**

@@ -30,6 +30,7 @@ import { fileURLToPath } from "node:url";
 import type { Client } from "pg";
 import { runner } from "node-pg-migrate";
 import { applyCitusLayout, citusModeFromEnv } from "./citus.js";
+import { decisionPartitionsFromEnv } from "./citus-partitions.js";
 import { newClient } from "./cluster.js";
 import { isDbUnavailable } from "./db-errors.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
@@ -64,6 +65,7 @@ export interface MigrateLog {
 /** Applies every pending migration to `databaseUrl`; returns the names applied, in order. */
 export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<string[]> {
   const citusMode = citusModeFromEnv(process.env);
+  const decisionPartitions = decisionPartitionsFromEnv(process.env);
   const client = newClient(databaseUrl, { application_name: "writ-migrate" });
   client.on("error", () => {}); // as in ensureDatabase: the query under way rejects instead
   await client.connect();
@@ -84,7 +86,8 @@ export async function migrate(databaseUrl: string, log?: MigrateLog): Promise<st
       logger: { debug: () => {}, info, warn: info, error: () => {} },
     });
     await applyFunctions(client);
-    const layout = await applyCitusLayout(client, citusMode);
+    const layout = await applyCitusLayout(client, citusMode, decisionPartitions);
+    if (layout.partitionedDecisions === true) info(`citus ${layout.citus}: verify_decisions partitioned by week`);
     if (layout.madeReference.length > 0) info(`citus ${layout.citus}: reference tables ${layout.madeReference.join(", ")}`);
     if (layout.distributed.length > 0) info(`citus ${layout.citus}: distributed by agent_id ${layout.distributed.join(", ")}`);
     return ran.map((m) => m.name);

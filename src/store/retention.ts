@@ -23,7 +23,8 @@
  * `retention` without waiting, and when another process holds it, this call stops (that
  * process is pruning). Returns the rows deleted per table.
  */
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
+import { createDecisionPartitionsAhead, decisionsPartitioned, dropOldestDecisionPartition } from "./citus-partitions.js";
 import { LOCK_IDS, WRIT_LOCK_NAMESPACE } from "./locks.js";
 import { withTransaction } from "./pool.js";
 
@@ -98,13 +99,29 @@ export async function pruneOnce(pool: Pool, policy: RetentionPolicy): Promise<Pr
     period_events: 0,
   };
   const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as Record<RetentionTable, number>;
-  for (const table of RETENTION_TABLES) {
+  /** `batch` in a transaction holding the retention lock; null when another process holds it. */
+  const locked = (batch: (c: PoolClient) => Promise<number>) =>
+    withTransaction(pool, async (c) => {
+      const lock = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok", [WRIT_LOCK_NAMESPACE, LOCK_IDS.retention]);
+      if (!lock.rows[0]?.ok) return null;
+      return batch(c);
+    });
+  // On a Citus cluster whose decisions are partitioned by week (src/store/citus-partitions.ts):
+  // the partitions ahead first, then the old weeks dropped whole, one per transaction.
+  const partitioned = await withTransaction(pool, decisionsPartitioned);
+  if (partitioned) {
+    if ((await locked(async (c) => Number(await createDecisionPartitionsAhead(c)))) === null) return { deleted, busy: true };
     for (let i = 0; i < maxBatches; i++) {
-      const n = await withTransaction(pool, async (c) => {
-        const lock = await c.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok", [WRIT_LOCK_NAMESPACE, LOCK_IDS.retention]);
-        if (!lock.rows[0]?.ok) return null;
-        return (await c.query(deleteSql(table), [days[table], batchSize])).rowCount ?? 0;
-      });
+      const n = await locked(async (c) => (await dropOldestDecisionPartition(c, days.verify_decisions)) ?? -1);
+      if (n === null) return { deleted, busy: true };
+      if (n < 0) break;
+      deleted.verify_decisions += n;
+    }
+  }
+  for (const table of RETENTION_TABLES) {
+    if (partitioned && table === "verify_decisions") continue;
+    for (let i = 0; i < maxBatches; i++) {
+      const n = await locked(async (c) => (await c.query(deleteSql(table), [days[table], batchSize])).rowCount ?? 0);
       if (n === null) return { deleted, busy: true };
       deleted[table] += n;
       if (n < batchSize) break;

@@ -67,7 +67,7 @@ export interface NewVerifyDecision {
 export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Promise<{ stored: boolean; decision: StoredVerifyDecision }> {
   const { rows } = await q.query<Row>(
     `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, burst_exempt) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING ${COLUMNS}`,
+     ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
     [d.agentId, d.actionId, d.agreementId, d.requestHash, JSON.stringify(d.decision), d.burstExempt ?? false],
   );
   return settled(q, d, rows[0]);
@@ -78,14 +78,17 @@ export async function saveVerifyDecision(q: Queryable, d: NewVerifyDecision): Pr
  * sets `synchronous_commit` off for that transaction only (`set_config(…, true)`; it is
  * evaluated before the commit and reset by it). The rows come as one JSON array (one
  * parameter, parsed once by Postgres); one row comes back: NULL when every row was stored,
- * otherwise the keys of those that were (the others were stored before).
+ * otherwise the keys of those that were (the others were stored before). `ON CONFLICT DO
+ * NOTHING` names no key: on plain Postgres the key (agent_id, action_id) is the table's one
+ * unique index; on a Citus cluster whose table is partitioned by week the trigger
+ * writ_decision_once skips an answered action instead (src/store/citus-partitions.ts).
  */
 const SAVE_ASYNC_SQL = `WITH ins AS (
   INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, burst_exempt)
   SELECT t.agent_id, t.action_id, t.agreement_id, t.request_hash, t.decision, coalesce(t.burst_exempt, false)
   FROM jsonb_to_recordset($1::jsonb) AS t(agent_id text, action_id text, agreement_id text, request_hash text, decision jsonb, burst_exempt boolean),
        (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
-  ON CONFLICT (agent_id, action_id) DO NOTHING RETURNING agent_id, action_id)
+  ON CONFLICT DO NOTHING RETURNING agent_id, action_id)
 SELECT CASE WHEN count(*) < $2 THEN coalesce(json_agg(json_build_array(agent_id, action_id)), '[]') END AS stored FROM ins`;
 
 const FIND_MANY_SQL = `SELECT ${COLUMNS} FROM verify_decisions d

@@ -6,6 +6,7 @@
 import type { ClientBase } from "pg";
 import { describe, expect, it, vi } from "vitest";
 import { applyCitusLayout, CITUS_REFERENCE_TABLES, CitusDirect, citusDirectFromEnv, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import { decisionPartitionsFromEnv } from "../../src/store/citus-partitions.js";
 import type { Pool } from "pg";
 
 /** A client that answers the extension look-up with `version` and records every statement. */
@@ -56,6 +57,16 @@ describe("WRIT_CITUS_DIRECT", () => {
     expect(direct.poolFor("node:1")).toBeUndefined();
     expect(queries.filter((q) => q.includes("pg_dist_node"))).toHaveLength(1);
     await direct.end();
+  });
+});
+
+describe("WRIT_CITUS_DECISION_PARTITIONS", () => {
+  it("is off when unset or empty, week or off as written, and refuses anything else naming the variable", () => {
+    expect(decisionPartitionsFromEnv({})).toBe("off");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "" })).toBe("off");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: " week " })).toBe("week");
+    expect(decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "off" })).toBe("off");
+    expect(() => decisionPartitionsFromEnv({ WRIT_CITUS_DECISION_PARTITIONS: "day" })).toThrow('WRIT_CITUS_DECISION_PARTITIONS must be week or off, not "day"');
   });
 });
 
