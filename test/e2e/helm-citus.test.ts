@@ -74,6 +74,8 @@ describe("the chart's Citus option", () => {
         const d = objs.find((o) => o.kind === "Deployment" && o.metadata.name === name) as Deployment;
         const envs = d.spec.template.spec.containers[0]?.env ?? [];
         expect(envs.find((e) => e.name === "WRIT_CITUS")?.value).toBe(mode);
+        expect(envs.find((e) => e.name === "WRIT_CITUS_DIRECT")?.value).toBe("on");
+        expect(envs.find((e) => e.name === "WRIT_CITUS_DECISION_PARTITIONS")?.value).toBe("off");
         expect(envs.find((e) => e.name === "DATABASE_URL")).toBeUndefined();
       }
       const secret = objs.find((o) => o.kind === "Secret") as K8sObject & { data?: Record<string, string>; stringData?: Record<string, string> };
@@ -111,6 +113,8 @@ describe("the chart's Citus option", () => {
       /instancesPerCluster/,
     ],
     ["an unknown WRIT_CITUS", ["citus.enabled=true", "citus.mode=on"], /mode/],
+    ["an unknown WRIT_CITUS_DIRECT", ["citus.enabled=true", "citus.direct=auto"], /direct/],
+    ["an unknown WRIT_CITUS_DECISION_PARTITIONS", ["citus.enabled=true", "citus.decisionPartitions=day"], /decisionPartitions/],
   ])("refuses %s", async (_what, set, message) => {
     const r = await template(set);
     expect(r.code).not.toBe(0);

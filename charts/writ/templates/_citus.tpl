@@ -8,11 +8,15 @@ templates change by one line (writ.commonEnv includes the env below).
 {{- default (printf "%s-citus" (include "writ.fullname" .)) .Values.citus.shardedCluster.name | trunc 50 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* WRIT_CITUS for both components: the layout step of the migrations on the coordinator. */}}
+{{/* WRIT_CITUS for both components (the layout step of the migrations on the coordinator), WRIT_CITUS_DIRECT and WRIT_CITUS_DECISION_PARTITIONS. */}}
 {{- define "writ.citus.env" -}}
 {{- if .Values.citus.enabled }}
 - name: WRIT_CITUS
   value: {{ .Values.citus.mode | quote }}
+- name: WRIT_CITUS_DIRECT
+  value: {{ .Values.citus.direct | quote }}
+- name: WRIT_CITUS_DECISION_PARTITIONS
+  value: {{ .Values.citus.decisionPartitions | quote }}
 {{- end }}
 {{- end -}}
 
