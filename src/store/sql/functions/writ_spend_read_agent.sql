@@ -14,18 +14,10 @@ RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head 
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) ORDER BY 1);
-  v_fns text[] := '{}';
-  v_fn text;
+  v_fns text[] := CASE WHEN cardinality(p_delegations) = 0 THEN writ_citus_shard_fns('read', v_agents) END;
   n int;
 BEGIN
-  IF cardinality(p_delegations) = 0 AND array_position(v_agents, NULL) IS NULL THEN
-    FOR n IN 1 .. cardinality(v_agents) LOOP
-      v_fn := writ_citus_shard_fn('read', v_agents[n]);
-      EXIT WHEN v_fn IS NULL;
-      v_fns := v_fns || v_fn;
-    END LOOP;
-  END IF;
-  IF cardinality(v_agents) = 0 OR cardinality(v_fns) < cardinality(v_agents) THEN
+  IF v_fns IS NULL THEN
     RETURN QUERY SELECT * FROM writ_spend_read_citus_here(p_delegations, p_agreements, p_spends);
     RETURN;
   END IF;

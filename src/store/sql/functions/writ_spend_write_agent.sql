@@ -11,18 +11,10 @@ RETURNS TABLE (agent_id text, action_id text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE v_agents text[] := ARRAY(SELECT DISTINCT x.ag FROM jsonb_to_recordset(p_rows) AS x(ag text) ORDER BY 1);
-  v_fns text[] := '{}';
+  v_fns text[] := writ_citus_shard_fns('write', v_agents);
   v_fn text;
-  n int;
 BEGIN
-  IF array_position(v_agents, NULL) IS NULL THEN
-    FOR n IN 1 .. cardinality(v_agents) LOOP
-      v_fn := writ_citus_shard_fn('write', v_agents[n]);
-      EXIT WHEN v_fn IS NULL;
-      v_fns := v_fns || v_fn;
-    END LOOP;
-  END IF;
-  IF cardinality(v_agents) = 0 OR cardinality(v_fns) < cardinality(v_agents) THEN
+  IF v_fns IS NULL THEN
     RETURN QUERY SELECT * FROM writ_spend_write_citus_here(p_rows);
     RETURN;
   END IF;
