@@ -6,7 +6,8 @@
 import type { IntentAgreement } from "../../src/core/agreement/index.js";
 import type { Delegation, Scope } from "../../src/core/delegation/index.js";
 import { loadDelegation } from "../../src/store/delegations.js";
-import { action, mandate, storeAgreement, type VerifyWorld } from "./verify-world.js";
+import { recordAllowedSpend } from "../../src/store/ledger/index.js";
+import { action, mandate, storeAgreement, uid, type VerifyWorld } from "./verify-world.js";
 
 /** A stored grant: its agent, its agreement (intent `i1`) and its delegation. */
 export interface Grant {
@@ -50,3 +51,21 @@ export async function newGrant(w: VerifyWorld, scope: Partial<Scope>, o: GrantOp
 /** A verify of a payment of `amount` by `g`'s agent under its agreement. */
 export const payGrant = (w: VerifyWorld, g: Grant, amount: number) =>
   w.verify({ agent_id: g.agentId, agreement_id: g.agreementId, action: action({ amount }) });
+
+/**
+ * A spend of `minor` USD cents by `g`'s agent under its agreement, recorded through the store
+ * alone (no evaluation, no declared limits): what the spend transaction counts by itself.
+ */
+export async function recordBareSpend(pool: Parameters<typeof recordAllowedSpend>[0], g: Pick<Grant, "agentId" | "agreementId">, minor: bigint): Promise<void> {
+  const r = await recordAllowedSpend(pool, {
+    agreementId: g.agreementId,
+    agentId: g.agentId,
+    intentId: "i1",
+    actionId: uid("act"),
+    amountMinor: minor,
+    currency: "USD",
+    at: new Date().toISOString(),
+  });
+  if (!("recorded" in r) || !r.recorded)
+    throw new Error(`the spend was not recorded: ${JSON.stringify(r, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`);
+}

@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
-import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
+import { recordOutcome } from "../../src/store/ledger/index.js";
 import { MIGRATIONS_DIR } from "../../src/store/migrate.js";
 import { withTransaction } from "../../src/store/pool.js";
-import { newGrant, payGrant, storedDelegation, type Grant } from "../helpers/chain-grants.js";
+import { newGrant, payGrant, recordBareSpend, storedDelegation, type Grant } from "../helpers/chain-grants.js";
 import { delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 let w: VerifyWorld;
@@ -90,16 +90,7 @@ describe("a stored ancestor's running total of its descendants' spend", () => {
     const { agent_id: parentAgent } = await w.registerAgent(w.operatorKey);
     const draft = delegationRecord(parentId, parentAgent, { at: Date.now() - HOUR, scope: { cumulative_maximum: 100 } });
     const child = await childOf(draft);
-    const r = await recordAllowedSpend(w.db.pool, {
-      agreementId: child.agreementId,
-      agentId: child.agentId,
-      intentId: "i1",
-      actionId: uid("act"),
-      amountMinor: 6000n,
-      currency: "USD",
-      at: new Date().toISOString(),
-    });
-    expect(r).toMatchObject({ recorded: true });
+    await recordBareSpend(w.db.pool, child, 6000n);
     // The parent is stored, then the child re-declared: its chain's link now names the parent's agent.
     const parent = await storeAgreement(w, {
       mandates: [mandate(parentAgent, "i1", { maximum_amount: 100, cumulative_maximum: 1000 })],

@@ -17,10 +17,11 @@ import { provisionCitus } from "../../hack/citus/cluster.js";
 import { parentLink, type Delegation, type Scope } from "../../src/core/delegation/index.js";
 import type { IntentAgreement } from "../../src/core/agreement/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
-import { recordAllowedSpend, recordOutcome } from "../../src/store/ledger/index.js";
+import { recordOutcome } from "../../src/store/ledger/index.js";
 import { loadDelegation, upsertDelegation } from "../../src/store/delegations.js";
 import { migrate, MIGRATIONS_DIR, MIGRATIONS_TABLE } from "../../src/store/migrate.js";
 import { withTransaction } from "../../src/store/pool.js";
+import { recordBareSpend } from "../helpers/chain-grants.js";
 import { action, delegationRecord, HOUR, mandate, startVerifyWorld, storeAgreement, uid, type VerifyWorld } from "../helpers/verify-world.js";
 
 // Skipped only when Citus is neither installed nor buildable here (its source folder is not
@@ -242,16 +243,7 @@ describe.skipIf(tools === null)("a sub-agent chain on a Citus cluster (coordinat
     // The child cites a parent not stored yet: its chain's link has no agent, nothing above it counts its spend.
     const draft = delegationRecord(parentId, parentAgent, { at: Date.now() - HOUR, scope: { cumulative_maximum: 100 } });
     const child = await childGrant(cs[0] as string, draft, { cumulative_maximum: 100 });
-    const r = await recordAllowedSpend(pool, {
-      agreementId: child.agreementId,
-      agentId: child.agentId,
-      intentId: "i1",
-      actionId: uid("act"),
-      amountMinor: 6000n,
-      currency: "USD",
-      at: new Date().toISOString(),
-    });
-    expect(r).toMatchObject({ recorded: true });
+    await recordBareSpend(pool, child, 6000n);
     const parent = await rootGrant(parentAgent, { cumulative_maximum: 100 }, parentId);
     await withTransaction(pool, (c) => upsertDelegation(c, child.record, { orgId: w.operatorOrg }));
     expect(await usd(parent)).toBe("6000");

@@ -69,6 +69,23 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }
 
+  /** Two spends of 1 USD of each agent of `pair` in one batch through `through`: each agent's intent spend is then 1, then 2 USD. */
+  async function spendTwiceEach(through: Pool, pair: readonly { agent: string; agreementId: string }[], prefix: string): Promise<void> {
+    const spends = pair.flatMap((p, k) =>
+      [0, 1].map((i) => ({
+        agreementId: p.agreementId,
+        agentId: p.agent,
+        intentId: "i1",
+        actionId: `${prefix}-${k}-${i}`,
+        amountMinor: 100n,
+        currency: "USD",
+        at: new Date().toISOString(),
+      })),
+    );
+    const results = await recordAllowedSpends(through, spends);
+    expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+  }
+
   beforeAll(async () => {
     cluster = await startCitusCluster({
       tools: tools ?? undefined,
@@ -451,19 +468,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       await c.query("SET citus.log_remote_commands = on");
       c.release();
       // Two spends of each agent, in one batch: one transaction.
-      const spends = pair.flatMap((p, k) =>
-        [0, 1].map((i) => ({
-          agreementId: p.agreementId,
-          agentId: p.agent,
-          intentId: "i1",
-          actionId: `act-citus-pair-${k}-${i}`,
-          amountMinor: 100n,
-          currency: "USD",
-          at: new Date().toISOString(),
-        })),
-      );
-      const results = await recordAllowedSpends(one, spends);
-      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+      await spendTwiceEach(one, pair, "act-citus-pair");
       const remote = notices.filter((n) => n.message.startsWith("issuing "));
       // Everything went to the pair's worker, as one call of the read and one of the writes, with no
       // statement sent on its own and no two-phase commit.
@@ -634,19 +639,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
     try {
       await resetStatements();
-      const spends = pair.flatMap((p, k) =>
-        [0, 1].map((i) => ({
-          agreementId: p.agreementId,
-          agentId: p.agent,
-          intentId: "i1",
-          actionId: `act-shard-pair-${k}-${i}`,
-          amountMinor: 100n,
-          currency: "USD",
-          at: new Date().toISOString(),
-        })),
-      );
-      const results = await recordAllowedSpends(direct, spends);
-      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+      await spendTwiceEach(direct, pair, "act-shard-pair");
       const calls = await cluster.withClient(
         async (c) =>
           (
