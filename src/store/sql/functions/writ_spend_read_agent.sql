@@ -12,7 +12,7 @@ RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head 
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spend jsonb, existing jsonb, released boolean, decided boolean,
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = auto AS $$
 DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) ORDER BY 1);
   v_fns text[] := CASE WHEN cardinality(p_delegations) = 0 THEN writ_citus_shard_fns('read', v_agents) END;
   n int;

@@ -7,18 +7,23 @@
 -- force_delegation), which Citus runs whole on that worker: one round trip from the
 -- coordinator, its statements run there on the local shards. Any other batch is read statement
 -- by statement from here (writ_spend_read_citus_here).
+-- Plans: `auto` (kept per session after the first calls), not the custom plans the caller
+-- forces; the call Citus delegates to the agent's worker is a dynamic statement, planned with
+-- the agent's value on every call as the delegation needs.
 CREATE OR REPLACE FUNCTION writ_spend_read_citus(p_delegations text[], p_agreements text[], p_spends jsonb)
 RETURNS TABLE (i int, agreement_found boolean, ledger_sequence int, ledger_head text, status text, revoked boolean, delegation_id text,
                intent_currency text, delegation_revoked boolean, pushed_revocation boolean, intent_spent text, total_spent text,
                delegation_spend jsonb, existing jsonb, released boolean, decided boolean,
                existing_request_hash text, imported boolean, delegation_chain text[], ancestors jsonb, agreement_agent text)
-LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = auto AS $$
 DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) ORDER BY 1);
   v_agent text := v_agents[1];
 BEGIN
   IF cardinality(p_delegations) = 0 AND cardinality(v_agents) >= 1 AND array_position(v_agents, NULL) IS NULL
-     AND (cardinality(v_agents) = 1 OR writ_citus_one_node(v_agents)) THEN
-    RETURN QUERY SELECT * FROM writ_spend_read_agent(v_agent, p_delegations, p_agreements, p_spends);
+     -- On a worker (writ serve's direct path) the shard-group functions find any agent whose
+     -- shards are not here (writ_citus_shard_fns): no look-up of the placements first.
+     AND (cardinality(v_agents) = 1 OR (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l) <> 0 OR writ_citus_one_node(v_agents)) THEN
+    RETURN QUERY EXECUTE 'SELECT * FROM writ_spend_read_agent($1, $2, $3, $4)' USING v_agent, p_delegations, p_agreements, p_spends;
   ELSE
     RETURN QUERY SELECT * FROM writ_spend_read_citus_here(p_delegations, p_agreements, p_spends);
   END IF;

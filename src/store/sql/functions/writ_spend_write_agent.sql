@@ -8,7 +8,7 @@
 -- rows by writ_spend_write_citus_here, through Citus.
 CREATE OR REPLACE FUNCTION writ_spend_write_agent(p_agent text, p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = auto AS $$
 #variable_conflict use_column
 DECLARE v_agents text[] := ARRAY(SELECT DISTINCT x.ag FROM jsonb_to_recordset(p_rows) AS x(ag text) ORDER BY 1);
   v_fns text[] := writ_citus_shard_fns('write', v_agents);

@@ -7,7 +7,7 @@
 -- commit (test/integration/citus.test.ts counts it).
 CREATE OR REPLACE FUNCTION writ_spend_write_citus_here(p_rows jsonb)
 RETURNS TABLE (agent_id text, action_id text)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_custom_plan AS $$
 #variable_conflict use_column
 DECLARE r record; v_agent text; v_action text;
 BEGIN
