@@ -626,11 +626,16 @@ async function allowOn(
     BUR_ADMIN_TOKEN: admin,
     SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
     WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+    // WRIT_SPEND_BATCH* of this shell reach writ serve, as in (b).
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH"))),
     // WRIT_CITUS_DIRECT=off compares the spends through the coordinator (docs/scale.md).
     ...(process.env.WRIT_CITUS_DIRECT ? { WRIT_CITUS_DIRECT: process.env.WRIT_CITUS_DIRECT } : {}),
     ...extraEnv,
   };
-  const started = await startChild([join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
+  // BENCH_PROFILE=1: each (P) and (C) writ serve writes a CPU profile too.
+  const prof = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${await mkdtemp(join(tmpdir(), `writ-bench-${prefix}-prof-`))}`] : [];
+  if (PROFILE) console.log(`  ${prefix} writ serve profile: ${prof[1]?.slice("--cpu-prof-dir=".length) ?? ""}`);
+  const started = await startChild([...prof, join(REPO, "bin/writ.mjs"), "serve"], env, "/readyz");
   const serve = started.child;
   try {
     const seeded = await seed(started.url, cluster.url(), admin, CLUSTER_AGENTS, { prefix });
@@ -692,7 +697,7 @@ function statementSettings(preload: string): Record<string, string | number> {
     : {};
 }
 
-type StatementRow = { calls: string; plan: number; exec: number; q: string };
+type StatementRow = { calls: string; plans: string; plan: number; exec: number; q: string };
 
 /** BENCH_STATEMENTS: one node's costliest statements since pg_stat_statements was reset, per ALLOW, as printed lines. */
 async function statementLines(
@@ -703,18 +708,18 @@ async function statementLines(
 ): Promise<string[]> {
   const { rows } = await query(
     // One line per statement whatever shard it names (a shard's table or function: name_<shard id>).
-    `SELECT sum(calls)::text AS calls, sum(total_plan_time) AS plan, sum(total_exec_time) AS exec, q FROM (
-       SELECT calls, total_plan_time, total_exec_time, regexp_replace(regexp_replace(query, '\\s+', ' ', 'g'), '_[0-9]{5,}(_[0-9a-f]{12})?', '_*', 'g') AS q
+    `SELECT sum(calls)::text AS calls, sum(plans)::text AS plans, sum(total_plan_time) AS plan, sum(total_exec_time) AS exec, q FROM (
+       SELECT calls, plans, total_plan_time, total_exec_time, regexp_replace(regexp_replace(query, '\\s+', ' ', 'g'), '_[0-9]{5,}(_[0-9a-f]{12})?', '_*', 'g') AS q
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())) x
-     GROUP BY q ORDER BY sum(total_plan_time) + sum(total_exec_time) DESC LIMIT $1`,
+     GROUP BY q ORDER BY ${process.env.BENCH_STATEMENTS_BY === "calls" ? "sum(calls)" : "sum(total_plan_time) + sum(total_exec_time)"} DESC LIMIT $1`,
     [STATEMENTS],
   );
   const out = [
-    `  ${prefix} ${name}: its ${rows.length} costliest statements (pg_stat_statements, track = all; wall time, nested calls counted in their callers too): calls, plan + exec us per ALLOW, statement (_*: any shard)`,
+    `  ${prefix} ${name}: its ${rows.length} costliest statements (pg_stat_statements, track = all; wall time, nested calls counted in their callers too): calls, plannings, plan + exec us per ALLOW, statement (_*: any shard)`,
   ];
   for (const r of rows)
     out.push(
-      `    ${r.calls.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`,
+      `    ${r.calls.padStart(7)} ${r.plans.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`,
     );
   return out;
 }

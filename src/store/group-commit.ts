@@ -15,8 +15,11 @@
  * - At most `maxBatch` rows per batch.
  * - Key de-duplication (`key`): two rows with one key never share a batch; the later stays
  *   queued, in order, for a later batch (which then sees the first written).
- * - Groups (`group`): a batch's rows of different groups are written by separate calls of the
- *   writer, side by side, each isolated as below.
+ * - Lanes (`group`): rows of different groups are queued apart, each group a lane of its own
+ *   with its own gather window and its own batches (on a Citus cluster: one lane per worker, so
+ *   each batch is one worker's and a worker's transactions never wait for another's to end).
+ *   Each lane has `laneInFlight` slots (default `inFlight`); a row without a group is the
+ *   queue's own, with its `inFlight` slots. A lane is dropped once it is idle.
  * - Failing rows isolated (./isolated-batch.ts, `writeIsolated`): a batch whose write fails
  *   for another reason than Postgres being unreachable is written again in halves, down to
  *   single rows, so only the row that fails on its own rejects; when Postgres is unreachable
@@ -41,11 +44,12 @@ export interface GroupCommitOptions<I> {
   /** Rows of one key never share a batch. */
   key?: (item: I) => string;
   /**
-   * Rows of different groups are written by separate calls of the writer, side by side (on a
-   * Citus cluster: the spends of one agent per transaction, so each is on one worker). Read as
-   * a batch is split, so it may change while the queue runs.
+   * The lane of a row (see the module comment), undefined: none (the queue's own rows). Read
+   * as the row is added, so it may change while the queue runs (a row queued stays in its lane).
    */
-  group?: (item: I) => string;
+  group?: (item: I) => string | undefined;
+  /** Most batches of one lane being written at once (default `inFlight`). */
+  laneInFlight?: number;
 }
 
 /** The queue (see the module comment). */
@@ -56,6 +60,8 @@ export class GroupCommitQueue<I, R> {
   /** A batch is gathering (its window has not ended). */
   private gathering = false;
   private idleWaiters: (() => void)[] = [];
+  /** With `group`: the lanes that have rows queued or being written, by group. */
+  private readonly lanes = new Map<string, GroupCommitQueue<I, R>>();
 
   constructor(
     private readonly write: RowsWriter<I, R>,
@@ -63,20 +69,38 @@ export class GroupCommitQueue<I, R> {
   ) {
     if (!Number.isSafeInteger(opts.maxBatch) || opts.maxBatch < 1) throw new RangeError("maxBatch must be a whole number at or above 1");
     if (!Number.isSafeInteger(opts.inFlight) || opts.inFlight < 1) throw new RangeError("inFlight must be a whole number at or above 1");
+    if (opts.laneInFlight !== undefined && (!Number.isSafeInteger(opts.laneInFlight) || opts.laneInFlight < 1))
+      throw new RangeError("laneInFlight must be a whole number at or above 1");
   }
 
   /** Rows waiting for a batch. */
   get waiting(): number {
-    return this.queue.length;
+    let n = this.queue.length;
+    for (const l of this.lanes.values()) n += l.waiting;
+    return n;
   }
 
-  /** Batches being written now. */
+  /** Batches being written now (in every lane). */
   get inFlight(): number {
-    return this.running;
+    let n = this.running;
+    for (const l of this.lanes.values()) n += l.inFlight;
+    return n;
   }
 
   /** Queues `item`; resolves with its value once its batch is written (see the module comment). */
   add(item: I): Promise<R> {
+    const { group, laneInFlight, ...rest } = this.opts;
+    const g = group?.(item);
+    if (g !== undefined) {
+      let lane = this.lanes.get(g);
+      if (!lane) {
+        const created = new GroupCommitQueue(this.write, { ...rest, inFlight: laneInFlight ?? rest.inFlight });
+        created.idleWaiters.push(() => this.laneIdle(g, created));
+        this.lanes.set(g, created);
+        lane = created;
+      }
+      return lane.add(item);
+    }
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       this.schedule(false);
@@ -90,7 +114,13 @@ export class GroupCommitQueue<I, R> {
   }
 
   private idle(): boolean {
-    return this.queue.length === 0 && this.running === 0 && !this.gathering;
+    return this.queue.length === 0 && this.running === 0 && !this.gathering && this.lanes.size === 0;
+  }
+
+  /** Lane `g` has nothing queued or being written: dropped, and the queue's drains resolve once no lane is left. */
+  private laneIdle(g: string, lane: GroupCommitQueue<I, R>): void {
+    if (this.lanes.get(g) === lane) this.lanes.delete(g);
+    if (this.idle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   /** Starts the next batch when a slot is free and none is gathering; `slotFreed`: called as a batch ended. */
@@ -135,18 +165,7 @@ export class GroupCommitQueue<I, R> {
     // The rest of the queue may start gathering in a free slot meanwhile.
     this.schedule(false);
     try {
-      const { group } = this.opts;
-      if (!group) await writeIsolated(batch, this.write);
-      else {
-        const parts = new Map<string, PendingRow<I, R>[]>();
-        for (const row of batch) {
-          const g = group(row.item);
-          const part = parts.get(g);
-          if (part) part.push(row);
-          else parts.set(g, [row]);
-        }
-        await Promise.all([...parts.values()].map((part) => writeIsolated(part, this.write)));
-      }
+      await writeIsolated(batch, this.write);
     } finally {
       this.running--;
       this.schedule(true);

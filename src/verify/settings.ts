@@ -20,7 +20,7 @@
  * - `WRIT_SPEND_BATCH_WAIT_MS`: how long the first ALLOW of a batch waits for others to join
  *   it, 0..100 ms, default 1.
  * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
- *   default 2 (each holds a pool connection while it runs).
+ *   default 2 (each holds a pool connection while it runs; on a Citus cluster, one per worker instead).
  * - `WRIT_PROPOSED_AT_SKEW_SECONDS`: how far a verify's `action.proposed_at` may be from the
  *   service clock, either way, 1..86400, default 300; farther is a 400
  *   (`VERIFY_PROPOSED_AT_SKEW`). Rates are always those of the decision's own UTC day.

@@ -79,4 +79,41 @@ describe("the spends' group commit on a Citus cluster (WRIT_CITUS_DIRECT)", () =
     await expect(recordSpend(q.queue, spend("a3"))).rejects.toThrow("coordinator");
     expect(q.asked).toEqual([]);
   });
+
+  it("keeps one batch in flight per worker, whatever inFlight says, and a worker's batches never wait for another's; plain Postgres keeps inFlight", async () => {
+    // Pools whose connections never come: each connect is a transaction started on that pool.
+    const started: string[] = [];
+    const hanging = (name: string) => ({ connect: () => (started.push(name), new Promise(() => {})), query: () => new Promise(() => {}) }) as unknown as Pool;
+    const workers = new Map([
+      ["node:1", hanging("worker 1")],
+      ["node:2", hanging("worker 2")],
+    ]);
+    const make = (citus: boolean) =>
+      spendQueue(hanging("coordinator"), {
+        inFlight: 2,
+        perAgent: () => citus,
+        nodeOf: (agent) => (agent.startsWith("a") ? "node:1" : "node:2"),
+        direct: { poolFor: (g) => workers.get(g), failed: () => {}, end: async () => {} },
+      });
+    /** Waits until `f()` holds (bounded: the 1 ms gather windows pass meanwhile). */
+    const until = async (f: () => boolean) => {
+      for (let i = 0; i < 500 && !f(); i++) await new Promise((r) => setTimeout(r, 1));
+      expect(f()).toBe(true);
+    };
+    const citus = make(true);
+    void citus.add(spend("a1"));
+    await until(() => started.length === 1);
+    void citus.add(spend("a2"));
+    void citus.add(spend("b1"));
+    // Worker 2's batch goes at once; worker 1's second waits for its first.
+    await until(() => started.length === 2 && citus.waiting === 1);
+    expect(started).toEqual(["worker 1", "worker 2"]);
+    started.length = 0;
+    const plain = make(false);
+    void plain.add(spend("a3"));
+    await until(() => started.length === 1);
+    void plain.add(spend("a4"));
+    await until(() => started.length === 2);
+    expect(started).toEqual(["coordinator", "coordinator"]);
+  });
 });

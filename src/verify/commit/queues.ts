@@ -8,10 +8,12 @@
  *   one transaction, one round trip of locks and reads, one of writes and one WAL flush;
  *   alone, an ALLOW waits 1 ms and its own transaction. Batches in flight together lock their
  *   rows in the same order (id order), so they never deadlock one another; two that touch one
- *   agreement run one after the other. On a Citus cluster a batch's spends are written one
- *   transaction per worker, side by side: the spends of the agents whose shards that worker
- *   holds (`citusNodeOf`; an agent whose worker is not known yet, its own transaction), so
- *   each transaction is on one worker (docs/scale.md); a worker's transaction is sent to that
+ *   agreement run one after the other. On a Citus cluster each worker's spends are queued
+ *   apart, in a lane of their own (src/store/group-commit.ts) with one batch in flight
+ *   (CITUS_SPEND_BATCHES_IN_FLIGHT, whatever `inFlight` is; measured: docs/scale.md):
+ *   the spends of the agents whose shards that worker holds (`citusNodeOf`; an agent whose
+ *   worker is not known yet, a lane of its own), so each transaction is on one worker
+ *   (docs/scale.md) and a worker never waits for another's transactions to end; a worker's transaction is sent to that
  *   worker itself (`CitusDirect`, WRIT_CITUS_DIRECT, on by default), not through the
  *   coordinator, except a sub-agent's spend (its ancestors may be another worker's) and an
  *   agent whose worker is not known yet. A spend
@@ -55,6 +57,8 @@ export const DEFAULT_SPEND_BATCH_MAX = 64;
 export const DEFAULT_SPEND_BATCH_WAIT_MS = 1;
 /** Most spend batches in flight at once by default (WRIT_SPEND_BATCHES_IN_FLIGHT). */
 export const DEFAULT_SPEND_BATCHES_IN_FLIGHT = 2;
+/** On a Citus cluster, most spend batches of one worker in flight at once (per process). */
+export const CITUS_SPEND_BATCHES_IN_FLIGHT = 1;
 /** Largest refusal batch. */
 export const REFUSAL_BATCH_MAX = 500;
 /** How long the first refusal from an idle queue waits for others, ms. */
@@ -70,6 +74,8 @@ export interface SpendQueueOptions {
   maxBatch?: number;
   waitMs?: number;
   inFlight?: number;
+  /** On a Citus cluster, most batches of one worker in flight at once (default CITUS_SPEND_BATCHES_IN_FLIGHT). */
+  laneInFlight?: number;
   /** Receives each transaction's duration in seconds and its number of spends. */
   observe?: (seconds: number, size: number) => void;
   /** Whether each transaction holds one worker's spends only (a Citus cluster); default: once the database is found to be Citus. */
@@ -113,10 +119,12 @@ export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue
     wait: opts.waitMs ?? DEFAULT_SPEND_BATCH_WAIT_MS,
     window: "every",
     inFlight: opts.inFlight ?? DEFAULT_SPEND_BATCHES_IN_FLIGHT,
+    // On a Citus cluster, a lane per worker with one batch in flight each (see the module comment).
     group: (s) => {
       const agent = perAgent() ? agentOf(s) : undefined;
-      return agent === undefined ? "" : nodeOf(agent);
+      return agent === undefined ? undefined : nodeOf(agent);
     },
+    laneInFlight: opts.laneInFlight ?? CITUS_SPEND_BATCHES_IN_FLIGHT,
   });
   return Object.assign(queue, { close: async () => direct?.end() });
 }

@@ -2,7 +2,7 @@
  * The store's one group-commit queue (src/store/group-commit.ts) with a stand-in writer: rows
  * arriving within the gather window share a batch; a row that fails on its own rejects alone
  * while the rest of its batch is written; two rows of one key never share a batch; at most
- * `inFlight` batches are written at once; `maxBatch` bounds a batch; "idle" windows let rows
+ * `inFlight` batches are written at once (per lane: rows of different groups are queued apart); `maxBatch` bounds a batch; "idle" windows let rows
  * that waited for a busy slot go at once; `drain` waits for everything.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -68,6 +68,62 @@ describe("GroupCommitQueue", () => {
     const out = await w.releaseUntil(settled);
     expect(out.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual([110, "rejected", 120, 220, 130]);
     expect(w.most()).toBe(2);
+  });
+
+  it("queues each group in a lane of its own: a group whose write is slow never holds another group's next batch back", async () => {
+    // A writer that answers group 2's batches at once and holds group 1's until released.
+    const held: (() => void)[] = [];
+    const batches: number[][] = [];
+    const write = async (items: number[]): Promise<number[]> => {
+      batches.push(items);
+      if (items.some((n) => n < 20)) await new Promise<void>((r) => held.push(r));
+      return items.map((n) => n * 10);
+    };
+    const q = new GroupCommitQueue(write, { ...base, group: (n) => String(Math.floor(n / 10)) });
+    const slow = q.add(11);
+    await until(() => held.length === 1);
+    // Group 1's only slot (inFlight 1) is busy; group 2 writes batch after batch meanwhile.
+    expect(await q.add(21)).toBe(210);
+    expect(await q.add(22)).toBe(220);
+    expect(await Promise.all([q.add(23), q.add(24)])).toEqual([230, 240]);
+    const late = q.add(12); // waits for group 1's slot
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(q.inFlight).toBe(1);
+    expect(q.waiting).toBe(1);
+    let drained = false;
+    const drain = q.drain().then(() => (drained = true));
+    held.splice(0).forEach((r) => r());
+    expect(await slow).toBe(110);
+    await until(() => held.length === 1);
+    expect(drained).toBe(false);
+    held.splice(0).forEach((r) => r());
+    expect(await late).toBe(120);
+    await drain;
+    expect(batches).toEqual([[11], [21], [22], [23, 24], [12]]);
+    expect(q.inFlight).toBe(0);
+    expect(q.waiting).toBe(0);
+  });
+
+  it("gives each lane laneInFlight slots of its own, and the rows without a group the queue's inFlight", async () => {
+    const w = gated();
+    const q = new GroupCommitQueue(w.write, { ...base, inFlight: 2, laneInFlight: 1, group: (n) => (n < 10 ? undefined : String(Math.floor(n / 10))) });
+    const all: Promise<number>[] = [];
+    for (const n of [11, 21, 1, 2]) {
+      all.push(q.add(n));
+      await until(() => w.pending() === all.length);
+    }
+    // Each lane holds its one slot: 12 and 22 wait; the rows without a group had two.
+    all.push(q.add(12), q.add(22), q.add(3));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(w.batches).toEqual([[11], [21], [1], [2]]);
+    expect(q.waiting).toBe(3);
+    expect(q.inFlight).toBe(4);
+    expect(await w.releaseUntil(Promise.all(all))).toEqual([110, 210, 10, 20, 120, 220, 30]);
+    expect(w.batches.slice(4).sort()).toEqual([[12], [22], [3]].sort());
+  });
+
+  it("refuses a laneInFlight below one", () => {
+    expect(() => new GroupCommitQueue(async (xs: number[]) => xs, { ...base, laneInFlight: 0 })).toThrow("laneInFlight must be a whole number at or above 1");
   });
 
   it("writes the rows that arrive within the gather window as one batch, and answers each with its own value", async () => {
