@@ -34,7 +34,7 @@ import { unregisteredClaimsText, unregisteredPartyClaims } from "./ack-keys.js";
 import { declaredLedgerIgnored, importLedger } from "./ledger/index.js";
 import type { Queryable } from "./pool.js";
 import { readHead } from "./ledger/head.js";
-import { onCitus, withNoticesHere } from "./delegations-citus.js";
+import { notifiedHereOnCitus } from "./delegations-citus.js";
 import { moveChainSpend } from "./ledger/chain-spend.js";
 import { RecordStoreError } from "./record-errors.js";
 import { claimRecordId, moveRecordId, recordIdHolder } from "./record-ids.js";
@@ -193,13 +193,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
     // chain's running totals) can make the transaction commit in two phases, which a worker's
     // NOTIFY makes fail: the row's change notice comes from this session then
     // (./delegations-citus.ts).
-    const ins =
-      ledger.length > 0 && (await onCitus(q))
-        ? await withNoticesHere(q, (agents) => {
-            agents.add(agentId);
-            return insert();
-          })
-        : await insert();
+    const ins = await notifiedHereOnCitus(q, ledger.length > 0, agentId, insert);
     created = changed = true;
     const inserted = ins.rows[0]?.revision ?? "1";
     revision = Number(inserted);
@@ -242,13 +236,7 @@ export async function upsertAgreement(q: Queryable, agreement: IntentAgreement, 
       // On a Citus cluster a move writes the ancestors' running totals on their own workers, a
       // two-phase commit that Postgres refuses to PREPARE after a NOTIFY: the row's change
       // notice then comes from this session (./delegations-citus.ts).
-      const upd =
-        moved && (await onCitus(q))
-          ? await withNoticesHere(q, (agents) => {
-              agents.add(agentId);
-              return write();
-            })
-          : await write();
+      const upd = await notifiedHereOnCitus(q, moved, agentId, write);
       revision = Number(upd.rows[0]?.revision ?? revision + 1);
     }
   }

@@ -55,6 +55,19 @@ export async function withNoticesHere<T>(q: Queryable, fn: (agents: Set<string>)
   return out;
 }
 
+/**
+ * `write()` for agent `agentId`'s rows: when `needed` and on a Citus cluster, with the row's
+ * change notice sent from this session (`withNoticesHere`; a write that may commit in two
+ * phases, which a worker's NOTIFY makes fail), else as it is.
+ */
+export async function notifiedHereOnCitus<T>(q: Queryable, needed: boolean, agentId: string, write: () => Promise<T>): Promise<T> {
+  if (!needed || !(await onCitus(q))) return write();
+  return withNoticesHere(q, (agents) => {
+    agents.add(agentId);
+    return write();
+  });
+}
+
 /** Sends `agent:<id>` on writ_changes for each of `agents` from this session (when the transaction commits). */
 export async function notifyAgentsHere(q: Queryable, agents: Iterable<string>): Promise<void> {
   const list = [...new Set(agents)].sort();
