@@ -115,6 +115,8 @@ const PERIODS = process.env.BENCH_PERIODS === "1";
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
 const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
+/** BENCH_CITUS_SHARDS: the cluster's citus.shard_count (default Citus's own, 32). */
+const CITUS_SHARDS: Record<string, number> = process.env.BENCH_CITUS_SHARDS ? { "citus.shard_count": Number(process.env.BENCH_CITUS_SHARDS) } : {};
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
 const ONLY_ALLOW = process.env.BENCH_ONLY === "allow";
 const ONLY_CITUS = process.env.BENCH_ONLY === "citus";
@@ -750,7 +752,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     cluster = await startCitusCluster({
       tools,
       workers: CITUS_WORKERS,
-      parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
+      parameters: { ...PG_SETTINGS, ...CITUS_SHARDS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
     });
     console.log("");
     console.log(
@@ -765,7 +767,7 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
       cluster = await startCitusCluster({
         tools,
         workers: CITUS_WORKERS,
-        parameters: { ...PG_SETTINGS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
+        parameters: { ...PG_SETTINGS, ...CITUS_SHARDS, "citus.recover_2pc_interval": -1, ...stats("citus,pg_stat_statements") },
       });
       weekly = await allowOn(cluster, "citus-by-week", { WRIT_CITUS_DECISION_PARTITIONS: "week" });
     }
