@@ -89,11 +89,11 @@ export class GroupCommitQueue<I, R> {
 
   /** Queues `item`; resolves with its value once its batch is written (see the module comment). */
   add(item: I): Promise<R> {
-    const { group, laneInFlight, ...rest } = this.opts;
-    const g = group?.(item);
+    const g = this.opts.group?.(item);
     if (g !== undefined) {
       let lane = this.lanes.get(g);
       if (!lane) {
+        const { group: _, laneInFlight, ...rest } = this.opts;
         const created = new GroupCommitQueue(this.write, { ...rest, inFlight: laneInFlight ?? rest.inFlight });
         created.idleWaiters.push(() => this.laneIdle(g, created));
         this.lanes.set(g, created);
