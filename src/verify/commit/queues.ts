@@ -13,10 +13,10 @@
  *   (CITUS_SPEND_BATCHES_IN_FLIGHT, whatever `inFlight` is; measured: docs/scale.md):
  *   the spends of the agents whose shards that worker holds (`citusNodeOf`; an agent whose
  *   worker is not known yet, a lane of its own), so each transaction is on one worker
- *   (docs/scale.md) and a worker never waits for another's transactions to end; a worker's transaction is sent to that
- *   worker itself (`CitusDirect`, WRIT_CITUS_DIRECT, on by default), not through the
- *   coordinator, except a sub-agent's spend (its ancestors may be another worker's) and an
- *   agent whose worker is not known yet. A spend
+ *   (docs/scale.md) and a worker never waits for another's transactions to end; a worker's
+ *   transaction is sent to that worker itself (`CitusDirect`, WRIT_CITUS_DIRECT, on by
+ *   default), not through the coordinator, except a sub-agent's spend (its ancestors may be
+ *   another worker's) and an agent whose worker is not known yet. A spend
  *   resolves only once its transaction COMMITTED (durably, with the server's
  *   `synchronous_commit`), with its result: recorded (or
  *   replayed), or refused with its reason (its budget taken, possibly by an earlier spend of
