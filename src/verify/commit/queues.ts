@@ -74,8 +74,6 @@ export interface SpendQueueOptions {
   maxBatch?: number;
   waitMs?: number;
   inFlight?: number;
-  /** On a Citus cluster, most batches of one worker in flight at once (default CITUS_SPEND_BATCHES_IN_FLIGHT). */
-  laneInFlight?: number;
   /** Receives each transaction's duration in seconds and its number of spends. */
   observe?: (seconds: number, size: number) => void;
   /** Whether each transaction holds one worker's spends only (a Citus cluster); default: once the database is found to be Citus. */
@@ -124,7 +122,7 @@ export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue
       const agent = perAgent() ? agentOf(s) : undefined;
       return agent === undefined ? undefined : nodeOf(agent);
     },
-    laneInFlight: opts.laneInFlight ?? CITUS_SPEND_BATCHES_IN_FLIGHT,
+    laneInFlight: CITUS_SPEND_BATCHES_IN_FLIGHT,
   });
   return Object.assign(queue, { close: async () => direct?.end() });
 }

@@ -2,8 +2,9 @@
  * The store's one group-commit queue (src/store/group-commit.ts) with a stand-in writer: rows
  * arriving within the gather window share a batch; a row that fails on its own rejects alone
  * while the rest of its batch is written; two rows of one key never share a batch; at most
- * `inFlight` batches are written at once (per lane: rows of different groups are queued apart); `maxBatch` bounds a batch; "idle" windows let rows
- * that waited for a busy slot go at once; `drain` waits for everything.
+ * `inFlight` batches are written at once (per lane: rows of different groups are queued
+ * apart); `maxBatch` bounds a batch; "idle" windows let rows that waited for a busy slot go at
+ * once; `drain` waits for everything.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { GroupCommitQueue, type GroupCommitOptions } from "../../../src/store/group-commit.js";
