@@ -15,6 +15,7 @@ const CITUS_SUITES = [
   "delegation-revoke",
   "mandates",
   "period-holds",
+  "period-limits",
   "scoped-ids",
   "spend",
   "verify-holds",

@@ -436,10 +436,12 @@ async function main(): Promise<void> {
       const statsPool = STATEMENTS > 0 ? createPool(dbUrl, { max: 1 }) : undefined;
       await statsPool?.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
       await statsPool?.query("SELECT pg_stat_statements_reset()");
+      await statsPool?.query("SELECT pg_stat_reset()");
       const b = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
       console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, b));
       if (statsPool) {
         for (const l of await statementLines((q, v) => statsPool.query(q, v), "embedded Postgres", "(b)", b.verdicts.ALLOW ?? 0)) console.log(l);
+        for (const l of await tableLines((q) => statsPool.query(q), "(b)", b.verdicts.ALLOW ?? 0)) console.log(l);
         await statsPool.end();
       }
       return;
@@ -724,6 +726,32 @@ async function statementLines(
       `    ${r.calls.padStart(7)} ${r.plans.padStart(7)}  ${fmt((r.plan * 1000) / Math.max(1, allows), 0).padStart(6)} + ${fmt((r.exec * 1000) / Math.max(1, allows), 0).padStart(6)}  ${r.q.slice(0, 150)}`,
     );
   return out;
+}
+
+type TableRow = { relname: string; ins: string; upd: string; hot: string; del: string };
+
+/** BENCH_STATEMENTS: the rows each table took per ALLOW since pg_stat_reset (inserted, updated and of those HOT, deleted): where the writes go, and whether updates stay on their page. */
+async function tableLines(query: (sql: string) => Promise<{ rows: TableRow[] }>, prefix: string, allows: number): Promise<string[]> {
+  const read = () =>
+    query(
+      `SELECT relname, n_tup_ins::text AS ins, n_tup_upd::text AS upd, n_tup_hot_upd::text AS hot, n_tup_del::text AS del FROM pg_stat_user_tables
+       WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY n_tup_ins + n_tup_upd + n_tup_del DESC`,
+    );
+  // A backend reports its counters at most once a second, and an idle one within 10 s
+  // (PostgreSQL 15): read until two reads 2 s apart agree (at most 8 reads).
+  let { rows } = await read();
+  for (let n = 0; n < 8; n++) {
+    await new Promise((r) => setTimeout(r, 2000));
+    const next = (await read()).rows;
+    const same = JSON.stringify(next) === JSON.stringify(rows);
+    rows = next;
+    if (same) break;
+  }
+  const per = (v: string) => fmt(Number(v) / Math.max(1, allows), 2).padStart(6);
+  return [
+    `  ${prefix} rows per ALLOW by table (pg_stat_user_tables): inserted, updated (of them HOT), deleted`,
+    ...rows.map((r) => `    ${per(r.ins)} ${per(r.upd)} (${per(r.hot)}) ${per(r.del)}  ${r.relname}`),
+  ];
 }
 
 /** BENCH_STATEMENTS: each node's costliest statements of the closed loop (pg_stat_statements, reset before it). */

@@ -17,6 +17,9 @@
  *   calendar window they were counted in and of their owner's longest rolling window after
  *   them; migrations/0460_period_events_keep_until.sql). One counted in a `total` window is
  *   kept. A release after that finds no event and gives nothing back to windows that closed.
+ * - `period_spend` hour counters of rolling windows (window kind `bucket@PT1H`,
+ *   migrations/0600_period_hour_buckets.sql) whose hour started more than 367 days ago: no
+ *   rolling window (at most 366 days) holds them. The calendar counters are kept.
  *
  * Promises of `pruneOnce`: at most `batchSize` rows per statement and `maxBatches`
  * statements per table per call; every batch takes the transaction-level advisory lock
@@ -41,7 +44,15 @@ export interface RetentionPolicy {
 }
 
 /** The tables pruned. */
-export const RETENTION_TABLES = ["verify_decisions", "webhook_outbox", "portal_sign_in_tokens", "portal_sessions", "approvals", "period_events"] as const;
+export const RETENTION_TABLES = [
+  "verify_decisions",
+  "webhook_outbox",
+  "portal_sign_in_tokens",
+  "portal_sessions",
+  "approvals",
+  "period_events",
+  "period_spend",
+] as const;
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
 
 /** Rows deleted per table, and whether another process held the lock. */
@@ -62,6 +73,8 @@ const OLD: Record<RetentionTable, string> = {
   approvals: "coalesce(used_at, decided_at, expires_at) < cutoff",
   // Its own horizon (days 0: the cutoff is now); NULL (a `total` window) is never past it.
   period_events: "keep_until < cutoff",
+  // Hour counters only (the partial index period_spend_buckets finds them).
+  period_spend: "window_kind = 'bucket@PT1H' AND window_start < cutoff",
 };
 
 /** Each table's key: the columns a batch's rows are deleted by. */
@@ -72,6 +85,7 @@ const KEY: Record<RetentionTable, string> = {
   portal_sessions: "session_hash",
   approvals: "approval_id",
   period_events: "agent_id, agreement_id, action_id, owner",
+  period_spend: "agent_id, owner, currency, window_kind, window_start",
 };
 
 /**
@@ -97,6 +111,7 @@ export async function pruneOnce(pool: Pool, policy: RetentionPolicy): Promise<Pr
     portal_sessions: 1,
     approvals: policy.decisionDays,
     period_events: 0,
+    period_spend: 367,
   };
   const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as Record<RetentionTable, number>;
   /** `batch` in a transaction holding the retention lock; null when another process holds it. */

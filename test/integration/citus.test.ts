@@ -815,7 +815,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     expect(states.rows.map((x) => x.status)).toEqual(["revoked", "revoked"]);
   }, 120_000);
 
-  it("prunes old decisions and period events on every shard (deleted by key, never by ctid, which Citus refuses on a distributed table)", async () => {
+  it("prunes old decisions, period events and hour counters on every shard (deleted by key, never by ctid, which Citus refuses on a distributed table)", async () => {
     const old = (agent: string, action: string, days: number) =>
       pool.query(
         `INSERT INTO verify_decisions (agent_id, action_id, agreement_id, request_hash, decision, created_at)
@@ -830,6 +830,13 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
        SELECT 'agent-prune-' || i, 'agr-prune', 'old', '["intent","agent-prune-' || i || '","agr-prune","i1"]', 'USD', now() - interval '3 days', 1, 1, '[]', now() - interval '1 day'
        FROM generate_series(0, 7) i`,
     );
+    // Hour counters of rolling windows: 400 days old (they go) and an hour ago (it stays), and a
+    // calendar counter as old (it stays).
+    await pool.query(
+      `INSERT INTO period_spend (agent_id, owner, currency, window_kind, window_start, spent_minor, payments)
+       SELECT 'agent-prune-' || i, '["intent","agent-prune-' || i || '","agr-prune","i1"]', 'USD', k, date_trunc('hour', now()) - d, 1, 1
+       FROM generate_series(0, 7) i, (VALUES ('bucket@PT1H', interval '400 days'), ('bucket@PT1H', interval '1 hour'), ('day@UTC', interval '400 days')) v(k, d)`,
+    );
     const r = await pruneOnce(pool, { decisionDays: 30, webhookDays: 30, batchSize: 3 });
     expect(r.busy).toBe(false);
     expect(r.deleted.verify_decisions).toBe(8);
@@ -839,6 +846,14 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     );
     expect(rows).toEqual([{ agent_id: "agent-prune-0", action_id: "fresh" }]);
     expect((await pool.query("SELECT 1 FROM period_events WHERE agent_id LIKE 'agent-prune-%'")).rowCount).toBe(0);
+    expect(r.deleted.period_spend).toBe(8);
+    const left = await pool.query<{ window_kind: string; n: string }>(
+      "SELECT window_kind, count(*)::text AS n FROM period_spend WHERE agent_id LIKE 'agent-prune-%' GROUP BY 1 ORDER BY 1",
+    );
+    expect(left.rows).toEqual([
+      { window_kind: "bucket@PT1H", n: "8" },
+      { window_kind: "day@UTC", n: "8" },
+    ]);
   });
 
   it("serves nothing from the caches while a worker cannot be reached, and hears that worker again after its restart", async () => {

@@ -112,7 +112,7 @@ describe("pruneOnce", () => {
     const r = await pruneOnce(pool, { ...POLICY, batchSize: 2 });
     expect(r).toEqual({
       busy: false,
-      deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2, approvals: 0, period_events: 0 },
+      deleted: { verify_decisions: 5, webhook_outbox: 4, portal_sign_in_tokens: 2, portal_sessions: 2, approvals: 0, period_events: 0, period_spend: 0 },
     });
     const { rows } = await pool.query<{ action_id: string }>("SELECT action_id FROM verify_decisions ORDER BY action_id");
     expect(rows.map((x) => x.action_id)).toEqual(["new-0", "new-1", "new-2"]);
@@ -128,6 +128,7 @@ describe("pruneOnce", () => {
       portal_sessions: 0,
       approvals: 0,
       period_events: 0,
+      period_spend: 0,
     });
   });
 
@@ -204,6 +205,58 @@ describe("pruneOnce", () => {
     // What the windows still hold is unchanged: the rolling week holds w-new's 100 EUR, so 100 more is refused.
     const refused = await weekly("w-more", now);
     expect(refused).toMatchObject({ recorded: false, reason: "PERIOD_LIMIT_EXCEEDED" });
+  });
+
+  it("deletes the hour counters of rolling windows no rolling window can hold (older than 367 days), never a calendar counter", async () => {
+    const DAY = 86_400_000;
+    const m = {
+      intent_id: "i1",
+      principal: { ...PRINCIPAL },
+      agent: { agent_id: "agent-h" },
+      currency: "EUR",
+      maximum_amount: 500,
+      time_zone: "Europe/Berlin",
+      period_limits: [
+        { period: "year" as const, amount: 1000 },
+        { rolling: "P366D", amount: 1000 },
+      ],
+    };
+    const a = await buildSignedAgreement({ agreement_id: "agr-ret-hours", mandates: [m], at: "2020-01-01T00:00:00Z" }, principalKey);
+    await withTransaction(pool, (c) => upsertAgreement(c, a, { orgId: "org_test" }));
+    const periods = mandatePeriods(m)!;
+    const now = Date.now();
+    for (const [id, ago] of [
+      ["h-old", 368 * DAY],
+      ["h-kept", 366 * DAY],
+    ] as const) {
+      const r = await recordAllowedSpend(pool, {
+        agreementId: "agr-ret-hours",
+        intentId: "i1",
+        actionId: id,
+        amountMinor: 100n,
+        currency: "EUR",
+        at: new Date(now - ago).toISOString(),
+        limits: { periods: [{ owner: "intent", currency: "EUR", amountMinor: 100n, periods }] },
+      });
+      expect(r).toMatchObject({ recorded: true });
+    }
+    const kinds = async () =>
+      (
+        await pool.query<{ window_kind: string; window_start: Date }>(
+          "SELECT window_kind, window_start FROM period_spend WHERE agent_id = 'agent-h' ORDER BY window_kind, window_start",
+        )
+      ).rows.map((r) => [r.window_kind, r.window_start.getTime()]);
+    const before = await kinds();
+    // An hour counter per spend, and the calendar year (or years) they were counted in.
+    expect(before.filter(([k]) => k === "bucket@PT1H")).toHaveLength(2);
+    expect(before.filter(([k]) => k === "year@Europe/Berlin").length).toBeGreaterThan(0);
+    const r = await pruneOnce(pool, POLICY);
+    expect(r.deleted.period_spend).toBe(1);
+    const after = await kinds();
+    // The older hour went; the hour 366 days ago (a P366D window may still hold it) and the years stayed.
+    expect(after).toEqual(before.filter(([k, t]) => !(k === "bucket@PT1H" && (t as number) < now - 367 * DAY)));
+    expect(after.filter(([k]) => k === "bucket@PT1H")).toHaveLength(1);
+    expect((await pruneOnce(pool, POLICY)).deleted.period_spend).toBe(0);
   });
 
   it("deletes at most batchSize x maxBatches rows of a table per pass", async () => {

@@ -10,6 +10,13 @@
  * agent (agent_id first, docs/scale.md "Keys"), and an owner names it: an agreement or delegation
  * id alone never identifies a counter.
  * The read API's budget view reads the same windows with `readPeriodUsage`.
+ *
+ * Rolling windows are read in bounded time (migrations/0600_period_hour_buckets.sql): a spend
+ * of an owner with a rolling limit is also counted in the counter of its UTC hour (window kind
+ * `bucket@PT1H`, raised and released as a calendar window's), and a rolling window (t - D, t] is
+ * the hour counters after the hour holding t - D, plus that hour's events after t - D, plus the
+ * owner's events not counted in an hour (written before hour counters, or while it had no
+ * rolling limit).
  */
 import type { Queryable } from "../pool.js";
 import {
@@ -58,6 +65,12 @@ export interface PeriodSpec {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** The window kind of the hour counters of rolling windows (see the module comment). */
+export const HOUR_BUCKET_KIND = "bucket@PT1H";
+const HOUR_MS = 3_600_000;
+/** The start of the UTC hour holding `ms`. */
+const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
 /**
  * The key of a window of `owner` in `currency`, in memory only (the batch's maps): the
  * window's kind and its start (a calendar window) or bound (a rolling one) as epoch ms, so a
@@ -90,6 +103,8 @@ export interface PeriodSlot {
   windows: SlotWindow[];
   /** Whether some window is rolling (only then are the batch's earlier spends listed by instant). */
   rolling: boolean;
+  /** With a rolling window: the hour counter the spend is counted in (its start and key). */
+  bucket?: { start: number; key: string };
 }
 
 /** The windows of `periods` for `owner` in `currency` at `atMs` (see PeriodSlot). */
@@ -100,7 +115,19 @@ export function periodSlot(agentId: string, owner: string, currency: string, per
     if ("since" in window) rolling = true;
     return { limit, window, key: windowKey(owner, currency, window) };
   });
-  return { agentId, owner, currency, timeZone: periods.timeZone, atMs, windows, rolling };
+  const slot: PeriodSlot = { agentId, owner, currency, timeZone: periods.timeZone, atMs, windows, rolling };
+  if (rolling) {
+    const start = hourOf(atMs);
+    slot.bucket = { start, key: windowKey(owner, currency, { kind: HOUR_BUCKET_KIND, start }) };
+  }
+  return slot;
+}
+
+/** The windows of `slot`, and its hour counter (a window of kind HOUR_BUCKET_KIND) when it has one. */
+function withHour(slot: PeriodSlot): { window: WindowAt; key: string }[] {
+  if (!slot.bucket) return slot.windows;
+  const hour: WindowAt = { kind: HOUR_BUCKET_KIND, start: slot.bucket.start, end: slot.bucket.start + HOUR_MS };
+  return [...slot.windows, { window: hour, key: slot.bucket.key }];
 }
 
 /** One window as read. */
@@ -121,7 +148,8 @@ export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
   const seen = new Set<string>();
   for (const sp of specs) {
     const slot = "windows" in sp ? sp : periodSlot(sp.agentId, sp.owner, sp.currency, sp.periods, sp.atMs);
-    for (const { window: w, key: k } of slot.windows) {
+    // The spend's hour counter is read as a calendar window is (so the write raises it in place when found).
+    for (const { window: w, key: k } of withHour(slot)) {
       if (seen.has(k)) continue;
       seen.add(k);
       keys.push(k);
@@ -131,7 +159,7 @@ export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
         o: slot.owner,
         c: slot.currency,
         w: w.kind,
-        ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }),
+        ...("since" in w ? { since: iso(w.since), h: iso(hourOf(w.since)) } : { s: iso(w.start) }),
       });
     }
   }
@@ -244,7 +272,7 @@ export class RunningPeriods {
     const atMs = slot.atMs;
     // Until when a window can need the event (retention: src/store/retention.ts); undefined: for good.
     let keepUntil: number | undefined = atMs;
-    for (const { window: w, key } of slot.windows) {
+    for (const { window: w, key } of withHour(slot)) {
       if ("since" in w) {
         if (keepUntil !== undefined) keepUntil = Math.max(keepUntil, atMs + w.rollingMs);
         continue;
@@ -277,6 +305,7 @@ export class RunningPeriods {
       m: p.amountMinor.toString(),
       w: calendar,
       u: keepUntil === undefined ? null : iso(keepUntil),
+      b: slot.bucket !== undefined,
     };
     this.events.push(event);
     return event;

@@ -152,6 +152,8 @@ export interface PeriodReadInput {
   w: string;
   s?: string;
   since?: string;
+  /** A rolling window's: the start of the UTC hour holding `since` (the hour counters after it are summed whole). */
+  h?: string;
 }
 
 /** What `writ_period_read` says of one window. */
@@ -175,6 +177,8 @@ export interface PeriodWriteRow {
   w: [string, string][];
   /** Until when a window can need the event (the end of its last calendar window or rolling window); null: for good (a `total` window). */
   u: string | null;
+  /** Counted in its hour's counter (listed in `w`): its owner has a rolling limit (migrations/0600_period_hour_buckets.sql). */
+  b: boolean;
 }
 
 /**

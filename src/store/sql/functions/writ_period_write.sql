@@ -3,11 +3,13 @@
 -- round trip 1, whose read found the counters). p_events: one object per recorded spend and
 -- owner with period limits, {g: the owner's agent (the first column of its rows' keys), a:
 -- agreement_id, x: action_id, o: owner, c: currency, t: the decision time, m: the amount in
--- minor units of c, w: [[window kind, window start], ...] the calendar windows it counts in, u:
--- until when a window can need the event (keep_until; null: for good)}: inserted (rolling
--- windows and releases read them). p_counters: one object per calendar window the batch
--- counts in, {g, o, c, w: window kind, s: window start, m: the batch's spend in it (minor
--- units), n: its payments, e: the read found the counter}: the counters the read found are
+-- minor units of c, w: [[window kind, window start], ...] the calendar windows it counts in
+-- (with its hour counter when b), u: until when a window can need the event (keep_until; null:
+-- for good), b: counted in its hour's counter (an owner with a rolling limit:
+-- migrations/0600_period_hour_buckets.sql)}: inserted (rolling windows and releases read
+-- them). p_counters: one object per calendar window (and hour counter) the batch counts in,
+-- {g, o, c, w: window kind, s: window start, m: the batch's spend in it (minor units), n: its
+-- payments, e: the read found the counter}: the counters the read found are
 -- raised in place by one plain UPDATE (a probe of period_spend's key each; no speculative
 -- insertion and tuple lock of INSERT ... ON CONFLICT, no anti-join of the batch's counters
 -- against each other), and it must raise every one of them (they cannot go while the owners'
@@ -20,9 +22,9 @@ LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan SET enable_se
 DECLARE v_found bigint; v_new bigint; v_raised bigint;
 BEGIN
   IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN PERFORM writ_period_write_citus(p_events, p_counters); RETURN; END IF;
-  INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until)
-  SELECT r.g, r.a, r.x, r.o, r.c, r.t, r.m, r.m, r.w, r.u
-  FROM jsonb_to_recordset(p_events) AS r(g text, a text, x text, o text, c text, t timestamptz, m bigint, w jsonb, u timestamptz);
+  INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until, bucketed)
+  SELECT r.g, r.a, r.x, r.o, r.c, r.t, r.m, r.m, r.w, r.u, r.b
+  FROM jsonb_to_recordset(p_events) AS r(g text, a text, x text, o text, c text, t timestamptz, m bigint, w jsonb, u timestamptz, b boolean);
   SELECT count(*) FILTER (WHERE x @> '{"e": true}'), count(*) FILTER (WHERE NOT x @> '{"e": true}')
     INTO v_found, v_new FROM jsonb_array_elements(p_counters) AS x;
   IF v_found > 0 THEN

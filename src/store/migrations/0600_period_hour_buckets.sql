@@ -1,0 +1,32 @@
+-- Up Migration
+-- Rolling windows read in bounded time (src/store/ledger/periods.ts; the functions
+-- writ_period_read and writ_period_write). A rolling window was the sum of its owner's events
+-- in (t - D, t]: one index entry and one heap row per payment in the window, under the owner's
+-- lock, so a busy agent's spends slowed as its window filled. Now an event of an owner with a
+-- rolling limit is also counted in an hour counter (period_spend, window kind 'bucket@PT1H',
+-- window start the UTC hour of its instant; listed in the event's windows, so a release takes it
+-- out as it takes it out of its calendar windows), and the event is `bucketed`. A rolling window
+-- (t - D, t] is then:
+-- - the hour counters after the hour holding t - D (at most 24 per day of D: a range of
+--   period_spend's key);
+-- - the bucketed events of the hour holding t - D that are after t - D (at most one hour's
+--   events: a range of period_events_window);
+-- - the events not bucketed after t - D (an owner's events written before this migration, or
+--   while it had no rolling limit: a range of period_events_unbucketed, which holds no other).
+-- Exact, as before: each event in the window is counted once, in its hour or by itself.
+ALTER TABLE period_events ADD COLUMN bucketed boolean NOT NULL DEFAULT false;
+DROP INDEX period_events_window;
+CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released AND bucketed;
+CREATE INDEX period_events_unbucketed ON period_events (agent_id, owner, currency, at) WHERE NOT released AND NOT bucketed;
+-- Retention of the hour counters (src/store/retention.ts): an hour is needed while the longest
+-- rolling window (366 days) can hold it, and goes 367 days after it started. Found by this
+-- index (an hour's counter is inserted once, then raised in place: no index entry per payment).
+CREATE INDEX period_spend_buckets ON period_spend (window_start) WHERE window_kind = 'bucket@PT1H';
+
+-- Down Migration
+DROP INDEX period_spend_buckets;
+DELETE FROM period_spend WHERE window_kind = 'bucket@PT1H';
+DROP INDEX period_events_unbucketed;
+DROP INDEX period_events_window;
+CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released;
+ALTER TABLE period_events DROP COLUMN bucketed;
