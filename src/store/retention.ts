@@ -74,7 +74,7 @@ const OLD: Record<RetentionTable, string> = {
   // Its own horizon (days 0: the cutoff is now); NULL (a `total` window) is never past it.
   period_events: "keep_until < cutoff",
   // Hour counters only (the partial index period_spend_buckets finds them).
-  period_spend: "window_kind = 'bucket@PT1H' AND window_start < cutoff",
+  period_spend: "window_kind LIKE 'bucket@%' AND window_start < cutoff",
 };
 
 /** Each table's key: the columns a batch's rows are deleted by. */
