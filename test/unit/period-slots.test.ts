@@ -30,11 +30,11 @@ describe("the period state of a spend batch", () => {
     expect(keys).toHaveLength(6);
     expect(inputs).toEqual([
       { k: 0, g: "agent-1", o: OWNER, c: "EUR", w: "day@Europe/Berlin", s: "2026-03-28T23:00:00.000Z" },
-      // A rolling window: its bound, and the UTC hour holding it (the hours after it are summed whole).
-      { k: 1, g: "agent-1", o: OWNER, c: "EUR", w: "rolling:3600000", since: "2026-03-28T23:30:00.000Z", h: "2026-03-28T23:00:00.000Z" },
+      // A rolling window: its bound (the read sums the UTC hours after the one holding it, and that hour's events after it).
+      { k: 1, g: "agent-1", o: OWNER, c: "EUR", w: "rolling:3600000", since: "2026-03-28T23:30:00.000Z" },
       { k: 2, g: "agent-1", o: OWNER, c: "EUR", w: "bucket@PT1H", s: "2026-03-29T00:00:00.000Z" },
       { k: 3, g: "agent-1", o: other.owner, c: "EUR", w: "day@Europe/Berlin", s: "2026-03-28T23:00:00.000Z" },
-      { k: 4, g: "agent-1", o: other.owner, c: "EUR", w: "rolling:3600000", since: "2026-03-28T23:30:00.000Z", h: "2026-03-28T23:00:00.000Z" },
+      { k: 4, g: "agent-1", o: other.owner, c: "EUR", w: "rolling:3600000", since: "2026-03-28T23:30:00.000Z" },
       { k: 5, g: "agent-1", o: other.owner, c: "EUR", w: "bucket@PT1H", s: "2026-03-29T00:00:00.000Z" },
     ]);
     // A spec given as a plain owner computes the same windows and keys.

@@ -159,7 +159,7 @@ export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
         o: slot.owner,
         c: slot.currency,
         w: w.kind,
-        ...("since" in w ? { since: iso(w.since), h: iso(hourOf(w.since)) } : { s: iso(w.start) }),
+        ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }),
       });
     }
   }

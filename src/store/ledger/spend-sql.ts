@@ -152,8 +152,6 @@ export interface PeriodReadInput {
   w: string;
   s?: string;
   since?: string;
-  /** A rolling window's: the start of the UTC hour holding `since` (the hour counters after it are summed whole). */
-  h?: string;
 }
 
 /** What `writ_period_read` says of one window. */

@@ -13,7 +13,10 @@
 --   events: a range of period_events_window);
 -- - the events not bucketed after t - D (an owner's events written before this migration, or
 --   while it had no rolling limit: a range of period_events_unbucketed, which holds no other).
--- Exact, as before: each event in the window is counted once, in its hour or by itself.
+-- Exact, as before: each event in the window is counted once, in its hour or by itself. The read
+-- finds the hour from the window's bound itself, so a process of an earlier version, which
+-- writes events without hour counters (not bucketed) and calls the read as before, counts right
+-- beside the new ones while a deployment rolls over.
 ALTER TABLE period_events ADD COLUMN bucketed boolean NOT NULL DEFAULT false;
 DROP INDEX period_events_window;
 CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released AND bucketed;

@@ -2,11 +2,11 @@
 -- writ_spend_read took the locks (the owners' rows: the agreement's for an intent's windows, the
 -- delegation's for a delegation's). p_windows: one object per window, {k: its place, g: the
 -- owner's agent (the first column of every period row's key), o: owner, c: currency, w: window
--- kind, s: a calendar window's start, or since: a rolling window's exclusive lower bound and h:
--- the start of the UTC hour holding it}. Returns per window its spend (minor units, text), its
--- payments and, for a rolling window, its oldest counted instant; a calendar window without a
--- counter yet returns no row (nothing counted). A calendar window is one index probe
--- (period_spend's key). A rolling window (migrations/0600_period_hour_buckets.sql) is the hour
+-- kind, s: a calendar window's start, or since: a rolling window's exclusive lower bound}.
+-- Returns per window its spend (minor units, text), its payments and, for a rolling window, its
+-- oldest counted instant; a calendar window without a counter yet returns no row (nothing
+-- counted). A calendar window is one index probe (period_spend's key). A rolling window
+-- (migrations/0600_period_hour_buckets.sql) is, with h the UTC hour holding since, the hour
 -- counters after h (a range of period_spend's key: at most 24 a day of the window), the
 -- bucketed events of hour h after since (a range of period_events_window: at most an hour's),
 -- the events not bucketed after since (period_events_unbucketed), and its oldest instant is the
@@ -21,7 +21,7 @@ LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
   IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN RETURN QUERY SELECT * FROM writ_period_read_citus(p_windows); RETURN; END IF;
   RETURN QUERY
-  WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, g text, o text, c text, w text, s timestamptz, since timestamptz, h timestamptz))
+  WITH q AS (SELECT * FROM jsonb_to_recordset(p_windows) AS q(k int, g text, o text, c text, w text, s timestamptz, since timestamptz))
   -- LIMIT 1 (the key is unique) keeps the lateral a probe per window, whatever the table's size
   -- was when the generic plan was made.
   SELECT q.k, x.spent_minor::text, x.payments, NULL::timestamptz
@@ -34,10 +34,10 @@ BEGIN
   SELECT q.k, (b.spent + e.spent + u.spent)::text, (b.n + e.n + u.n)::int, LEAST(f.oldest, u.oldest)
   FROM q CROSS JOIN LATERAL (
     SELECT coalesce(sum(x.spent_minor), 0) AS spent, coalesce(sum(x.payments), 0) AS n FROM period_spend x
-    WHERE x.agent_id = q.g AND x.owner = q.o AND x.currency = q.c AND x.window_kind = 'bucket@PT1H' AND x.window_start > q.h
+    WHERE x.agent_id = q.g AND x.owner = q.o AND x.currency = q.c AND x.window_kind = 'bucket@PT1H' AND x.window_start > date_trunc('hour', q.since, 'UTC')
   ) b CROSS JOIN LATERAL (
     SELECT coalesce(sum(e.amount_minor), 0) AS spent, count(*) AS n FROM period_events e
-    WHERE e.agent_id = q.g AND e.owner = q.o AND e.currency = q.c AND e.at > q.since AND e.at < q.h + interval '1 hour' AND NOT e.released AND e.bucketed
+    WHERE e.agent_id = q.g AND e.owner = q.o AND e.currency = q.c AND e.at > q.since AND e.at < date_trunc('hour', q.since, 'UTC') + interval '1 hour' AND NOT e.released AND e.bucketed
   ) e CROSS JOIN LATERAL (
     SELECT min(e.at) AS oldest FROM period_events e
     WHERE e.agent_id = q.g AND e.owner = q.o AND e.currency = q.c AND e.at > q.since AND NOT e.released AND e.bucketed
