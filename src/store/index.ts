@@ -70,6 +70,7 @@ export {
   type SpendLimits,
   type SpendPeriods,
   type SpendResult,
+  HOUR_COUNTERS_FROM,
   ownerKey,
   readPeriodUsage,
   spendTotals,

@@ -21,6 +21,10 @@
  *   it, 0..100 ms, default 1.
  * - `WRIT_SPEND_BATCHES_IN_FLIGHT`: most spend transactions of the process at once, 1..64,
  *   default 2 (each holds a pool connection while it runs; on a Citus cluster, one per worker instead).
+ * - `WRIT_PERIOD_HOUR_COUNTERS_FROM`: from how many payments in a rolling window (the new one
+ *   included) its owner's spends are also counted in their UTC hour's counter, so that reading
+ *   the window costs the same however many it holds (src/store/ledger/periods.ts), 1..1000000,
+ *   default 64; 1 counts every one.
  * - `WRIT_PROPOSED_AT_SKEW_SECONDS`: how far a verify's `action.proposed_at` may be from the
  *   service clock, either way, 1..86400, default 300; farther is a 400
  *   (`VERIFY_PROPOSED_AT_SKEW`). Rates are always those of the decision's own UTC day.
@@ -29,6 +33,7 @@
  */
 import { envInteger, envText, type Env } from "../core/env/index.js";
 import { DEFAULT_POLICY } from "../core/evaluate/index.js";
+import { HOUR_COUNTERS_FROM } from "../store/index.js";
 import { DEFAULT_SPEND_BATCHES_IN_FLIGHT, DEFAULT_SPEND_BATCH_MAX, DEFAULT_SPEND_BATCH_WAIT_MS } from "./commit/queues.js";
 
 /** The loaded verify settings. */
@@ -53,6 +58,8 @@ export interface VerifySettings {
   readonly spendBatchesInFlight: number;
   /** WRIT_PROPOSED_AT_SKEW_SECONDS. */
   readonly proposedAtSkewSeconds: number;
+  /** WRIT_PERIOD_HOUR_COUNTERS_FROM. */
+  readonly periodHourCountersFrom: number;
 }
 
 /** Default of WRIT_CACHE_TTL_MS. */
@@ -88,7 +95,7 @@ function port(raw: string | null, problems: string[]): number | null {
   return null;
 }
 
-/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_*, WRIT_DENIED_ATTEMPT_*, WRIT_SPEND_BATCH_* and WRIT_PROPOSED_AT_SKEW_SECONDS settings from `env`; problems go to `problems`. */
+/** Reads the WRIT_ACK_DOMAIN_*, WRIT_CACHE_*, WRIT_DENIED_ATTEMPT_*, WRIT_SPEND_BATCH_*, WRIT_PERIOD_HOUR_COUNTERS_FROM and WRIT_PROPOSED_AT_SKEW_SECONDS settings from `env`; problems go to `problems`. */
 export function loadVerifySettings(env: Env, problems: string[]): VerifySettings {
   return Object.freeze({
     ackDomainScheme: scheme(envText(env, "WRIT_ACK_DOMAIN_SCHEME"), problems),
@@ -107,5 +114,6 @@ export function loadVerifySettings(env: Env, problems: string[]): VerifySettings
     spendBatchWaitMs: envInteger(env, "WRIT_SPEND_BATCH_WAIT_MS", { min: 0, max: 100, dflt: DEFAULT_SPEND_BATCH_WAIT_MS }, problems),
     spendBatchesInFlight: envInteger(env, "WRIT_SPEND_BATCHES_IN_FLIGHT", { min: 1, max: 64, dflt: DEFAULT_SPEND_BATCHES_IN_FLIGHT }, problems),
     proposedAtSkewSeconds: envInteger(env, "WRIT_PROPOSED_AT_SKEW_SECONDS", { min: 1, max: 86_400, dflt: DEFAULT_PROPOSED_AT_SKEW_SECONDS }, problems),
+    periodHourCountersFrom: envInteger(env, "WRIT_PERIOD_HOUR_COUNTERS_FROM", { min: 1, max: 1_000_000, dflt: HOUR_COUNTERS_FROM }, problems),
   });
 }

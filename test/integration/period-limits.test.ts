@@ -12,6 +12,7 @@ import { upsertAgreement } from "../../src/store/agreements.js";
 import { upsertDelegation } from "../../src/store/delegations.js";
 import { createPool, withTransaction } from "../../src/store/pool.js";
 import { ownerKey, readPeriodUsage, recordAllowedSpend, recordOutcome, type AllowedSpend, type SpendPeriods } from "../../src/store/ledger/index.js";
+import { HOUR_COUNTERS_FROM } from "../../src/store/ledger/periods.js";
 import { delegation as fixtureDelegation, iso, principalKey, PRINCIPAL } from "../fixtures/records.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/pg.js";
 
@@ -172,11 +173,8 @@ describe("limits per period in the spend transaction", () => {
       "SELECT window_kind, window_start, spent_minor::text, payments FROM period_spend WHERE agent_id = $1 AND owner = $2 ORDER BY window_kind, window_start",
       [AGENT, ownerKey(AGENT, "agr-rel", "i1", { owner: "intent" })],
     );
-    // The months, and the hour counters of the rolling window: each release left its own hour.
+    // The months (a rolling window of so few payments has no hour counters).
     expect(rows.map((r) => [r.window_kind, r.window_start.toISOString(), r.spent_minor, r.payments])).toEqual([
-      ["bucket@PT1H", "2026-05-31T21:00:00.000Z", "0", 0],
-      ["bucket@PT1H", "2026-05-31T22:00:00.000Z", "0", 0],
-      ["bucket@PT1H", "2026-06-02T08:00:00.000Z", "5000", 1],
       ["month@Europe/Berlin", "2026-04-30T22:00:00.000Z", "0", 0],
       ["month@Europe/Berlin", "2026-05-31T22:00:00.000Z", "5000", 1],
     ]);
@@ -187,13 +185,15 @@ describe("limits per period in the spend transaction", () => {
     const owner = ownerKey(AGENT, "agr-hours", "i1", { owner: "intent" });
     const p = intentPeriods([{ rolling: "PT3H", amount: 1000, count: 100 }]);
     const periods = (m: bigint): SpendPeriods[] => [{ owner: "intent", currency: "EUR", amountMinor: m, periods: p }];
-    // An event written before hour counters (or while its owner had no rolling limit): not
-    // bucketed, and no hour counter holds it.
+    // HOUR_COUNTERS_FROM - 1 payments of 0.10 EUR at 09:10, written as before hour counters (not
+    // bucketed, in no hour counter): with them the window is full enough that the spends below
+    // are counted in their hours.
     await pool.query(
       `INSERT INTO period_events (agent_id, agreement_id, action_id, owner, currency, at, amount_minor, allowed_minor, windows, keep_until)
-       VALUES ($1, 'agr-hours', 'legacy', $2, 'EUR', '2026-08-01T09:10:00Z', 700, 700, '[]', '2026-08-02T00:00:00Z')`,
-      [AGENT, owner],
+       SELECT $1, 'agr-hours', 'legacy-' || i, $2, 'EUR', '2026-08-01T09:10:00Z', 10, 10, '[]', '2026-08-02T00:00:00Z' FROM generate_series(1, $3::int) i`,
+      [AGENT, owner, HOUR_COUNTERS_FROM - 1],
     );
+    const legacy = BigInt(10 * (HOUR_COUNTERS_FROM - 1));
     // Spends across three hours: 09:20, 09:50 (the hour of the window's bound below), 10:30, 11:59:59.999.
     for (const [id, t, m] of [
       ["h1", "2026-08-01T09:20:00.000Z", 100n],
@@ -203,37 +203,54 @@ describe("limits per period in the spend transaction", () => {
     ] as const) {
       expect(await recordAllowedSpend(pool, spend("agr-hours", id, m, t, periods(m)))).toMatchObject({ recorded: true });
     }
+    const hours = await pool.query<{ window_start: Date; spent_minor: string; payments: number }>(
+      "SELECT window_start, spent_minor::text, payments FROM period_spend WHERE agent_id = $1 AND owner = $2 AND window_kind = 'bucket@PT1H' ORDER BY 1",
+      [AGENT, owner],
+    );
+    expect(hours.rows.map((r) => [r.window_start.toISOString(), r.spent_minor, r.payments])).toEqual([
+      ["2026-08-01T09:00:00.000Z", "300", 2],
+      ["2026-08-01T10:00:00.000Z", "400", 1],
+      ["2026-08-01T11:00:00.000Z", "800", 1],
+    ]);
     const usageAt = async (at: string) => {
       const atMs = Date.parse(at);
       const read = await readPeriodUsage(pool, [{ agentId: AGENT, owner, currency: "EUR", periods: p, atMs }]);
       return read(p.limits[0]!, { owner, currency: "EUR", periods: p, atMs });
     };
     // At 12:40 the window is (09:40, 12:40]: h2 of the first hour by itself, h3 and h4 in their
-    // hours; h1 and the legacy event are before it.
+    // hours; h1 and the payments of 09:10 are before it.
     expect(await usageAt("2026-08-01T12:40:00.000Z")).toEqual({ spentMinor: 1400n, count: 3, oldestMs: Date.parse("2026-08-01T09:50:00.000Z") });
-    // At 12:05 the window is (09:05, 12:05]: the legacy event (not bucketed) is in it, and its
-    // oldest instant.
-    expect(await usageAt("2026-08-01T12:05:00.000Z")).toEqual({ spentMinor: 2200n, count: 5, oldestMs: Date.parse("2026-08-01T09:10:00.000Z") });
-    // The bound on an hour (10:00): that hour's counter (10:00 to 11:00) is summed by its events
-    // after the bound, so an event at the bound itself would not count.
+    // At 12:05 the window is (09:05, 12:05]: the payments of 09:10 (not bucketed) are in it too,
+    // and the oldest.
+    expect(await usageAt("2026-08-01T12:05:00.000Z")).toEqual({
+      spentMinor: legacy + 1500n,
+      count: HOUR_COUNTERS_FROM - 1 + 4,
+      oldestMs: Date.parse("2026-08-01T09:10:00.000Z"),
+    });
+    // The bound on an hour (10:00): the hour 10:00 to 11:00 is summed whole, the hour holding the
+    // bound by its events after it (none).
     expect(await usageAt("2026-08-01T13:00:00.000Z")).toEqual({ spentMinor: 1200n, count: 2, oldestMs: Date.parse("2026-08-01T10:30:00.000Z") });
     // h4 alone at the last instant it counts (the window (11:59:59.998, 14:59:59.998]), and
     // gone exactly 3 hours after it.
     expect(await usageAt("2026-08-01T14:59:59.998Z")).toEqual({ spentMinor: 800n, count: 1, oldestMs: Date.parse("2026-08-01T11:59:59.999Z") });
     expect(await usageAt("2026-08-01T14:59:59.999Z")).toEqual({ spentMinor: 0n, count: 0 });
-    // The spend transaction checks the same sums: at 12:05, 1000.00 - 22.00 EUR is left.
-    expect(await recordAllowedSpend(pool, spend("agr-hours", "h5", 97_801n, "2026-08-01T12:05:00.000Z", periods(97_801n)))).toMatchObject({
+    // The spend transaction checks the same sums: at 12:05, 1000.00 EUR less what the window holds is left.
+    const left = 100_000n - legacy - 1500n;
+    expect(await recordAllowedSpend(pool, spend("agr-hours", "h5", left + 1n, "2026-08-01T12:05:00.000Z", periods(left + 1n)))).toMatchObject({
       recorded: false,
       reason: "PERIOD_LIMIT_EXCEEDED",
     });
-    expect(await recordAllowedSpend(pool, spend("agr-hours", "h6", 97_800n, "2026-08-01T12:05:00.000Z", periods(97_800n)))).toMatchObject({
-      recorded: true,
-    });
-    // A release takes a spend out of its hour's counter: h3 failed, 12:40 holds h2 and h4.
+    expect(await recordAllowedSpend(pool, spend("agr-hours", "h6", left, "2026-08-01T12:05:00.000Z", periods(left)))).toMatchObject({ recorded: true });
+    // A release takes a spend out of its hour's counter: h3 failed, 12:40 holds h2, h4 and h6.
     expect(await recordOutcome(pool, { agreementId: "agr-hours", actionId: "h3", outcome: "failed", at: "2026-08-01T12:06:00.000Z" })).toMatchObject({
       recorded: true,
     });
-    expect(await usageAt("2026-08-01T12:40:00.000Z")).toEqual({ spentMinor: 98_800n, count: 3, oldestMs: Date.parse("2026-08-01T09:50:00.000Z") });
+    expect(await usageAt("2026-08-01T12:40:00.000Z")).toEqual({ spentMinor: 1000n + left, count: 3, oldestMs: Date.parse("2026-08-01T09:50:00.000Z") });
+    const after = await pool.query<{ spent_minor: string; payments: number }>(
+      "SELECT spent_minor::text, payments FROM period_spend WHERE agent_id = $1 AND owner = $2 AND window_kind = 'bucket@PT1H' AND window_start = '2026-08-01T10:00:00Z'",
+      [AGENT, owner],
+    );
+    expect(after.rows).toEqual([{ spent_minor: "0", payments: 0 }]);
   });
 
   it("a recurring mandate: one payment per month, at most 3 in all", async () => {

@@ -141,6 +141,7 @@ export default fp(
         maxBatch: app.settings.verify.spendBatchMax,
         waitMs: app.settings.verify.spendBatchWaitMs,
         inFlight: app.settings.verify.spendBatchesInFlight,
+        hourCountersFrom: app.settings.verify.periodHourCountersFrom,
         observe: (seconds, size) => {
           metrics.ledgerAppend.observe(seconds);
           metrics.spendBatchSize.observe(size);

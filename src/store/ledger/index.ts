@@ -59,7 +59,7 @@ export {
 } from "./holds.js";
 export { allowedActionOf, ledgerPage, type AllowedAction } from "./reads.js";
 export { ledgerRow, spendTotals, type LedgerRow } from "./rows.js";
-export { ownerKey, readPeriodUsage, type SpendPeriods } from "./periods.js";
+export { HOUR_COUNTERS_FROM, ownerKey, readPeriodUsage, type SpendPeriods } from "./periods.js";
 export {
   recordAllowedSpend,
   recordAllowedSpends,

@@ -11,12 +11,14 @@
  * id alone never identifies a counter.
  * The read API's budget view reads the same windows with `readPeriodUsage`.
  *
- * Rolling windows are read in bounded time (migrations/0600_period_hour_buckets.sql): a spend
- * of an owner with a rolling limit is also counted in the counter of its UTC hour (window kind
- * `bucket@PT1H`, raised and released as a calendar window's), and a rolling window (t - D, t] is
- * the hour counters after the hour holding t - D, plus that hour's events after t - D, plus the
- * owner's events not counted in an hour (written before hour counters, or while it had no
- * rolling limit).
+ * Rolling windows are read in bounded time (migrations/0600_period_hour_buckets.sql): once a
+ * rolling window of an owner holds HOUR_COUNTERS_FROM payments (this one included), a spend of
+ * that owner is also counted in the counter of its UTC hour (window kind `bucket@PT1H`, raised
+ * and released as a calendar window's; its event is `bucketed`), and a rolling window (t - D, t]
+ * is the hour counters after the hour holding t - D, plus that hour's bucketed events after
+ * t - D, plus the owner's events not counted in an hour (fewer than HOUR_COUNTERS_FROM in any
+ * window: written while its windows held fewer, or before hour counters, or while it had no
+ * rolling limit). An owner whose windows stay below that pays no hour counter.
  */
 import type { Queryable } from "../pool.js";
 import {
@@ -67,6 +69,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The window kind of the hour counters of rolling windows (see the module comment). */
 export const HOUR_BUCKET_KIND = "bucket@PT1H";
+/** Default of WRIT_PERIOD_HOUR_COUNTERS_FROM: from how many payments in a rolling window (the spend's own included) its owner's spends are counted in their hours. */
+export const HOUR_COUNTERS_FROM = 64;
 const HOUR_MS = 3_600_000;
 /** The start of the UTC hour holding `ms`. */
 const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
@@ -103,7 +107,7 @@ export interface PeriodSlot {
   windows: SlotWindow[];
   /** Whether some window is rolling (only then are the batch's earlier spends listed by instant). */
   rolling: boolean;
-  /** With a rolling window: the hour counter the spend is counted in (its start and key). */
+  /** With a rolling window: the hour counter the spend is counted in once the window is full enough (its start and key). */
   bucket?: { start: number; key: string };
 }
 
@@ -121,13 +125,6 @@ export function periodSlot(agentId: string, owner: string, currency: string, per
     slot.bucket = { start, key: windowKey(owner, currency, { kind: HOUR_BUCKET_KIND, start }) };
   }
   return slot;
-}
-
-/** The windows of `slot`, and its hour counter (a window of kind HOUR_BUCKET_KIND) when it has one. */
-function withHour(slot: PeriodSlot): { window: WindowAt; key: string }[] {
-  if (!slot.bucket) return slot.windows;
-  const hour: WindowAt = { kind: HOUR_BUCKET_KIND, start: slot.bucket.start, end: slot.bucket.start + HOUR_MS };
-  return [...slot.windows, { window: hour, key: slot.bucket.key }];
 }
 
 /** One window as read. */
@@ -148,8 +145,7 @@ export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
   const seen = new Set<string>();
   for (const sp of specs) {
     const slot = "windows" in sp ? sp : periodSlot(sp.agentId, sp.owner, sp.currency, sp.periods, sp.atMs);
-    // The spend's hour counter is read as a calendar window is (so the write raises it in place when found).
-    for (const { window: w, key: k } of withHour(slot)) {
+    for (const { window: w, key: k } of slot.windows) {
       if (seen.has(k)) continue;
       seen.add(k);
       keys.push(k);
@@ -208,7 +204,11 @@ export class RunningPeriods {
   private readonly instants = new Map<string, { atMs: number; amountMinor: bigint }[]>();
   /** ISO text of the window starts and bounds the batch's writes name (one formatting per window). */
   private readonly isoOf = new Map<number, string>();
-  constructor(private readonly read: ReadonlyMap<string, WindowUsage>) {}
+  /** `hourCountersFrom`: see HOUR_COUNTERS_FROM (at least 1). */
+  constructor(
+    private readonly read: ReadonlyMap<string, WindowUsage>,
+    private readonly hourCountersFrom = HOUR_COUNTERS_FROM,
+  ) {}
 
   private iso(ms: number): string {
     let t = this.isoOf.get(ms);
@@ -272,7 +272,15 @@ export class RunningPeriods {
     const atMs = slot.atMs;
     // Until when a window can need the event (retention: src/store/retention.ts); undefined: for good.
     let keepUntil: number | undefined = atMs;
-    for (const { window: w, key } of withHour(slot)) {
+    // Its hour's counter too once a rolling window holds `hourCountersFrom` payments with it
+    // (not read: inserted, or raised by the insert's conflict).
+    const hourly =
+      slot.bucket !== undefined && slot.windows.some(({ window: w, key }) => "since" in w && this.usage(slot, w, key).count + 1 >= this.hourCountersFrom);
+    const windows: { window: WindowAt; key: string }[] =
+      hourly && slot.bucket
+        ? [...slot.windows, { window: { kind: HOUR_BUCKET_KIND, start: slot.bucket.start, end: slot.bucket.start + HOUR_MS }, key: slot.bucket.key }]
+        : slot.windows;
+    for (const { window: w, key } of windows) {
       if ("since" in w) {
         if (keepUntil !== undefined) keepUntil = Math.max(keepUntil, atMs + w.rollingMs);
         continue;
@@ -305,7 +313,7 @@ export class RunningPeriods {
       m: p.amountMinor.toString(),
       w: calendar,
       u: keepUntil === undefined ? null : iso(keepUntil),
-      b: slot.bucket !== undefined,
+      b: hourly,
     };
     this.events.push(event);
     return event;

@@ -200,6 +200,8 @@ export type SpendResult =
 export interface SpendOptions {
   /** Receives the transaction's duration in seconds (the `writ_ledger_append_seconds` histogram). */
   observe?: (seconds: number) => void;
+  /** WRIT_PERIOD_HOUR_COUNTERS_FROM (./periods.ts, HOUR_COUNTERS_FROM). */
+  hourCountersFrom?: number;
 }
 
 /** The totals a spend is checked against (minor units). */
@@ -500,6 +502,7 @@ function decide(s: AllowedSpend, r: ReadRow, run: Running, slots?: { agent: stri
 async function lockAndRead(
   client: PoolClient,
   spends: readonly AllowedSpend[],
+  hourCountersFrom: number | undefined,
 ): Promise<{ rows: ReadRow[]; periods: RunningPeriods; slots: { agent: string | undefined; of: PeriodSlot[] }[] }> {
   const agents = await agentsOf(client, spends);
   const input = spends.map((s, i): SpendReadInput => ({
@@ -537,7 +540,7 @@ async function lockAndRead(
   const periodRows = windows.inputs.length > 0 ? ((results.pop() as QueryResult<PeriodReadRow>).rows as PeriodReadRow[]) : [];
   // By place (on a Citus cluster the rows come agent by agent: sql/functions/writ_spend_read_citus.sql).
   const rows = (results[results.length - 1] as QueryResult<ReadRow>).rows.sort((x, y) => x.i - y.i);
-  return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows)), slots: slots.map((of, i) => ({ agent: agents[i], of })) };
+  return { rows, periods: new RunningPeriods(usageByKey(windows.keys, periodRows), hourCountersFrom), slots: slots.map((of, i) => ({ agent: agents[i], of })) };
 }
 
 /**
@@ -594,8 +597,8 @@ async function writeAndCommit(
 export type SpendBatchResult = SpendResult | { failed: RecordStoreError };
 
 /** The batch's transaction on `client` (see `recordAllowedSpends`). */
-async function runBatch(client: PoolClient, spends: readonly AllowedSpend[]): Promise<SpendBatchResult[]> {
-  const { rows, periods, slots } = await lockAndRead(client, spends);
+async function runBatch(client: PoolClient, spends: readonly AllowedSpend[], hourCountersFrom: number | undefined): Promise<SpendBatchResult[]> {
+  const { rows, periods, slots } = await lockAndRead(client, spends, hourCountersFrom);
   const run = new Running();
   run.periods = periods;
   const failed = new Map<number, RecordStoreError>();
@@ -649,7 +652,7 @@ export async function recordAllowedSpends(pool: Pool, spends: readonly AllowedSp
   if (valid.length === 0) return out as SpendBatchResult[];
   const started = process.hrtime.bigint();
   try {
-    const results = await withTransaction(pool, (client) => runBatch(client, valid), { selfBegin: true, selfCommit: true });
+    const results = await withTransaction(pool, (client) => runBatch(client, valid, opts.hourCountersFrom), { selfBegin: true, selfCommit: true });
     let j = 0;
     return out.map((o) => o ?? (results[j++] as SpendBatchResult));
   } finally {

@@ -85,6 +85,8 @@ export interface SpendQueueOptions {
    * from `direct`), not through the coordinator (default: WRIT_CITUS_DIRECT, on).
    */
   direct?: boolean | Pick<CitusDirect, "poolFor" | "failed" | "end">;
+  /** WRIT_PERIOD_HOUR_COUNTERS_FROM (default: the store's HOUR_COUNTERS_FROM). */
+  hourCountersFrom?: number;
 }
 
 /** The spends' queue, and the worker pools it opened (ended by `close`). */
@@ -103,7 +105,10 @@ export function spendQueue(pool: Pool, opts: SpendQueueOptions = {}): SpendQueue
     const oneWorker = !spends.some((s) => (s.limits?.chain?.ancestorIds.length ?? 0) > 0);
     const agent = direct && first && oneWorker && perAgent() ? agentOf(first) : undefined;
     const worker = agent === undefined ? undefined : direct?.poolFor(nodeOf(agent));
-    const observe = { observe: (s: number) => opts.observe?.(s, spends.length) };
+    const observe = {
+      observe: (s: number) => opts.observe?.(s, spends.length),
+      ...(opts.hourCountersFrom !== undefined ? { hourCountersFrom: opts.hourCountersFrom } : {}),
+    };
     if (!worker) return recordAllowedSpends(pool, spends, observe);
     try {
       return await recordAllowedSpends(worker, spends, observe);

@@ -28,6 +28,7 @@ describe("verify settings", () => {
         spendBatchWaitMs: 1,
         spendBatchesInFlight: 2,
         proposedAtSkewSeconds: 300,
+        periodHourCountersFrom: 64,
       },
       problems: [],
     });
@@ -60,6 +61,14 @@ describe("verify settings", () => {
       "WRIT_SPEND_BATCH_WAIT_MS must be an integer from 0 to 100; using 1",
       "WRIT_SPEND_BATCHES_IN_FLIGHT must be an integer from 1 to 64; using 2",
     ]);
+  });
+
+  it("reads WRIT_PERIOD_HOUR_COUNTERS_FROM, 1 (every payment of a rolling window in its hour) to 1000000, default 64", () => {
+    expect(load({}).settings.periodHourCountersFrom).toBe(64);
+    expect(load({ WRIT_PERIOD_HOUR_COUNTERS_FROM: "1" }).settings.periodHourCountersFrom).toBe(1);
+    const bad = load({ WRIT_PERIOD_HOUR_COUNTERS_FROM: "0" });
+    expect(bad.settings.periodHourCountersFrom).toBe(64);
+    expect(bad.problems).toEqual(["WRIT_PERIOD_HOUR_COUNTERS_FROM must be an integer from 1 to 1000000; using 64"]);
   });
 
   it("reads WRIT_PROPOSED_AT_SKEW_SECONDS, 1 to 86400", () => {
