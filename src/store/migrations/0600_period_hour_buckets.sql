@@ -2,8 +2,9 @@
 -- Rolling windows read in bounded time (src/store/ledger/periods.ts; the functions
 -- writ_period_read and writ_period_write). A rolling window was the sum of its owner's events
 -- in (t - D, t]: one index entry and one heap row per payment in the window, under the owner's
--- lock, so a busy agent's spends slowed as its window filled. Now an event of an owner with a
--- rolling limit is also counted in an hour counter (period_spend, window kind 'bucket@PT1H',
+-- lock, so a busy agent's spends slowed as its window filled. Now, once a rolling window of an
+-- owner holds WRIT_PERIOD_HOUR_COUNTERS_FROM payments (64; the new one included), each new event
+-- of that owner is also counted in an hour counter (period_spend, window kind 'bucket@PT1H',
 -- window start the UTC hour of its instant; listed in the event's windows, so a release takes it
 -- out as it takes it out of its calendar windows), and the event is `bucketed`. A rolling window
 -- (t - D, t] is then:
@@ -11,8 +12,9 @@
 --   period_spend's key);
 -- - the bucketed events of the hour holding t - D that are after t - D (at most one hour's
 --   events: a range of period_events_window);
--- - the events not bucketed after t - D (an owner's events written before this migration, or
---   while it had no rolling limit: a range of period_events_unbucketed, which holds no other).
+-- - the events not bucketed after t - D (written while the owner's windows held fewer, or
+--   before this migration, or while it had no rolling limit: a range of
+--   period_events_unbucketed, which holds no other).
 -- Exact, as before: each event in the window is counted once, in its hour or by itself. The read
 -- finds the hour from the window's bound itself, so a process of an earlier version, which
 -- writes events without hour counters (not bucketed) and calls the read as before, counts right

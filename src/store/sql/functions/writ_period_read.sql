@@ -9,9 +9,10 @@
 -- (migrations/0600_period_hour_buckets.sql) is, with h the UTC hour holding since, the hour
 -- counters after h (a range of period_spend's key: at most 24 a day of the window), the
 -- bucketed events of hour h after since (a range of period_events_window: at most an hour's),
--- the events not bucketed after since (period_events_unbucketed), and its oldest instant is the
--- first entry after since of each of those two indexes: each bounded whatever the payments in
--- the window. PL/pgSQL with a generic plan, as the spend functions: its statement is
+-- the events not bucketed after since (period_events_unbucketed: fewer than
+-- WRIT_PERIOD_HOUR_COUNTERS_FROM, src/store/ledger/periods.ts, as the spend transaction buckets
+-- the rest), and its oldest instant is the first entry after since of each of those two
+-- indexes: each bounded whatever the payments in the window. PL/pgSQL with a generic plan, as the spend functions: its statement is
 -- planned once per connection, not on every call (a LANGUAGE sql function's body is planned on
 -- each call).
 CREATE OR REPLACE FUNCTION writ_period_read(p_windows jsonb)
