@@ -79,7 +79,8 @@
  * BENCH_STATEMENTS=N (with (P)/(C), or with BENCH_ONLY=allow for (b)) loads pg_stat_statements on those nodes (track = all,
  * planning counted) and prints, per node, the N statements that took the most time (planning
  * and execution) during the closed loop, with their calls and time per ALLOW: where each
- * node's CPU goes.
+ * node's CPU goes; for (b) also the rows each table took per ALLOW (inserted, updated and of
+ * those HOT, deleted: pg_stat_user_tables).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
