@@ -19,21 +19,30 @@
 -- finds the hour from the window's bound itself, so a process of an earlier version, which
 -- writes events without hour counters (not bucketed) and calls the read as before, counts right
 -- beside the new ones while a deployment rolls over.
-ALTER TABLE period_events ADD COLUMN bucketed boolean NOT NULL DEFAULT false;
-DROP INDEX period_events_window;
-CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released AND bucketed;
-CREATE INDEX period_events_unbucketed ON period_events (agent_id, owner, currency, at) WHERE NOT released AND NOT bucketed;
+-- Each part in a DO block, one command per query string: a Citus coordinator refuses DDL on a
+-- distributed table among several commands of one query string (the migration's), with
+-- "cannot insert multiple commands into a prepared statement"; in PL/pgSQL it propagates it.
+DO $$ BEGIN
+  ALTER TABLE period_events ADD COLUMN bucketed boolean NOT NULL DEFAULT false;
+  DROP INDEX period_events_window;
+  CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released AND bucketed;
+  CREATE INDEX period_events_unbucketed ON period_events (agent_id, owner, currency, at) WHERE NOT released AND NOT bucketed;
+END $$;
 -- Retention of the hour counters (src/store/retention.ts): an hour is needed while the longest
 -- rolling window (366 days) can hold it, and goes 367 days after it started. Found by this
 -- index (an hour's counter is inserted once, then raised in place: no index entry per payment).
 -- Its predicate is a LIKE, which the reads' `window_kind = 'bucket@PT1H'` does not imply: the
 -- planner never takes it for a read (it would scan every agent's hours), only the key.
-CREATE INDEX period_spend_buckets ON period_spend (window_start) WHERE window_kind LIKE 'bucket@%';
+DO $$ BEGIN
+  CREATE INDEX period_spend_buckets ON period_spend (window_start) WHERE window_kind LIKE 'bucket@%';
+END $$;
 
 -- Down Migration
-DROP INDEX period_spend_buckets;
-DELETE FROM period_spend WHERE window_kind = 'bucket@PT1H';
-DROP INDEX period_events_unbucketed;
-DROP INDEX period_events_window;
-CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released;
-ALTER TABLE period_events DROP COLUMN bucketed;
+DO $$ BEGIN
+  DROP INDEX period_spend_buckets;
+  DELETE FROM period_spend WHERE window_kind = 'bucket@PT1H';
+  DROP INDEX period_events_unbucketed;
+  DROP INDEX period_events_window;
+  CREATE INDEX period_events_window ON period_events (agent_id, owner, currency, at) WHERE NOT released;
+  ALTER TABLE period_events DROP COLUMN bucketed;
+END $$;
