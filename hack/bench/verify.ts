@@ -41,7 +41,8 @@
  * is printed too: what verify adds to its own ledger writes).
  *
  * WRIT_SPEND_BATCH_MAX, WRIT_SPEND_BATCH_WAIT_MS and WRIT_SPEND_BATCHES_IN_FLIGHT in the
- * environment are passed to writ serve (the group commit's bounds, docs/verify.md).
+ * environment are passed to writ serve (the group commit's bounds, docs/verify.md), and so is
+ * WRIT_PERIOD_HOUR_COUNTERS_FROM (with BENCH_PERIODS=1).
  * writ serve runs as the image runs it: the compiled build (dist/, built by `npm run build` at
  * the start of the run, about 10 s). BENCH_RUN_FROM=src runs the TypeScript sources through tsx
  * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
@@ -369,8 +370,8 @@ async function main(): Promise<void> {
     await migrate(dbUrl);
     console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
-    // WRIT_SPEND_BATCH_* settings of this shell reach writ serve (to compare group-commit bounds).
-    const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH")));
+    // WRIT_SPEND_BATCH_* and WRIT_PERIOD_* settings of this shell reach writ serve (to compare group-commit bounds, hour counters).
+    const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH") || k.startsWith("WRIT_PERIOD_")));
     const env = {
       ...spendSettings,
       WRIT_CACHE_TTL_MS: String(SNAPSHOT_TTL_MS),

@@ -195,8 +195,10 @@ export function citusFlag(pool: { query: (sql: string) => Promise<{ rows: { c: b
 const NODE_OF_AGENTS_SQL = `SELECT a, p.groupid::text AS g FROM unnest($1::text[]) AS a
   JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('public.delegations'::regclass, a)`;
 
-/** How long `citusNodeOf` keeps what it read (a shard moved since is found within this bound). */
+/** How long `citusNodeOf` keeps what it read before it asks again (a shard moved since is found within about this bound). */
 export const CITUS_NODE_OF_TTL_MS = 60_000;
+/** Most agents `citusNodeOf` keeps. */
+const CITUS_NODE_OF_MAX = 100_000;
 
 /**
  * On a Citus cluster, a synchronous reading of the node group (worker) that holds an agent's
@@ -204,13 +206,18 @@ export const CITUS_NODE_OF_TTL_MS = 60_000;
  * that one transaction holds the spends of every agent of one worker, and stays a one-worker
  * transaction. An agent not known yet is its own group (`agent:<id>`), and its node is asked
  * for at once (agents asked together in one statement); what was read is kept
- * CITUS_NODE_OF_TTL_MS (at most 100,000 agents). A reading made stale by a shard move only
+ * CITUS_NODE_OF_TTL_MS (at most 100,000 agents), then asked again agent by agent as each is
+ * wanted, the reading before still answered until the new one is in (a stale reading between
+ * expiries, not every agent its own group at once). A reading made stale by a shard move only
  * costs speed: the spend SQL checks that a batch's agents are on one node before it sends the
  * batch to that node whole (sql/functions/writ_spend_read_citus.sql), and otherwise reads and
  * writes it statement by statement from the coordinator.
  */
 export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: { a: string; g: string }[] }> }): (agent: string) => string {
-  const known = new Map<string, string>();
+  let known = new Map<string, string>();
+  // What was read before the last expiry: answered while the agent is asked again, so an expiry
+  // never sends every agent's spends through the coordinator at once (each agent its own group).
+  let stale = new Map<string, string>();
   const wanted = new Set<string>();
   let asking = new Set<string>();
   let readAt = Date.now();
@@ -222,7 +229,7 @@ export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => P
       .query(NODE_OF_AGENTS_SQL, [[...asking]])
       .then(
         (r) => {
-          for (const row of r.rows) if (known.size < 100_000) known.set(row.a, row.g);
+          for (const row of r.rows) if (known.size < CITUS_NODE_OF_MAX) known.set(row.a, row.g);
         },
         () => {},
       )
@@ -233,14 +240,16 @@ export function citusNodeOf(pool: { query: (sql: string, values: unknown[]) => P
   };
   return (agent) => {
     if (Date.now() - readAt >= CITUS_NODE_OF_TTL_MS) {
-      known.clear();
+      stale = known;
+      known = new Map();
       readAt = Date.now();
     }
     const g = known.get(agent);
     if (g !== undefined) return `node:${g}`;
     if (!asking.has(agent)) wanted.add(agent);
     ask();
-    return `agent:${agent}`;
+    const before = stale.get(agent);
+    return before !== undefined ? `node:${before}` : `agent:${agent}`;
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ClientBase } from "pg";
 import { describe, expect, it, vi } from "vitest";
-import { applyCitusLayout, CITUS_REFERENCE_TABLES, CitusDirect, citusDirectFromEnv, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import { applyCitusLayout, CITUS_NODE_OF_TTL_MS, CITUS_REFERENCE_TABLES, CitusDirect, citusDirectFromEnv, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
 import { decisionPartitionsFromEnv } from "../../src/store/citus-partitions.js";
 import type { Pool } from "pg";
 
@@ -113,6 +113,43 @@ describe("citusNodeOf (the spends' group commit groups a batch by worker)", () =
     await vi.waitFor(() => expect(nodeOf("ag-2")).toBe("node:3"));
     expect(nodeOf("ag-1")).toBe("node:3");
     expect(asked).toHaveLength(2);
+  });
+
+  it("after its reading expires, answers each agent's node as read before until the agent's new reading is in (never every agent its own group at once)", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const asked: string[][] = [];
+      const answers: ((rows: { a: string; g: string }[]) => void)[] = [];
+      const pool = {
+        query: (_sql: string, values: unknown[]) => {
+          asked.push(values[0] as string[]);
+          return new Promise<{ rows: { a: string; g: string }[] }>((resolve) => answers.push((rows) => resolve({ rows })));
+        },
+      };
+      const nodeOf = citusNodeOf(pool);
+      expect(nodeOf("ag-1")).toBe("agent:ag-1");
+      answers.shift()?.([{ a: "ag-1", g: "3" }]);
+      await vi.waitFor(() => expect(nodeOf("ag-1")).toBe("node:3"));
+      expect(asked).toEqual([["ag-1"]]);
+
+      vi.setSystemTime(Date.now() + CITUS_NODE_OF_TTL_MS);
+      // Expired: asked again, and answered as read before meanwhile.
+      expect(nodeOf("ag-1")).toBe("node:3");
+      expect(nodeOf("ag-1")).toBe("node:3");
+      expect(asked).toEqual([["ag-1"], ["ag-1"]]);
+      // An agent never read is still its own group.
+      expect(nodeOf("ag-2")).toBe("agent:ag-2");
+      // The new reading (its shard moved to group 4) replaces the one before.
+      answers.shift()?.([{ a: "ag-1", g: "4" }]);
+      await vi.waitFor(() => expect(nodeOf("ag-1")).toBe("node:4"));
+
+      // A second expiry forgets what only the first reading held: ag-1 is answered from the
+      // second one while asked again.
+      vi.setSystemTime(Date.now() + CITUS_NODE_OF_TTL_MS);
+      expect(nodeOf("ag-1")).toBe("node:4");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps answering an agent as its own group while the look-up fails, and asks again when it is wanted again", async () => {
