@@ -50,11 +50,25 @@ export interface SeedOptions {
   /** Cumulative maximum of each agent's intent, USD (default CUMULATIVE). */
   cumulative?: (i: number) => number;
   /**
-   * Limits per period on every agreement (BENCH_PERIODS=1): the intent has a calendar day and
-   * month (Europe/Berlin, amount and count) and a rolling 24 hours; the delegation a calendar
-   * week. Ample, so no ALLOW is refused by them: what they cost is measured, not what they refuse.
+   * Limits per period on every agreement: `all` (BENCH_PERIODS=1): the intent has a calendar day
+   * and month (Europe/Berlin, amount and count) and a rolling 24 hours; the delegation a calendar
+   * week. `intent`: the intent's three alone; `rolling`: the intent's rolling 24 hours alone
+   * (what each part costs). Ample, so no ALLOW is refused by them: what they cost is measured,
+   * not what they refuse.
    */
-  periods?: boolean;
+  periods?: BenchPeriods;
+}
+
+/** Which period limits the seeded agreements have (see SeedOptions.periods). */
+export type BenchPeriods = "all" | "intent" | "rolling";
+
+/** BENCH_PERIODS of `env`: `1` (all), `intent`, `rolling`; unset, empty or `0`: none; anything else throws. */
+export function benchPeriodsFromEnv(env: NodeJS.ProcessEnv): BenchPeriods | undefined {
+  const v = env.BENCH_PERIODS?.trim() ?? "";
+  if (v === "" || v === "0") return undefined;
+  if (v === "1") return "all";
+  if (v === "intent" || v === "rolling") return v;
+  throw new Error(`BENCH_PERIODS must be 1, intent, rolling or 0, not ${JSON.stringify(v.slice(0, 40))}`);
 }
 
 /** The period limits of BENCH_PERIODS=1 (see SeedOptions.periods). */
@@ -66,6 +80,8 @@ export const BENCH_INTENT_PERIODS = {
     { rolling: "PT24H", amount: CUMULATIVE },
   ],
 };
+/** BENCH_PERIODS=rolling: the intent's rolling 24 hours alone. */
+export const BENCH_ROLLING_PERIODS = { time_zone: "Europe/Berlin", period_limits: [{ rolling: "PT24H", amount: CUMULATIVE }] };
 export const BENCH_DELEGATION_PERIODS = { time_zone: "America/New_York", period_limits: [{ period: "week" as const, amount: CUMULATIVE, count: 1_000_000 }] };
 
 /** Seeds `count` agents with agreements (ids `bench-<i>`), `parallel` at a time. */
@@ -95,7 +111,9 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
             ceiling: CEILING,
             cumulative: opts.cumulative?.(i) ?? CUMULATIVE,
             now,
-            ...(opts.periods ? { mandate: BENCH_INTENT_PERIODS, scope: BENCH_DELEGATION_PERIODS } : {}),
+            ...(opts.periods === "all" ? { mandate: BENCH_INTENT_PERIODS, scope: BENCH_DELEGATION_PERIODS } : {}),
+            ...(opts.periods === "intent" ? { mandate: BENCH_INTENT_PERIODS } : {}),
+            ...(opts.periods === "rolling" ? { mandate: BENCH_ROLLING_PERIODS } : {}),
           });
         }
       }),
