@@ -69,7 +69,10 @@
  * workers themselves: WRIT_CITUS_DIRECT, passed on to writ serve). Printed beside (b) with C/P
  * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
  * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
- * are distributed by agent_id, docs/scale.md). BENCH_ONLY=citus runs (P) and (C) alone.
+ * are distributed by agent_id, docs/scale.md). Those writ serve processes run without the
+ * periodic retention pass (WRIT_RETENTION_INTERVAL_MS=0: its first pass would land in the
+ * measured loops, and its deletes across every shard commit in two phases). BENCH_ONLY=citus
+ * runs (P) and (C) alone.
  *
  * BENCH_PERIODS=1 puts limits per period on every agreement (./verify/seed.ts: a calendar day
  * and month in Europe/Berlin and a rolling 24 hours on the intent, a calendar week in New York
@@ -634,6 +637,10 @@ async function allowOn(
     BUR_ADMIN_TOKEN: admin,
     SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
     WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+    // No retention pass: its first runs a minute after start, inside the measured loops, and on
+    // Citus its deletes span every shard (a two-phase commit each), which the line below would
+    // count as ALLOWs' (docs/scale.md). A pass every ten minutes is not part of an ALLOW's cost.
+    WRIT_RETENTION_INTERVAL_MS: "0",
     // WRIT_SPEND_BATCH* of this shell reach writ serve, as in (b).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH"))),
     // WRIT_CITUS_DIRECT=off compares the spends through the coordinator (docs/scale.md).
