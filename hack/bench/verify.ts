@@ -69,8 +69,8 @@
  * workers themselves: WRIT_CITUS_DIRECT, passed on to writ serve). Printed beside (b) with C/P
  * (goal >= 0.5), the CPU and WAL bytes per ALLOW of each node, and the two-phase commits
  * during the closed loop (0: every ALLOW was a transaction on one worker; the per-agent tables
- * are distributed by agent_id, docs/scale.md). Those writ serve processes run without the
- * periodic retention pass (WRIT_RETENTION_INTERVAL_MS=0: its first pass would land in the
+ * are distributed by agent_id, docs/scale.md). Those writ serve processes keep snapshots as
+ * (b)'s do (SNAPSHOT_TTL_MS), and run without the periodic retention pass (WRIT_RETENTION_INTERVAL_MS=0: its first pass would land in the
  * measured loops, and its deletes across every shard commit in two phases). BENCH_ONLY=citus
  * runs (P) and (C) alone.
  *
@@ -637,6 +637,11 @@ async function allowOn(
     BUR_ADMIN_TOKEN: admin,
     SVC_LOG_SIGNING_SEED: randomBytes(32).toString("hex"),
     WRIT_CACHE_MAX_AGENTS: String(Math.max(10_000, CLUSTER_AGENTS)),
+    // Snapshots outlive the run, as in (b): the warm-up reads every agent's at once, so with the
+    // default lifetime (60 s) they would all expire together inside a measured loop, each
+    // agent's next verify reading it again (through the coordinator on Citus): a burst of cold
+    // reads ten times the steady rate, in some runs and not others.
+    WRIT_CACHE_TTL_MS: String(SNAPSHOT_TTL_MS),
     // No retention pass: its first runs a minute after start, inside the measured loops, and on
     // Citus its deletes span every shard (a two-phase commit each), which the line below would
     // count as ALLOWs' (docs/scale.md). A pass every ten minutes is not part of an ALLOW's cost.
