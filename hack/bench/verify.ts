@@ -119,6 +119,8 @@ const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const CITUS = process.env.BENCH_CITUS === "1";
 const PERIODS = benchPeriodsFromEnv(process.env);
+/** What (b)'s line says of BENCH_PERIODS. */
+const periodsLabel = () => (PERIODS === undefined ? "" : ` with period limits${PERIODS === "all" ? "" : ` (${PERIODS})`}`);
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
 const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
@@ -445,7 +447,7 @@ async function main(): Promise<void> {
       await statsPool?.query("SELECT pg_stat_statements_reset()");
       await statsPool?.query("SELECT pg_stat_reset()");
       const b = await measured(serve.pid, () => drive(url, token, allowPool, { amount: 1, warmup: DRIVER_WARMUP }));
-      console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements`, b));
+      console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements${periodsLabel()}`, b));
       if (statsPool) {
         for (const l of await statementLines((q, v) => statsPool.query(q, v), "embedded Postgres", "(b)", b.verdicts.ALLOW ?? 0)) console.log(l);
         for (const l of await tableLines((q) => statsPool.query(q), "(b)", b.verdicts.ALLOW ?? 0)) console.log(l);
@@ -513,7 +515,7 @@ async function main(): Promise<void> {
       `load average (1 min) of the machine: ${fmt(loadAtStart, 2)} before the bench, ${fmt(loadavg()[0] ?? 0, 2)} at its end, ${cpus().length} cores`,
     );
     console.log(line("(a) verify, DENY path (above the ceiling)", deny));
-    console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements${PERIODS ? ` with period limits${PERIODS === "all" ? "" : ` (${PERIODS})`}` : ""}`, allow));
+    console.log(line(`(b) verify, ALLOW path, ${fmt(ALLOW_AGENTS)} agreements${periodsLabel()}`, allow));
     console.log(line("(c) bare Fastify echo of the same body", bare));
     console.log(line(`(d) spends direct (group commit), pool ${SERVE_POOL_SIZE}`, direct));
     console.log(line(`(e) plain ledger tx, ${PLAIN_CONNECTIONS} conns, ${fmt(PLAIN_ROWS)} rows`, plain));
