@@ -526,7 +526,9 @@ async function main(): Promise<void> {
       `a/c round by round: ${denyRuns.map((d, i) => fmt(d.perSecond / (bareRuns[i] as Measured).perSecond, 2)).join(", ")}   (DENY req/s ${denyRuns.map((d) => fmt(d.perSecond)).join(", ")}; echo req/s ${bareRuns.map((e) => fmt(e.perSecond)).join(", ")})`,
     );
     const goalB = PERIODS ? GOAL_ALLOW_RATIO_PERIODS : GOAL_ALLOW_RATIO;
-    console.log(`b/e = ${fmt(b, 2)}   goal >= ${goalB}: ${ok(b >= goalB)}${PERIODS ? `   (BENCH_PERIODS=${process.env.BENCH_PERIODS?.trim() ?? ""}: period limits on every agreement${PERIODS === "all" ? "" : `, ${PERIODS === "intent" ? "the intent's alone" : "the intent's rolling window alone"}`})` : ""}`);
+    console.log(
+      `b/e = ${fmt(b, 2)}   goal >= ${goalB}: ${ok(b >= goalB)}${PERIODS ? `   (BENCH_PERIODS=${process.env.BENCH_PERIODS?.trim() ?? ""}: period limits on every agreement${PERIODS === "all" ? "" : `, ${PERIODS === "intent" ? "the intent's alone" : "the intent's rolling window alone"}`})` : ""}`,
+    );
     console.log(
       `b/e round by round: ${allowRuns.map((r, i) => fmt(r.perSecond / (plainRuns[i] as Measured).perSecond, 2)).join(", ")}   (ALLOW req/s ${allowRuns.map((r) => fmt(r.perSecond)).join(", ")}; plain tx/s ${plainRuns.map((r) => fmt(r.perSecond)).join(", ")})`,
     );

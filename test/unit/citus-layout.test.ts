@@ -5,7 +5,15 @@
  */
 import type { ClientBase } from "pg";
 import { describe, expect, it, vi } from "vitest";
-import { applyCitusLayout, CITUS_NODE_OF_TTL_MS, CITUS_REFERENCE_TABLES, CitusDirect, citusDirectFromEnv, citusModeFromEnv, citusNodeOf } from "../../src/store/citus.js";
+import {
+  applyCitusLayout,
+  CITUS_NODE_OF_TTL_MS,
+  CITUS_REFERENCE_TABLES,
+  CitusDirect,
+  citusDirectFromEnv,
+  citusModeFromEnv,
+  citusNodeOf,
+} from "../../src/store/citus.js";
 import { decisionPartitionsFromEnv } from "../../src/store/citus-partitions.js";
 import type { Pool } from "pg";
 
