@@ -41,8 +41,8 @@
  * is printed too: what verify adds to its own ledger writes).
  *
  * WRIT_SPEND_BATCH_MAX, WRIT_SPEND_BATCH_WAIT_MS and WRIT_SPEND_BATCHES_IN_FLIGHT in the
- * environment are passed to writ serve (the group commit's bounds, docs/verify.md), and so is
- * WRIT_PERIOD_HOUR_COUNTERS_FROM (with BENCH_PERIODS=1).
+ * environment are passed to every writ serve of the bench (the group commit's bounds,
+ * docs/verify.md), and so is WRIT_PERIOD_HOUR_COUNTERS_FROM (with BENCH_PERIODS).
  * writ serve runs as the image runs it: the compiled build (dist/, built by `npm run build` at
  * the start of the run, about 10 s). BENCH_RUN_FROM=src runs the TypeScript sources through tsx
  * instead (a developer's `writ`; its loader adds a few microseconds of CPU per request).
@@ -104,7 +104,7 @@ import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js"
 import { provisionCitus, startCitusCluster, type CitusCluster, type CitusNode } from "../citus/cluster.js";
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
-import { benchPeriodsFromEnv, seed, CEILING, type SeededAgent } from "./verify/seed.js";
+import { benchPeriodsFromEnv, seed, CEILING, type BenchPeriods, type SeededAgent } from "./verify/seed.js";
 import { summarize } from "./stats.js";
 import { ledgerLoop } from "./verify/ledger-loop.js";
 import { spendLoop } from "./verify/spend-loop.js";
@@ -121,6 +121,13 @@ const CITUS = process.env.BENCH_CITUS === "1";
 const PERIODS = benchPeriodsFromEnv(process.env);
 /** What (b)'s line says of BENCH_PERIODS. */
 const periodsLabel = () => (PERIODS === undefined ? "" : ` with period limits${PERIODS === "all" ? "" : ` (${PERIODS})`}`);
+/** What the b/e line says of each BENCH_PERIODS. */
+const PERIODS_NOTE: Record<BenchPeriods, string> = { all: "", intent: ", the intent's alone", rolling: ", the intent's rolling window alone" };
+/**
+ * The settings of this shell that reach every writ serve of the bench: WRIT_SPEND_BATCH* (to
+ * compare group-commit bounds) and WRIT_PERIOD_* (hour counters).
+ */
+const passedSettings = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH") || k.startsWith("WRIT_PERIOD_")));
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
 const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
@@ -377,10 +384,8 @@ async function main(): Promise<void> {
     await migrate(dbUrl);
     console.log(`Postgres on 127.0.0.1:${pg.port}: default durability (fsync, synchronous_commit on), ${JSON.stringify(PG_SETTINGS)}`);
     const admin = randomBytes(24).toString("base64url");
-    // WRIT_SPEND_BATCH_* and WRIT_PERIOD_* settings of this shell reach writ serve (to compare group-commit bounds, hour counters).
-    const spendSettings = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH") || k.startsWith("WRIT_PERIOD_")));
     const env = {
-      ...spendSettings,
+      ...passedSettings(),
       WRIT_CACHE_TTL_MS: String(SNAPSHOT_TTL_MS),
       WRIT_RUN_FROM: RUN_FROM,
       PATH: process.env.PATH,
@@ -527,7 +532,7 @@ async function main(): Promise<void> {
     );
     const goalB = PERIODS ? GOAL_ALLOW_RATIO_PERIODS : GOAL_ALLOW_RATIO;
     console.log(
-      `b/e = ${fmt(b, 2)}   goal >= ${goalB}: ${ok(b >= goalB)}${PERIODS ? `   (BENCH_PERIODS=${process.env.BENCH_PERIODS?.trim() ?? ""}: period limits on every agreement${PERIODS === "all" ? "" : `, ${PERIODS === "intent" ? "the intent's alone" : "the intent's rolling window alone"}`})` : ""}`,
+      `b/e = ${fmt(b, 2)}   goal >= ${goalB}: ${ok(b >= goalB)}${PERIODS ? `   (BENCH_PERIODS=${process.env.BENCH_PERIODS?.trim() ?? ""}: period limits on every agreement${PERIODS_NOTE[PERIODS]})` : ""}`,
     );
     console.log(
       `b/e round by round: ${allowRuns.map((r, i) => fmt(r.perSecond / (plainRuns[i] as Measured).perSecond, 2)).join(", ")}   (ALLOW req/s ${allowRuns.map((r) => fmt(r.perSecond)).join(", ")}; plain tx/s ${plainRuns.map((r) => fmt(r.perSecond)).join(", ")})`,
@@ -650,8 +655,7 @@ async function allowOn(
     // Citus its deletes span every shard (a two-phase commit each), which the line below would
     // count as ALLOWs' (docs/scale.md). A pass every ten minutes is not part of an ALLOW's cost.
     WRIT_RETENTION_INTERVAL_MS: "0",
-    // WRIT_SPEND_BATCH* of this shell reach writ serve, as in (b).
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("WRIT_SPEND_BATCH"))),
+    ...passedSettings(),
     // WRIT_CITUS_DIRECT=off compares the spends through the coordinator (docs/scale.md).
     ...(process.env.WRIT_CITUS_DIRECT ? { WRIT_CITUS_DIRECT: process.env.WRIT_CITUS_DIRECT } : {}),
     ...extraEnv,

@@ -81,8 +81,15 @@ export const BENCH_INTENT_PERIODS = {
   ],
 };
 /** BENCH_PERIODS=rolling: the intent's rolling 24 hours alone. */
-export const BENCH_ROLLING_PERIODS = { time_zone: "Europe/Berlin", period_limits: [{ rolling: "PT24H", amount: CUMULATIVE }] };
+export const BENCH_ROLLING_PERIODS = { ...BENCH_INTENT_PERIODS, period_limits: BENCH_INTENT_PERIODS.period_limits.filter((l) => "rolling" in l) };
 export const BENCH_DELEGATION_PERIODS = { time_zone: "America/New_York", period_limits: [{ period: "week" as const, amount: CUMULATIVE, count: 1_000_000 }] };
+
+/** The limits each BENCH_PERIODS seeds (see SeedOptions.periods). */
+const BENCH_PERIOD_LIMITS = {
+  all: { mandate: BENCH_INTENT_PERIODS, scope: BENCH_DELEGATION_PERIODS },
+  intent: { mandate: BENCH_INTENT_PERIODS },
+  rolling: { mandate: BENCH_ROLLING_PERIODS },
+} satisfies Record<BenchPeriods, object>;
 
 /** Seeds `count` agents with agreements (ids `bench-<i>`), `parallel` at a time. */
 export async function seed(serveUrl: string, databaseUrl: string, admin: string, count: number, opts: SeedOptions = {}): Promise<Seeded> {
@@ -111,9 +118,7 @@ export async function seed(serveUrl: string, databaseUrl: string, admin: string,
             ceiling: CEILING,
             cumulative: opts.cumulative?.(i) ?? CUMULATIVE,
             now,
-            ...(opts.periods === "all" ? { mandate: BENCH_INTENT_PERIODS, scope: BENCH_DELEGATION_PERIODS } : {}),
-            ...(opts.periods === "intent" ? { mandate: BENCH_INTENT_PERIODS } : {}),
-            ...(opts.periods === "rolling" ? { mandate: BENCH_ROLLING_PERIODS } : {}),
+            ...(opts.periods ? BENCH_PERIOD_LIMITS[opts.periods] : {}),
           });
         }
       }),
