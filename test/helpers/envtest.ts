@@ -201,6 +201,29 @@ async function waitFor(proc: Proc, what: string, timeoutMs: number, probe: () =>
   }
 }
 
+/** Longest wait of one readiness probe: a port taken by another process may accept and never answer. */
+const PROBE_TIMEOUT_MS = 2000;
+/** Attempts of `onFreePorts` before the last error is thrown. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * Runs `start` with `n` ports free when picked; when it fails because another process bound one
+ * of them first ("address already in use" in the failed process's output), runs it again on new
+ * ports. `attempt` counts from 0 (for names that must differ per attempt, such as a data folder).
+ */
+export async function onFreePorts(n: number, start: (ports: number[], attempt: number) => Promise<void>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) ports.push(await freePort());
+    try {
+      await start(ports, attempt);
+      return;
+    } catch (e) {
+      if (attempt + 1 >= PORT_ATTEMPTS || !/address already in use/i.test(e instanceof Error ? e.message : String(e))) throw e;
+    }
+  }
+}
+
 function run(bin: string, args: string[], env: Record<string, string>, opts: CommandOptions): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, { env: { ...env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
@@ -245,23 +268,34 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
   };
 
   try {
-    const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    etcd = startProc(
-      "etcd",
-      join(binDir, "etcd"),
-      [
-        `--data-dir=${join(dir, "etcd")}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=${peerUrl}`,
-        `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=default=${peerUrl}`,
-      ],
-      env,
-    );
-    await waitFor(etcd, "healthy /health", readyTimeoutMs, async () => (await fetch(`${etcdUrl}/health`)).ok);
+    let etcdUrl = "";
+    await onFreePorts(2, async ([etcdPort, peerPort], attempt) => {
+      etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      const peerUrl = `http://127.0.0.1:${peerPort}`;
+      etcd = startProc(
+        "etcd",
+        join(binDir, "etcd"),
+        [
+          `--data-dir=${join(dir, `etcd-${attempt}`)}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=default=${peerUrl}`,
+        ],
+        env,
+      );
+      const p = etcd;
+      await waitFor(
+        p,
+        "healthy /health",
+        readyTimeoutMs,
+        async () => (await fetch(`${etcdUrl}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })).ok,
+      ).catch(async (e: unknown) => {
+        await p.stop(stopTimeoutMs);
+        throw e;
+      });
+    });
 
     const token = randomBytes(24).toString("hex");
     const [saKey, saPub, tokens] = [join(dir, "sa.key"), join(dir, "sa.pub"), join(dir, "tokens.csv")];
@@ -269,7 +303,8 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     await run("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], env, {}).then(mustSucceed("openssl rsa"));
     const extra = (opts.tokens ?? []).map((t) => `${t.token},${t.user},${t.user},"${t.groups.join(",")}"\n`).join("");
     await writeFile(tokens, `${token},admin,admin,system:masters\n${extra}`, { mode: 0o600 });
-    const apiArgs = [
+    let port = 0;
+    const apiArgs = () => [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${join(dir, "certs")}`,
       `--secure-port=${port}`,
@@ -282,16 +317,22 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
       "--service-cluster-ip-range=10.0.0.0/24",
       ...(opts.apiServerFlags ?? []),
     ];
-    const server = `https://127.0.0.1:${port}`;
     const startApiServer = async () => {
-      apiServer = startProc("kube-apiserver", join(binDir, "kube-apiserver"), apiArgs, env);
+      apiServer = startProc("kube-apiserver", join(binDir, "kube-apiserver"), apiArgs(), env);
       const p = apiServer;
       await waitFor(p, "ok from /readyz", readyTimeoutMs, async () => {
-        const r = await getInsecure(`${server}/readyz`, token);
+        const r = await getInsecure(`https://127.0.0.1:${port}/readyz`, token);
         return r.status === 200 && r.body === "ok";
+      }).catch(async (e: unknown) => {
+        await p.stop(stopTimeoutMs);
+        throw e;
       });
     };
-    await startApiServer();
+    await onFreePorts(1, async (ports) => {
+      port = ports[0] ?? 0;
+      await startApiServer();
+    });
+    const server = `https://127.0.0.1:${port}`;
 
     const kubeconfigPath = join(dir, "kubeconfig");
     await writeFile(kubeconfigPath, stringify(kubeconfig(server, token)), { mode: 0o600 });
