@@ -7,11 +7,12 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_SECOND = 100;
 
-function stat(pid: number): { ppid: number; seconds: number; children: number } | undefined {
+function stat(pid: number): { pid: number; ppid: number; seconds: number; children: number } | undefined {
   try {
     // The command name (2nd field) may hold spaces: the fields after its closing parenthesis.
     const rest = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").pop()?.split(" ") ?? [];
     return {
+      pid,
       ppid: Number(rest[1]),
       seconds: (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND,
       children: (Number(rest[13]) + Number(rest[14])) / TICKS_PER_SECOND,
@@ -35,6 +36,11 @@ function children(pid: number): NonNullable<ReturnType<typeof stat>>[] {
     if (s && s.ppid === pid) out.push(s);
   }
   return out;
+}
+
+/** The process ids of the children of `pid` now (a postmaster's backends). */
+export function childPids(pid: number): number[] {
+  return children(pid).map((c) => c.pid);
 }
 
 /** The figure of `treeCpuSeconds`, read once. */

@@ -102,7 +102,7 @@ import { migrate } from "../../src/store/migrate.js";
 import { createPool } from "../../src/store/pool.js";
 import { startPatroniCluster, type PatroniCluster } from "../patroni/cluster.js";
 import { provisionCitus, startCitusCluster, type CitusCluster, type CitusNode } from "../citus/cluster.js";
-import { cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
+import { childPids, cpuSeconds, postmasterPid, treeCpuSeconds } from "./proc-cpu.js";
 import type { DriverConfig, DriverResult } from "./verify/driver.js";
 import { benchPeriodsFromEnv, seed, CEILING, type BenchPeriods, type SeededAgent } from "./verify/seed.js";
 import { summarize } from "./stats.js";
@@ -115,6 +115,8 @@ const ALLOW_AGENTS = Number(process.env.BENCH_AGENTS ?? 1000);
 const DENY_AGENTS = Number(process.env.BENCH_DENY_AGENTS ?? 20_000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const PROFILE = process.env.BENCH_PROFILE === "1";
+/** BENCH_PERF=1: `perf record -g` of the Postgres backends of each (P) and (C) node during its closed loop (the files are printed; `perf report -i FILE`). */
+const PERF = process.env.BENCH_PERF === "1";
 const CLUSTER = process.env.BENCH_CLUSTER !== "0";
 const CLUSTER_AGENTS = Number(process.env.BENCH_CLUSTER_AGENTS ?? 1000);
 const CITUS = process.env.BENCH_CITUS === "1";
@@ -630,6 +632,33 @@ async function clusterRuns(single: Measured, singleHalf: Measured, singleHalfRat
   }
 }
 
+/**
+ * BENCH_PERF=1: starts `perf record -g` of the backends each node has now (the pools are warm:
+ * the closed loop's backends); resolves to a function that stops it (SIGINT, by its pid) and
+ * prints each file.
+ */
+async function perfRecord(prefix: string, nodes: readonly CitusNode[]): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), `writ-bench-${prefix}-perf-`));
+  const procs = nodes.flatMap((n) => {
+    const pids = n.postmaster?.pid === undefined ? [] : childPids(n.postmaster.pid);
+    if (pids.length === 0) return [];
+    const file = join(dir, `${n.name}.data`);
+    const child = spawn("perf", ["record", "-g", "-F", "499", "-o", file, "-p", pids.join(",")], { stdio: "ignore" });
+    const exited = new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.once("error", () => resolve());
+    });
+    return [{ child, file, exited }];
+  });
+  return async () => {
+    for (const { child, file, exited } of procs) {
+      child.kill("SIGINT");
+      await exited;
+      console.log(`  ${prefix} perf: ${file}`);
+    }
+  };
+}
+
 /** One ALLOW-path measurement on `cluster` (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
 async function allowOn(
   cluster: CitusCluster,
@@ -695,9 +724,11 @@ async function allowOn(
     // The extension is created on the coordinator (Citus creates it on the workers too).
     if (STATEMENTS > 0) await cluster.withClient((k) => k.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"));
     if (STATEMENTS > 0) for (const n of nodes) await cluster.withClient((k) => k.query("SELECT pg_stat_statements_reset()"), n);
+    const perf = PERF ? await perfRecord(prefix, nodes) : undefined;
     const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
     const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
     const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
+    await perf?.();
     const statements = STATEMENTS > 0 ? await topStatements(cluster, nodes, prefix, full.requests) : [];
     expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
     const rate = Math.max(1, Math.round(full.perSecond / 2));

@@ -156,7 +156,7 @@ describe("0210_ledger_request_hash", () => {
 });
 
 describe("0170_hash_checks", () => {
-  it("checks every sha256 column with writ_is_sha256, which accepts exactly what the regex it replaced accepted", async () => {
+  it("checks every sha256 column with the test of writ_is_sha256 written out (0601), which accepts exactly what the regex it replaced accepted", async () => {
     const { rows: checks } = await db.pool.query<{ conname: string; def: string }>(
       "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'c' AND pg_get_constraintdef(oid) LIKE '%sha256%'",
     );
@@ -175,7 +175,8 @@ describe("0170_hash_checks", () => {
       "reports_evidence_hash_check",
       "revocations_revocation_id_check",
     ]);
-    for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(writ_is_sha256\(\w+\)\)$/);
+    // 0601_inline_hash_checks: the test written out, no function call a write would inline
+    for (const c of checks) expect(c.def, c.conname).toMatch(/^CHECK \(\(\(length\((\w+)\) = 71\) AND \(\1 ~ '\^sha256:\[0-9a-f\]\+\$'::text\)\)\)$/);
     const hex = "0123456789abcdef".repeat(4);
     const values = [
       `sha256:${hex}`,
