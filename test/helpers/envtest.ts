@@ -190,13 +190,16 @@ function getInsecure(url: string, token: string): Promise<{ status: number; body
   });
 }
 
-/** Waits until `probe` is true, failing early if `proc` exits. */
-async function waitFor(proc: Proc, what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+/** Waits until `probe` is true, failing early if `proc` exits; when it gives up, stops `proc` (SIGKILL after `stopMs`) before throwing. */
+async function waitFor(proc: Proc, what: string, timeoutMs: number, stopMs: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.hasExited()) throw new Error(`${proc.name} ${await proc.exited} before ${what}:\n${proc.output()}`);
     if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${proc.name}: no ${what} within ${timeoutMs} ms:\n${proc.output()}`);
+    if (Date.now() > deadline) {
+      await proc.stop(stopMs);
+      throw new Error(`${proc.name}: no ${what} within ${timeoutMs} ms:\n${proc.output()}`);
+    }
     await delay(150);
   }
 }
@@ -211,7 +214,7 @@ const PORT_ATTEMPTS = 5;
  * of them first ("address already in use" in the failed process's output), runs it again on new
  * ports. `attempt` counts from 0 (for names that must differ per attempt, such as a data folder).
  */
-export async function onFreePorts(n: number, start: (ports: number[], attempt: number) => Promise<void>): Promise<void> {
+async function onFreePorts(n: number, start: (ports: number[], attempt: number) => Promise<void>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const ports: number[] = [];
     for (let i = 0; i < n; i++) ports.push(await freePort());
@@ -285,16 +288,13 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
         ],
         env,
       );
-      const p = etcd;
       await waitFor(
-        p,
+        etcd,
         "healthy /health",
         readyTimeoutMs,
+        stopTimeoutMs,
         async () => (await fetch(`${etcdUrl}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })).ok,
-      ).catch(async (e: unknown) => {
-        await p.stop(stopTimeoutMs);
-        throw e;
-      });
+      );
     });
 
     const token = randomBytes(24).toString("hex");
@@ -319,13 +319,9 @@ export async function startEnvtest(opts: EnvtestOptions = {}): Promise<Envtest> 
     ];
     const startApiServer = async () => {
       apiServer = startProc("kube-apiserver", join(binDir, "kube-apiserver"), apiArgs(), env);
-      const p = apiServer;
-      await waitFor(p, "ok from /readyz", readyTimeoutMs, async () => {
+      await waitFor(apiServer, "ok from /readyz", readyTimeoutMs, stopTimeoutMs, async () => {
         const r = await getInsecure(`https://127.0.0.1:${port}/readyz`, token);
         return r.status === 200 && r.body === "ok";
-      }).catch(async (e: unknown) => {
-        await p.stop(stopTimeoutMs);
-        throw e;
       });
     };
     await onFreePorts(1, async (ports) => {
