@@ -619,6 +619,64 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }, 120_000);
 
+  it("records a batch of two agents sent to their old worker after one's shard moved: no read or write of the moved shard's copy left there", async () => {
+    // Agents until two share a worker on different shards (4 shards on 2 workers; bounded).
+    const seen: { agent: string; agreementId: string; shard: string; port: number }[] = [];
+    let pair: (typeof seen)[number][] | undefined;
+    for (let n = 0; n < 12 && !pair; n++) {
+      const { agent_id } = await world.registerAgent(world.operatorKey);
+      const { agreementId } = await storeAgreement(
+        { ...world, agentId: agent_id },
+        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+      );
+      const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
+      const me = { agent: agent_id, agreementId, shard: rows[0]?.s as string, port: (await workerOf(agent_id)).node.port };
+      const mate = seen.find((s) => s.port === me.port && s.shard !== me.shard);
+      if (mate) pair = [mate, me].sort((x, y) => (x.agent < y.agent ? -1 : 1));
+      seen.push(me);
+    }
+    if (!pair) throw new Error("twelve agents on four shards: two share a worker on different shards");
+    const stays = pair[0] as (typeof seen)[number];
+    const moves = pair[1] as (typeof seen)[number];
+    const { node, other } = await workerOf(moves.agent);
+    const move = (from: CitusNode, to: CitusNode) =>
+      pool.query("SELECT citus_move_shard_placement($1::bigint, '127.0.0.1', $2, '127.0.0.1', $3, shard_transfer_mode => 'block_writes')", [
+        moves.shard,
+        from.port,
+        to.port,
+      ]);
+    // Each agent's shard-group functions made on the old worker before the move.
+    const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
+    try {
+      await spendTwiceEach(direct, pair, "act-pair-before");
+      await move(node, other);
+      expect((await workerOf(moves.agent)).node).toBe(other);
+      // The old worker still has the moved agent's function and, until Citus cleans it up, its
+      // shard's copy: the batch must be read and written on the agent's new worker (its
+      // intent's spend counts the two spends before the move).
+      const spends = pair.flatMap((p, k) =>
+        [0, 1].map((i) => ({
+          agreementId: p.agreementId,
+          agentId: p.agent,
+          intentId: "i1",
+          actionId: `act-pair-after-${k}-${i}`,
+          amountMinor: 100n,
+          currency: "USD",
+          at: new Date().toISOString(),
+        })),
+      );
+      const results = await recordAllowedSpends(direct, spends);
+      expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([300n, 400n, 300n, 400n]);
+    } finally {
+      await direct.end();
+      if ((await workerOf(moves.agent)).node !== node) await move(other, node);
+    }
+    for (const p of [stays, moves]) {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
+      expect(rows[0]?.n).toBe(4);
+    }
+  }, 120_000);
+
   it("writes the rows of several agents of one shard group with one call of its write function, on a session of the worker itself", async () => {
     // Agents until two share a shard group (4 shards: five agents always do).
     const byShard = new Map<string, { agent: string; agreementId: string }[]>();

@@ -1,7 +1,7 @@
 -- The name of agent p_agent's function of kind p_kind ('read' or 'write': writ_citus_shard_template)
 -- on this Citus node, made here the first time it is asked for; NULL when the agent's shards are
--- not on this node (the caller then runs its statements through Citus). Called by the spend
--- functions Citus runs on the agent's worker (writ_spend_read_agent, writ_spend_write_agent).
+-- not placed on this node (the caller then runs its statements through Citus). Called by the
+-- spend functions of the agent's worker (writ_spend_read_groups, writ_spend_write_groups).
 -- One function per kind and shard group (named by the group's `delegations` shard and a digest of
 -- the template's text), in the public schema, on this node only: it is made with Citus's DDL
 -- propagation off, under a transaction-level advisory lock (Writ's namespace, id 40:
@@ -20,6 +20,12 @@ DECLARE
   t text;
   v_shard text;
 BEGIN
+  -- The shard is placed on this node (pg_dist_placement): a moved shard's function stays, and
+  -- so does its table until Citus cleans it up, but neither is the agent's any more.
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_placement p
+                  WHERE p.shardid = v_sid AND p.groupid = (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l)) THEN
+    RETURN NULL;
+  END IF;
   IF to_regproc('public.' || v_name) IS NOT NULL THEN RETURN v_name; END IF;
   IF p_kind NOT IN ('read', 'write') OR to_regclass(shard_name('public.delegations'::regclass, v_sid)) IS NULL THEN RETURN NULL; END IF;
   PERFORM pg_advisory_xact_lock(2003986804, 40);
