@@ -61,9 +61,10 @@
  * is the primary's alone (the standby's replay is not counted).
  *
  * With BENCH_CITUS=1, then the ALLOW path (closed loop, then open loop at half its rate; the
- * database settled first) twice, each time BENCH_CLUSTER_AGENTS agents seeded through a fresh
- * `writ serve`: (P) on Debian's PostgreSQL 15 alone (the same binaries, without Citus), then
- * (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, BENCH_CITUS_WORKERS
+ * database settled first) on two databases side by side, each with BENCH_CLUSTER_AGENTS agents
+ * seeded through a `writ serve` of its own, their closed loops in alternating rounds (P C C P
+ * P C C P, CITUS_ROUNDS of each, BENCH_SECONDS in all for each), then each open loop: (P) on
+ * Debian's PostgreSQL 15 alone (the same binaries, without Citus), and (C) on a Citus cluster (../citus/cluster.ts: a coordinator and two workers, BENCH_CITUS_WORKERS
  * to change it, Citus built by
  * ../citus/provision.sh when missing) through the coordinator (the spend transactions sent to the
  * workers themselves: WRIT_CITUS_DIRECT, passed on to writ serve). Printed beside (b) with C/P
@@ -133,6 +134,8 @@ const passedSettings = () => Object.fromEntries(Object.entries(process.env).filt
 const STATEMENTS = Number(process.env.BENCH_STATEMENTS ?? 0);
 const CITUS_WORKERS = Number(process.env.BENCH_CITUS_WORKERS ?? 2);
 const GOAL_CITUS_RATIO = 0.5;
+/** (P) and (C)'s closed loops: rounds of each, alternating (P C C P ...), BENCH_SECONDS in all for each. */
+const CITUS_ROUNDS = 4;
 /** BENCH_CITUS_SHARDS: the cluster's citus.shard_count (default Citus's own, 32). */
 const CITUS_SHARDS: Record<string, number> = process.env.BENCH_CITUS_SHARDS ? { "citus.shard_count": Number(process.env.BENCH_CITUS_SHARDS) } : {};
 const ONLY_DENY = process.env.BENCH_ONLY === "deny";
@@ -659,12 +662,26 @@ async function perfRecord(prefix: string, nodes: readonly CitusNode[]): Promise<
   };
 }
 
-/** One ALLOW-path measurement on `cluster` (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
-async function allowOn(
-  cluster: CitusCluster,
-  prefix: string,
-  extraEnv: Record<string, string> = {},
-): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
+/** A `writ serve` on one cluster, seeded and warmed, ready for `allowRound` (see `allowSide`). */
+interface AllowSide {
+  readonly cluster: CitusCluster;
+  readonly prefix: string;
+  readonly nodes: readonly CitusNode[];
+  readonly serve: { pid?: number };
+  readonly url: string;
+  readonly token: string;
+  readonly agents: readonly SeededAgent[];
+  /** Closed-loop rounds so far, with each node's CPU seconds and WAL bytes and the two-phase commits during them. */
+  readonly rounds: Measured[];
+  readonly nodeCpu: number[];
+  readonly nodeWal: bigint[];
+  twoPhase: number | null;
+  stopPerf?: () => Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `writ serve` on `cluster`, seeds CLUSTER_AGENTS agents, warms every agent's snapshot and settles the database. */
+async function allowSide(cluster: CitusCluster, prefix: string, extraEnv: Record<string, string> = {}): Promise<AllowSide> {
   const nodes = [cluster.coordinator, ...cluster.workers];
   const admin = randomBytes(24).toString("base64url");
   const env = {
@@ -702,51 +719,105 @@ async function allowOn(
     await drive(started.url, token, agents, { amount: 1, maxRequests: agents.length, seconds: 120 });
     await drive(started.url, token, agents, { amount: 1, seconds: 3 });
     await settlePostgres(cluster.url());
-    // CPU of every node's postmaster tree and its WAL position, around the closed loop.
-    const wal = () =>
-      Promise.all(
-        nodes.map((n) =>
-          cluster.withClient(
-            async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"),
-            n,
-          ),
-        ),
-      );
-    const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
-    pgPid = cluster.coordinator.postmaster?.pid;
-    // Two-phase commits (Citus keeps each in pg_dist_transaction; its recovery is off on the bench cluster).
-    const twoPhase = () =>
-      cluster.withClient(async (k) => {
-        const { rows } = await k.query<{ t: string | null }>("SELECT to_regclass('pg_catalog.pg_dist_transaction')::text AS t");
-        if (!rows[0]?.t) return null;
-        return (await k.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? null;
-      });
     // The extension is created on the coordinator (Citus creates it on the workers too).
     if (STATEMENTS > 0) await cluster.withClient((k) => k.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"));
     if (STATEMENTS > 0) for (const n of nodes) await cluster.withClient((k) => k.query("SELECT pg_stat_statements_reset()"), n);
-    const perf = PERF ? await perfRecord(prefix, nodes) : undefined;
-    const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
-    const full = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, warmup: DRIVER_WARMUP }));
-    const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
-    await perf?.();
-    const statements = STATEMENTS > 0 ? await topStatements(cluster, nodes, prefix, full.requests) : [];
-    expectOnly(`ALLOW path (${prefix})`, full, "ALLOW");
-    const rate = Math.max(1, Math.round(full.perSecond / 2));
-    const half = await measured(serve.pid, () => drive(started.url, token, agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
-    expectOnly(`ALLOW path at half load (${prefix})`, half, "ALLOW");
-    const perNode = nodes.map((n, i) => {
-      const walBytes = Number((w1[i] as bigint) - (w0[i] as bigint));
-      const cpuS = (c1[i] ?? 0) - (c0[i] ?? 0);
-      return `  ${prefix} ${n.name.padEnd(12)} per ALLOW: CPU ${fmt((cpuS * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(walBytes / Math.max(1, full.requests))} bytes`;
-    });
-    if (t0 !== null && t1 !== null)
-      perNode.push(`  ${prefix} two-phase commits during the closed loop: ${t1 - t0} (over ${full.requests} ALLOWs: each one a one-worker transaction when 0)`);
-    perNode.push(...statements);
-    return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), agents) };
-  } finally {
+    return {
+      cluster,
+      prefix,
+      nodes,
+      serve,
+      url: started.url,
+      token,
+      agents,
+      rounds: [],
+      nodeCpu: nodes.map(() => 0),
+      nodeWal: nodes.map(() => 0n),
+      twoPhase: 0,
+      stop: () => stopChild(serve),
+    };
+  } catch (e) {
     await stopChild(serve);
+    throw e;
+  }
+}
+
+/** One closed-loop round of `seconds` on `side`, adding its requests and every node's CPU and WAL bytes to the side's. */
+async function allowRound(side: AllowSide, seconds: number): Promise<Measured> {
+  const { cluster, nodes } = side;
+  const wal = () =>
+    Promise.all(
+      nodes.map((n) =>
+        cluster.withClient(
+          async (k) => BigInt((await k.query<{ l: string }>("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS l")).rows[0]?.l ?? "0"),
+          n,
+        ),
+      ),
+    );
+  const cpu = () => Promise.all(nodes.map((n) => treeCpuSeconds(n.postmaster?.pid)));
+  // Two-phase commits (Citus keeps each in pg_dist_transaction; its recovery is off on the bench cluster).
+  const twoPhase = () =>
+    cluster.withClient(async (k) => {
+      const { rows } = await k.query<{ t: string | null }>("SELECT to_regclass('pg_catalog.pg_dist_transaction')::text AS t");
+      if (!rows[0]?.t) return null;
+      return (await k.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_dist_transaction")).rows[0]?.n ?? null;
+    });
+  if (PERF && !side.stopPerf) side.stopPerf = await perfRecord(side.prefix, nodes);
+  pgPid = cluster.coordinator.postmaster?.pid;
+  try {
+    const [w0, c0, t0] = [await wal(), await cpu(), await twoPhase()];
+    const run = await measured(side.serve.pid, () => drive(side.url, side.token, side.agents, { amount: 1, seconds, warmup: DRIVER_WARMUP, latencies: true }));
+    const [w1, c1, t1] = [await wal(), await cpu(), await twoPhase()];
+    expectOnly(`ALLOW path (${side.prefix})`, run, "ALLOW");
+    nodes.forEach((_, i) => {
+      side.nodeCpu[i] = (side.nodeCpu[i] ?? 0) + ((c1[i] ?? 0) - (c0[i] ?? 0));
+      side.nodeWal[i] = (side.nodeWal[i] ?? 0n) + ((w1[i] as bigint) - (w0[i] as bigint));
+    });
+    side.twoPhase = t0 !== null && t1 !== null && side.twoPhase !== null ? side.twoPhase + (t1 - t0) : null;
+    side.rounds.push(run);
+    return run;
+  } finally {
     pgPid = undefined;
   }
+}
+
+/** After the rounds: the open loop at half the pooled closed loop's rate, the per-node lines, the ledgers' check; stops the side's writ serve. */
+async function allowFinish(side: AllowSide): Promise<{ full: Measured; half: Measured; rate: number; perNode: string[]; ledgers: string }> {
+  const { cluster, nodes, prefix } = side;
+  try {
+    await side.stopPerf?.();
+    const full = pooled(side.rounds);
+    const statements = STATEMENTS > 0 ? await topStatements(cluster, nodes, prefix, full.requests) : [];
+    const rate = Math.max(1, Math.round(full.perSecond / 2));
+    pgPid = cluster.coordinator.postmaster?.pid;
+    const half = await measured(side.serve.pid, () => drive(side.url, side.token, side.agents, { amount: 1, rate, warmup: DRIVER_WARMUP }));
+    expectOnly(`ALLOW path at half load (${prefix})`, half, "ALLOW");
+    const perNode = nodes.map(
+      (n, i) =>
+        `  ${prefix} ${n.name.padEnd(12)} per ALLOW: CPU ${fmt(((side.nodeCpu[i] ?? 0) * 1e6) / Math.max(1, full.requests))} us, WAL ${fmt(Number(side.nodeWal[i] ?? 0n) / Math.max(1, full.requests))} bytes`,
+    );
+    if (side.twoPhase !== null)
+      perNode.push(
+        `  ${prefix} two-phase commits during the closed loop: ${side.twoPhase} (over ${full.requests} ALLOWs: each one a one-worker transaction when 0)`,
+      );
+    perNode.push(...statements);
+    return { full, half, rate, perNode, ledgers: await checkLedgers(cluster.url(), side.agents) };
+  } finally {
+    pgPid = undefined;
+    await side.stop();
+  }
+}
+
+/** One ALLOW-path measurement on `cluster` alone (closed loop, then open loop at half its rate), with every node's CPU and WAL bytes per ALLOW. */
+async function allowOn(cluster: CitusCluster, prefix: string, extraEnv: Record<string, string> = {}): Promise<Awaited<ReturnType<typeof allowFinish>>> {
+  const side = await allowSide(cluster, prefix, extraEnv);
+  try {
+    await allowRound(side, SECONDS);
+  } catch (e) {
+    await side.stop();
+    throw e;
+  }
+  return allowFinish(side);
 }
 
 /** BENCH_STATEMENTS: the settings that load pg_stat_statements (with the libraries `preload`) on a node, or none. */
@@ -828,9 +899,6 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
   try {
     const stats = statementSettings;
     plain = await startCitusCluster({ tools, plain: true, parameters: { ...PG_SETTINGS, ...stats("pg_stat_statements") } });
-    const p = await allowOn(plain, "pg15");
-    await plain.stop();
-    plain = undefined;
     const t0 = performance.now();
     cluster = await startCitusCluster({
       tools,
@@ -841,7 +909,29 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     console.log(
       `Citus ${tools.citus} cluster up in ${fmt((performance.now() - t0) / 1000, 1)} s: coordinator 127.0.0.1:${cluster.coordinator.port}, workers ${cluster.workers.map((w) => `127.0.0.1:${w.port}`).join(", ")}, PostgreSQL 15, ${JSON.stringify(PG_SETTINGS)}`,
     );
-    const c = await allowOn(cluster, "citus");
+    // (P) and (C) side by side, their closed loops in alternating rounds (P C C P P C C P), so
+    // that the host's drift during the run weighs on both, as (a) and (c), (b) and (e) do.
+    const pSide = await allowSide(plain, "pg15");
+    const cSide = await allowSide(cluster, "citus").catch(async (e: unknown) => {
+      await pSide.stop();
+      throw e;
+    });
+    try {
+      for (let round = 0; round < CITUS_ROUNDS; round++) {
+        const order = round % 2 === 0 ? [pSide, cSide] : [cSide, pSide];
+        for (const side of order) await allowRound(side, SECONDS / CITUS_ROUNDS);
+      }
+    } catch (e) {
+      await pSide.stop();
+      await cSide.stop();
+      throw e;
+    }
+    const pRates = pSide.rounds.map((r) => r.perSecond);
+    const cRates = cSide.rounds.map((r) => r.perSecond);
+    const p = await allowFinish(pSide);
+    const c = await allowFinish(cSide);
+    await plain.stop();
+    plain = undefined;
     // The same with verify_decisions partitioned by week (WRIT_CITUS_DECISION_PARTITIONS=week): what the
     // partitions cost per ALLOW (src/store/citus-partitions.ts). BENCH_CITUS_PARTITIONS=0 skips it.
     let weekly: Awaited<ReturnType<typeof allowOn>> | undefined;
@@ -865,6 +955,9 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     const cp = c.full.perSecond / p.full.perSecond;
     console.log(
       `C/P = ${fmt(cp, 2)}   goal >= ${GOAL_CITUS_RATIO}: ${cp >= GOAL_CITUS_RATIO ? "met" : "NOT met"}   (ALLOW req/s on the Citus coordinator over PostgreSQL 15 alone, the same binaries)`,
+    );
+    console.log(
+      `C/P round by round: ${pRates.map((r, i) => fmt((cRates[i] ?? 0) / r, 2)).join(", ")}   (P req/s ${pRates.map((r) => fmt(r)).join(", ")}; C req/s ${cRates.map((r) => fmt(r)).join(", ")}; closed loops in alternating rounds of ${fmt(SECONDS / CITUS_ROUNDS, 1)} s)`,
     );
     if (single) console.log(`C/b = ${fmt(c.full.perSecond / single.perSecond, 2)}   (over the single embedded Postgres)`);
     for (const l of [...p.perNode, ...c.perNode, ...(weekly?.perNode ?? [])]) console.log(l);
