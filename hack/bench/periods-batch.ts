@@ -1,0 +1,118 @@
+/**
+ * What limits per period cost the Postgres backend that runs a spend transaction
+ * (docs/operations/benchmarks.md, "Limits per period"): the store's spend transaction
+ * (`recordAllowedSpends`, the group commit's write path, without HTTP or the evaluation) of a
+ * batch of BENCH_PERIODS_BATCH spends (default 12, about what bench:verify's (b) commits per
+ * transaction), one per agent, on one connection, committed, for agreements whose intent has
+ *   none:      no limit per period (the baseline, in the same run);
+ *   intent3:   BENCH_PERIODS=1's intent limits (a calendar day and month in Europe/Berlin, a
+ *              rolling 24 hours);
+ *   calendar2: the day and month alone;
+ *   rolling1:  the rolling 24 hours alone;
+ * in six alternating rounds of 1.5 s each (the order reversed every other round). Prints that
+ * backend's CPU (/proc/<pid>/stat) per batch, round by round, its mean, the extra over `none`
+ * per batch and per spend. Limits are ample: every spend is allowed.
+ *
+ *   npm run bench:periods-batch       (BENCH_PERIODS_BATCH=1: the cost of a transaction of one spend)
+ *
+ * An embedded Postgres on 127.0.0.1 (a port picked here), stopped at the end.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sha256 } from "../../src/core/canonical/index.js";
+import { signerFromSeed } from "../../src/core/jose/index.js";
+import { mandatePeriods } from "../../src/core/money/index.js";
+import { freePort } from "../../src/dev/free-port.js";
+import { newPassword, startPostgres, type RunningPostgres } from "../../src/dev/postgres.js";
+import { recordAllowedSpends, type AllowedSpend, type SpendPeriods } from "../../src/store/ledger/index.js";
+import { migrate } from "../../src/store/migrate.js";
+import { createOrg } from "../../src/store/orgs.js";
+import { createPool } from "../../src/store/pool.js";
+import { storeGrant } from "./grant.js";
+import { cpuSeconds } from "./proc-cpu.js";
+import { BENCH_INTENT_PERIODS } from "./verify/seed.js";
+
+const BIG = 1_000_000_000_000;
+const BATCH = Number(process.env.BENCH_PERIODS_BATCH ?? 12);
+const VARIANTS: Record<string, Record<string, unknown> | undefined> = {
+  none: undefined,
+  intent3: { ...BENCH_INTENT_PERIODS, period_limits: BENCH_INTENT_PERIODS.period_limits.map((l) => ({ ...l, amount: BIG })) },
+  calendar2: {
+    ...BENCH_INTENT_PERIODS,
+    period_limits: BENCH_INTENT_PERIODS.period_limits.filter((l) => !("rolling" in l)).map((l) => ({ ...l, amount: BIG })),
+  },
+  rolling1: { ...BENCH_INTENT_PERIODS, period_limits: BENCH_INTENT_PERIODS.period_limits.filter((l) => "rolling" in l).map((l) => ({ ...l, amount: BIG })) },
+};
+const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+const principalKey = signerFromSeed(sha256("writ bench periods principal").toString("hex"));
+const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-pb-"));
+let pg: RunningPostgres | undefined;
+let pool: ReturnType<typeof createPool> | undefined;
+try {
+  pg = await startPostgres({ dataDir, port: await freePort(), password: newPassword() });
+  const dbUrl = pg.url("postgres");
+  await migrate(dbUrl);
+  pool = createPool(dbUrl, { max: 1 });
+  const org = await createOrg(pool, { name: "bench pb", org_type: "agent_operator" }, new Date());
+  const sides: { name: string; agents: { agentId: string; agreementId: string }[]; periods?: SpendPeriods[]; i: number; us: number[] }[] = [];
+  let n = 0;
+  for (const [name, mandate] of Object.entries(VARIANTS)) {
+    const agents = [];
+    for (let k = 0; k < BATCH; k++) {
+      const agentId = `agent-${name}-${k}`;
+      const agreementId = `agr-${name}-${k}`;
+      await storeGrant(pool, {
+        orgId: org.org_id,
+        agentId,
+        agreementId,
+        delegationId: `del-${n++}`,
+        principal: { id: "biz_bench", key: principalKey, agentPrincipalId: "prn_bench" },
+        purpose: "bench purchases",
+        cumulative: BIG,
+        ...(mandate ? { mandate } : {}),
+      });
+      agents.push({ agentId, agreementId });
+    }
+    const prepared = mandate ? mandatePeriods({ currency: "USD", ...(mandate as object) }) : undefined;
+    sides.push({ name, agents, ...(prepared ? { periods: [{ owner: "intent", currency: "USD", amountMinor: 100n, periods: prepared }] } : {}), i: 0, us: [] });
+  }
+  const pid = (await pool.query<{ p: number }>("SELECT pg_backend_pid() AS p")).rows[0]!.p;
+  const batch = (s: (typeof sides)[number]): AllowedSpend[] =>
+    s.agents.map((a) => ({
+      agreementId: a.agreementId,
+      agentId: a.agentId,
+      intentId: "i1",
+      actionId: `act-${s.i++}`,
+      amountMinor: 100n,
+      currency: "USD",
+      at: new Date().toISOString(),
+      ...(s.periods ? { limits: { periods: s.periods } } : {}),
+    }));
+  for (const s of sides) for (let k = 0; k < 30; k++) await recordAllowedSpends(pool, batch(s));
+  for (let round = 0; round < 6; round++) {
+    for (const s of round % 2 ? [...sides].reverse() : sides) {
+      const c0 = cpuSeconds(pid)!;
+      const t0 = performance.now();
+      let k = 0;
+      while (performance.now() - t0 < 1500) {
+        const r = await recordAllowedSpends(pool, batch(s));
+        if (r.some((x) => !("recorded" in x) || !x.recorded)) throw new Error(JSON.stringify(r[0], (_, v) => (typeof v === "bigint" ? String(v) : v)));
+        k++;
+      }
+      s.us.push(((cpuSeconds(pid)! - c0) * 1e6) / k);
+    }
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const base = mean(sides[0]?.us ?? [0]);
+  console.log(`backend CPU per spend transaction of ${BATCH} spends (one per agent, committed), 6 alternating rounds of 1.5 s`);
+  for (const s of sides) {
+    const m = mean(s.us);
+    const extra = s === sides[0] ? "" : `   extra over none: ${fmt(m - base)} us a batch, ${fmt((m - base) / BATCH)} a spend (x${(m / base).toFixed(2)})`;
+    console.log(`${s.name.padEnd(10)} mean ${fmt(m).padStart(6)} us   rounds ${s.us.map((u) => fmt(u)).join(", ")}${extra}`);
+  }
+} finally {
+  await pool?.end();
+  await pg?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
