@@ -69,6 +69,17 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }
 
+  /** A new agent with an agreement of ample budget (intent i1), and the id of its shard of `delegations`. */
+  async function agentWithAgreement(): Promise<{ agent: string; agreementId: string; shard: string }> {
+    const { agent_id } = await world.registerAgent(world.operatorKey);
+    const { agreementId } = await storeAgreement(
+      { ...world, agentId: agent_id },
+      { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
+    );
+    const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
+    return { agent: agent_id, agreementId, shard: rows[0]?.s as string };
+  }
+
   /** Two spends of 1 USD of each agent of `pair` in one batch through `through`: each agent's intent spend is then 1, then 2 USD. */
   async function spendTwiceEach(through: Pool, pair: readonly { agent: string; agreementId: string }[], prefix: string): Promise<void> {
     const spends = pair.flatMap((p, k) =>
@@ -442,17 +453,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const byPort = new Map<number, { agent: string; agreementId: string }[]>();
     let pair: { agent: string; agreementId: string }[] | undefined;
     for (let n = 0; n < 3 && !pair; n++) {
-      const { agent_id } = await world.registerAgent(world.operatorKey);
-      const { agreementId } = await storeAgreement(
-        { ...world, agentId: agent_id },
-        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
-      );
-      const { rows } = await pool.query<{ port: number }>(
-        "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations', $1::text)",
-        [agent_id],
-      );
-      const port = rows[0]?.port as number;
-      const list = [...(byPort.get(port) ?? []), { agent: agent_id, agreementId }];
+      const { agent, agreementId } = await agentWithAgreement();
+      const port = (await workerOf(agent)).node.port;
+      const list = [...(byPort.get(port) ?? []), { agent, agreementId }];
       byPort.set(port, list);
       if (list.length === 2) pair = list;
     }
@@ -572,11 +575,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   }, 120_000);
 
   it("records a spend sent to a worker that no longer holds the agent's shards (moved since the process looked): through Citus from that worker, on the new one", async () => {
-    const { agent_id } = await world.registerAgent(world.operatorKey);
-    const { agreementId } = await storeAgreement(
-      { ...world, agentId: agent_id },
-      { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
-    );
+    const { agent: agent_id, agreementId } = await agentWithAgreement();
     const before = await workerOf(agent_id);
     // The group commit with the worker it read before the move (citusNodeOf keeps it a minute).
     const queue = spendQueue(pool, { direct: true, perAgent: () => true, nodeOf: () => `node:${before.group}` });
@@ -624,13 +623,8 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const seen: { agent: string; agreementId: string; shard: string; port: number }[] = [];
     let pair: (typeof seen)[number][] | undefined;
     for (let n = 0; n < 12 && !pair; n++) {
-      const { agent_id } = await world.registerAgent(world.operatorKey);
-      const { agreementId } = await storeAgreement(
-        { ...world, agentId: agent_id },
-        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
-      );
-      const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
-      const me = { agent: agent_id, agreementId, shard: rows[0]?.s as string, port: (await workerOf(agent_id)).node.port };
+      const a = await agentWithAgreement();
+      const me = { ...a, port: (await workerOf(a.agent)).node.port };
       const mate = seen.find((s) => s.port === me.port && s.shard !== me.shard);
       if (mate) pair = [mate, me].sort((x, y) => (x.agent < y.agent ? -1 : 1));
       seen.push(me);
@@ -652,9 +646,12 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       await move(node, other);
       expect((await workerOf(moves.agent)).node).toBe(other);
       // The old worker still has the moved agent's function and, until Citus cleans it up, its
-      // shard's copy: the batch must be read and written on the agent's new worker (its
-      // intent's spend counts the two spends before the move).
-      const spends = pair.flatMap((p, k) =>
+      // shard's copy: a batch of both agents sent there (as the group commit does with the worker
+      // it read before the move: citusNodeOf keeps it a minute) must read and write each agent
+      // on its own worker. When Citus refuses the batch in the call it delegated for the first
+      // agent (its statements for the other agent), the group commit writes it again in halves:
+      // so does this test, agent by agent.
+      const spendsOf = (p: { agent: string; agreementId: string }, k: number) =>
         [0, 1].map((i) => ({
           agreementId: p.agreementId,
           agentId: p.agent,
@@ -663,9 +660,13 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
           amountMinor: 100n,
           currency: "USD",
           at: new Date().toISOString(),
-        })),
-      );
-      const results = await recordAllowedSpends(direct, spends);
+        }));
+      const all = pair.flatMap((p, k) => spendsOf(p, k));
+      const results = await recordAllowedSpends(direct, all).catch(async (e: unknown) => {
+        expect(String(e)).toContain("forced function pushdown");
+        return (await Promise.all(pair.map((p, k) => recordAllowedSpends(direct, spendsOf(p, k))))).flat();
+      });
+      // Each agent's intent counts the two spends before the move: 3, then 4 USD.
       expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([300n, 400n, 300n, 400n]);
     } finally {
       await direct.end();
@@ -682,14 +683,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     const byShard = new Map<string, { agent: string; agreementId: string }[]>();
     let pair: { agent: string; agreementId: string }[] | undefined;
     for (let n = 0; n < 5 && !pair; n++) {
-      const { agent_id } = await world.registerAgent(world.operatorKey);
-      const { agreementId } = await storeAgreement(
-        { ...world, agentId: agent_id },
-        { mandates: [mandate(agent_id, "i1", { maximum_amount: 10, cumulative_maximum: 100_000 })] },
-      );
-      const { rows } = await pool.query<{ s: string }>("SELECT get_shard_id_for_distribution_column('delegations', $1::text)::text AS s", [agent_id]);
-      const list = [...(byShard.get(rows[0]?.s as string) ?? []), { agent: agent_id, agreementId }];
-      byShard.set(rows[0]?.s as string, list);
+      const { agent, agreementId, shard } = await agentWithAgreement();
+      const list = [...(byShard.get(shard) ?? []), { agent, agreementId }];
+      byShard.set(shard, list);
       if (list.length === 2) pair = list;
     }
     if (!pair) throw new Error("five agents on four shards: two share one");
