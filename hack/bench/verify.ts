@@ -931,7 +931,10 @@ async function citusRuns(single: Measured | undefined, singleHalf: Measured | un
     }
     const pRates = pSide.rounds.map((r) => r.perSecond);
     const cRates = cSide.rounds.map((r) => r.perSecond);
-    const p = await allowFinish(pSide);
+    const p = await allowFinish(pSide).catch(async (e: unknown) => {
+      await cSide.stop();
+      throw e;
+    });
     const c = await allowFinish(cSide);
     await plain.stop();
     plain = undefined;

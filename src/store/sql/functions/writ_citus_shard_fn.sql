@@ -1,7 +1,8 @@
 -- The name of agent p_agent's function of kind p_kind ('read' or 'write': writ_citus_shard_template)
 -- on this Citus node, made here the first time it is asked for; NULL when the agent's shards are
--- not placed on this node (the caller then runs its statements through Citus). Called by the
--- spend functions of the agent's worker (writ_spend_read_groups, writ_spend_write_groups).
+-- not placed on this node (the caller then runs its statements through Citus). Called, through
+-- writ_citus_shard_fns, by the spend functions Citus runs on the agent's worker
+-- (writ_spend_read_agent, writ_spend_write_agent).
 -- One function per kind and shard group (named by the group's `delegations` shard and a digest of
 -- the template's text), in the public schema, on this node only: it is made with Citus's DDL
 -- propagation off, under a transaction-level advisory lock (Writ's namespace, id 40:
