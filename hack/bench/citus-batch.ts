@@ -20,7 +20,7 @@
 import pg from "pg";
 import { migrate } from "../../src/store/migrate.js";
 import { provisionCitus, startCitusCluster, type CitusCluster } from "../citus/cluster.js";
-import { cpuSeconds } from "./proc-cpu.js";
+import { cpuPerRound } from "./proc-cpu.js";
 
 const SECONDS = Number(process.env.BENCH_BATCH_SECONDS ?? 3);
 const AGENTS = 1000;
@@ -77,14 +77,9 @@ function batchSql(agents: readonly string[]): string[] {
 async function measure(client: pg.Client, pid: number, agents: readonly string[]): Promise<{ us: number; rounds: number }> {
   const statements = ["BEGIN", ...batchSql(agents), "ROLLBACK"].join(";\n");
   for (let i = 0; i < 20; i++) await client.query(statements);
-  const before = cpuSeconds(pid) ?? 0;
-  const until = performance.now() + SECONDS * 1000;
-  let rounds = 0;
-  while (performance.now() < until && rounds < 1_000_000) {
+  return cpuPerRound(pid, SECONDS, async () => {
     await client.query(statements);
-    rounds++;
-  }
-  return { us: (((cpuSeconds(pid) ?? 0) - before) * 1e6) / rounds, rounds };
+  });
 }
 
 async function prepare(cluster: CitusCluster, citus: boolean): Promise<{ url: string; agents: Agents }> {
@@ -112,9 +107,9 @@ async function prepare(cluster: CitusCluster, citus: boolean): Promise<{ url: st
         )
       ).rows,
   );
-  const bySize = new Map<string, string[]>();
-  for (const r of placed) bySize.set(r.s, [...(bySize.get(r.s) ?? []), r.a]);
-  const oneGroup = [...bySize.values()].sort((x, y) => y.length - x.length)[0] ?? [];
+  const byShard = new Map<string, string[]>();
+  for (const r of placed) byShard.set(r.s, [...(byShard.get(r.s) ?? []), r.a]);
+  const oneGroup = [...byShard.values()].sort((x, y) => y.length - x.length)[0] ?? [];
   const mine = placed.map((r) => r.a);
   // The shard-group functions, made and committed as after a worker's first batches.
   await cluster.withClient((c) => c.query("SELECT writ_citus_shard_fns('read', $1::text[]), writ_citus_shard_fns('write', $1::text[])", [mine]), worker);

@@ -30,7 +30,7 @@ import { migrate } from "../../src/store/migrate.js";
 import { createOrg } from "../../src/store/orgs.js";
 import { createPool } from "../../src/store/pool.js";
 import { storeGrant } from "./grant.js";
-import { cpuSeconds } from "./proc-cpu.js";
+import { cpuPerRound } from "./proc-cpu.js";
 import { BENCH_INTENT_PERIODS } from "./verify/seed.js";
 
 const BIG = 1_000_000_000_000;
@@ -53,7 +53,8 @@ try {
   pg = await startPostgres({ dataDir, port: await freePort(), password: newPassword() });
   const dbUrl = pg.url("postgres");
   await migrate(dbUrl);
-  pool = createPool(dbUrl, { max: 1 });
+  const one = createPool(dbUrl, { max: 1 });
+  pool = one;
   const org = await createOrg(pool, { name: "bench pb", org_type: "agent_operator" }, new Date());
   const sides: { name: string; agents: { agentId: string; agreementId: string }[]; periods?: SpendPeriods[]; i: number; us: number[] }[] = [];
   let n = 0;
@@ -92,15 +93,11 @@ try {
   for (const s of sides) for (let k = 0; k < 30; k++) await recordAllowedSpends(pool, batch(s));
   for (let round = 0; round < 6; round++) {
     for (const s of round % 2 ? [...sides].reverse() : sides) {
-      const c0 = cpuSeconds(pid)!;
-      const t0 = performance.now();
-      let k = 0;
-      while (performance.now() - t0 < 1500) {
-        const r = await recordAllowedSpends(pool, batch(s));
+      const { us } = await cpuPerRound(pid, 1.5, async () => {
+        const r = await recordAllowedSpends(one, batch(s));
         if (r.some((x) => !("recorded" in x) || !x.recorded)) throw new Error(JSON.stringify(r[0], (_, v) => (typeof v === "bigint" ? String(v) : v)));
-        k++;
-      }
-      s.us.push(((cpuSeconds(pid)! - c0) * 1e6) / k);
+      });
+      s.us.push(us);
     }
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

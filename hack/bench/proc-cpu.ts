@@ -27,6 +27,21 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
   return pid === undefined ? undefined : stat(pid)?.seconds;
 }
 
+/**
+ * Runs `round` again and again for `seconds` (at most 1,000,000 times) and returns process
+ * `pid`'s CPU µs per round (a backend's: what the rounds cost it; clock ticks of 10 ms).
+ */
+export async function cpuPerRound(pid: number, seconds: number, round: () => Promise<void>): Promise<{ us: number; rounds: number }> {
+  const before = cpuSeconds(pid) ?? 0;
+  const until = performance.now() + seconds * 1000;
+  let rounds = 0;
+  while (performance.now() < until && rounds < 1_000_000) {
+    await round();
+    rounds++;
+  }
+  return { us: (((cpuSeconds(pid) ?? 0) - before) * 1e6) / Math.max(1, rounds), rounds };
+}
+
 /** The children of `pid` now. */
 function children(pid: number): NonNullable<ReturnType<typeof stat>>[] {
   const out = [];
