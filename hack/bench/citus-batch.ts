@@ -14,7 +14,7 @@
  * Lines: an empty transaction (BEGIN; ROLLBACK); 1 agent; 9 agents of one shard group; 9 agents
  * as they come (spread over the worker's shard groups, as a group commit's batch is); 30 as they
  * come. On P the same agents (P has no shards). W's agents are those of its first worker.
- * The shard-group functions are made (committed) before the rounds, as a worker has them after
+ * The worker's spend functions are made (committed) before the rounds, as a worker has them after
  * its first batches. Both clusters are hack/citus/cluster.ts's, on 127.0.0.1, stopped by pid.
  */
 import pg from "pg";
@@ -111,8 +111,8 @@ async function prepare(cluster: CitusCluster, citus: boolean): Promise<{ url: st
   for (const r of placed) byShard.set(r.s, [...(byShard.get(r.s) ?? []), r.a]);
   const oneGroup = [...byShard.values()].sort((x, y) => y.length - x.length)[0] ?? [];
   const mine = placed.map((r) => r.a);
-  // The shard-group functions, made and committed as after a worker's first batches.
-  await cluster.withClient((c) => c.query("SELECT writ_citus_shard_fns('read', $1::text[]), writ_citus_shard_fns('write', $1::text[])", [mine]), worker);
+  // The spend functions, made and committed as after a worker's first batches.
+  await cluster.withClient((c) => c.query("SELECT writ_citus_local_fn('read', $1::text[]), writ_citus_local_fn('write', $1::text[])", [mine]), worker);
   return { url: cluster.nodeUrl(worker), agents: { all: mine, oneGroup } };
 }
 

@@ -58,6 +58,14 @@ export const CITUS_DISTRIBUTED_TABLES = [
  */
 export const CITUS_DELEGATED_FUNCTIONS = ["writ_spend_read_agent(text,text[],text[],jsonb)", "writ_spend_write_agent(text,jsonb)"] as const;
 
+/**
+ * Functions that keep their generic plans on a Citus cluster: their statements read Citus's
+ * catalog (pg_dist_placement, pg_dist_shard, pg_description), never a distributed table, so
+ * Citus has nothing to plan with parameters' values (sql/functions/writ_citus_local_fn.sql: on
+ * every spend transaction a worker runs).
+ */
+export const CITUS_GENERIC_FUNCTIONS = ["writ_citus_local_fn"] as const;
+
 /** The shared tables with a copy on every node. */
 export const CITUS_REFERENCE_TABLES = ["orgs", "api_keys", "agents", "issuer_keys", "ack_keys", "fx_rates", "delegation_revocations", "revocations"] as const;
 
@@ -124,10 +132,12 @@ export async function applyCitusLayout(client: ClientBase, mode: CitusMode, deci
     for (const { f } of (await client.query<{ f: string }>(WRIT_FUNCTIONS_SQL)).rows) await client.query("SELECT create_distributed_function($1)", [f]);
     // Citus plans a statement over distributed tables with its parameters' values (a generic
     // plan with parameters is refused: "could not create distributed plan"): the functions that
-    // force generic plans on plain Postgres use custom plans here (every migrate re-creates them).
+    // force generic plans on plain Postgres use custom plans here (every migrate re-creates them),
+    // but for those that read Citus's own catalog alone (CITUS_GENERIC_FUNCTIONS).
     const { rows: generic } = await client.query<{ f: string }>(
       `SELECT p.oid::regprocedure::text AS f FROM pg_proc p
-        WHERE p.pronamespace = 'public'::regnamespace AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig) ORDER BY 1`,
+        WHERE p.pronamespace = 'public'::regnamespace AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig) AND NOT p.proname = ANY ($1::text[]) ORDER BY 1`,
+      [CITUS_GENERIC_FUNCTIONS],
     );
     for (const { f } of generic) await client.query(`ALTER FUNCTION ${f} SET plan_cache_mode = force_custom_plan`);
     if (pendingRef.length + pendingDist.length > 0) {

@@ -21,7 +21,7 @@ export const LOCK_IDS = {
   transparencyLog: 20,
   /** Tried (transaction-level, never waited for) by each retention batch: one process prunes at a time. */
   retention: 30,
-  /** Taken (transaction-level) on a Citus node while it makes a shard group's spend function (sql/functions/writ_citus_shard_fn.sql, which names it as (namespace, 40)). */
+  /** Taken (transaction-level) on a Citus node while it makes its spend functions (sql/functions/writ_citus_local_fn.sql, which names it as (namespace, 40)). */
   citusShardFunctions: 40,
 } as const;
 

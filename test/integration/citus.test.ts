@@ -80,7 +80,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     return { agent: agent_id, agreementId, shard: rows[0]?.s as string };
   }
 
-  /** Two spends of 1 USD of each agent of `pair` in one batch through `through`: each agent's intent spend is then 1, then 2 USD. */
+  /** Two spends of 1 USD of each agent of `pair` (two or more) in one batch through `through`: each agent's intent spend is then 1, then 2 USD. */
   async function spendTwiceEach(through: Pool, pair: readonly { agent: string; agreementId: string }[], prefix: string): Promise<void> {
     const spends = pair.flatMap((p, k) =>
       [0, 1].map((i) => ({
@@ -94,7 +94,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
       })),
     );
     const results = await recordAllowedSpends(through, spends);
-    expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual([100n, 200n, 100n, 200n]);
+    expect(results.map((r) => ("recorded" in r && r.recorded ? r.intentSpentMinor : r))).toEqual(pair.flatMap(() => [100n, 200n]));
   }
 
   beforeAll(async () => {
@@ -448,7 +448,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }, 120_000);
 
-  it("writes the spends of several agents on one worker in one transaction there, run whole by their shard-group functions", async () => {
+  it("writes the spends of several agents on one worker in one transaction there, run whole by its spend functions", async () => {
     // Agents until two share a worker (with two workers, three always do).
     const byPort = new Map<number, { agent: string; agreementId: string }[]>();
     let pair: { agent: string; agreementId: string }[] | undefined;
@@ -483,19 +483,23 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     } finally {
       await one.end();
     }
-    // The worker made each agent's shard-group functions (their statements name its shards).
+    // The worker made its read and write functions, whose statements name the pair's shards.
     const made = await cluster.withClient(
       async (c) =>
         (
-          await c.query<{ f: string }>(
-            `SELECT DISTINCT p.proname AS f FROM pg_proc p, unnest($1::text[]) AS a
-              WHERE p.proname LIKE 'writshard\\_%\\_' || get_shard_id_for_distribution_column('delegations', a) || '\\_%' ORDER BY 1`,
+          await c.query<{ f: string; names: boolean }>(
+            `SELECT regexp_replace(p.proname, '_[0-9a-f]{16}$', '') AS f,
+                    bool_and(pg_get_functiondef(p.oid) LIKE '%' || shard_name('ledger_entries'::regclass, get_shard_id_for_distribution_column('ledger_entries', a)) || '%') AS names
+               FROM pg_proc p, unnest($1::text[]) AS a WHERE p.proname LIKE 'writlocal\\_%' GROUP BY 1 ORDER BY 1`,
             [pair.map((p) => p.agent)],
           )
-        ).rows.map((r) => r.f.replace(/_[0-9a-f]{12}$/, "").replace(/_\d+$/, "")),
+        ).rows,
       worker,
     );
-    expect(new Set(made)).toEqual(new Set(["writshard_read", "writshard_write"]));
+    expect(made).toEqual([
+      { f: "writlocal_read", names: true },
+      { f: "writlocal_write", names: true },
+    ]);
     // The ledgers read back through the coordinator: each agent's two entries.
     for (const p of pair) {
       const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
@@ -678,32 +682,39 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }, 120_000);
 
-  it("writes the rows of several agents of one shard group with one call of its write function, on a session of the worker itself", async () => {
-    // Agents until two share a shard group (4 shards: five agents always do).
-    const byShard = new Map<string, { agent: string; agreementId: string }[]>();
+  it("reads and writes the rows of several agents of a worker's shard groups with one call of each of its spend functions, on a session of the worker itself", async () => {
+    // Agents until a worker holds two of one shard group and one of another (4 shards, 2 a worker: bounded).
+    const seen: { agent: string; agreementId: string; shard: string; port: number }[] = [];
     let pair: { agent: string; agreementId: string }[] | undefined;
-    for (let n = 0; n < 5 && !pair; n++) {
-      const { agent, agreementId, shard } = await agentWithAgreement();
-      const list = [...(byShard.get(shard) ?? []), { agent, agreementId }];
-      byShard.set(shard, list);
-      if (list.length === 2) pair = list;
+    for (let n = 0; n < 24 && !pair; n++) {
+      const w = await agentWithAgreement();
+      seen.push({ ...w, port: (await workerOf(w.agent)).node.port });
+      for (const x of seen) {
+        const same = seen.filter((o) => o.shard === x.shard);
+        const other = seen.find((o) => o.port === x.port && o.shard !== x.shard);
+        if (same.length >= 2 && other) pair = [...same.slice(0, 2), other];
+      }
     }
-    if (!pair) throw new Error("five agents on four shards: two share one");
+    if (!pair) throw new Error("no worker with two agents of one shard group and one of another in 24");
     const { node } = await workerOf(pair[0]?.agent as string);
     const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
     try {
       await resetStatements();
-      await spendTwiceEach(direct, pair, "act-shard-pair");
+      await spendTwiceEach(direct, pair, "act-shard-groups");
       const calls = await cluster.withClient(
         async (c) =>
           (
-            await c.query<{ n: number }>(
-              "SELECT coalesce(sum(calls), 0)::int AS n FROM pg_stat_statements WHERE query LIKE '%FROM public.writshard\\_write\\_%'",
+            await c.query<{ kind: string; n: number }>(
+              `SELECT k.kind, (SELECT coalesce(sum(calls), 0)::int FROM pg_stat_statements WHERE query LIKE '%FROM public.writlocal\\_' || k.kind || '\\_%') AS n
+                 FROM unnest(ARRAY['read', 'write']) AS k(kind)`,
             )
-          ).rows[0]?.n,
+          ).rows,
         node,
       );
-      expect(calls).toBe(1);
+      expect(calls).toEqual([
+        { kind: "read", n: 1 },
+        { kind: "write", n: 1 },
+      ]);
     } finally {
       await direct.end();
     }
@@ -713,8 +724,85 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     }
   }, 120_000);
 
-  it("answers a session that waited while another made a shard-group function: no error, the call runs through Citus (a race the money model found)", async () => {
-    const agent = `agent-shardfn-${randomBytes(4).toString("hex")}`;
+  it("locks a batch's agreements by shard group, then agent, on the worker's own path and through the coordinator alike (one lock order: no deadlock between them)", async () => {
+    // Two agents of one worker, a before b by id, b's shard group before a's (2 groups a worker: bounded).
+    const seen: { agent: string; agreementId: string; shard: string; port: number }[] = [];
+    let pair: [(typeof seen)[number], (typeof seen)[number]] | undefined;
+    for (let n = 0; n < 16 && !pair; n++) {
+      const w = await agentWithAgreement();
+      const me = { ...w, port: (await workerOf(w.agent)).node.port };
+      for (const o of seen) {
+        const [a, b] = o.agent < me.agent ? [o, me] : [me, o];
+        if (a.port === b.port && BigInt(b.shard) < BigInt(a.shard)) pair = [a, b];
+      }
+      seen.push(me);
+    }
+    if (!pair) throw new Error("no two agents of one worker whose shard order is not their id order in 16");
+    const [a, b] = pair;
+    const node = cluster.workers.find((w) => w.port === a.port) as CitusNode;
+    const spends = [a, b].map((p, i) => ({
+      i,
+      ag: p.agent,
+      did: null,
+      agreement_id: p.agreementId,
+      intent_id: "i1",
+      action_id: `act-lock-order-${i}`,
+      currency: "USD",
+      agent_id: p.agent,
+      parent: false,
+      del: false,
+      rev: null,
+    }));
+    const args = [[], [a.agreementId, b.agreementId], JSON.stringify(spends)];
+    const lock = (id: { agent: string; agreementId: string }, nowait = "") =>
+      `SELECT 1 FROM agreements WHERE agent_id = '${id.agent}' AND agreement_id = '${id.agreementId}' FOR NO KEY UPDATE ${nowait}`;
+    const paths = [
+      { name: "the worker's session (the direct path)", url: cluster.nodeUrl(node), sql: "SELECT * FROM writ_spend_read($1::text[], $2::text[], $3::jsonb)" },
+      {
+        name: "the coordinator, statement by statement",
+        url: cluster.url(),
+        sql: "SELECT * FROM writ_spend_read_citus_here($1::text[], $2::text[], $3::jsonb)",
+      },
+    ];
+    for (const path of paths) {
+      const [blocker, batch, probe] = [new pg.Client(cluster.url()), new pg.Client(path.url), new pg.Client(cluster.url())];
+      await Promise.all([blocker, batch, probe].map((c) => c.connect()));
+      try {
+        await blocker.query("BEGIN");
+        await blocker.query(lock(b));
+        await batch.query("BEGIN");
+        const read = batch.query(path.sql, args);
+        // The batch waits for b's row (its first, in shard order) on the worker...
+        await expect
+          .poll(
+            async () =>
+              (
+                await cluster.withClient(
+                  (c) => c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('tuple', 'transactionid')"),
+                  node,
+                )
+              ).rows[0]?.n,
+            { timeout: 10_000, interval: 20 },
+          )
+          .toBeGreaterThan(0);
+        // ...holding nothing of a's yet: in agent order it would hold a's row while it waits.
+        await probe.query("BEGIN");
+        await expect(
+          probe.query(lock(a, "NOWAIT")).then((r) => r.rowCount),
+          path.name,
+        ).resolves.toBe(1);
+        await probe.query("ROLLBACK");
+        await blocker.query("ROLLBACK");
+        expect((await read).rows.map((r: { agreement_agent: string }) => r.agreement_agent).sort()).toEqual([a.agent, b.agent]);
+        await batch.query("ROLLBACK");
+      } finally {
+        await Promise.all([blocker, batch, probe].map((c) => c.end().catch(() => {})));
+      }
+    }
+  }, 120_000);
+
+  it("answers a session that waited while another made a worker's spend function: no error, the call runs through Citus (a race the money model found)", async () => {
+    const agent = `agent-localfn-${randomBytes(4).toString("hex")}`;
     const port = (
       await pool.query<{ port: number }>(
         "SELECT nodeport AS port FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column('delegations', $1::text)",
@@ -726,9 +814,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     await cluster.withClient(async (a) => {
       // Its name (made and rolled back, or made by an earlier test: then dropped, on this worker only).
       await a.query("BEGIN");
-      const name = (await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f;
+      const name = (await a.query<{ f: string | null }>("SELECT writ_citus_local_fn('read', ARRAY[$1]) AS f", [agent])).rows[0]?.f;
       await a.query("ROLLBACK");
-      expect(name).toMatch(/^writshard_read_/);
+      expect(name).toMatch(/^writlocal_read_/);
       await a.query("SET citus.enable_ddl_propagation = off");
       await a.query(`DROP FUNCTION IF EXISTS public.${a.escapeIdentifier(name as string)}`);
       await a.query("RESET citus.enable_ddl_propagation");
@@ -737,9 +825,9 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         await b.query("BEGIN");
         expect((await b.query<{ f: string | null }>("SELECT to_regproc($1)::text AS f", [`public.${name}`])).rows[0]?.f).toBeNull();
         await a.query("BEGIN");
-        expect((await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f).toBe(name);
+        expect((await a.query<{ f: string | null }>("SELECT writ_citus_local_fn('read', ARRAY[$1]) AS f", [agent])).rows[0]?.f).toBe(name);
         // b waits for a's lock, then finds the function made: NULL (run through Citus), not an error.
-        const waited = b.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent]);
+        const waited = b.query<{ f: string | null }>("SELECT writ_citus_local_fn('read', ARRAY[$1]) AS f", [agent]);
         // Polled (bounded): b is waiting for the advisory lock a holds.
         for (let i = 0; i < 250; i++) {
           const n = (await a.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0]?.n;
@@ -752,7 +840,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
         await b.query("COMMIT");
       }, worker);
       // The next transaction finds it.
-      expect((await a.query<{ f: string | null }>("SELECT writ_citus_shard_fn('read', $1) AS f", [agent])).rows[0]?.f).toBe(name);
+      expect((await a.query<{ f: string | null }>("SELECT writ_citus_local_fn('read', ARRAY[$1]) AS f", [agent])).rows[0]?.f).toBe(name);
     }, worker);
   });
 

@@ -33,8 +33,9 @@
  *      the batch is retried in halves;
  *   3. agreement rows (`FOR NO KEY UPDATE`): one per transaction on the outcome path; a
  *      batch of spends locks all of its agreements' rows by agent (agents in id order, one
- *      statement each), each agent's in id order, so two batches (of any processes) never
- *      deadlock;
+ *      statement each; on a Citus cluster by shard group first, in shard id order, as a
+ *      worker reads a group's agents in one call: sql/functions/writ_spend_read_agent.sql),
+ *      each agent's in id order, so two batches (of any processes) never deadlock;
  *   4. then the writes: `ledger_entries`, the head, `agreement_spend`, and `verify_decisions`
  *      (a spend stores its answer last, in the same statement).
  *

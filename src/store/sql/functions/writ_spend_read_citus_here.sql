@@ -3,7 +3,7 @@
 -- variable, planned with its value: the function forces custom plans, also when it is called
 -- from a function that forces generic ones, as the shard-group functions do), so Citus routes
 -- it to that agent's worker (a router plan, one task):
--- - per agent of the batch (agents in id order; a Citus batch holds one agent's spends:
+-- - per agent of the batch (agents by shard group, then id; a Citus batch holds one agent's spends:
 --   src/verify/commit/queues.ts), its delegation rows are locked as writ_spend_read locks them,
 --   then its agreement rows, then its spends are read in one statement;
 -- - what may be another agent's is read before that statement, by its own key: a stored
@@ -34,7 +34,10 @@ BEGIN
            WHERE e->>1 = ANY (p_delegations) ORDER BY 3, 2, 1 LOOP
     PERFORM 1 FROM delegations d WHERE d.agent_id = k.agent_id AND d.delegation_id = k.delegation_id FOR NO KEY UPDATE;
   END LOOP;
-  FOR v_agent IN SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) WHERE s.ag IS NOT NULL ORDER BY 1 LOOP
+  -- Agreement rows by shard group (in shard id order), then agent, then id: the lock order of
+  -- every Citus path (writ_spend_read_agent reads a group's agents in one call).
+  FOR v_agent IN SELECT x.ag FROM (SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_spends) AS s(ag text) WHERE s.ag IS NOT NULL) x
+                 ORDER BY get_shard_id_for_distribution_column('public.delegations'::regclass, x.ag), x.ag LOOP
     PERFORM 1 FROM agreements a WHERE a.agent_id = v_agent AND a.agreement_id = ANY (p_agreements) ORDER BY a.agreement_id FOR NO KEY UPDATE;
   END LOOP;
   -- The pushed revocations (a reference table) in a statement of their own: a statement naming a
