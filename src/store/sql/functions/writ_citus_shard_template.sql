@@ -97,26 +97,31 @@ $write_fn$ WHEN 'read' THEN $read$
                          FROM {ledger_entries} e WHERE e.agent_id = s.ag AND e.agreement_id = s.agreement_id AND e.action_id = s.action_id) le ON true
       WHERE s.ag = ANY (p_agents);
 $read$ WHEN 'write' THEN $write$
-      INSERT INTO {ledger_entries} (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
-      SELECT r.ag, r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash', r.h
-      FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint, h text);
-      INSERT INTO {ledger_open_holds} (agent_id, agreement_id, action_id, held_at)
-      SELECT r.ag, r.a, r.e->>'action_id', now() FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb)
-      ON CONFLICT DO NOTHING;
-      INSERT INTO {agreement_ledger_heads} AS x (agent_id, agreement_id, ledger_sequence, ledger_head)
-      SELECT DISTINCT ON (r.ag, r.a) r.ag, r.a, (r.e->>'sequence')::int, r.e->>'entry_hash'
-      FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb) ORDER BY r.ag, r.a, (r.e->>'sequence')::int DESC
-      ON CONFLICT ON CONSTRAINT {agreement_ledger_heads_pkey}
-      DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = EXCLUDED.updated_at;
-      INSERT INTO {agreement_spend} AS t (agent_id, agreement_id, intent_id, currency, spent_minor)
-      SELECT r.ag, r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
-      FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint) GROUP BY r.ag, r.a, r.e->>'intent_id'
-      ON CONFLICT ON CONSTRAINT {agreement_spend_pkey} DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor;
       RETURN QUERY
-      WITH stored AS (
+      WITH r AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(p_rows) AS r(ag text, a text, e jsonb, m bigint, g text, h text, d jsonb)),
+      entries AS (
+        INSERT INTO {ledger_entries} (agent_id, agreement_id, sequence, entry, action_id, outcome, intent_id, currency, amount_minor, entry_hash, prev_entry_hash, request_hash)
+        SELECT r.ag, r.a, (r.e->>'sequence')::int, r.e, r.e->>'action_id', 'allowed', r.e->>'intent_id', r.e->>'currency', r.m, r.e->>'entry_hash', r.e->>'prev_entry_hash', r.h
+        FROM r
+      ), holds AS (
+        INSERT INTO {ledger_open_holds} (agent_id, agreement_id, action_id, held_at)
+        SELECT r.ag, r.a, r.e->>'action_id', now() FROM r
+        ON CONFLICT DO NOTHING
+      ), heads AS (
+        INSERT INTO {agreement_ledger_heads} AS x (agent_id, agreement_id, ledger_sequence, ledger_head)
+        SELECT DISTINCT ON (r.ag, r.a) r.ag, r.a, (r.e->>'sequence')::int, r.e->>'entry_hash'
+        FROM r ORDER BY r.ag, r.a, (r.e->>'sequence')::int DESC
+        ON CONFLICT ON CONSTRAINT {agreement_ledger_heads_pkey}
+        DO UPDATE SET ledger_sequence = EXCLUDED.ledger_sequence, ledger_head = EXCLUDED.ledger_head, updated_at = EXCLUDED.updated_at
+      ), totals AS (
+        INSERT INTO {agreement_spend} AS t (agent_id, agreement_id, intent_id, currency, spent_minor)
+        SELECT r.ag, r.a, r.e->>'intent_id', min(r.e->>'currency'), sum(r.m)::bigint
+        FROM r GROUP BY r.ag, r.a, r.e->>'intent_id'
+        ON CONFLICT ON CONSTRAINT {agreement_spend_pkey} DO UPDATE SET spent_minor = t.spent_minor + EXCLUDED.spent_minor
+      ), stored AS (
         INSERT INTO {verify_decisions} AS v (agent_id, action_id, agreement_id, request_hash, decision)
         SELECT r.g, r.e->>'action_id', r.a, r.h, r.d
-        FROM jsonb_to_recordset(p_rows) AS r(a text, e jsonb, g text, h text, d jsonb) WHERE r.g IS NOT NULL
+        FROM r WHERE r.g IS NOT NULL
         ON CONFLICT ON CONSTRAINT {verify_decisions_pkey} DO NOTHING
         RETURNING v.agent_id, v.action_id
       )
