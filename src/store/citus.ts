@@ -290,7 +290,7 @@ type CoordinatorPool = Pool;
  * (`citusNodeOf`'s `node:<group>`) straight to that worker, with no coordinator in the
  * transaction. Citus (metadata synced to every worker, its default) runs a distributed
  * statement on any node that has the metadata, locally when the shards are local: there the
- * spend functions (writ_spend_read_agent, writ_spend_write_agent and the shard-group functions)
+ * spend functions (writ_spend_read_agent, writ_spend_write_agent and the worker's own, writ_citus_local_fn)
  * run as they do when the coordinator delegates them, and a statement whose shard is not local
  * (a shard moved since `citusNodeOf` looked) is sent by that worker through Citus, as the
  * coordinator would (correct, slower).

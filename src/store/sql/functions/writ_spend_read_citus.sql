@@ -20,8 +20,8 @@ DECLARE v_agents text[] := ARRAY(SELECT DISTINCT s.ag FROM jsonb_to_recordset(p_
   v_agent text := v_agents[1];
 BEGIN
   IF cardinality(p_delegations) = 0 AND cardinality(v_agents) >= 1 AND array_position(v_agents, NULL) IS NULL
-     -- On a worker (writ serve's direct path) the shard-group functions find any agent whose
-     -- shards are not here (writ_citus_local_fn): no look-up of the placements first.
+     -- On a worker (writ serve's direct path) writ_citus_local_fn finds any agent whose
+     -- shards are not here: no look-up of the placements first.
      AND (cardinality(v_agents) = 1 OR (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l) <> 0 OR writ_citus_one_node(v_agents)) THEN
     RETURN QUERY EXECUTE 'SELECT * FROM writ_spend_read_agent($1, $2, $3, $4)' USING v_agent, p_delegations, p_agreements, p_spends;
   ELSE

@@ -1,7 +1,7 @@
 -- writ_spend_read on a Citus cluster, run statement by statement from where it is called (writ_spend_read_citus chooses; its caller, which documents the reads and the locks; the
 -- same answer, row for row). Every statement names one agent as a constant (a PL/pgSQL
 -- variable, planned with its value: the function forces custom plans, also when it is called
--- from a function that forces generic ones, as the shard-group functions do), so Citus routes
+-- from a function that forces generic ones, as a worker's spend functions do), so Citus routes
 -- it to that agent's worker (a router plan, one task):
 -- - per agent of the batch (agents by shard group, then id; a Citus batch holds one agent's spends:
 --   src/verify/commit/queues.ts), its delegation rows are locked as writ_spend_read locks them,

@@ -15,8 +15,8 @@ DECLARE v_agents text[] := ARRAY(SELECT DISTINCT x.ag FROM jsonb_to_recordset(p_
 BEGIN
   IF cardinality(v_agents) >= 1 AND array_position(v_agents, NULL) IS NULL
      AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(p_rows) AS x(ag text, g text) WHERE x.g IS NOT NULL AND x.g <> x.ag)
-     -- On a worker (writ serve's direct path) the shard-group functions find any agent whose
-     -- shards are not here (writ_citus_local_fn): no look-up of the placements first.
+     -- On a worker (writ serve's direct path) writ_citus_local_fn finds any agent whose
+     -- shards are not here: no look-up of the placements first.
      AND (cardinality(v_agents) = 1 OR (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l) <> 0 OR writ_citus_one_node(v_agents)) THEN
     RETURN QUERY EXECUTE 'SELECT * FROM writ_spend_write_agent($1, $2)' USING v_agent, p_rows;
   ELSE
