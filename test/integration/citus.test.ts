@@ -685,22 +685,22 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
   it("reads and writes the rows of several agents of a worker's shard groups with one call of each of its spend functions, on a session of the worker itself", async () => {
     // Agents until a worker holds two of one shard group and one of another (4 shards, 2 a worker: bounded).
     const seen: { agent: string; agreementId: string; shard: string; port: number }[] = [];
-    let pair: { agent: string; agreementId: string }[] | undefined;
-    for (let n = 0; n < 24 && !pair; n++) {
+    let agents: { agent: string; agreementId: string }[] | undefined;
+    for (let n = 0; n < 24 && !agents; n++) {
       const w = await agentWithAgreement();
       seen.push({ ...w, port: (await workerOf(w.agent)).node.port });
       for (const x of seen) {
         const same = seen.filter((o) => o.shard === x.shard);
         const other = seen.find((o) => o.port === x.port && o.shard !== x.shard);
-        if (same.length >= 2 && other) pair = [...same.slice(0, 2), other];
+        if (same.length >= 2 && other) agents = [...same.slice(0, 2), other];
       }
     }
-    if (!pair) throw new Error("no worker with two agents of one shard group and one of another in 24");
-    const { node } = await workerOf(pair[0]?.agent as string);
+    if (!agents) throw new Error("no worker with two agents of one shard group and one of another in 24");
+    const { node } = await workerOf(agents[0]?.agent as string);
     const direct = new pg.Pool({ host: "127.0.0.1", port: node.port, user: "postgres", password: cluster.password, database: cluster.database, max: 1 });
     try {
       await resetStatements();
-      await spendTwiceEach(direct, pair, "act-shard-groups");
+      await spendTwiceEach(direct, agents, "act-shard-groups");
       const calls = await cluster.withClient(
         async (c) =>
           (
@@ -718,7 +718,7 @@ describe.skipIf(tools === null)("Writ on a Citus cluster (coordinator + 2 worker
     } finally {
       await direct.end();
     }
-    for (const p of pair) {
+    for (const p of agents) {
       const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entries WHERE agent_id = $1", [p.agent]);
       expect(rows[0]?.n).toBe(2);
     }
