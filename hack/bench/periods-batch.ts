@@ -9,6 +9,8 @@
  *              rolling 24 hours);
  *   calendar2: the day and month alone;
  *   rolling1:  the rolling 24 hours alone;
+ * and, with BENCH_PERIODS_HOUR_FROM=N[,M...], intent3 again with WRIT_PERIOD_HOUR_COUNTERS_FROM N
+ * (and M ...: the store's HOUR_COUNTERS_FROM otherwise), to weigh that setting in the same run;
  * in six alternating rounds of 1.5 s each (the order reversed every other round). Prints that
  * backend's CPU (/proc/<pid>/stat) per batch, round by round, its mean, the extra over `none`
  * per batch and per spend. Limits are ample: every spend is allowed.
@@ -35,6 +37,11 @@ import { BENCH_INTENT_PERIODS } from "./verify/seed.js";
 
 const BIG = 1_000_000_000_000;
 const BATCH = Number(process.env.BENCH_PERIODS_BATCH ?? 12);
+/** BENCH_PERIODS_HOUR_FROM: hour-counter thresholds to run intent3 with besides the default. */
+const HOUR_FROM = (process.env.BENCH_PERIODS_HOUR_FROM ?? "")
+  .split(",")
+  .filter((x) => x !== "")
+  .map(Number);
 const VARIANTS: Record<string, Record<string, unknown> | undefined> = {
   none: undefined,
   intent3: { ...BENCH_INTENT_PERIODS, period_limits: BENCH_INTENT_PERIODS.period_limits.map((l) => ({ ...l, amount: BIG })) },
@@ -44,6 +51,10 @@ const VARIANTS: Record<string, Record<string, unknown> | undefined> = {
   },
   rolling1: { ...BENCH_INTENT_PERIODS, period_limits: BENCH_INTENT_PERIODS.period_limits.filter((l) => "rolling" in l).map((l) => ({ ...l, amount: BIG })) },
 };
+for (const n of HOUR_FROM) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_PERIODS_HOUR_FROM: ${n} is not a whole number >= 1`);
+  VARIANTS[`intent3@${n}`] = VARIANTS.intent3;
+}
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 const principalKey = signerFromSeed(sha256("writ bench periods principal").toString("hex"));
 const dataDir = await mkdtemp(join(tmpdir(), "writ-bench-pb-"));
@@ -56,7 +67,8 @@ try {
   const one = createPool(dbUrl, { max: 1 });
   pool = one;
   const org = await createOrg(pool, { name: "bench pb", org_type: "agent_operator" }, new Date());
-  const sides: { name: string; agents: { agentId: string; agreementId: string }[]; periods?: SpendPeriods[]; i: number; us: number[] }[] = [];
+  const sides: { name: string; agents: { agentId: string; agreementId: string }[]; periods?: SpendPeriods[]; hourFrom?: number; i: number; us: number[] }[] =
+    [];
   let n = 0;
   for (const [name, mandate] of Object.entries(VARIANTS)) {
     const agents = [];
@@ -76,7 +88,15 @@ try {
       agents.push({ agentId, agreementId });
     }
     const prepared = mandate ? mandatePeriods({ currency: "USD", ...(mandate as object) }) : undefined;
-    sides.push({ name, agents, ...(prepared ? { periods: [{ owner: "intent", currency: "USD", amountMinor: 100n, periods: prepared }] } : {}), i: 0, us: [] });
+    const hourFrom = name.includes("@") ? Number(name.split("@")[1]) : undefined;
+    sides.push({
+      name,
+      agents,
+      ...(prepared ? { periods: [{ owner: "intent", currency: "USD", amountMinor: 100n, periods: prepared }] } : {}),
+      ...(hourFrom !== undefined ? { hourFrom } : {}),
+      i: 0,
+      us: [],
+    });
   }
   const pid = (await pool.query<{ p: number }>("SELECT pg_backend_pid() AS p")).rows[0]!.p;
   const batch = (s: (typeof sides)[number]): AllowedSpend[] =>
@@ -90,11 +110,12 @@ try {
       at: new Date().toISOString(),
       ...(s.periods ? { limits: { periods: s.periods } } : {}),
     }));
-  for (const s of sides) for (let k = 0; k < 30; k++) await recordAllowedSpends(pool, batch(s));
+  const opts = (s: (typeof sides)[number]) => (s.hourFrom !== undefined ? { hourCountersFrom: s.hourFrom } : {});
+  for (const s of sides) for (let k = 0; k < 30; k++) await recordAllowedSpends(pool, batch(s), opts(s));
   for (let round = 0; round < 6; round++) {
     for (const s of round % 2 ? [...sides].reverse() : sides) {
       const { us } = await cpuPerRound(pid, 1.5, async () => {
-        const r = await recordAllowedSpends(one, batch(s));
+        const r = await recordAllowedSpends(one, batch(s), opts(s));
         if (r.some((x) => !("recorded" in x) || !x.recorded)) throw new Error(JSON.stringify(r[0], (_, v) => (typeof v === "bigint" ? String(v) : v)));
       });
       s.us.push(us);
@@ -106,7 +127,7 @@ try {
   for (const s of sides) {
     const m = mean(s.us);
     const extra = s === sides[0] ? "" : `   extra over none: ${fmt(m - base)} us a batch, ${fmt((m - base) / BATCH)} a spend (x${(m / base).toFixed(2)})`;
-    console.log(`${s.name.padEnd(10)} mean ${fmt(m).padStart(6)} us   rounds ${s.us.map((u) => fmt(u)).join(", ")}${extra}`);
+    console.log(`${s.name.padEnd(11)} mean ${fmt(m).padStart(6)} us   rounds ${s.us.map((u) => fmt(u)).join(", ")}${extra}`);
   }
 } finally {
   await pool?.end();

@@ -24,7 +24,7 @@
  * - `WRIT_PERIOD_HOUR_COUNTERS_FROM`: from how many payments in a rolling window (the new one
  *   included) its owner's spends are also counted in their UTC hour's counter, so that reading
  *   the window costs the same however many it holds (src/store/ledger/periods.ts), 1..1000000,
- *   default 64; 1 counts every one.
+ *   default 16; 1 counts every one.
  * - `WRIT_PROPOSED_AT_SKEW_SECONDS`: how far a verify's `action.proposed_at` may be from the
  *   service clock, either way, 1..86400, default 300; farther is a 400
  *   (`VERIFY_PROPOSED_AT_SKEW`). Rates are always those of the decision's own UTC day.

@@ -70,7 +70,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The window kind of the hour counters of rolling windows (see the module comment). */
 export const HOUR_BUCKET_KIND = "bucket@PT1H";
 /** Default of WRIT_PERIOD_HOUR_COUNTERS_FROM: from how many payments in a rolling window (the spend's own included) its owner's spends are counted in their hours. */
-export const HOUR_COUNTERS_FROM = 64;
+export const HOUR_COUNTERS_FROM = 16;
 const HOUR_MS = 3_600_000;
 /** The start of the UTC hour holding `ms`. */
 const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
