@@ -2,9 +2,11 @@
  * The spend transaction's read (src/store/sql/functions/writ_spend_read.sql) of a spend under a
  * delegation budget reads that delegation's agreements only: its cost does not grow with the
  * number of other delegated agreements. Its plans are taken from auto_explain (nested
- * statements, sent to this session as notices).
+ * statements, sent to this session as notices). And it takes its locks in one order, whatever
+ * the order of the batch's spends: delegation rows by (depth, id), then agreement rows by
+ * (agent, id).
  */
-import type { Pool } from "pg";
+import pg, { type Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSignedAgreement, type Mandate } from "../../src/core/agreement/index.js";
 import { upsertAgreement } from "../../src/store/agreements.js";
@@ -101,6 +103,81 @@ describe("the spend read under a delegation budget", () => {
       expect(calls[0]?.n).toBe("0");
     } finally {
       done.release();
+    }
+  });
+});
+
+describe("the spend read's locks", () => {
+  it("locks the delegation rows by id and the agreement rows by agent, then id, whatever the order of the batch's spends", async () => {
+    // Two agents, each with an agreement bound to a delegation of its own; the batch lists the
+    // second agent's spend first.
+    const parts = ["agent-lock-a", "agent-lock-b"].map((agent) => ({ agent, delegationId: `del-${agent}`, agreementId: `agr-${agent}` }));
+    for (const p of parts) {
+      const mandate: Mandate = {
+        intent_id: "i1",
+        principal: { ...PRINCIPAL },
+        agent: { agent_id: p.agent },
+        currency: "USD",
+        maximum_amount: 1000,
+        expires_at: iso(T0 + 86_400_000),
+      };
+      const d = fixtureDelegation(undefined, {
+        delegation_id: p.delegationId,
+        agent: { agent_id: p.agent },
+        delegation_chain: [],
+        scope: { currency: "USD", maximum_amount: 1000 },
+      });
+      const a = await buildSignedAgreement({ agreement_id: p.agreementId, mandates: [mandate], at: iso(T0) }, principalKey);
+      await withTransaction(pool, async (c) => {
+        await upsertDelegation(c, d);
+        await upsertAgreement(c, a, { delegationId: p.delegationId, orgId: "org_test" });
+      });
+    }
+    const [first, second] = parts as [(typeof parts)[number], (typeof parts)[number]];
+    const spends = [second, first].map((p, i) => ({
+      i,
+      ag: p.agent,
+      did: p.delegationId,
+      agreement_id: p.agreementId,
+      intent_id: "i1",
+      action_id: `act-lock-${i}`,
+      currency: "USD",
+      agent_id: p.agent,
+      parent: false,
+      del: true,
+      rev: null,
+    }));
+    const args = [[second.delegationId, first.delegationId], [second.agreementId, first.agreementId], JSON.stringify(spends)];
+    const lock = (table: "delegations" | "agreements", p: (typeof parts)[number], nowait = "") =>
+      `SELECT 1 FROM ${table} WHERE agent_id = '${p.agent}' AND ${table === "delegations" ? `delegation_id = '${p.delegationId}'` : `agreement_id = '${p.agreementId}'`} FOR NO KEY UPDATE ${nowait}`;
+    for (const table of ["delegations", "agreements"] as const) {
+      const [blocker, batch, probe] = [new pg.Client(db.url), new pg.Client(db.url), new pg.Client(db.url)];
+      await Promise.all([blocker, batch, probe].map((c) => c.connect()));
+      try {
+        await blocker.query("BEGIN");
+        await blocker.query(lock(table, first));
+        await batch.query("BEGIN");
+        const read = batch.query("SELECT * FROM writ_spend_read($1::text[], $2::text[], $3::jsonb)", args);
+        // The batch waits for the first row of the table in the lock order...
+        await expect
+          .poll(async () => (await probe.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted")).rows[0]?.n, {
+            timeout: 10_000,
+            interval: 20,
+          })
+          .toBeGreaterThan(0);
+        // ...holding nothing of the second's in that table yet: in the batch's order it would.
+        await probe.query("BEGIN");
+        await expect(
+          probe.query(lock(table, second, "NOWAIT")).then((r) => r.rowCount),
+          table,
+        ).resolves.toBe(1);
+        await probe.query("ROLLBACK");
+        await blocker.query("ROLLBACK");
+        expect((await read).rows.map((r: { agreement_agent: string }) => r.agreement_agent).sort()).toEqual([first.agent, second.agent]);
+        await batch.query("ROLLBACK");
+      } finally {
+        await Promise.all([blocker, batch, probe].map((c) => c.end()));
+      }
     }
   });
 });
