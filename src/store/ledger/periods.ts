@@ -67,6 +67,18 @@ export interface PeriodSpec {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** ISO text of calendar window starts, which recur from spend to spend (at most 1,024 kept). */
+const startIsos = new Map<number, string>();
+function isoStart(ms: number): string {
+  let t = startIsos.get(ms);
+  if (t === undefined) {
+    if (startIsos.size >= 1024) startIsos.clear();
+    t = iso(ms);
+    startIsos.set(ms, t);
+  }
+  return t;
+}
+
 /** The window kind of the hour counters of rolling windows (see the module comment). */
 export const HOUR_BUCKET_KIND = "bucket@PT1H";
 /** Default of WRIT_PERIOD_HOUR_COUNTERS_FROM: from how many payments in a rolling window (the spend's own included) its owner's spends are counted in their hours. */
@@ -149,14 +161,10 @@ export function windowInputs(specs: readonly (PeriodSpec | PeriodSlot)[]): {
       if (seen.has(k)) continue;
       seen.add(k);
       keys.push(k);
-      inputs.push({
-        k: inputs.length,
-        g: slot.agentId,
-        o: slot.owner,
-        c: slot.currency,
-        w: w.kind,
-        ...("since" in w ? { since: iso(w.since) } : { s: iso(w.start) }),
-      });
+      const input: PeriodReadInput = { k: inputs.length, g: slot.agentId, o: slot.owner, c: slot.currency, w: w.kind };
+      if ("since" in w) input.since = iso(w.since);
+      else input.s = isoStart(w.start);
+      inputs.push(input);
     }
   }
   return { inputs, keys };
@@ -202,22 +210,11 @@ export class RunningPeriods {
   private readonly events: PeriodWriteRow[] = [];
   /** The batch's spends by owner and currency, with their instants (for rolling windows). */
   private readonly instants = new Map<string, { atMs: number; amountMinor: bigint }[]>();
-  /** ISO text of the window starts and bounds the batch's writes name (one formatting per window). */
-  private readonly isoOf = new Map<number, string>();
   /** `hourCountersFrom`: see HOUR_COUNTERS_FROM (at least 1). */
   constructor(
     private readonly read: ReadonlyMap<string, WindowUsage>,
     private readonly hourCountersFrom = HOUR_COUNTERS_FROM,
   ) {}
-
-  private iso(ms: number): string {
-    let t = this.isoOf.get(ms);
-    if (t === undefined) {
-      t = iso(ms);
-      this.isoOf.set(ms, t);
-    }
-    return t;
-  }
 
   /** The usage of window `w` (key `k`) of `slot`: what the read found plus the batch's earlier spends. */
   usage(slot: PeriodSlot, w: WindowAt, k: string): WindowUsage {
@@ -286,7 +283,7 @@ export class RunningPeriods {
         continue;
       }
       keepUntil = w.end === undefined || keepUntil === undefined ? undefined : Math.max(keepUntil, w.end);
-      const start = this.iso(w.start);
+      const start = isoStart(w.start);
       calendar.push([w.kind, start]);
       const a = this.added.get(key);
       if (a) {
@@ -326,7 +323,9 @@ export class RunningPeriods {
    */
   writes(): PeriodWrites {
     const counters: PeriodCounterRow[] = [];
-    for (const a of this.added.values()) counters.push({ ...a.row, m: a.spentMinor.toString(), n: a.count });
+    for (const { row: r, spentMinor, count } of this.added.values()) {
+      counters.push({ g: r.g, o: r.o, c: r.c, w: r.w, s: r.s, e: r.e, m: spentMinor.toString(), n: count });
+    }
     return { events: this.events, counters };
   }
 }
