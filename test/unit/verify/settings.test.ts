@@ -28,7 +28,7 @@ describe("verify settings", () => {
         spendBatchWaitMs: 1,
         spendBatchesInFlight: 2,
         proposedAtSkewSeconds: 300,
-        periodHourCountersFrom: 64,
+        periodHourCountersFrom: 16,
       },
       problems: [],
     });
@@ -63,12 +63,12 @@ describe("verify settings", () => {
     ]);
   });
 
-  it("reads WRIT_PERIOD_HOUR_COUNTERS_FROM, 1 (every payment of a rolling window in its hour) to 1000000, default 64", () => {
-    expect(load({}).settings.periodHourCountersFrom).toBe(64);
+  it("reads WRIT_PERIOD_HOUR_COUNTERS_FROM, 1 (every payment of a rolling window in its hour) to 1000000, default 16", () => {
+    expect(load({}).settings.periodHourCountersFrom).toBe(16);
     expect(load({ WRIT_PERIOD_HOUR_COUNTERS_FROM: "1" }).settings.periodHourCountersFrom).toBe(1);
     const bad = load({ WRIT_PERIOD_HOUR_COUNTERS_FROM: "0" });
-    expect(bad.settings.periodHourCountersFrom).toBe(64);
-    expect(bad.problems).toEqual(["WRIT_PERIOD_HOUR_COUNTERS_FROM must be an integer from 1 to 1000000; using 64"]);
+    expect(bad.settings.periodHourCountersFrom).toBe(16);
+    expect(bad.problems).toEqual(["WRIT_PERIOD_HOUR_COUNTERS_FROM must be an integer from 1 to 1000000; using 16"]);
   });
 
   it("reads WRIT_PROPOSED_AT_SKEW_SECONDS, 1 to 86400", () => {
